@@ -1,0 +1,3 @@
+from histor_sign.cli import main
+
+main()

@@ -1,0 +1,312 @@
+"""Strict I-JSON input, RFC 8785 canonical bytes, and SHA-256 digests.
+
+Everything we sign or compare goes through here, so two rules hold without exception:
+input that is not I-JSON (RFC 7493) is rejected with the file and JSON pointer of the
+problem, never "fixed"; and canonical bytes are exactly RFC 8785 (JCS).
+
+Parsing uses the C ``json`` scanner with hooks that mark violations instead of raising;
+only when a mark was made do we walk the tree to find the pointer, so the happy path
+stays close to ``json.loads`` speed. Canonicalization uses ``json.dumps`` where its output
+provably equals JCS (checked per value) and falls back to the ``rfc8785`` package otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from histor_sign.errors import InputError, LimitExceeded
+
+MAX_SAFE_INTEGER = 2**53 - 1
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_DEPTH = 256
+
+JsonValue = Any  # dict[str, JsonValue] | list[JsonValue] | str | int | float | bool | None
+
+
+class _Violation:
+    """Placeholder left in the parsed tree where the input broke an I-JSON rule."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+@dataclass
+class _ParseState:
+    violations: int = 0
+
+
+def _escape_pointer_token(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def pointer(parts: Iterable[str | int]) -> str:
+    """RFC 6901 JSON pointer for a path (``""`` is the whole document)."""
+    return "".join("/" + _escape_pointer_token(str(p)) for p in parts)
+
+
+def _make_hooks(state: _ParseState) -> dict[str, Any]:
+    def on_object(pairs: list[tuple[str, Any]]) -> Any:
+        obj = dict(pairs)
+        if len(obj) != len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    state.violations += 1
+                    return _Violation(f"duplicate object key {json.dumps(key)}")
+                seen.add(key)
+        return obj
+
+    def on_constant(name: str) -> Any:
+        state.violations += 1
+        return _Violation(f"{name} is not a JSON number")
+
+    def on_int(text: str) -> Any:
+        value = int(text)
+        if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            return value
+        state.violations += 1
+        return _Violation(f"integer {_clip(text)} is outside ±(2^53−1)")
+
+    def on_float(text: str) -> Any:
+        value = float(text)
+        if value in (float("inf"), float("-inf")):
+            state.violations += 1
+            return _Violation(f"number {_clip(text)} is outside the range of a double")
+        try:
+            exact = Decimal(text) == Decimal(repr(value))
+        except InvalidOperation:  # pragma: no cover - the scanner only passes valid numbers
+            exact = False
+        if not exact:
+            state.violations += 1
+            return _Violation(
+                f"number {_clip(text)} changes value as a double (becomes {value!r})"
+            )
+        if value.is_integer() and abs(value) < 1e21:
+            # JCS prints integral doubles below 1e21 as integers; so does Python's int.
+            return int(value)
+        return value
+
+    return {
+        "object_pairs_hook": on_object,
+        "parse_constant": on_constant,
+        "parse_int": on_int,
+        "parse_float": on_float,
+    }
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+_LONE_SURROGATE_HINT = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _walk(value: Any) -> Iterator[tuple[list[str | int], Any, int]]:
+    """Yield (path, node, depth) iteratively — no recursion, so any depth is safe."""
+    stack: list[tuple[list[str | int], Any, int]] = [([], value, 0)]
+    while stack:
+        path, node, depth = stack.pop()
+        yield path, node, depth
+        if isinstance(node, dict):
+            for key in reversed(list(node)):
+                stack.append(([*path, key], node[key], depth + 1))
+        elif isinstance(node, list):
+            for i in range(len(node) - 1, -1, -1):
+                stack.append(([*path, i], node[i], depth + 1))
+
+
+def _is_lone_surrogate_str(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def parse_json(
+    data: bytes,
+    source: str,
+    *,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> JsonValue:
+    """Parse strict I-JSON from bytes, or raise :class:`InputError` naming where it broke."""
+    if len(data) > max_bytes:
+        raise LimitExceeded(f"{source}: {len(data)} bytes is more than the limit of {max_bytes}")
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise InputError(f"{source}: starts with a UTF-8 byte order mark; JSON must not")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{source}: invalid UTF-8 at byte {exc.start}") from None
+    if not text.strip():
+        raise InputError(f"{source}: empty file, expected a JSON document")
+    state = _ParseState()
+    try:
+        value = json.loads(text, **_make_hooks(state))
+    except RecursionError:
+        raise LimitExceeded(
+            f"{source}: JSON nesting is deeper than the limit of {max_depth}"
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{source}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    if state.violations or _LONE_SURROGATE_HINT.search(data):
+        _raise_first_violation(value, source)
+    if nesting_depth(data, max_depth) > max_depth:
+        raise LimitExceeded(f"{source}: JSON nesting is deeper than the limit of {max_depth}")
+    return value
+
+
+_STRING_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_INNERMOST_PAIRS = re.compile(rb"\[\]|\{\}")
+
+
+def nesting_depth(data: bytes, limit: int) -> int:
+    """Nesting depth of a *valid* JSON text, computed at C speed; stops past ``limit``.
+
+    Strings are blanked, everything but brackets dropped, and each pass removes the
+    innermost bracket pairs — so the number of passes is the depth.
+    """
+    brackets = _STRING_TOKEN.sub(b"", data).translate(None, _NOT_BRACKETS)
+    depth = 0
+    while brackets and depth <= limit:
+        brackets = _INNERMOST_PAIRS.sub(b"", brackets)
+        depth += 1
+    return depth
+
+
+def _raise_first_violation(value: Any, source: str) -> None:
+    for path, node, _depth in _walk(value):
+        where = pointer(path) or "/"
+        if isinstance(node, _Violation):
+            raise InputError(f"{source}: {node.reason} at {where}")
+        if isinstance(node, str) and _is_lone_surrogate_str(node):
+            raise InputError(f"{source}: string contains a lone UTF-16 surrogate at {where}")
+        if isinstance(node, dict):
+            for key in node:
+                if _is_lone_surrogate_str(key):
+                    raise InputError(
+                        f"{source}: object key contains a lone UTF-16 surrogate at {where}"
+                    )
+
+
+def read_json_file(
+    path: str | Path,
+    *,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> JsonValue:
+    """Read and strictly parse a JSON file; ``-`` reads standard input."""
+    source = str(path)
+    data = read_bytes(source, max_bytes=max_bytes)
+    return parse_json(data, source, max_depth=max_depth, max_bytes=max_bytes)
+
+
+def read_bytes(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """Read a file (or stdin for ``-``) with a size bound, as one clear error on failure."""
+    try:
+        if source == "-":
+            data = sys.stdin.buffer.read(max_bytes + 1)
+        else:
+            with open(source, "rb") as fh:
+                data = fh.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise InputError(f"{source}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{source}: is a directory, expected a file") from None
+    except OSError as exc:
+        raise InputError(f"{source}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:
+        raise LimitExceeded(f"{source}: larger than the limit of {max_bytes} bytes")
+    return data
+
+
+# --- RFC 8785 -------------------------------------------------------------------------
+
+_FAST_DUMPS = json.JSONEncoder(
+    ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
+).encode
+
+
+def _fast_path_ok(value: Any) -> bool:
+    """True when ``json.dumps(sort_keys=True)`` is byte-identical to JCS for ``value``.
+
+    The two differ only in (a) float spelling — Python writes ``1.0``, ``1e-05``; JCS
+    writes ``1``, ``0.00001`` — which matters for integral floats and for magnitudes below
+    1e-4, and (b) key order for keys with characters outside the BMP (JCS sorts by UTF-16
+    code units, Python by code points). Non-integral doubles are always below 2^52, where
+    both print the same shortest round-trip digits in fixed notation.
+    """
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key in node:
+                if not key.isascii() and any(ord(c) > 0xFFFF for c in key):
+                    return False
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, float):
+            if node.is_integer() or abs(node) < 1e-4:
+                return False
+    return True
+
+
+def canonical_bytes(value: JsonValue) -> bytes:
+    """RFC 8785 canonical UTF-8 bytes of a JSON value."""
+    if _fast_path_ok(value):
+        try:
+            return _FAST_DUMPS(value).encode("utf-8")
+        except (ValueError, TypeError, UnicodeEncodeError):
+            pass  # let rfc8785 produce its precise error below
+    import rfc8785
+
+    try:
+        return bytes(rfc8785.dumps(value))
+    except rfc8785.CanonicalizationError as exc:
+        raise InputError(f"cannot canonicalize value: {exc}") from None
+
+
+def sha256_digest(data: bytes) -> str:
+    """``sha256:<lowercase hex>``."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def digest_of(value: JsonValue) -> str:
+    """SHA-256 digest of the canonical bytes of ``value``."""
+    return sha256_digest(canonical_bytes(value))
+
+
+def utf16_key(key: str) -> bytes:
+    """Sort key ordering strings by UTF-16 code units, as RFC 8785 §3.2.3 requires."""
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+def canonical_object_from_parts(parts: dict[str, bytes]) -> bytes:
+    """JCS bytes of an object whose values are already canonical bytes.
+
+    Lets the manifest reuse each tool's canonical bytes instead of canonicalizing twice.
+    """
+    out = [b"{"]
+    for i, key in enumerate(sorted(parts, key=utf16_key)):
+        if i:
+            out.append(b",")
+        out.append(canonical_bytes(key))
+        out.append(b":")
+        out.append(parts[key])
+    out.append(b"}")
+    return b"".join(out)

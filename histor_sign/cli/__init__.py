@@ -1,0 +1,15 @@
+"""Command-line interface: thin typer commands that parse flags and call the library.
+
+Every command module registers itself on :data:`app`; :func:`main` turns any
+:class:`~histor_sign.errors.HistorError` or usage error into one stderr line and the
+documented exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+from histor_sign.cli.app import app, main
+
+# Importing a command module registers its commands on ``app``.
+from histor_sign.cli import catalog_commands  # noqa: E402,F401  isort: skip
+
+__all__ = ["app", "main"]

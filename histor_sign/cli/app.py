@@ -1,0 +1,94 @@
+"""The typer application object and the error boundary shared by every command."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import NoReturn
+
+import typer
+
+from histor_sign import __version__
+from histor_sign.atomic import write_atomic
+from histor_sign.errors import HistorError
+
+PROG = "histor-sign"
+
+app = typer.Typer(
+    name=PROG,
+    help=(
+        "Sign the complete tools/list of an MCP server with Sigstore, gate releases on "
+        "tool collisions, and detect drift.\n\n"
+        "Exit codes: 0 success; 1 verification failed, drift or findings at the threshold; "
+        "2 usage error, bad input or operational error."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class OutputFormat(str, Enum):
+    human = "human"
+    json = "json"
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"{PROG} {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", help="Print the version and exit.", callback=_version_callback,
+        is_eager=True,
+    ),
+) -> None:
+    """histor-sign."""
+
+
+def fail(message: str, exit_code: int = 2) -> NoReturn:
+    """Print one error line and exit (for the CLI layer only)."""
+    sys.stderr.write(f"{PROG}: error: {message}\n")
+    sys.stderr.flush()
+    raise SystemExit(exit_code)
+
+
+def emit(text: str, output: Path | None) -> None:
+    """Write a command's main output to stdout, or atomically to ``--output``."""
+    if output is None:
+        sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+        sys.stdout.flush()
+    else:
+        write_atomic(output, text.encode("utf-8"))
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    """Console entry point: run the app with one error boundary."""
+    try:
+        # Not standalone: click hands back exit codes and raises errors to us.
+        result = app(args=argv, prog_name=PROG, standalone_mode=False)
+    except HistorError as exc:
+        fail(str(exc), exc.exit_code)
+    except typer.Exit as exc:
+        raise SystemExit(exc.exit_code) from None
+    except typer.Abort:
+        fail("interrupted", 130)
+    except typer.TyperException as exc:  # click's usage errors (typer vendors click)
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            sys.stderr.write(exc.format_message() + "\n")  # type: ignore[attr-defined]
+            raise SystemExit(2) from None
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        fail(message.replace("\n", " ") + hint, 2)
+    except KeyboardInterrupt:
+        fail("interrupted", 130)
+    except BrokenPipeError:
+        raise SystemExit(1) from None
+    raise SystemExit(result if isinstance(result, int) else 0)
