@@ -91,8 +91,8 @@ def _make_hooks(state: _ParseState) -> dict[str, Any]:
             return _Violation(
                 f"number {_clip(text)} changes value as a double (becomes {value!r})"
             )
-        if value.is_integer() and abs(value) < 1e21:
-            # JCS prints integral doubles below 1e21 as integers; so does Python's int.
+        if value.is_integer() and abs(value) <= MAX_SAFE_INTEGER:
+            # Below 2^53 JCS prints an integral double as that integer; so does int.
             return int(value)
         return value
 
@@ -169,21 +169,26 @@ def parse_json(
     return value
 
 
-_STRING_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-_INNERMOST_PAIRS = re.compile(rb"\[\]|\{\}")
+_KEEP_QUOTES_AND_BRACKETS = bytes(b for b in range(256) if b not in b'"[]{}')
 
 
 def nesting_depth(data: bytes, limit: int) -> int:
     """Nesting depth of a *valid* JSON text, computed at C speed; stops past ``limit``.
 
-    Strings are blanked, everything but brackets dropped, and each pass removes the
-    innermost bracket pairs — so the number of passes is the depth.
+    Escaped backslashes and quotes are dropped first (left to right, as JSON pairs them),
+    then everything but quotes and brackets; string bodies then hold no quotes and are
+    dropped. Each pass removes the innermost bracket pairs, so the passes count the depth.
     """
-    brackets = _STRING_TOKEN.sub(b"", data).translate(None, _NOT_BRACKETS)
+    reduced = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    reduced = reduced.translate(None, _KEEP_QUOTES_AND_BRACKETS)
+    # '""' is an empty string body or a close/open junction with nothing between: safe
+    # to drop. What is left alternates outside/inside string bodies around each quote.
+    reduced = reduced.replace(b'""', b"")
+    brackets = b"".join(reduced.split(b'"')[::2]) if b'"' in reduced else reduced
     depth = 0
     while brackets and depth <= limit:
-        brackets = _INNERMOST_PAIRS.sub(b"", brackets)
+        # Mark innermost pairs first so one pass never removes two levels.
+        brackets = brackets.replace(b"[]", b"x").replace(b"{}", b"x").translate(None, b"x")
         depth += 1
     return depth
 

@@ -146,6 +146,7 @@ def _type_name(value: Any) -> str:
 def parse_catalog(document: JsonValue, source: str, *, max_tools: int | None = None) -> Catalog:
     """Import tools from a parsed document of any supported shape."""
     capture: Mapping[str, Any] | None = None
+    items: Any
     if isinstance(document, list):
         items, base, shape = document, [], "array"
     elif isinstance(document, dict):

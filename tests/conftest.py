@@ -62,3 +62,17 @@ def assert_clean_error(run: Run, code: int = 2) -> None:
 @pytest.fixture
 def cli():  # type: ignore[no-untyped-def]
     return run_cli
+
+
+@pytest.fixture(scope="session")
+def corpus_tools() -> list[dict[str, object]]:
+    """The 527 real MCP tools of the LiveMCPBench corpus (tests/data; from
+    icip-cas/LiveMCPBench tools/LiveMCPTool/tools.json, Apache-2.0)."""
+    import json
+
+    doc = json.loads((REPO / "tests" / "data" / "livemcpbench-tools.json").read_text())
+    tools: list[dict[str, object]] = []
+    for server in doc:
+        for entry in server.get("tools", {}).values():
+            tools.extend(entry.get("tools", []))
+    return tools

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import NoReturn
 
@@ -31,7 +31,7 @@ app = typer.Typer(
 )
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(StrEnum):
     human = "human"
     json = "json"
 
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
         fail("interrupted", 130)
     except typer.TyperException as exc:  # click's usage errors (typer vendors click)
         if type(exc).__name__ == "NoArgsIsHelpError":
-            sys.stderr.write(exc.format_message() + "\n")  # type: ignore[attr-defined]
+            sys.stderr.write(exc.format_message() + "\n")
             raise SystemExit(2) from None
         ctx = getattr(exc, "ctx", None)
         hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from histor_sign.errors import UsageError
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     note = "note"
     warning = "warning"
     error = "error"
@@ -104,7 +104,7 @@ class Finding:
         return out
 
 
-class FailOn(str, Enum):
+class FailOn(StrEnum):
     warning = "warning"
     error = "error"
     never = "never"

@@ -1,0 +1,140 @@
+"""Strict I-JSON parsing and RFC 8785 canonical bytes."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import rfc8785
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from histor_sign.canonical import (
+    canonical_bytes,
+    nesting_depth,
+    parse_json,
+)
+from histor_sign.errors import InputError, LimitExceeded
+
+
+def test_ordinary_number_spellings_canonicalize_per_rfc8785() -> None:
+    value = parse_json(b'{"a":0.1,"b":1.0,"c":1e2,"d":-0,"e":-0.0,"f":1E-7,"g":123.456}', "t")
+    assert canonical_bytes(value) == b'{"a":0.1,"b":1,"c":100,"d":0,"e":0,"f":1e-7,"g":123.456}'
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        (b'{"a":1,"a":2}', 'duplicate object key "a" at /'),
+        (b'{"x":[{"k":1,"k":1}]}', 'duplicate object key "k" at /x/0'),
+        (b'{"n":NaN}', "NaN is not a JSON number at /n"),
+        (b'[Infinity]', "Infinity is not a JSON number at /0"),
+        (b'{"n":-Infinity}', "-Infinity is not a JSON number at /n"),
+        (b'{"big":79228162514264337593543950336}', "outside ±(2^53−1) at /big"),
+        (b'{"big":9007199254740992}', "outside ±(2^53−1) at /big"),
+        (b'{"f":0.10000000000000000001}', "changes value as a double (becomes 0.1) at /f"),
+        (b'{"f":1e400}', "outside the range of a double at /f"),
+        (b'{"s":"\\ud800"}', "lone UTF-16 surrogate at /s"),
+        (b'{"\\udfff":1}', "object key contains a lone UTF-16 surrogate at /"),
+        (b'{"a~b/c":{"d":NaN}}', "at /a~0b~1c/d"),
+    ],
+)
+def test_violations_are_rejected_with_a_pointer(text: bytes, fragment: str) -> None:
+    with pytest.raises(InputError) as info:
+        parse_json(text, "in.json")
+    assert str(info.value).startswith("in.json: ")
+    assert fragment in str(info.value)
+
+
+def test_max_safe_integer_is_accepted() -> None:
+    assert parse_json(b"[9007199254740991,-9007199254740991]", "t") == [2**53 - 1, -(2**53 - 1)]
+
+
+def test_valid_surrogate_pair_escape_is_accepted() -> None:
+    assert parse_json(b'"\\ud83d\\ude00"', "t") == "\U0001f600"
+
+
+@pytest.mark.parametrize(
+    ("data", "fragment"),
+    [
+        (b"", "empty file"),
+        (b"  \n", "empty file"),
+        (b'{"a":"\xff"}', "invalid UTF-8 at byte 6"),
+        (b"\xef\xbb\xbf{}", "byte order mark"),
+        (b"{", "not valid JSON"),
+        (b'{"a":1} x', "not valid JSON"),
+    ],
+)
+def test_malformed_bytes_are_rejected(data: bytes, fragment: str) -> None:
+    with pytest.raises(InputError, match=fragment):
+        parse_json(data, "t")
+
+
+def test_deep_nesting_is_a_clean_limit_error() -> None:
+    for depth in (300, 100_000):
+        with pytest.raises(LimitExceeded, match="nesting is deeper than the limit"):
+            parse_json(b"[" * depth + b"]" * depth, "t")
+    assert parse_json(b"[" * 256 + b"]" * 256, "t") is not None
+
+
+def test_nesting_depth_ignores_brackets_inside_strings() -> None:
+    assert nesting_depth(b'{"a":"[[[[{{{\\"]]","b":[[1]]}', 100) == 3
+
+
+def test_size_bound() -> None:
+    with pytest.raises(LimitExceeded):
+        parse_json(b"[1]" + b" " * 100, "t", max_bytes=50)
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**53 - 1), max_value=2**53 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(json_values)
+def test_canonical_bytes_equal_rfc8785(value: object) -> None:
+    assert canonical_bytes(value) == rfc8785.dumps(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_parsed_floats_canonicalize_like_rfc8785(number: float) -> None:
+    text = repr(number).encode()
+    parsed = parse_json(text, "t")
+    assert canonical_bytes(parsed) == rfc8785.dumps(number if not math.isnan(number) else 0)
+
+
+def test_astral_keys_sort_by_utf16_code_units() -> None:
+    value = {"\U0001f600": 1, "\ufb01": 2}
+    assert canonical_bytes(value) == rfc8785.dumps(value)
+    assert canonical_bytes(value).startswith('{"\U0001f600"'.encode())
+
+
+def test_round_trip_of_real_corpus_is_stable(corpus_tools: list[dict[str, object]]) -> None:
+    data = json.dumps(corpus_tools).encode()
+    parsed = parse_json(data, "corpus")
+    assert canonical_bytes(parsed) == rfc8785.dumps(parsed)
+
+
+def _depth(value: object) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values)
+def test_nesting_depth_matches_the_parsed_structure(value: object) -> None:
+    for text in (json.dumps(value), json.dumps(value, ensure_ascii=False, indent=1)):
+        assert nesting_depth(text.encode("utf-8", "surrogatepass"), 1000) == _depth(value)

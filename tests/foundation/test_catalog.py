@@ -1,0 +1,69 @@
+"""Catalog import: every shape of SPEC §1, positions kept, nothing rewritten."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from histor_sign.catalog import ANTHROPIC, MCP, OPENAI_CHAT, OPENAI_RESPONSES, parse_catalog
+from histor_sign.errors import InputError
+from histor_sign.revision import digests
+
+SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+
+
+@pytest.mark.parametrize(
+    ("doc", "provider", "pointer"),
+    [
+        ({"tools": [{"name": "read_file", "inputSchema": SCHEMA}]}, MCP, "/tools/0"),
+        ({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "read_file", "inputSchema": SCHEMA}]}}, MCP, "/result/tools/0"),
+        ({"tools": [{"type": "function", "name": "read_file", "parameters": SCHEMA, "strict": True}]}, OPENAI_RESPONSES, "/tools/0"),
+        ({"tools": [{"type": "function", "function": {"name": "read_file", "parameters": SCHEMA}}]}, OPENAI_CHAT, "/tools/0"),
+        ({"tools": [{"name": "read_file", "input_schema": SCHEMA}]}, ANTHROPIC, "/tools/0"),
+        ([{"name": "read_file", "input_schema": SCHEMA}], ANTHROPIC, "/0"),
+        ({"type": "histor.snapshot/v1", "capture": {"transport": "stdio"}, "tools": [{"name": "read_file", "inputSchema": SCHEMA}]}, MCP, "/tools/0"),
+    ],
+)
+def test_shapes(doc: Any, provider: str, pointer: str) -> None:
+    catalog = parse_catalog(doc, "c.json")
+    [tool] = catalog.tools
+    assert (tool.name, tool.provider, tool.pointer, tool.index) == ("read_file", provider, pointer, 0)
+    assert tool.input_schema == SCHEMA
+    assert tool.projected()["inputSchema"] == SCHEMA
+
+
+def test_snapshot_keeps_capture_context() -> None:
+    doc = {"type": "histor.snapshot/v1", "capture": {"era": "modern"}, "tools": []}
+    assert parse_catalog(doc, "s.json").capture == {"era": "modern"}
+
+
+@pytest.mark.parametrize(
+    ("doc", "fragment"),
+    [
+        ({"tools": {"name": "x"}}, '"tools" must be an array'),
+        ({"tools": [1]}, "a tool must be a JSON object, got a number"),
+        ({"tools": [{"name": 5}]}, "tool name must be a string, got a number"),
+        ({"tools": [{"description": "x"}]}, "tool name must be a string, got missing"),
+        ({"tools": [{"name": ""}]}, "must not be empty"),
+        ({"jsonrpc": "2.0", "id": 1, "error": {"code": -1}}, "JSON-RPC error response"),
+        ({"name": "x"}, "not a tool catalog"),
+        ("tools", "the document is a string"),
+    ],
+)
+def test_wrong_shapes(doc: Any, fragment: str) -> None:
+    with pytest.raises(InputError, match=fragment):
+        parse_catalog(doc, "c.json")
+
+
+def test_non_mcp_tools_are_not_signed() -> None:
+    doc = {"tools": [{"name": "read_file", "input_schema": SCHEMA}]}
+    with pytest.raises(InputError, match="not an MCP tool definition"):
+        digests(parse_catalog(doc, "c.json").tools)
+
+
+def test_projection_keeps_only_sent_fields() -> None:
+    raw = {"name": "a", "inputSchema": SCHEMA, "_meta": {"x": 1}, "icons": [], "annotations": None}
+    [tool] = parse_catalog({"tools": [raw]}, "c").tools
+    assert tool.projected() == {"name": "a", "inputSchema": SCHEMA, "annotations": None}
+    assert tool.raw is raw
