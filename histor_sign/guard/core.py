@@ -24,7 +24,13 @@ from histor_sign.catalog import Catalog, Tool, parse_catalog, reject_duplicates,
 from histor_sign.errors import InputError
 from histor_sign.guard.call import CallRejected, decode_arguments, json_type, normalize_call
 from histor_sign.guard.policy import Policy
-from histor_sign.guard.schema import Reason, SchemaProblem, compile_schema, schema_reasons
+from histor_sign.guard.schema import (
+    ENGINES,
+    Reason,
+    SchemaProblem,
+    compile_schema,
+    schema_reasons,
+)
 
 NOT_SIGNED = "not-signed"
 
@@ -69,10 +75,11 @@ def requires_dry_run(tool: Tool, policy: Policy) -> bool:
 class _Contract:
     """One tool's compiled contract (the validator is built on first use)."""
 
-    __slots__ = ("_validator", "declared", "patterns", "problem", "tool", "unsigned")
+    __slots__ = ("_validator", "declared", "engine", "patterns", "problem", "tool", "unsigned")
 
-    def __init__(self, tool: Tool) -> None:
+    def __init__(self, tool: Tool, engine: str) -> None:
         self.tool = tool
+        self.engine = engine
         self.unsigned: str | None = None
         self.problem: SchemaProblem | None = None
         self._validator: Any = None
@@ -83,7 +90,7 @@ class _Contract:
         if self._validator is None and self.problem is None:
             schema = self.tool.input_schema if self.tool.has_input_schema else {"type": "object"}
             try:
-                self._validator = compile_schema(schema)
+                self._validator = compile_schema(schema, self.engine)
             except SchemaProblem as exc:
                 self.problem = exc
         return self._validator
@@ -136,11 +143,16 @@ def _local_ref(root: Mapping[str, Any], node: Any) -> Any:
 class Guard:
     """Decide whether tool calls may be dispatched against a pinned contract."""
 
-    def __init__(self, tools: Iterable[Tool], policy: Policy | None = None) -> None:
+    def __init__(
+        self, tools: Iterable[Tool], policy: Policy | None = None, engine: str = "jsonschema-rs"
+    ) -> None:
+        if engine not in ENGINES:
+            raise InputError(f"unknown validation engine {engine!r} (use {' or '.join(ENGINES)})")
         items = list(tools)
         reject_duplicates(items)
         self.policy = policy or Policy()
-        self._contracts = {t.name: _Contract(t) for t in items}
+        self.engine = engine
+        self._contracts = {t.name: _Contract(t, engine) for t in items}
         unknown = sorted(set(self.policy.tools) - set(self._contracts))
         if unknown:
             raise InputError(
@@ -155,10 +167,12 @@ class Guard:
         cls,
         catalog: Catalog | Iterable[Any] | Mapping[str, Any],
         policy: Policy | Mapping[str, Any] | None = None,
+        *,
+        engine: str = "jsonschema-rs",
     ) -> Guard:
         """A guard for every tool of ``catalog`` (a Catalog, Tools, tool dicts, or a
         parsed catalog document); ``policy`` is a :class:`Policy` or a policy dict."""
-        return cls(_as_tools(catalog), _as_policy(policy))
+        return cls(_as_tools(catalog), _as_policy(policy), engine)
 
     @classmethod
     def from_envelope(
@@ -166,6 +180,8 @@ class Guard:
         envelope: Mapping[str, Any],
         tools: Catalog | Iterable[Any] | Mapping[str, Any],
         policy: Policy | Mapping[str, Any] | None = None,
+        *,
+        engine: str = "jsonschema-rs",
     ) -> Guard:
         """A guard whose contract is the signed revision: a tool whose digest differs
         from the envelope's ``toolDigests`` (or that was not signed) is always denied.
@@ -177,7 +193,7 @@ class Guard:
 
         statement = statement_from(envelope, "envelope")
         signed: Mapping[str, str] = statement["toolDigests"]
-        guard = cls(_as_tools(tools), _as_policy(policy))
+        guard = cls(_as_tools(tools), _as_policy(policy), engine)
         for name, contract in guard._contracts.items():
             if contract.tool.provider != "mcp":
                 raise InputError(
@@ -261,7 +277,7 @@ class Guard:
             param = self.policy.dry_run_parameter_for(tool.name)
             if args.get(param) is not True:
                 state = "missing" if param not in args else (
-                    "false" if args.get(param) is False else f"not true ({json_type(args[param])})"
+                    "false" if args.get(param) is False else _article(json_type(args[param]))
                 )
                 reasons.append(
                     Reason(
@@ -274,6 +290,10 @@ class Guard:
         if rules.max_effect is not None and rules.effect_from is not None:
             reasons.extend(_effect_reasons(args, rules.effect_from, rules.max_effect, secret))
         return sorted(reasons, key=lambda r: (r.pointer, r.code, r.message))
+
+
+def _article(word: str) -> str:
+    return ("an " if word[:1] in "aeiou" else "a ") + word
 
 
 def _location_only(exc: InputError, source: str) -> str:

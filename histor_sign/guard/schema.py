@@ -1,10 +1,13 @@
 """Validate arguments against a tool's ``inputSchema`` and explain every failure.
 
-Engine: ``jsonschema`` (Draft 2020-12 unless the schema names another ``$schema``), with
-format assertion on. It is the engine ``scan``/``replay`` validate witnesses with, so the
-guard and the scanner cannot disagree about what a schema accepts; ``jsonschema-rs`` is
-~30x faster (see benchmarks/bench_guard.py) but a warm guard already decides in tens of
-microseconds, far below any model or tool latency.
+Engine (chosen on measurements, benchmarks/bench_guard.py): ``jsonschema-rs`` by default,
+Draft 2020-12 unless the schema names another ``$schema``, formats asserted. Over the pure
+Python ``jsonschema`` it is ~50–80x faster on allowed calls and, more importantly for a
+guard, *stricter where it matters*: ``pattern`` uses ECMA-262 semantics (Python's ``re``
+lets a backslash-d match Arabic-Indic digits) and ``uri``/``date-time``/… formats are checked
+(``jsonschema`` skips them unless optional packages are installed). Remote ``$ref``s are
+never fetched (an untrusted schema must not make the guard send requests).
+``engine="jsonschema"`` selects the pure-Python engine, which ``scan``/``replay`` use.
 
 Exact JSON types come from the engine: ``"42"`` is not an integer, ``true`` is not a
 number, ``1.0`` is an integer. Messages never contain argument values — only JSON
@@ -51,8 +54,13 @@ class SchemaProblem(Exception):
         self.message = message
 
 
-def compile_schema(schema: Any) -> Any:
+ENGINES = ("jsonschema-rs", "jsonschema")
+
+
+def compile_schema(schema: Any, engine: str = "jsonschema-rs") -> Any:
     """A ready validator for ``schema``; raises :class:`SchemaProblem` if it is invalid."""
+    if engine == "jsonschema-rs":
+        return _RsValidator(schema)
     import jsonschema
     from jsonschema import exceptions
 
@@ -75,10 +83,14 @@ def schema_reasons(
     """Every schema violation of ``arguments`` as a value-free :class:`Reason`."""
     from jsonschema import exceptions
 
+    if isinstance(validator, _RsValidator):
+        return validator.reasons(arguments, secret)
     reasons: list[Reason] = []
     try:
         for error in validator.iter_errors(arguments):
-            reasons.extend(_explain(error, secret))
+            for reason in _explain(error, secret):
+                if reason not in reasons:
+                    reasons.append(reason)
     except exceptions._RefResolutionError:  # public alias differs across versions
         raise SchemaProblem(
             "schema-unresolvable", "the tool's inputSchema has a $ref that cannot be resolved"
@@ -91,6 +103,73 @@ def schema_reasons(
             ) from None
         raise
     return reasons
+
+
+def _refuse_remote(uri: str) -> Any:
+    raise ValueError("remote $ref retrieval is disabled in the guard")
+
+
+class _RsValidator:
+    """``jsonschema-rs`` validator whose errors are explained like ``jsonschema``'s."""
+
+    __slots__ = ("_rs", "_schema")
+
+    def __init__(self, schema: Any) -> None:
+        import jsonschema_rs
+
+        if not isinstance(schema, (dict, bool)):
+            raise SchemaProblem("schema-invalid", "the tool's inputSchema is not a JSON Schema")
+        self._schema = schema
+        try:
+            self._rs = jsonschema_rs.validator_for(
+                schema, validate_formats=True, retriever=_refuse_remote
+            )
+        except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as exc:
+            text = str(exc)
+            if "registry" in text or "retriev" in text or "resolve" in text:
+                raise SchemaProblem(
+                    "schema-unresolvable",
+                    "the tool's inputSchema has a $ref that cannot be resolved",
+                ) from None
+            where = pointer(getattr(exc, "instance_path", []) or []) or "/"
+            raise SchemaProblem(
+                "schema-invalid", f"the tool's inputSchema is not a valid JSON Schema at {where}"
+            ) from None
+
+    def reasons(self, arguments: Mapping[str, Any], secret: frozenset[str]) -> list[Reason]:
+        if self._rs.is_valid(arguments):
+            return []
+        reasons: list[Reason] = []
+        for error in self._rs.iter_errors(arguments):
+            for reason in _explain(_RsError(error, self._schema), secret):
+                if reason not in reasons:
+                    reasons.append(reason)
+        return reasons
+
+
+class _RsError:
+    """Adapts a ``jsonschema_rs.ValidationError`` to the attributes :func:`_explain` reads."""
+
+    def __init__(self, error: Any, root: Any) -> None:
+        path = list(error.schema_path)
+        self.absolute_path = list(error.instance_path)
+        self.instance = error.instance
+        self.validator = path[-1] if path and isinstance(path[-1], str) else error.kind.name
+        found, value = _resolve(root, path)
+        self.validator_value = value if found else error.kind.as_dict()
+        self.schema = _resolve(root, path[:-1])[1]
+
+
+def _resolve(root: Any, path: list[Any]) -> tuple[bool, Any]:
+    node = root
+    for part in path:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            return False, None
+    return True, node
 
 
 def _explain(error: Any, secret: frozenset[str]) -> Iterable[Reason]:
