@@ -1,0 +1,1 @@
+"""Bundled example material for the offline demo (an example MCP server)."""

@@ -1,0 +1,24 @@
+"""Pre-dispatch argument contract guard and its release-time lint (SPEC §6, seed 003).
+
+``Guard.from_catalog(tools, policy)`` / ``Guard.from_envelope(envelope, tools, policy)``
+build a guard; ``guard.check(call)`` returns a :class:`Decision`. ``lint_catalog`` turns
+the same contract rules into findings for the release gate.
+"""
+
+from __future__ import annotations
+
+from histor_sign.guard.core import Decision, Guard, is_destructive, requires_dry_run
+from histor_sign.guard.lint import lint_catalog
+from histor_sign.guard.policy import Policy, ToolPolicy
+from histor_sign.guard.schema import Reason
+
+__all__ = [
+    "Decision",
+    "Guard",
+    "Policy",
+    "Reason",
+    "ToolPolicy",
+    "is_destructive",
+    "lint_catalog",
+    "requires_dry_run",
+]

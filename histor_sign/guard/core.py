@@ -1,0 +1,359 @@
+"""The pre-dispatch argument guard (SPEC §6, seed 003).
+
+``Guard`` is built once from the contract (a catalog, or a catalog bound to a signed
+envelope) and decides calls: :meth:`Guard.check` returns a :class:`Decision` with every
+reason, never raises for anything a model could have produced, and never runs a tool.
+A call is allowed only when there are no reasons at all (fail closed).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from histor_sign.canonical import (
+    JsonValue,
+    canonical_bytes,
+    parse_json,
+    pointer,
+    sha256_digest,
+)
+from histor_sign.catalog import Catalog, Tool, parse_catalog, reject_duplicates, tools_from_dicts
+from histor_sign.errors import InputError
+from histor_sign.guard.call import CallRejected, decode_arguments, json_type, normalize_call
+from histor_sign.guard.policy import Policy
+from histor_sign.guard.schema import (
+    ENGINES,
+    Reason,
+    SchemaProblem,
+    compile_schema,
+    schema_reasons,
+)
+
+NOT_SIGNED = "not-signed"
+
+
+@dataclass
+class Decision:
+    """The guard's answer for one call. ``allowed`` is true only with no reasons."""
+
+    allowed: bool
+    tool: str | None
+    reasons: list[Reason] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        return "allow" if self.allowed else "deny"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "decision": self.verdict,
+            "tool": self.tool,
+            "reasons": [r.to_json() for r in self.reasons],
+        }
+
+
+def is_destructive(tool: Tool) -> bool:
+    """Explicit hints only: ``readOnlyHint: false`` *and* ``destructiveHint: true``.
+
+    Annotations are untrusted metadata and an omitted hint is not replaced by the spec's
+    default (SPEC §5); a policy can still force ``require_dry_run`` for any tool.
+    """
+    hints = tool.annotations
+    return hints.get("readOnlyHint") is False and hints.get("destructiveHint") is True
+
+
+def requires_dry_run(tool: Tool, policy: Policy) -> bool:
+    own = policy.for_tool(tool.name).require_dry_run
+    if own is not None:
+        return own
+    return policy.require_dry_run_for_destructive and is_destructive(tool)
+
+
+class _Contract:
+    """One tool's compiled contract (the validator is built on first use)."""
+
+    __slots__ = ("_validator", "declared", "engine", "patterns", "problem", "tool", "unsigned")
+
+    def __init__(self, tool: Tool, engine: str) -> None:
+        self.tool = tool
+        self.engine = engine
+        self.unsigned: str | None = None
+        self.problem: SchemaProblem | None = None
+        self._validator: Any = None
+        schema = tool.input_schema if tool.has_input_schema else {"type": "object"}
+        self.declared, self.patterns = declared_arguments(schema)
+
+    def validator(self) -> Any:
+        if self._validator is None and self.problem is None:
+            schema = self.tool.input_schema if self.tool.has_input_schema else {"type": "object"}
+            try:
+                self._validator = compile_schema(schema, self.engine)
+            except SchemaProblem as exc:
+                self.problem = exc
+        return self._validator
+
+
+def declared_arguments(schema: Any) -> tuple[frozenset[str], tuple[re.Pattern[str], ...]]:
+    """Argument names a schema declares at its root (also in allOf/anyOf/oneOf, if/then/else
+    branches and local ``$ref``s one level deep) and its ``patternProperties``."""
+    names: set[str] = set()
+    patterns: list[re.Pattern[str]] = []
+    if not isinstance(schema, dict):
+        return frozenset(), ()
+    nodes: list[Any] = [schema]
+    for key in ("allOf", "anyOf", "oneOf"):
+        if isinstance(schema.get(key), list):
+            nodes.extend(schema[key])
+    nodes.extend(schema.get(k) for k in ("then", "else", "if"))
+    resolved = [_local_ref(schema, n) for n in nodes]
+    for node in [*nodes, *resolved]:
+        if not isinstance(node, dict):
+            continue
+        props = node.get("properties")
+        if isinstance(props, dict):
+            names.update(props)
+        pats = node.get("patternProperties")
+        if isinstance(pats, dict):
+            for p in pats:
+                try:
+                    patterns.append(re.compile(p))
+                except re.error:
+                    continue
+    return frozenset(names), tuple(patterns)
+
+
+def _local_ref(root: Mapping[str, Any], node: Any) -> Any:
+    if not isinstance(node, dict) or not isinstance(node.get("$ref"), str):
+        return None
+    ref = node["$ref"]
+    if not ref.startswith("#/"):
+        return None
+    target: Any = root
+    for part in ref[2:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if not isinstance(target, dict) or part not in target:
+            return None
+        target = target[part]
+    return target
+
+
+class Guard:
+    """Decide whether tool calls may be dispatched against a pinned contract."""
+
+    def __init__(
+        self, tools: Iterable[Tool], policy: Policy | None = None, engine: str = "jsonschema-rs"
+    ) -> None:
+        if engine not in ENGINES:
+            raise InputError(f"unknown validation engine {engine!r} (use {' or '.join(ENGINES)})")
+        items = list(tools)
+        reject_duplicates(items)
+        self.policy = policy or Policy()
+        self.engine = engine
+        self._contracts = {t.name: _Contract(t, engine) for t in items}
+        unknown = sorted(set(self.policy.tools) - set(self._contracts))
+        if unknown:
+            raise InputError(
+                f"{self.policy.source}: policy names tool {unknown[0]!r}, which is not in the "
+                "catalog (a misspelled tool name would silently disable its rules)"
+            )
+
+    # --- construction -----------------------------------------------------------------
+
+    @classmethod
+    def from_catalog(
+        cls,
+        catalog: Catalog | Iterable[Any] | Mapping[str, Any],
+        policy: Policy | Mapping[str, Any] | None = None,
+        *,
+        engine: str = "jsonschema-rs",
+    ) -> Guard:
+        """A guard for every tool of ``catalog`` (a Catalog, Tools, tool dicts, or a
+        parsed catalog document); ``policy`` is a :class:`Policy` or a policy dict."""
+        return cls(_as_tools(catalog), _as_policy(policy), engine)
+
+    @classmethod
+    def from_envelope(
+        cls,
+        envelope: Mapping[str, Any],
+        tools: Catalog | Iterable[Any] | Mapping[str, Any],
+        policy: Policy | Mapping[str, Any] | None = None,
+        *,
+        engine: str = "jsonschema-rs",
+    ) -> Guard:
+        """A guard whose contract is the signed revision: a tool whose digest differs
+        from the envelope's ``toolDigests`` (or that was not signed) is always denied.
+
+        This checks digests only; verify the envelope's signature and identity with
+        ``histor-sign verify`` (``histor_sign.verify``) before trusting it.
+        """
+        from histor_sign.revision import statement_from
+
+        statement = statement_from(envelope, "envelope")
+        signed: Mapping[str, str] = statement["toolDigests"]
+        guard = cls(_as_tools(tools), _as_policy(policy), engine)
+        for name, contract in guard._contracts.items():
+            if contract.tool.provider != "mcp":
+                raise InputError(
+                    f"{contract.tool.location}: only MCP tool definitions can be bound to a "
+                    "signed revision"
+                )
+            current = sha256_digest(canonical_bytes(contract.tool.projected()))
+            if name not in signed:
+                contract.unsigned = f"tool {name!r} is not the signed definition: the signed " \
+                    f"revision {statement['revision']} of {statement['server']} has no such tool"
+            elif signed[name] != current:
+                contract.unsigned = f"tool {name!r} is not the signed definition: its digest " \
+                    f"{current[:19]}… differs from the signed {signed[name][:19]}…"
+        return guard
+
+    @property
+    def tool_names(self) -> list[str]:
+        return sorted(self._contracts)
+
+    # --- deciding ----------------------------------------------------------------------
+
+    def check(self, call: JsonValue) -> Decision:
+        """Decide one call document (any supported shape); never raises for its content."""
+        try:
+            parsed = normalize_call(call)
+        except CallRejected as exc:
+            return Decision(False, exc.tool, [Reason(exc.code, exc.message)])
+        return self.check_arguments(parsed.name, parsed.arguments)
+
+    def check_document(self, data: bytes, source: str = "call") -> Decision:
+        """Decide a call given as raw bytes; text that is not strict JSON is a deny."""
+        try:
+            document = parse_json(data, source)
+        except InputError as exc:
+            return Decision(False, None, [Reason("call-malformed", _location_only(exc, source))])
+        return self.check(document)
+
+    def check_arguments(self, name: str, arguments: Any) -> Decision:
+        """Decide a call given as a tool name and arguments (an object or JSON text)."""
+        contract = self._contracts.get(name)
+        if contract is None:
+            shown = name if len(name) <= 64 else name[:64] + "…"
+            return Decision(
+                False, name, [Reason("unknown-tool", f"no tool named {shown!r} in the contract")]
+            )
+        if contract.unsigned is not None:
+            return Decision(False, name, [Reason(NOT_SIGNED, contract.unsigned)])
+        try:
+            args = decode_arguments(arguments, name)
+        except CallRejected as exc:
+            return Decision(False, name, [Reason(exc.code, exc.message)])
+        reasons = self._reasons(contract, args)
+        return Decision(not reasons, name, reasons)
+
+    def _reasons(self, contract: _Contract, args: Mapping[str, Any]) -> list[Reason]:
+        tool = contract.tool
+        rules = self.policy.for_tool(tool.name)
+        secret = rules.secret
+        validator = contract.validator()
+        if contract.problem is not None:
+            return [Reason(contract.problem.code, contract.problem.message)]
+        try:
+            reasons = schema_reasons(validator, args, secret)
+        except SchemaProblem as exc:
+            return [Reason(exc.code, exc.message)]
+        if self.policy.deny_unknown_for(tool.name):
+            reported = {r.pointer for r in reasons if r.code == "unknown-argument"}
+            for key in sorted(args):
+                if key in contract.declared or any(p.search(key) for p in contract.patterns):
+                    continue
+                where = pointer([key])
+                if where not in reported:
+                    reasons.append(
+                        Reason(
+                            "unknown-argument",
+                            f"unknown argument {_clip(key)} (the schema does not declare it)",
+                            where,
+                        )
+                    )
+        if requires_dry_run(tool, self.policy):
+            param = self.policy.dry_run_parameter_for(tool.name)
+            if args.get(param) is not True:
+                state = "missing" if param not in args else (
+                    "false" if args.get(param) is False else _article(json_type(args[param]))
+                )
+                reasons.append(
+                    Reason(
+                        "dry-run-required",
+                        f"{tool.name!r} is destructive: {param} must be true (it is {state}); "
+                        "a real run needs approval outside the guard",
+                        pointer([param]),
+                    )
+                )
+        if rules.max_effect is not None and rules.effect_from is not None:
+            reasons.extend(_effect_reasons(args, rules.effect_from, rules.max_effect, secret))
+        return sorted(reasons, key=lambda r: (r.pointer, r.code, r.message))
+
+
+def _article(word: str) -> str:
+    return ("an " if word[:1] in "aeiou" else "a ") + word
+
+
+def _location_only(exc: InputError, source: str) -> str:
+    """A parse error without the quoted input (which might be a secret)."""
+    marker = exc.message.rfind(" at ")
+    where = "" if marker < 0 else exc.message[marker:]
+    return f"{source} is not a strict JSON document{where}"
+
+
+def _effect_reasons(
+    args: Mapping[str, Any], source: str, budget: int, secret: frozenset[str]
+) -> list[Reason]:
+    where = pointer([source])
+    value = args.get(source)
+    if isinstance(value, list):
+        effect = len(value)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        effect = value
+    elif isinstance(value, float) and value.is_integer():
+        effect = int(value)
+    else:
+        state = "missing" if source not in args else json_type(value)
+        return [
+            Reason(
+                "effect-unknown",
+                f"cannot bound the effect: {source} must be an array or integer (it is {state})",
+                where,
+            )
+        ]
+    if effect <= budget:
+        return []
+    shown = "" if source in secret else f" {effect}"
+    return [
+        Reason(
+            "effect-over-budget",
+            f"effect{shown} exceeds the budget max_effect = {budget} ({source})",
+            where,
+        )
+    ]
+
+
+def _clip(name: str, limit: int = 64) -> str:
+    import json
+
+    text = json.dumps(name, ensure_ascii=True)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _as_tools(catalog: Catalog | Iterable[Any] | Mapping[str, Any]) -> list[Tool]:
+    if isinstance(catalog, Catalog):
+        return catalog.tools
+    if isinstance(catalog, Mapping):
+        return parse_catalog(catalog, "<catalog>").tools
+    items = list(catalog)
+    if all(isinstance(t, Tool) for t in items):
+        return items
+    return tools_from_dicts(items)
+
+
+def _as_policy(policy: Policy | Mapping[str, Any] | None) -> Policy:
+    if policy is None or isinstance(policy, Policy):
+        return policy or Policy()
+    return Policy.from_dict(policy)

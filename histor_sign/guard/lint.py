@@ -1,0 +1,162 @@
+"""Release-time lint: the guard's contract rules applied to a catalog, as findings.
+
+What the guard would have to deny at run time (a destructive tool with no way to ask for a
+dry run) or cannot bound (open objects, unbounded arrays, ids without a floor) is cheaper
+to fix before release. Rules HS101–HS105 are registered in the shared rule registry.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from histor_sign.canonical import pointer
+from histor_sign.catalog import Tool
+from histor_sign.guard.core import requires_dry_run
+from histor_sign.guard.policy import Policy
+from histor_sign.report.findings import Finding, Rule, Severity, ToolRef, register_rule
+
+RULES = [
+    Rule("HS101", "destructive-without-dry-run", Severity.warning, "lint",
+         "A tool that needs a dry run has no dry-run parameter in its input schema.",
+         "Add a boolean dry-run parameter (default: dry_run) so the guard can allow "
+         "previews and hold real runs for approval."),
+    Rule("HS102", "open-object-schema", Severity.note, "lint",
+         "An object schema does not say additionalProperties: false.",
+         "Unknown arguments (e.g. an extra admin: true) may be accepted silently."),
+    Rule("HS103", "unbounded-array", Severity.note, "lint",
+         "An array schema has no maxItems.",
+         "A single call can then affect an unbounded number of records."),
+    Rule("HS104", "id-without-minimum", Severity.note, "lint",
+         "An integer id-like property has no minimum.",
+         "0 or negative ids are often sentinels for 'all' or 'none'."),
+    Rule("HS105", "policy-argument-not-in-schema", Severity.warning, "lint",
+         "The policy names an argument the tool's schema does not declare.",
+         "An effect budget, secret or dry-run parameter that never matches is a no-op."),
+]
+for _rule in RULES:
+    register_rule(_rule)
+
+_ID_NAME = re.compile(r"(^|_|-)ids?$|[a-z0-9]Ids?$|^ID$")
+_MAX_DEPTH = 64
+
+
+def lint_catalog(tools: Iterable[Tool], policy: Policy | None = None) -> list[Finding]:
+    """Findings for every tool, sorted by (tool name, rule)."""
+    policy = policy or Policy()
+    findings: list[Finding] = []
+    for tool in tools:
+        findings.extend(_lint_tool(tool, policy))
+    return sorted(findings, key=lambda f: (f.tools[0].name, f.tools[0].index, f.rule))
+
+
+def _lint_tool(tool: Tool, policy: Policy) -> Iterator[Finding]:
+    ref = ToolRef(tool.name, tool.source, tool.index, tool.pointer)
+    schema = tool.input_schema if tool.has_input_schema else {}
+    props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    props = props if isinstance(props, dict) else {}
+
+    def finding(rule: str, message: str, pointers: list[str] | None = None) -> Finding:
+        extra = {"pointers": pointers} if pointers else {}
+        return Finding(rule, _severity(rule), message, [ref], properties=extra)
+
+    param = policy.dry_run_parameter_for(tool.name)
+    if requires_dry_run(tool, policy):
+        declared = props.get(param)
+        if not isinstance(declared, dict) or declared.get("type") not in ("boolean", None):
+            yield finding(
+                "HS101",
+                f"{tool.name!r} needs a dry run (destructive hints or policy) but its input "
+                f"schema has no boolean {param!r} parameter",
+            )
+    open_objects: list[str] = []
+    open_arrays: list[str] = []
+    floorless_ids: list[str] = []
+    for path, node in _subschemas(schema):
+        types = _types(node)
+        if "object" in types and node.get("additionalProperties") is not False \
+                and node.get("unevaluatedProperties") is not False:
+            open_objects.append(pointer(path))
+        if "array" in types and "maxItems" not in node:
+            open_arrays.append(pointer(path))
+        if path and len(path) >= 2 and path[-2] == "properties" and isinstance(path[-1], str):
+            if "integer" in types and _ID_NAME.search(path[-1]) and not any(
+                k in node for k in ("minimum", "exclusiveMinimum", "enum", "const")
+            ):
+                floorless_ids.append(pointer(path))
+    if open_objects:
+        yield finding(
+            "HS102",
+            f"{tool.name!r}: {len(open_objects)} object schema(s) without "
+            "additionalProperties: false",
+            open_objects,
+        )
+    if open_arrays:
+        yield finding(
+            "HS103", f"{tool.name!r}: {len(open_arrays)} array schema(s) without maxItems",
+            open_arrays,
+        )
+    if floorless_ids:
+        yield finding(
+            "HS104", f"{tool.name!r}: integer id-like propert(ies) without minimum",
+            floorless_ids,
+        )
+    rules = policy.for_tool(tool.name)
+    named = [*sorted(rules.secret)]
+    if rules.effect_from:
+        named.append(rules.effect_from)
+    if rules.dry_run_parameter:
+        named.append(rules.dry_run_parameter)
+    missing = [n for n in named if n not in props]
+    if missing:
+        yield finding(
+            "HS105",
+            f"policy for {tool.name!r} names argument(s) its schema does not declare: "
+            + ", ".join(repr(n) for n in missing),
+        )
+
+
+def _severity(rule_id: str) -> Severity:
+    return next(r.severity for r in RULES if r.id == rule_id)
+
+
+def _types(node: dict[str, Any]) -> set[str]:
+    value = node.get("type")
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, list):
+        return {t for t in value if isinstance(t, str)}
+    if "properties" in node:
+        return {"object"}
+    if "items" in node or "prefixItems" in node:
+        return {"array"}
+    return set()
+
+
+_CHILD_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_CHILD_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_CHILD_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains")
+
+
+def _subschemas(schema: Any) -> Iterator[tuple[list[str | int], dict[str, Any]]]:
+    """Every object subschema with its path, iteratively and depth-bounded."""
+    stack: list[tuple[list[str | int], Any]] = [([], schema)]
+    while stack:
+        path, node = stack.pop()
+        if not isinstance(node, dict) or len(path) > _MAX_DEPTH:
+            continue
+        yield path, node
+        for key in _CHILD_MAPS:
+            children = node.get(key)
+            if isinstance(children, dict):
+                for name in sorted(children, reverse=True):
+                    stack.append(([*path, key, name], children[name]))
+        for key in _CHILD_LISTS:
+            children = node.get(key)
+            if isinstance(children, list):
+                for i in range(len(children) - 1, -1, -1):
+                    stack.append(([*path, key, i], children[i]))
+        for key in _CHILD_ONE:
+            if isinstance(node.get(key), dict):
+                stack.append(([*path, key], node[key]))
