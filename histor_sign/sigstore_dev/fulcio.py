@@ -125,7 +125,7 @@ class CertificateAuthority:
         public_key = csr.public_key()
         if not isinstance(public_key, ec.EllipticCurvePublicKey):
             raise ValueError("only ECDSA keys are supported")
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         serial = x509.random_serial_number()
 
         def builder() -> x509.CertificateBuilder:

@@ -49,7 +49,7 @@ class LocalSigstore:
         self.directory = Path(directory) if directory is not None else None
         self.host = host
         self.port = port
-        now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+        now = dt.datetime.now(dt.UTC).replace(microsecond=0)
         self.ca = CertificateAuthority(DEV_ORGANIZATION, now - dt.timedelta(days=1))
         self.log = TransparencyLog()
         self.tokens = TokenIssuer()

@@ -49,7 +49,10 @@ def canonical_body(proposed: dict[str, Any]) -> bytes:
                     "algorithm": "sha256",
                     "value": hashlib.sha256(canonical_bytes(envelope)).hexdigest(),
                 },
-                "payloadHash": {"algorithm": "sha256", "value": hashlib.sha256(payload).hexdigest()},
+                "payloadHash": {
+                    "algorithm": "sha256",
+                    "value": hashlib.sha256(payload).hexdigest(),
+                },
                 "signatures": [
                     {"signature": s["sig"], "verifier": proposed_content["verifiers"][0]}
                     for s in envelope["signatures"]
