@@ -99,11 +99,12 @@ def _nonneg_int(value: Any) -> bool:
 
 def parse_envelope(value: JsonValue, source: str) -> Envelope:
     """Check an envelope's structure and types; raise :class:`InputError` naming the member."""
-    if isinstance(value, dict) and "signer" not in value and "transparencyLog" not in value:
-        if "type" in value:
+    if isinstance(value, dict) and "type" in value and "transparencyLog" not in value:
+        signer = value.get("signer")
+        if signer is None or (isinstance(signer, dict) and "signature" not in signer):
             raise InputError(
-                f"{source}: this is a bare revision statement, not a signed envelope "
-                "(sign it with 'histor-sign sign')"
+                f"{source}: this is a revision statement (or the signed statement bytes), not "
+                "a signed envelope; verify the *.envelope.json that 'histor-sign sign' wrote"
             )
     document = _exact_keys(value, ENVELOPE_KEYS, f"{source}: envelope")
     statement = statement_from(document, source)

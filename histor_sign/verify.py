@@ -381,9 +381,14 @@ def verify_envelope(
     trust: TrustSource | None = None,
     previous: Envelope | str | Path | None = None,
     tools: Sequence[Tool] | str | Path | None = None,
+    source: str | None = None,
+    previous_source: str | None = None,
+    tools_source: str | None = None,
 ) -> VerificationReport:
     """Verify a signed revision envelope on every axis and report each one.
 
+    ``envelope``/``previous`` are parsed envelopes or paths; ``tools`` a tool list or a
+    catalog path; ``trust`` defaults to production with the vendored root (offline).
     Bad input (unreadable/malformed envelope, previous or catalog; bad trust files;
     a non-``io.github`` server without ``cert_identity``) raises an exit-2
     :class:`~histor_sign.errors.HistorError`; failed checks are reported, not raised —
@@ -391,27 +396,30 @@ def verify_envelope(
     """
     pins = pins or IdentityPins()
     trust = trust or TrustSource.production(offline=True)
-    source = str(envelope) if not isinstance(envelope, Envelope) else "<envelope>"
-    env = envelope if isinstance(envelope, Envelope) else load_envelope(envelope)
+    if isinstance(envelope, Envelope):
+        env, source = envelope, source or "<envelope>"
+    else:
+        env, source = load_envelope(envelope), source or str(envelope)
     if namespace_owner(env.server) is None and pins.cert_identity is None:
         raise UsageError(
             f"server {env.server!r} is outside io.github.*, so there is no namespace to tie "
             "the certificate to: pass --cert-identity (as cosign's keyless verify requires)"
         )
-    previous_source = str(previous) if previous is not None else ""
-    prev_env = (
-        previous if isinstance(previous, Envelope) or previous is None
-        else load_envelope(previous)
-    )
+    if previous is None or isinstance(previous, Envelope):
+        prev_env = previous
+        previous_source = previous_source or "previous envelope"
+    else:
+        prev_env = load_envelope(previous)
+        previous_source = previous_source or str(previous)
     tool_list: Sequence[Tool] | None
-    tools_source = "the catalog"
     if tools is None or (isinstance(tools, Sequence) and not isinstance(tools, str)):
         tool_list = tools
+        tools_source = tools_source or "the catalog"
     else:
         from histor_sign.catalog import load_catalog
 
-        tools_source = str(tools)
         tool_list = load_catalog(str(tools)).tools
+        tools_source = tools_source or str(tools)
     trusted_root = trust.trusted_root()
 
     well_formed = AxisResult("well-formed", PASS, "strict JSON; all members present and typed")

@@ -68,13 +68,17 @@ def sign(
 ) -> None:
     """Sign a revision statement keyless with Sigstore, verify the fresh bundle, and write
     the envelope, statement bytes and bundle atomically."""
+    from histor_sign.canonical import read_json_file
     from histor_sign.envelope import companion_paths
-    from histor_sign.signing import sign_file
+    from histor_sign.revision import statement_from
+    from histor_sign.signing import sign_statement
     from histor_sign.sigstore_trust import TrustSource
 
     trust = TrustSource.select(staging=staging, trust_config=trust_config)
+    stmt = statement_from(read_json_file(statement), statement)
     _warn(trust.warning())
-    signed = sign_file(statement, output, trust=trust, identity_token=identity_token)
+    signed = sign_statement(stmt, trust=trust, identity_token=identity_token)
+    signed.write(output)
     statement_path, bundle_path = companion_paths(output)
     env = signed.envelope
     log = env.transparency_log
@@ -159,12 +163,18 @@ def verify(
 ) -> None:
     """Verify a signed envelope: well-formed, signature/chain/SCT/inclusion, identity,
     transparency-log copy, revision chain and tool digests — each reported separately."""
+    from histor_sign.catalog import load_catalog
+    from histor_sign.envelope import load_envelope
     from histor_sign.sigstore_trust import TrustSource
     from histor_sign.verify import IdentityPins, verify_envelope
 
     trust = TrustSource.select(
         staging=staging, trusted_root=trusted_root, trust_config=trust_config, offline=offline
     )
+    # Bad input first (exit 2, one line), then the trust warning, then the checks.
+    signed = load_envelope(envelope)
+    prev = load_envelope(previous) if previous is not None else None
+    catalog = load_catalog(tools).tools if tools is not None else None
     _warn(trust.warning())
     pins = IdentityPins(
         cert_identity=cert_identity,
@@ -174,7 +184,10 @@ def verify(
         owner_id=owner_id,
         repository_id=repository_id,
     )
-    report = verify_envelope(envelope, pins=pins, trust=trust, previous=previous, tools=tools)
+    report = verify_envelope(
+        signed, pins=pins, trust=trust, previous=prev, tools=catalog, source=envelope,
+        previous_source=previous, tools_source=tools,
+    )
     if format is OutputFormat.json:
         emit(json.dumps(report.to_json(), indent=2, ensure_ascii=False), None)
     else:
