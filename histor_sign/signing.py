@@ -12,6 +12,7 @@ Every sigstore / requests / cryptography error is turned into a :class:`SigningE
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,6 +104,14 @@ def obtain_identity(identity_token: str | None) -> TokenIdentity:
     audiences = aud if isinstance(aud, list) else [aud]
     if "sigstore" not in audiences:
         raise SigningError(f"identity token audience is {aud!r}, expected 'sigstore'")
+    now = time.time()
+    exp, nbf = claims.get("exp"), claims.get("nbf")
+    if isinstance(exp, int | float) and exp <= now:
+        raise SigningError(
+            f"identity token expired {int(now - exp)} s ago; request a fresh one"
+        )
+    if isinstance(nbf, int | float) and nbf > now + 5:
+        raise SigningError("identity token is not valid yet (nbf is in the future)")
     try:
         token = IdentityToken(raw)
     except IdentityError as exc:

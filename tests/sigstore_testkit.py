@@ -22,7 +22,8 @@ DATA = REPO / "tests" / "data" / "sigstore"
 
 def _root_conftest() -> Any:
     """tests/conftest.py under its own name (every test dir has a module named conftest)."""
-    spec = importlib.util.spec_from_file_location("histor_tests_root", REPO / "tests" / "conftest.py")
+    path = REPO / "tests" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("histor_tests_root", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module

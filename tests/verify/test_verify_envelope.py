@@ -261,7 +261,8 @@ def test_not_json_and_duplicate_keys(signed_set: SignedSet, tmp_path: Path) -> N
     broken.write_text('{"type": ')
     assert_bad_input(verify(signed_set, broken))
     dup = tmp_path / "dup.envelope.json"
-    dup.write_text(signed_set.rev1.read_text().replace('"revision": 1,', '"revision": 1, "revision": 1,'))
+    text = signed_set.rev1.read_text()
+    dup.write_text(text.replace('"revision": 1,', '"revision": 1, "revision": 1,'))
     assert_bad_input(verify(signed_set, dup), "duplicate")
     assert_bad_input(verify(signed_set, tmp_path / "absent.json"))
 
