@@ -237,7 +237,13 @@ def verify_artifact_bundle(
     try:
         Verifier(trusted_root=trusted_root).verify_artifact(artifact, parsed, _AcceptAnyIdentity())
     except Exception as exc:  # VerificationError and anything a hostile bundle provokes
-        raise VerificationFailed(f"signature: {_first_line(exc)}") from None
+        message = _first_line(exc)
+        if "certificate chain" in message:
+            message += (
+                " (the certificate was not issued by a CA in this trust root: signed with "
+                "another Sigstore instance? check --trust-config / --staging)"
+            )
+        raise VerificationFailed(f"signature: {message}") from None
     facts = certificate_facts(parsed.signing_certificate)
     if pins is not None:
         problems = identity_problems(facts, pins, server=server)
@@ -424,11 +430,18 @@ def verify_envelope(
 
     well_formed = AxisResult("well-formed", PASS, "strict JSON; all members present and typed")
     signature, facts = _signature_axis(env, trusted_root)
+    identity, log = _identity_axis(env, facts, pins), _log_axis(env, facts)
+    if signature.status == FAIL:  # the certificate they looked at is not vouched for
+        identity, log = (
+            AxisResult(a.axis, a.status, f"{a.detail} (certificate unverified)")
+            if a.status == PASS else a
+            for a in (identity, log)
+        )
     axes = (
         well_formed,
         signature,
-        _identity_axis(env, facts, pins),
-        _log_axis(env, facts),
+        identity,
+        log,
         _chain_axis(env, prev_env, previous_source),
         _tools_axis(env, tool_list, tools_source),
     )
