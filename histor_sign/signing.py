@@ -152,18 +152,21 @@ def sign_statement(
     *,
     trust: TrustSource | None = None,
     identity_token: str | None = None,
+    token_identity: TokenIdentity | None = None,
 ) -> SignedRevision:
     """Sign a revision statement and verify the result before returning it.
 
-    ``trust`` defaults to production. The statement's ``identity`` must equal the
-    identity the certificate will carry (for GitHub: the workflow URI), so a revision can
-    never claim a signer other than the one that signed it.
+    ``trust`` defaults to production. The token is ``token_identity`` (from
+    :func:`obtain_identity`, e.g. when the caller first needed the identity to build the
+    statement), else ``identity_token``, else ambient credentials. The statement's
+    ``identity`` must equal the identity the certificate will carry (for GitHub: the
+    workflow URI), so a revision can never claim a signer other than the one that signed it.
     """
     from histor_sign.verify import log_entry_of, verify_artifact_bundle
 
     trust = trust or TrustSource.production()
     stmt = statement_from(dict(statement), "statement")
-    who = obtain_identity(identity_token)
+    who = token_identity or obtain_identity(identity_token)
     if stmt["identity"] != who.identity:
         raise InputError(
             f"statement identity {stmt['identity']!r} is not the signing identity "

@@ -44,3 +44,23 @@ def test_workflow_identity_parsing() -> None:
     assert who.job_workflow_ref == "alice/docs/.github/workflows/sign.yml@refs/tags/v1"
     with pytest.raises(ValueError, match="not a GitHub workflow identity"):
         WorkflowIdentity.parse("alice@example.com")
+
+
+def test_obtain_identity_then_sign(tmp_path: Path) -> None:
+    """Release flow: learn the workflow identity from the token, build, then sign."""
+    from sigstore_testkit import TOOLS_V1, WF_ALICE, statement
+
+    from histor_sign.signing import obtain_identity, sign_statement
+    from histor_sign.sigstore_dev import LocalSigstore
+    from histor_sign.sigstore_trust import TrustSource
+
+    with LocalSigstore(directory=tmp_path) as inst:
+        who = obtain_identity(inst.mint_token(WF_ALICE))
+        assert who.identity == WF_ALICE
+        stmt = statement("io.github.alice/docs", who.identity, TOOLS_V1)
+        signed = sign_statement(
+            stmt, trust=TrustSource.from_trust_config(inst.trust_config_path), token_identity=who
+        )
+    assert signed.envelope.identity == WF_ALICE
+    assert signed.envelope.transparency_log.log_index == 0
+    assert signed.statement_bytes == signed.envelope.signed_bytes()
