@@ -1,0 +1,124 @@
+"""What a Fulcio certificate says about its holder: SAN, OIDC issuer, and the GitHub
+Actions extensions (repository, owner, ref, numeric ids) that identity pins compare.
+
+Fulcio writes extensions .1–.6 as raw strings (legacy) and .8–.22 as DER UTF8String; we
+read both and prefer the newer one when both are present.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cryptography.x509 import Certificate
+
+FULCIO_OID = "1.3.6.1.4.1.57264.1."
+SIGSTORE_OTHERNAME_OID = "1.3.6.1.4.1.57264.1.7"
+_LEGACY = frozenset({"1", "2", "3", "4", "5", "6"})
+
+
+def _der_string(value: bytes) -> str | None:
+    """Decode a DER UTF8String (tag 0x0c), short or long form length."""
+    if len(value) < 2 or value[0] != 0x0C:
+        return None
+    length, offset = value[1], 2
+    if length & 0x80:
+        count = length & 0x7F
+        if count == 0 or count > 4 or len(value) < 2 + count:
+            return None
+        length, offset = int.from_bytes(value[2 : 2 + count], "big"), 2 + count
+    if len(value) != offset + length:
+        return None
+    try:
+        return value[offset:].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+@dataclass(frozen=True)
+class CertificateFacts:
+    sans: tuple[str, ...]
+    extensions: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def identity(self) -> str | None:
+        return self.sans[0] if len(self.sans) == 1 else None
+
+    def ext(self, *numbers: str) -> str | None:
+        for number in numbers:
+            if number in self.extensions:
+                return self.extensions[number]
+        return None
+
+    @property
+    def issuer(self) -> str | None:
+        return self.ext("8", "1")
+
+    @property
+    def repository(self) -> str | None:
+        """``owner/repo`` of the run's source repository (ext .12, else legacy .5)."""
+        uri = self.ext("12")
+        if uri is not None and uri.startswith("https://github.com/"):
+            return uri.removeprefix("https://github.com/")
+        return self.ext("5")
+
+    def owners(self) -> list[str]:
+        """Every owner the certificate states: ext .16 owner URI and legacy .5 prefix."""
+        out: list[str] = []
+        owner_uri = self.ext("16")
+        if owner_uri is not None:
+            out.append(owner_uri.removeprefix("https://github.com/"))
+        legacy_repo = self.ext("5")
+        if legacy_repo is not None:
+            out.append(legacy_repo.split("/", 1)[0])
+        return out
+
+    @property
+    def ref(self) -> str | None:
+        return self.ext("14", "6")
+
+    @property
+    def owner_id(self) -> str | None:
+        return self.ext("17")
+
+    @property
+    def repository_id(self) -> str | None:
+        return self.ext("15")
+
+
+def certificate_facts(cert: Certificate) -> CertificateFacts:
+    from cryptography import x509
+
+    sans: list[str] = []
+    try:
+        san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        san = None
+    if san is not None:
+        sans += san.get_values_for_type(x509.UniformResourceIdentifier)
+        sans += san.get_values_for_type(x509.RFC822Name)
+        for other in san.get_values_for_type(x509.OtherName):
+            if other.type_id.dotted_string == SIGSTORE_OTHERNAME_OID:
+                decoded = _der_string(other.value)
+                if decoded is not None:
+                    sans.append(decoded)
+    extensions: dict[str, str] = {}
+    for ext in cert.extensions:
+        oid = ext.oid.dotted_string
+        if not oid.startswith(FULCIO_OID):
+            continue
+        number = oid.removeprefix(FULCIO_OID)
+        raw = getattr(ext.value, "value", None)
+        if not isinstance(raw, bytes):
+            continue
+        if number in _LEGACY:
+            try:
+                extensions[number] = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+        else:
+            decoded = _der_string(raw)
+            if decoded is not None:
+                extensions[number] = decoded
+    return CertificateFacts(tuple(sans), extensions)

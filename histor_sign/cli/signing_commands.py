@@ -1,0 +1,299 @@
+"""``sign``, ``verify`` and ``dev-sigstore``: keyless signing of revision envelopes.
+
+Heavy modules (sigstore, cryptography) are imported inside the commands so that
+``histor-sign --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+from types import FrameType
+from typing import Annotated
+
+import typer
+
+from histor_sign.cli.app import PROG, OutputFormat, app, emit
+from histor_sign.errors import UsageError
+
+GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
+
+
+def _warn(message: str | None) -> None:
+    if message:
+        sys.stderr.write(f"{PROG}: warning: {message}\n")
+        sys.stderr.flush()
+
+
+@app.command()
+def sign(
+    statement: Annotated[
+        str,
+        typer.Argument(help="Revision statement JSON (from 'histor-sign build'), or - for stdin."),
+    ],
+    output: Annotated[
+        Path,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Envelope to write, e.g. release.envelope.json. Also writes "
+            "release.statement.json "
+            "(the exact signed bytes) and release.sigstore.json (the Sigstore bundle) beside it; "
+            "for other names a trailing .json is replaced.",
+        ),
+    ],
+    identity_token: Annotated[
+        str | None,
+        typer.Option(
+            "--identity-token",
+            envvar="SIGSTORE_IDENTITY_TOKEN",
+            show_envvar=True,
+            help="OIDC identity token. Default: ambient credentials (GitHub Actions with "
+            "'permissions: id-token: write').",
+        ),
+    ] = None,
+    staging: Annotated[
+        bool, typer.Option("--staging", help="Use Sigstore staging (testing only).")
+    ] = False,
+    trust_config: Annotated[
+        Path | None,
+        typer.Option(
+            "--trust-config",
+            help="Sigstore ClientTrustConfig JSON naming the Fulcio/Rekor to use (e.g. the file "
+            "written by 'histor-sign dev-sigstore'). Default: public-good production.",
+        ),
+    ] = None,
+) -> None:
+    """Sign a revision statement keyless with Sigstore, verify the fresh bundle, and write
+    the envelope, statement bytes and bundle atomically."""
+    from histor_sign.canonical import read_json_file
+    from histor_sign.envelope import companion_paths
+    from histor_sign.revision import statement_from
+    from histor_sign.signing import sign_statement
+    from histor_sign.sigstore_trust import TrustSource
+
+    trust = TrustSource.select(staging=staging, trust_config=trust_config)
+    stmt = statement_from(read_json_file(statement), statement)
+    _warn(trust.warning())
+    signed = sign_statement(stmt, trust=trust, identity_token=identity_token)
+    signed.write(output)
+    statement_path, bundle_path = companion_paths(output)
+    env = signed.envelope
+    log = env.transparency_log
+    emit(
+        "\n".join(
+            [
+                f"signed {env.server} revision {env.revision} as {env.identity}",
+                f"  envelope  {output}",
+                f"  statement {statement_path}",
+                f"  bundle    {bundle_path}",
+                f"  log index {log.log_index} (log id {log.log_id})",
+            ]
+        ),
+        None,
+    )
+
+
+@app.command()
+def verify(
+    envelope: Annotated[str, typer.Argument(help="Signed revision envelope (*.envelope.json).")],
+    cert_identity: Annotated[
+        str | None,
+        typer.Option(
+            "--cert-identity",
+            help="Exact signer identity to require, e.g. "
+            "https://github.com/OWNER/REPO/.github/workflows/sign.yml@refs/heads/main. Required "
+            "for servers outside io.github.*.",
+        ),
+    ] = None,
+    cert_oidc_issuer: Annotated[
+        str, typer.Option("--cert-oidc-issuer", help="OIDC issuer to require.")
+    ] = GITHUB_ACTIONS_ISSUER,
+    repository: Annotated[
+        str | None,
+        typer.Option(
+            "--repository", help="Require the certificate's source repository OWNER/REPO."
+        ),
+    ] = None,
+    ref: Annotated[
+        str | None, typer.Option("--ref", help="Require the git ref, e.g. refs/heads/main.")
+    ] = None,
+    owner_id: Annotated[
+        str | None,
+        typer.Option("--owner-id", help="Require the numeric GitHub owner id (rename-proof)."),
+    ] = None,
+    repository_id: Annotated[
+        str | None,
+        typer.Option("--repository-id", help="Require the numeric GitHub repository id."),
+    ] = None,
+    previous: Annotated[
+        str | None,
+        typer.Option(
+            "--previous", help="Previous envelope: check same server, revision+1, digest chain."
+        ),
+    ] = None,
+    tools: Annotated[
+        str | None,
+        typer.Option("--tools", help="Tool catalog whose digests must equal the signed ones."),
+    ] = None,
+    trusted_root: Annotated[
+        Path | None,
+        typer.Option("--trusted-root", help="Sigstore TrustedRoot JSON to verify against."),
+    ] = None,
+    trust_config: Annotated[
+        Path | None,
+        typer.Option("--trust-config", help="Sigstore ClientTrustConfig JSON to verify against."),
+    ] = None,
+    staging: Annotated[
+        bool, typer.Option("--staging", help="Verify against Sigstore staging.")
+    ] = False,
+    offline: Annotated[
+        bool,
+        typer.Option(
+            "--offline",
+            help="No network: use the trusted root vendored in histor-sign instead of a "
+            "TUF refresh.",
+        ),
+    ] = False,
+    format: Annotated[
+        OutputFormat, typer.Option("--format", "-f", help="Report format: human or json.")
+    ] = OutputFormat.human,
+) -> None:
+    """Verify a signed envelope: well-formed, signature/chain/SCT/inclusion, identity,
+    transparency-log copy, revision chain and tool digests — each reported separately."""
+    from histor_sign.catalog import load_catalog
+    from histor_sign.envelope import load_envelope
+    from histor_sign.sigstore_trust import TrustSource
+    from histor_sign.verify import IdentityPins, verify_envelope
+
+    trust = TrustSource.select(
+        staging=staging, trusted_root=trusted_root, trust_config=trust_config, offline=offline
+    )
+    # Bad input first (exit 2, one line), then the trust warning, then the checks.
+    signed = load_envelope(envelope)
+    prev = load_envelope(previous) if previous is not None else None
+    catalog = load_catalog(tools).tools if tools is not None else None
+    _warn(trust.warning())
+    pins = IdentityPins(
+        cert_identity=cert_identity,
+        cert_oidc_issuer=cert_oidc_issuer,
+        repository=repository,
+        ref=ref,
+        owner_id=owner_id,
+        repository_id=repository_id,
+    )
+    report = verify_envelope(
+        signed, pins=pins, trust=trust, previous=prev, tools=catalog, source=envelope,
+        previous_source=previous, tools_source=tools,
+    )
+    if format is OutputFormat.json:
+        emit(json.dumps(report.to_json(), indent=2, ensure_ascii=False), None)
+    else:
+        emit(report.to_text(), None)
+    report.raise_for_failure()
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@app.command("dev-sigstore")
+def dev_sigstore(
+    trust_config_out: Annotated[
+        Path,
+        typer.Option(
+            "--trust-config-out",
+            help="Write the instance's ClientTrustConfig JSON here (pass it to --trust-config).",
+        ),
+    ],
+    trusted_root_out: Annotated[
+        Path | None,
+        typer.Option("--trusted-root-out", help="Also write the bare TrustedRoot JSON here."),
+    ] = None,
+    host: Annotated[str, typer.Option("--host", help="Loopback address to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to bind (0 = any free port).")] = 0,
+    token_for: Annotated[
+        str | None,
+        typer.Option(
+            "--token-for",
+            help="Mint a GitHub-Actions-style identity token for this workflow identity "
+            "(https://github.com/OWNER/REPO/.github/workflows/FILE.yml@REF).",
+        ),
+    ] = None,
+    token_repository: Annotated[
+        str | None,
+        typer.Option(
+            "--token-repository",
+            help="Calling repository OWNER/REPO for the token (default: the workflow's own).",
+        ),
+    ] = None,
+    token_out: Annotated[
+        Path | None,
+        typer.Option("--token-out", help="File to write the minted token to (never printed)."),
+    ] = None,
+    token_lifetime: Annotated[
+        int, typer.Option("--token-lifetime", min=1, max=86400, help="Token lifetime in seconds.")
+    ] = 3600,
+    github_env_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--github-env-out",
+            help="Write GITHUB_ACTIONS / ACTIONS_ID_TOKEN_REQUEST_URL / _TOKEN lines (KEY=VALUE) "
+            "for --token-for, to exercise ambient detection.",
+        ),
+    ] = None,
+) -> None:
+    """Run a LOCAL, UNTRUSTED Sigstore instance (Fulcio, Rekor v1, GitHub-style OIDC) in the
+    foreground, for tests and offline demos. Stop with Ctrl-C or SIGTERM."""
+    from histor_sign.atomic import write_all_atomic
+    from histor_sign.sigstore_dev import LocalSigstore
+
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        raise UsageError("dev-sigstore binds loopback only (--host 127.0.0.1, localhost or ::1)")
+    if (token_out or github_env_out) and not token_for:
+        raise UsageError("--token-out and --github-env-out need --token-for IDENTITY")
+    if token_for and not (token_out or github_env_out):
+        raise UsageError("--token-for needs --token-out FILE or --github-env-out FILE")
+    instance = LocalSigstore(host=host, port=port)
+    try:
+        instance.start()
+    except OSError as exc:
+        raise UsageError(f"cannot bind {host}:{port}: {exc.strerror}") from None
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        files: dict[Path, bytes] = {
+            trust_config_out: (json.dumps(instance.trust_config, indent=2) + "\n").encode()
+        }
+        if trusted_root_out is not None:
+            files[trusted_root_out] = (
+                json.dumps(instance.trust_config["trustedRoot"], indent=2) + "\n"
+            ).encode()
+        if token_for:
+            try:
+                if token_out is not None:
+                    token = instance.mint_token(
+                        token_for, repository=token_repository, lifetime=token_lifetime
+                    )
+                    files[token_out] = token.encode()
+                if github_env_out is not None:
+                    env = instance.github_env(token_for, repository=token_repository)
+                    files[github_env_out] = "".join(f"{k}={v}\n" for k, v in env.items()).encode()
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+        write_all_atomic(files)
+        _warn(
+            "dev-sigstore is a LOCAL, UNTRUSTED Sigstore instance for tests and demos: anyone "
+            "can mint any identity here. Never use its trust config for real releases."
+        )
+        sys.stderr.write(
+            f"{PROG}: dev-sigstore listening on {instance.url}; trust config {trust_config_out}\n"
+        )
+        sys.stderr.flush()
+        instance.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        instance.stop()

@@ -1,0 +1,229 @@
+"""Keyless signing of a revision statement (SPEC §4 ``sign``).
+
+identity token (``--identity-token`` or ambient GitHub Actions OIDC) → sigstore
+``SigningContext`` from the chosen trust → ``sign_artifact(signed bytes)`` (an ordinary
+``hashedrekord`` bundle) → the **full Verifier** on the fresh bundle, because the signer
+itself never checks what Rekor answered → ``transparencyLog`` copied from the bundle →
+envelope, statement bytes and bundle, written all-or-nothing.
+
+Every sigstore / requests / cryptography error is turned into a :class:`SigningError`
+(exit 2) or :class:`InputError`; sigstore is imported lazily.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from histor_sign.atomic import write_all_atomic
+from histor_sign.envelope import Envelope, companion_paths, signed_bytes
+from histor_sign.errors import HistorError, InputError, SigningError, VerificationFailed
+from histor_sign.revision import statement_from
+from histor_sign.sigstore_trust import TrustSource, _first_line
+
+if TYPE_CHECKING:
+    from sigstore.oidc import IdentityToken
+
+GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
+
+_NO_TOKEN = (
+    "no identity token: pass --identity-token, or run in GitHub Actions with "
+    "'permissions: id-token: write'"
+)
+_GITHUB_PERMISSION = (
+    "GitHub Actions did not provide an OIDC token: the workflow (or job) needs "
+    "'permissions: id-token: write' (pull requests from forks never get one)"
+)
+
+
+@dataclass(frozen=True)
+class SignedRevision:
+    """A freshly signed and verified revision: the envelope and its two companion files."""
+
+    envelope: Envelope
+    statement_bytes: bytes
+    bundle_json: bytes
+
+    def files(self, output: str | Path) -> dict[Path, bytes]:
+        statement_path, bundle_path = companion_paths(output)
+        return {
+            Path(output): self.envelope.to_bytes(),
+            statement_path: self.statement_bytes,
+            bundle_path: self.bundle_json,
+        }
+
+    def write(self, output: str | Path) -> list[Path]:
+        """Write envelope, ``*.statement.json`` and ``*.sigstore.json`` atomically (all or none)."""
+        files = self.files(output)
+        write_all_atomic(files)
+        return list(files)
+
+
+@dataclass(frozen=True)
+class TokenIdentity:
+    """What the certificate will say, predicted from the token (and checked afterwards)."""
+
+    token: IdentityToken
+    issuer: str
+    identity: str
+
+
+def _unverified_claims(raw: str) -> dict[str, Any]:
+    import jwt
+
+    try:
+        claims: dict[str, Any] = jwt.decode(raw, options={"verify_signature": False})
+    except Exception:
+        raise SigningError("identity token is not a JWT") from None
+    return claims
+
+
+def obtain_identity(identity_token: str | None) -> TokenIdentity:
+    """Load the explicit token or detect an ambient one; predict the certificate identity."""
+    from sigstore.oidc import IdentityError, IdentityToken, detect_credential
+
+    raw = identity_token.strip() if identity_token is not None else None
+    if raw is None:
+        try:
+            raw = detect_credential()
+        except IdentityError as exc:
+            if "permission" in str(exc).lower() or "ACTIONS_ID_TOKEN" in str(exc):
+                raise SigningError(_GITHUB_PERMISSION) from None
+            raise SigningError(f"ambient OIDC credential detection failed: {_first_line(exc)}") \
+                from None
+        except Exception as exc:  # urllib3/network errors inside the detector
+            raise SigningError(f"ambient OIDC credential detection failed: {_first_line(exc)}") \
+                from None
+        if not raw:
+            raise SigningError(_NO_TOKEN)
+    claims = _unverified_claims(raw)
+    aud = claims.get("aud")
+    audiences = aud if isinstance(aud, list) else [aud]
+    if "sigstore" not in audiences:
+        raise SigningError(f"identity token audience is {aud!r}, expected 'sigstore'")
+    now = time.time()
+    exp, nbf = claims.get("exp"), claims.get("nbf")
+    if isinstance(exp, int | float) and exp <= now:
+        raise SigningError(
+            f"identity token expired {int(now - exp)} s ago; request a fresh one"
+        )
+    if isinstance(nbf, int | float) and nbf > now + 5:
+        raise SigningError("identity token is not valid yet (nbf is in the future)")
+    try:
+        token = IdentityToken(raw)
+    except IdentityError as exc:
+        message = str(exc)
+        if "validity period" in message or "expired" in message.lower():
+            message = "identity token has expired (or is not valid yet)"
+        raise SigningError(f"identity token rejected: {message}") from None
+    issuer = token.federated_issuer
+    if token.issuer == GITHUB_ACTIONS_ISSUER:
+        workflow_ref = claims.get("job_workflow_ref")
+        if not isinstance(workflow_ref, str) or not workflow_ref:
+            raise SigningError("GitHub Actions token has no job_workflow_ref claim")
+        identity = f"https://github.com/{workflow_ref}"
+    else:
+        identity = token.identity
+    return TokenIdentity(token=token, issuer=issuer, identity=identity)
+
+
+def _signing_failure(exc: BaseException) -> SigningError:
+    """Name which service failed, without echoing tokens."""
+    kind = type(exc).__name__
+    module = type(exc).__module__
+    if kind == "ExpiredIdentity":
+        return SigningError("identity token expired before signing finished")
+    if kind == "ExpiredCertificate":
+        return SigningError("signing certificate expired before signing finished")
+    if "fulcio" in module or kind == "FulcioClientError":
+        return SigningError(f"Fulcio refused the certificate request: {_first_line(exc)}")
+    if "rekor" in module or kind == "RekorClientError":
+        return SigningError(f"Rekor refused the log entry: {_first_line(exc)}")
+    if module.startswith(("requests", "urllib3")):
+        return SigningError(f"cannot reach the Sigstore services: {_first_line(exc)}")
+    return SigningError(f"signing failed ({kind}): {_first_line(exc)}")
+
+
+def sign_statement(
+    statement: Mapping[str, Any],
+    *,
+    trust: TrustSource | None = None,
+    identity_token: str | None = None,
+    token_identity: TokenIdentity | None = None,
+) -> SignedRevision:
+    """Sign a revision statement and verify the result before returning it.
+
+    ``trust`` defaults to production. The token is ``token_identity`` (from
+    :func:`obtain_identity`, e.g. when the caller first needed the identity to build the
+    statement), else ``identity_token``, else ambient credentials. The statement's
+    ``identity`` must equal the identity the certificate will carry (for GitHub: the
+    workflow URI), so a revision can never claim a signer other than the one that signed it.
+    """
+    from histor_sign.verify import log_entry_of, verify_artifact_bundle
+
+    trust = trust or TrustSource.production()
+    stmt = statement_from(dict(statement), "statement")
+    who = token_identity or obtain_identity(identity_token)
+    if stmt["identity"] != who.identity:
+        raise InputError(
+            f"statement identity {stmt['identity']!r} is not the signing identity "
+            f"{who.identity!r} from the OIDC token; rebuild the statement with that identity"
+        )
+    data = signed_bytes(stmt, issuer=who.issuer, identity=who.identity)
+    config = trust.client_trust_config()
+    try:
+        from sigstore.sign import SigningContext
+
+        context = SigningContext.from_trust_config(config)
+        with context.signer(who.token, cache=True) as signer:
+            bundle = signer.sign_artifact(data)
+        bundle_text: str = bundle.to_json()
+    except HistorError:
+        raise
+    except Exception as exc:
+        raise _signing_failure(exc) from None
+
+    from histor_sign.verify import IdentityPins
+
+    try:
+        verify_artifact_bundle(
+            data,
+            bundle_text,
+            trusted_root=config.trusted_root,
+            pins=IdentityPins(cert_identity=who.identity, cert_oidc_issuer=who.issuer),
+        )
+    except VerificationFailed as exc:
+        raise SigningError(
+            f"the fresh bundle does not verify against the trust root ({exc}); "
+            "nothing was written"
+        ) from None
+    import json
+
+    bundle_doc = json.loads(bundle_text)
+    envelope = Envelope(
+        statement=stmt,
+        issuer=who.issuer,
+        identity=who.identity,
+        bundle=bundle_doc,
+        transparency_log=log_entry_of(bundle_doc),
+    )
+    return SignedRevision(envelope, data, bundle_text.encode("utf-8"))
+
+
+def sign_file(
+    statement_path: str | Path,
+    output: str | Path,
+    *,
+    trust: TrustSource | None = None,
+    identity_token: str | None = None,
+) -> SignedRevision:
+    """Read a statement file, sign it, write envelope + companions atomically."""
+    from histor_sign.canonical import read_json_file
+
+    statement = statement_from(read_json_file(str(statement_path)), str(statement_path))
+    signed = sign_statement(statement, trust=trust, identity_token=identity_token)
+    signed.write(output)
+    return signed

@@ -1,0 +1,116 @@
+"""The local instance's trust material as Sigstore documents (TrustedRoot, SigningConfig,
+ClientTrustConfig), and how to recognise it again so it is never mistaken for production.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from histor_sign.sigstore_dev.encoding import b64, key_id, spki_der
+from histor_sign.sigstore_dev.fulcio import CertificateAuthority
+from histor_sign.sigstore_dev.rekor import TransparencyLog
+
+#: Organization name on every local CA certificate; also how we recognise the instance.
+DEV_ORGANIZATION = "histor-sign dev-sigstore (UNTRUSTED, local testing only)"
+OPERATOR = "dev-sigstore.local"
+CLIENT_TRUST_CONFIG_TYPE = "application/vnd.dev.sigstore.clienttrustconfig.v0.1+json"
+
+
+def _time(value: dt.datetime) -> str:
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _public_key(key: ec.EllipticCurvePublicKey, start: dt.datetime) -> dict[str, Any]:
+    return {
+        "rawBytes": b64(spki_der(key)),
+        "keyDetails": "PKIX_ECDSA_P256_SHA_256",
+        "validFor": {"start": _time(start)},
+    }
+
+
+def trusted_root(url: str, ca: CertificateAuthority, log: TransparencyLog) -> dict[str, Any]:
+    start = ca.not_before
+    return {
+        "mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
+        "tlogs": [
+            {
+                "baseUrl": url,
+                "hashAlgorithm": "SHA2_256",
+                "publicKey": _public_key(log.key.public_key(), start),
+                "logId": {"keyId": b64(log.log_id)},
+            }
+        ],
+        "certificateAuthorities": [
+            {
+                "subject": {"organization": ca.organization, "commonName": "dev-sigstore root"},
+                "uri": url,
+                "certChain": {
+                    "certificates": [
+                        {"rawBytes": b64(c.public_bytes(serialization.Encoding.DER))}
+                        for c in (ca.intermediate_cert, ca.root_cert)
+                    ]
+                },
+                "validFor": {"start": _time(start)},
+            }
+        ],
+        "ctlogs": [
+            {
+                "baseUrl": url,
+                "hashAlgorithm": "SHA2_256",
+                "publicKey": _public_key(ca.ct_key.public_key(), start),
+                "logId": {"keyId": b64(key_id(ca.ct_key.public_key()))},
+            }
+        ],
+        "timestampAuthorities": [],
+    }
+
+
+def signing_config(url: str, start: dt.datetime) -> dict[str, Any]:
+    def service(endpoint: str) -> list[dict[str, Any]]:
+        return [
+            {
+                "url": endpoint,
+                "majorApiVersion": 1,
+                "operator": OPERATOR,
+                "validFor": {"start": _time(start)},
+            }
+        ]
+
+    return {
+        "mediaType": "application/vnd.dev.sigstore.signingconfig.v0.2+json",
+        "caUrls": service(url),
+        "oidcUrls": service(url),
+        "rekorTlogUrls": service(url),
+        "tsaUrls": [],
+        "rekorTlogConfig": {"selector": "ANY"},
+        "tsaConfig": {"selector": "ANY"},
+    }
+
+
+def client_trust_config(
+    url: str, ca: CertificateAuthority, log: TransparencyLog
+) -> dict[str, Any]:
+    return {
+        "mediaType": CLIENT_TRUST_CONFIG_TYPE,
+        "trustedRoot": trusted_root(url, ca, log),
+        "signingConfig": signing_config(url, ca.not_before),
+    }
+
+
+def is_dev_trusted_root(document: Any) -> bool:
+    """True if a TrustedRoot JSON document names the local instance's CA."""
+    if not isinstance(document, dict):
+        return False
+    authorities = document.get("certificateAuthorities")
+    if not isinstance(authorities, list):
+        return False
+    return any(
+        isinstance(a, dict)
+        and isinstance(a.get("subject"), dict)
+        and a["subject"].get("organization") == DEV_ORGANIZATION
+        for a in authorities
+    )

@@ -1,0 +1,204 @@
+"""Which Sigstore instance to trust: production (default), staging, a TrustedRoot file, or
+a ClientTrustConfig file (how tests and the offline demo use the local instance).
+
+Production and staging verification with ``offline`` use the trusted roots vendored in
+``histor_sign/trust_roots/`` (copies of the roots embedded in sigstore 4.5.1) through
+``TrustedRoot.from_file`` — no TUF, no cache directories, no network. Without ``offline``
+the root is refreshed through TUF, which picks up key rotations but needs network.
+
+sigstore is imported lazily so the CLI starts fast.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from histor_sign.canonical import parse_json, read_bytes
+from histor_sign.errors import InputError, OperationalError, UsageError
+
+if TYPE_CHECKING:
+    from sigstore.models import ClientTrustConfig, TrustedRoot
+
+PRODUCTION = "production"
+STAGING = "staging"
+TRUSTED_ROOT = "trusted-root"
+TRUST_CONFIG = "trust-config"
+MAX_TRUST_FILE_BYTES = 4 * 1024 * 1024
+
+
+def vendored_root_path(name: str) -> Path:
+    """Path of a vendored trusted root (``production`` or ``staging``)."""
+    return Path(str(resources.files("histor_sign.trust_roots") / f"{name}.trusted_root.json"))
+
+
+def _ca_certificates(root: Any) -> set[str]:
+    if not isinstance(root, dict):
+        return set()
+    out: set[str] = set()
+    for authority in root.get("certificateAuthorities") or []:
+        chain = authority.get("certChain", {}) if isinstance(authority, dict) else {}
+        for cert in chain.get("certificates", []) if isinstance(chain, dict) else []:
+            if isinstance(cert, dict) and isinstance(cert.get("rawBytes"), str):
+                out.add(cert["rawBytes"])
+    return out
+
+
+@dataclass(frozen=True)
+class TrustSource:
+    """A choice of Sigstore instance. Build with :meth:`select` (CLI flags) or the
+    ``production()`` / ``staging()`` / ``from_trusted_root()`` / ``from_trust_config()``
+    constructors."""
+
+    kind: str = PRODUCTION
+    path: Path | None = None
+    offline: bool = False
+
+    @classmethod
+    def production(cls, *, offline: bool = False) -> TrustSource:
+        return cls(PRODUCTION, None, offline)
+
+    @classmethod
+    def staging(cls, *, offline: bool = False) -> TrustSource:
+        return cls(STAGING, None, offline)
+
+    @classmethod
+    def from_trusted_root(cls, path: str | Path) -> TrustSource:
+        return cls(TRUSTED_ROOT, Path(path), True)
+
+    @classmethod
+    def from_trust_config(cls, path: str | Path) -> TrustSource:
+        return cls(TRUST_CONFIG, Path(path), True)
+
+    @classmethod
+    def select(
+        cls,
+        *,
+        staging: bool = False,
+        trusted_root: str | Path | None = None,
+        trust_config: str | Path | None = None,
+        offline: bool = False,
+    ) -> TrustSource:
+        """The source named by CLI flags; at most one of them may be given."""
+        chosen = [
+            flag
+            for flag, given in (
+                ("--staging", staging),
+                ("--trusted-root", trusted_root is not None),
+                ("--trust-config", trust_config is not None),
+            )
+            if given
+        ]
+        if len(chosen) > 1:
+            raise UsageError(f"{' and '.join(chosen)} cannot be used together")
+        if trusted_root is not None:
+            return cls.from_trusted_root(trusted_root)
+        if trust_config is not None:
+            return cls.from_trust_config(trust_config)
+        return cls.staging(offline=offline) if staging else cls.production(offline=offline)
+
+    # ------------------------------------------------------------------ description
+    def describe(self) -> str:
+        if self.path is not None:
+            suffix = " (dev-sigstore, UNTRUSTED)" if self.is_dev_instance() else ""
+            return f"{self.kind} {self.path}{suffix}"
+        return f"{self.kind}{' (offline, vendored root)' if self.offline else ''}"
+
+    def _root_document(self) -> Any:
+        if self.path is None:
+            return None
+        doc = parse_json(read_bytes(str(self.path), max_bytes=MAX_TRUST_FILE_BYTES), str(self.path))
+        if self.kind == TRUST_CONFIG:
+            return doc.get("trustedRoot") if isinstance(doc, dict) else None
+        return doc
+
+    def is_dev_instance(self) -> bool:
+        from histor_sign.sigstore_dev.trust import is_dev_trusted_root
+
+        return is_dev_trusted_root(self._root_document())
+
+    def warning(self) -> str | None:
+        """A loud warning when this is not the public-good production instance."""
+        if self.kind == PRODUCTION:
+            return None
+        if self.kind == STAGING:
+            return "using Sigstore STAGING: signatures are for testing, not for release"
+        doc = self._root_document()
+        from histor_sign.sigstore_dev.trust import is_dev_trusted_root
+
+        if is_dev_trusted_root(doc):
+            return (
+                f"using the LOCAL dev-sigstore instance from {self.path}: UNTRUSTED, for "
+                "tests and demos only; anyone can mint identities there"
+            )
+        production = json.loads(vendored_root_path(PRODUCTION).read_text())
+        cas = _ca_certificates(doc)
+        if cas and cas <= _ca_certificates(production):
+            return None
+        return (
+            f"using a NON-PRODUCTION Sigstore trust root from {self.path}: signatures are only "
+            "as trustworthy as that file"
+        )
+
+    # ------------------------------------------------------------------ sigstore objects
+    def trusted_root(self) -> TrustedRoot:
+        """The TrustedRoot to verify against (no network unless online production/staging)."""
+        from sigstore.models import TrustedRoot
+
+        if self.kind in (PRODUCTION, STAGING):
+            if self.offline:
+                return TrustedRoot.from_file(str(vendored_root_path(self.kind)))
+            return self._tuf_config().trusted_root
+        if self.kind == TRUST_CONFIG:
+            return self.client_trust_config().trusted_root
+        assert self.path is not None
+        self._root_document()  # strict JSON + size bound first, for a clear message
+        try:
+            return TrustedRoot.from_file(str(self.path))
+        except Exception as exc:  # pydantic/protobuf/sigstore errors
+            raise InputError(f"{self.path}: not a Sigstore trusted root ({_first_line(exc)})") \
+                from None
+
+    def client_trust_config(self) -> ClientTrustConfig:
+        """The ClientTrustConfig to sign with (signing config + trusted root)."""
+        from sigstore.models import ClientTrustConfig
+
+        if self.kind in (PRODUCTION, STAGING):
+            return self._tuf_config()
+        if self.kind == TRUSTED_ROOT:
+            raise UsageError(
+                "--trusted-root has no signing services; sign with --trust-config FILE "
+                "(a Sigstore ClientTrustConfig), --staging, or production"
+            )
+        assert self.path is not None
+        document = self._root_document()
+        if not isinstance(document, dict):
+            raise InputError(f"{self.path}: not a Sigstore ClientTrustConfig (no trustedRoot)")
+        try:
+            return ClientTrustConfig.from_json(self.path.read_text("utf-8"))
+        except Exception as exc:
+            raise InputError(
+                f"{self.path}: not a Sigstore ClientTrustConfig ({_first_line(exc)})"
+            ) from None
+
+    def _tuf_config(self) -> ClientTrustConfig:
+        from sigstore.models import ClientTrustConfig
+
+        try:
+            if self.kind == STAGING:
+                return ClientTrustConfig.staging(offline=self.offline)
+            return ClientTrustConfig.production(offline=self.offline)
+        except Exception as exc:
+            hint = "" if self.offline else "; use --offline to verify with the vendored root"
+            raise OperationalError(
+                f"cannot load the Sigstore {self.kind} trust root via TUF "
+                f"({_first_line(exc)}){hint}"
+            ) from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0][:300]

@@ -1,0 +1,462 @@
+"""Verification of a signed revision envelope, axis by axis (SPEC §4 ``verify`` 1–6).
+
+Axes, each reported separately so a failure names what broke:
+
+``well-formed``  strict JSON, required members, types (a failure here is bad input, exit 2)
+``signature``    sigstore Verifier over the rebuilt signed bytes: certificate chain, SCT,
+                 Rekor inclusion proof, signed checkpoint and SET, signed time
+``identity``     issuer, exact workflow pin, ``io.github.<owner>`` namespace owner,
+                 optional repository / ref / numeric id pins
+``log-entry``    ``transparencyLog`` equals the bundle's entry; ``signer`` equals the certificate
+``chain``        ``--previous``: same server, revision + 1, previousManifestDigest
+``tools``        ``--tools``: catalog digests equal the signed ones
+
+The Verifier runs with an accept-all policy and identity is decided here on the same,
+chain-verified certificate, so a wrong identity and a broken signature are told apart.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from histor_sign.certificate import CertificateFacts, certificate_facts
+from histor_sign.envelope import Envelope, TransparencyLogRef, load_envelope
+from histor_sign.errors import UsageError, VerificationFailed
+from histor_sign.sigstore_trust import TrustSource, _first_line
+
+if TYPE_CHECKING:
+    from cryptography.x509 import Certificate
+    from sigstore.models import TrustedRoot
+
+    from histor_sign.catalog import Tool
+
+GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
+AXES = ("well-formed", "signature", "identity", "log-entry", "chain", "tools")
+PASS, FAIL, SKIPPED = "pass", "fail", "skipped"
+
+
+# ---------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class AxisResult:
+    axis: str
+    status: str
+    detail: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"axis": self.axis, "status": self.status, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class VerificationReport:
+    """Outcome of :func:`verify_envelope`; ``ok`` is True only if no axis failed."""
+
+    source: str
+    envelope: Envelope
+    trust: str
+    axes: tuple[AxisResult, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(a.status != FAIL for a in self.axes)
+
+    @property
+    def failed(self) -> list[AxisResult]:
+        return [a for a in self.axes if a.status == FAIL]
+
+    def axis(self, name: str) -> AxisResult:
+        return next(a for a in self.axes if a.axis == name)
+
+    def raise_for_failure(self) -> None:
+        if not self.ok:
+            first = self.failed[0]
+            raise VerificationFailed(f"{self.source}: {first.axis}: {first.detail}")
+
+    def to_json(self) -> dict[str, Any]:
+        env = self.envelope
+        return {
+            "verified": self.ok,
+            "envelope": self.source,
+            "server": env.server,
+            "serverVersion": env.statement["serverVersion"],
+            "revision": env.revision,
+            "manifestDigest": env.statement["manifestDigest"],
+            "signer": {"issuer": env.issuer, "identity": env.identity},
+            "transparencyLog": env.transparency_log.to_json(),
+            "trust": self.trust,
+            "checks": [a.to_json() for a in self.axes],
+        }
+
+    def to_text(self) -> str:
+        env = self.envelope
+        head = "VERIFIED" if self.ok else "FAILED"
+        lines = [
+            f"{head}: {env.server} revision {env.revision} ({env.statement['serverVersion']})",
+            f"  signer    {env.identity}",
+            f"  issuer    {env.issuer}",
+            f"  log index {env.transparency_log.log_index}",
+            f"  trust     {self.trust}",
+        ]
+        width = max(len(a) for a in AXES)
+        lines += [f"  {a.status:<7} {a.axis:<{width}}  {a.detail}" for a in self.axes]
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- identity
+@dataclass(frozen=True)
+class IdentityPins:
+    """What the verifier requires of the certificate. ``cert_identity`` is an exact SAN pin
+    (e.g. ``https://github.com/O/R/.github/workflows/sign.yml@refs/heads/main``)."""
+
+    cert_identity: str | None = None
+    cert_oidc_issuer: str = GITHUB_ACTIONS_ISSUER
+    repository: str | None = None
+    ref: str | None = None
+    owner_id: str | None = None
+    repository_id: str | None = None
+
+
+def namespace_owner(server: str) -> str | None:
+    """``io.github.<owner>/name`` → ``<owner>``; None for other namespaces."""
+    namespace = server.split("/", 1)[0]
+    if namespace.lower().startswith("io.github.") and len(namespace) > len("io.github."):
+        return namespace[len("io.github.") :]
+    return None
+
+
+def identity_problems(
+    facts: CertificateFacts, pins: IdentityPins, *, server: str | None = None
+) -> list[str]:
+    """Every way the certificate misses the pins or the server's namespace (empty = ok)."""
+    problems: list[str] = []
+    if facts.issuer != pins.cert_oidc_issuer:
+        problems.append(f"issuer is {facts.issuer!r}, expected {pins.cert_oidc_issuer!r}")
+    if pins.cert_identity is not None and pins.cert_identity not in facts.sans:
+        shown = ", ".join(facts.sans) or "none"
+        problems.append(f"certificate identity is {shown}, expected {pins.cert_identity}")
+    owner = namespace_owner(server) if server else None
+    if owner is not None:
+        if facts.issuer != GITHUB_ACTIONS_ISSUER:
+            problems.append(
+                f"{server} is in the io.github.{owner} namespace, so it must be signed from "
+                f"GitHub Actions, but the issuer is {facts.issuer!r}"
+            )
+        owners = facts.owners()
+        if not owners:
+            problems.append("certificate names no source repository owner")
+        wrong = sorted({o for o in owners if o.lower() != owner.lower()})
+        if wrong:
+            problems.append(
+                f"namespace io.github.{owner} belongs to GitHub owner {owner!r}, but the "
+                f"certificate's repository owner is {', '.join(map(repr, wrong))}"
+            )
+    if pins.repository is not None:
+        stated = [r for r in (facts.repository, facts.ext("5")) if r is not None]
+        if not stated or any(r.lower() != pins.repository.lower() for r in stated):
+            problems.append(
+                f"repository is {facts.repository!r}, expected {pins.repository!r}"
+            )
+    for label, pinned, actual in (
+        ("ref", pins.ref, facts.ref),
+        ("owner id", pins.owner_id, facts.owner_id),
+        ("repository id", pins.repository_id, facts.repository_id),
+    ):
+        if pinned is not None and actual != pinned:
+            problems.append(f"{label} is {actual!r}, expected {pinned!r}")
+    return problems
+
+
+def _identity_summary(facts: CertificateFacts, pins: IdentityPins, server: str) -> str:
+    parts = [f"issuer {facts.issuer}"]
+    parts.append(
+        f"identity pinned to {pins.cert_identity}" if pins.cert_identity
+        else "identity not pinned (any workflow of the namespace owner)"
+    )
+    owner = namespace_owner(server)
+    if owner is not None:
+        parts.append(f"owner {owner} matches")
+    for label, value in (
+        ("repository", pins.repository), ("ref", pins.ref), ("owner id", pins.owner_id),
+        ("repository id", pins.repository_id),
+    ):
+        if value is not None:
+            parts.append(f"{label} {value}")
+    return "; ".join(parts)
+
+
+# ---------------------------------------------------------------------- signature core
+class _AcceptAnyIdentity:
+    """Verifier policy that defers identity to :func:`identity_problems`."""
+
+    def verify(self, cert: Certificate) -> None:
+        return None
+
+
+def _bundle_text(bundle: Mapping[str, Any] | str | bytes) -> str:
+    if isinstance(bundle, bytes):
+        return bundle.decode("utf-8", errors="replace")
+    if isinstance(bundle, str):
+        return bundle
+    return json.dumps(bundle)
+
+
+def load_bundle_certificate(bundle: Mapping[str, Any] | str | bytes) -> Certificate:
+    """The signing certificate of a bundle, without verifying anything."""
+    from sigstore.models import Bundle
+
+    try:
+        return Bundle.from_json(_bundle_text(bundle)).signing_certificate
+    except Exception as exc:
+        raise VerificationFailed(f"not a valid Sigstore bundle: {_first_line(exc)}") from None
+
+
+def verify_artifact_bundle(
+    artifact: bytes,
+    bundle: Mapping[str, Any] | str | bytes,
+    *,
+    trusted_root: TrustedRoot,
+    pins: IdentityPins | None = None,
+    server: str | None = None,
+) -> CertificateFacts:
+    """Run the sigstore Verifier on ``artifact`` + ``bundle``; then, if ``pins`` are given,
+    the identity checks. Raises :class:`VerificationFailed` naming the axis."""
+    from sigstore.models import Bundle
+    from sigstore.verify import Verifier
+
+    try:
+        parsed = Bundle.from_json(_bundle_text(bundle))
+    except Exception as exc:
+        raise VerificationFailed(
+            f"signature: not a valid Sigstore bundle: {_first_line(exc)}"
+        ) from None
+    try:
+        Verifier(trusted_root=trusted_root).verify_artifact(artifact, parsed, _AcceptAnyIdentity())
+    except Exception as exc:  # VerificationError and anything a hostile bundle provokes
+        message = _first_line(exc)
+        if "certificate chain" in message:
+            message += (
+                " (the certificate was not issued by a CA in this trust root: signed with "
+                "another Sigstore instance? check --trust-config / --staging)"
+            )
+        raise VerificationFailed(f"signature: {message}") from None
+    facts = certificate_facts(parsed.signing_certificate)
+    if pins is not None:
+        problems = identity_problems(facts, pins, server=server)
+        if problems:
+            raise VerificationFailed(f"identity: {'; '.join(problems)}")
+    return facts
+
+
+def log_entry_of(bundle: Mapping[str, Any]) -> TransparencyLogRef:
+    """The ``transparencyLog`` record of a bundle's (single) Rekor entry."""
+    try:
+        entries = bundle["verificationMaterial"]["tlogEntries"]
+        if not isinstance(entries, list) or len(entries) != 1:
+            raise ValueError("expected exactly one tlog entry")
+        entry = entries[0]
+        log_id = base64.b64decode(entry["logId"]["keyId"], validate=True).hex()
+        log_index = int(entry["logIndex"])
+        raw_time = entry.get("integratedTime")
+        integrated = int(raw_time) if raw_time not in (None, "", "0", 0) else None
+    except (KeyError, TypeError, ValueError, binascii.Error) as exc:
+        raise VerificationFailed(f"bundle has no readable log entry ({exc})") from None
+    return TransparencyLogRef(log_id, log_index, integrated)
+
+
+# ---------------------------------------------------------------------- envelope axes
+def _signature_axis(
+    env: Envelope, trusted_root: TrustedRoot
+) -> tuple[AxisResult, CertificateFacts | None]:
+    try:
+        facts = verify_artifact_bundle(env.signed_bytes(), env.bundle, trusted_root=trusted_root)
+    except VerificationFailed as exc:
+        detail = str(exc).removeprefix("signature: ")
+        try:
+            facts = certificate_facts(load_bundle_certificate(env.bundle))
+        except VerificationFailed:
+            facts = None
+        return AxisResult("signature", FAIL, detail), facts
+    return AxisResult(
+        "signature", PASS,
+        "certificate chain, SCT, Rekor inclusion proof, checkpoint and signed time verified",
+    ), facts
+
+
+def _identity_axis(env: Envelope, facts: CertificateFacts | None, pins: IdentityPins) -> AxisResult:
+    if facts is None:
+        return AxisResult("identity", FAIL, "no readable signing certificate in the bundle")
+    problems = identity_problems(facts, pins, server=env.server)
+    if problems:
+        return AxisResult("identity", FAIL, "; ".join(problems))
+    return AxisResult("identity", PASS, _identity_summary(facts, pins, env.server))
+
+
+def _log_axis(env: Envelope, facts: CertificateFacts | None) -> AxisResult:
+    problems: list[str] = []
+    try:
+        logged = log_entry_of(env.bundle)
+    except VerificationFailed as exc:
+        return AxisResult("log-entry", FAIL, str(exc))
+    ours = env.transparency_log
+    for label, mine, theirs in (
+        ("logId", ours.log_id, logged.log_id),
+        ("logIndex", ours.log_index, logged.log_index),
+        ("integratedTime", ours.integrated_time, logged.integrated_time),
+    ):
+        if mine != theirs:
+            problems.append(f"transparencyLog.{label} is {mine!r} but the bundle says {theirs!r}")
+    if facts is None:
+        problems.append("no readable signing certificate to compare signer with")
+    else:
+        if env.identity not in facts.sans or len(facts.sans) != 1:
+            problems.append(
+                f"signer.identity is {env.identity!r} but the certificate says "
+                f"{', '.join(facts.sans) or 'nothing'}"
+            )
+        if env.issuer != facts.issuer:
+            problems.append(
+                f"signer.issuer is {env.issuer!r} but the certificate says {facts.issuer!r}"
+            )
+    if env.statement["identity"] != env.identity:
+        problems.append(
+            f"statement identity {env.statement['identity']!r} differs from signer.identity"
+        )
+    if problems:
+        return AxisResult("log-entry", FAIL, "; ".join(problems))
+    return AxisResult(
+        "log-entry", PASS,
+        f"log index {ours.log_index} and signer match the bundle and certificate",
+    )
+
+
+def _chain_axis(env: Envelope, previous: Envelope | None, previous_source: str) -> AxisResult:
+    if previous is None:
+        return AxisResult("chain", SKIPPED, "no --previous given")
+    problems: list[str] = []
+    if previous.server != env.server:
+        problems.append(f"previous revision is for {previous.server!r}, not {env.server!r}")
+    if env.revision != previous.revision + 1:
+        problems.append(
+            f"revision {env.revision} does not follow previous revision {previous.revision}"
+        )
+    if env.statement["previousManifestDigest"] != previous.statement["manifestDigest"]:
+        problems.append(
+            "previousManifestDigest is "
+            f"{env.statement['previousManifestDigest']}, previous manifestDigest is "
+            f"{previous.statement['manifestDigest']}"
+        )
+    if problems:
+        return AxisResult("chain", FAIL, "; ".join(problems))
+    return AxisResult(
+        "chain", PASS, f"follows revision {previous.revision} ({previous_source})"
+    )
+
+
+def _tools_axis(env: Envelope, tools: Sequence[Tool] | None, tools_source: str) -> AxisResult:
+    if tools is None:
+        return AxisResult("tools", SKIPPED, "no --tools given")
+    from histor_sign.revision import digests
+
+    manifest, per_tool = digests(tools)
+    signed: dict[str, str] = env.statement["toolDigests"]
+    added = sorted(set(per_tool) - set(signed))
+    removed = sorted(set(signed) - set(per_tool))
+    changed = sorted(n for n in set(per_tool) & set(signed) if per_tool[n] != signed[n])
+    problems = [
+        f"{label}: {', '.join(names)}"
+        for label, names in (("added", added), ("removed", removed), ("changed", changed))
+        if names
+    ]
+    if manifest != env.statement["manifestDigest"] and not problems:
+        problems.append(f"manifest digest is {manifest}, signed {env.statement['manifestDigest']}")
+    if problems:
+        return AxisResult("tools", FAIL, f"{tools_source} differs from the signed tools: "
+                          + "; ".join(problems))
+    return AxisResult("tools", PASS, f"{len(per_tool)} tool digests match {tools_source}")
+
+
+def verify_envelope(
+    envelope: Envelope | str | Path,
+    *,
+    pins: IdentityPins | None = None,
+    trust: TrustSource | None = None,
+    previous: Envelope | str | Path | None = None,
+    tools: Sequence[Tool] | str | Path | None = None,
+    source: str | None = None,
+    previous_source: str | None = None,
+    tools_source: str | None = None,
+) -> VerificationReport:
+    """Verify a signed revision envelope on every axis and report each one.
+
+    ``envelope``/``previous`` are parsed envelopes or paths; ``tools`` a tool list or a
+    catalog path; ``trust`` defaults to production with the vendored root (offline).
+    Bad input (unreadable/malformed envelope, previous or catalog; bad trust files;
+    a non-``io.github`` server without ``cert_identity``) raises an exit-2
+    :class:`~histor_sign.errors.HistorError`; failed checks are reported, not raised —
+    call :meth:`VerificationReport.raise_for_failure` to turn them into exit 1.
+    """
+    pins = pins or IdentityPins()
+    trust = trust or TrustSource.production(offline=True)
+    if isinstance(envelope, Envelope):
+        env, source = envelope, source or "<envelope>"
+    else:
+        env, source = load_envelope(envelope), source or str(envelope)
+    if namespace_owner(env.server) is None and pins.cert_identity is None:
+        raise UsageError(
+            f"server {env.server!r} is outside io.github.*, so there is no namespace to tie "
+            "the certificate to: pass --cert-identity (as cosign's keyless verify requires)"
+        )
+    if previous is None or isinstance(previous, Envelope):
+        prev_env = previous
+        previous_source = previous_source or "previous envelope"
+    else:
+        prev_env = load_envelope(previous)
+        previous_source = previous_source or str(previous)
+    tool_list: Sequence[Tool] | None
+    if tools is None or (isinstance(tools, Sequence) and not isinstance(tools, str)):
+        tool_list = tools
+        tools_source = tools_source or "the catalog"
+    else:
+        from histor_sign.catalog import load_catalog
+
+        tool_list = load_catalog(str(tools)).tools
+        tools_source = tools_source or str(tools)
+    trusted_root = trust.trusted_root()
+
+    well_formed = AxisResult("well-formed", PASS, "strict JSON; all members present and typed")
+    signature, facts = _signature_axis(env, trusted_root)
+    identity, log = _identity_axis(env, facts, pins), _log_axis(env, facts)
+    if signature.status == FAIL:  # the certificate they looked at is not vouched for
+        identity, log = (
+            AxisResult(a.axis, a.status, f"{a.detail} (certificate unverified)")
+            if a.status == PASS else a
+            for a in (identity, log)
+        )
+    axes = (
+        well_formed,
+        signature,
+        identity,
+        log,
+        _chain_axis(env, prev_env, previous_source),
+        _tools_axis(env, tool_list, tools_source),
+    )
+    return VerificationReport(source=source, envelope=env, trust=trust.describe(), axes=axes)
+
+
+__all__ = [
+    "AXES",
+    "AxisResult",
+    "IdentityPins",
+    "VerificationReport",
+    "identity_problems",
+    "log_entry_of",
+    "namespace_owner",
+    "verify_artifact_bundle",
+    "verify_envelope",
+]
+
