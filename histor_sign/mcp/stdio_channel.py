@@ -219,6 +219,11 @@ class StdioChannel(Channel):
             with contextlib.suppress(TimeoutError, Exception):
                 async with asyncio.timeout(0.5):
                     await self._stderr_task
+        # Close the pipes now, while the loop runs (unread stdout would otherwise make the
+        # transport's finalizer complain after the loop closed).
+        transport = getattr(proc, "_transport", None)
+        if transport is not None:
+            transport.close()
 
     async def _wait(self, proc: asyncio.subprocess.Process) -> bool:
         try:
