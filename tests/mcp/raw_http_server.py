@@ -68,7 +68,7 @@ def serve(behaviour: Behaviour) -> Iterator[tuple[str, list[Seen]]]:
         do_POST = do_GET = do_DELETE = _handle
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/mcp", seen
