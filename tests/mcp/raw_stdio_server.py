@@ -1,3 +1,4 @@
+# ruff: noqa: UP031  (percent formatting keeps hand-built JSON braces readable)
 """A hand-written JSON-RPC stdio MCP server for byte-exact and hostile test cases.
 
 ``python raw_stdio_server.py SCENARIO PIDFILE``. It writes its PID (and any helper's) to

@@ -147,7 +147,7 @@ def test_stderr_flood_does_not_deadlock(tmp_path: Path) -> None:
 
 
 def test_stubborn_server_and_its_helper_are_killed(tmp_path: Path) -> None:
-    run, out, pidfile = fetch(tmp_path, "stubborn")
+    run, _out, pidfile = fetch(tmp_path, "stubborn")
     assert run.code == 0, run.stderr
     assert len(pids_from(pidfile)) == 2
     assert_all_gone(pidfile)
