@@ -10,26 +10,81 @@ import typer
 from histor_sign.canonical import canonical_bytes, read_json_file
 from histor_sign.catalog import Tool, load_catalog
 from histor_sign.cli.app import OutputFormat, app, emit
+from histor_sign.cli.target_options import (
+    BEARER_OPTION,
+    HEADER_OPTION,
+    MAX_BYTES_OPTION,
+    MAX_PAGES_OPTION,
+    MAX_TOOLS_OPTION,
+    PROTOCOL_OPTION,
+    STDIO_OPTION,
+    TIMEOUT_OPTION,
+    TOTAL_TIMEOUT_OPTION,
+    URL_OPTION,
+    ProtocolChoice,
+    fetch_catalog,
+    fetch_options_from_flags,
+    target_from_flags,
+)
+from histor_sign.errors import UsageError
+from histor_sign.mcp import FetchOptions
 from histor_sign.revision import build_statement, digests, statement_from
 
 TOOLS_ARG = typer.Argument(
-    ..., help="Tool catalog: MCP tools/list JSON, a fetch snapshot, or - for stdin."
+    None,
+    help="Tool catalog: MCP tools/list JSON, a fetch snapshot, or - for stdin. "
+    "Omit it to fetch live with --stdio or --url.",
 )
 OUTPUT_OPT = typer.Option(None, "--output", "-o", help="Write to this file (atomically).")
+FORMAT_OPT = typer.Option(OutputFormat.human, "--format", "-f", help="Output format.")
 
 
 def load_tools(path: str) -> list[Tool]:
     return load_catalog(path).tools
 
 
+def tools_from_file_or_server(
+    path: str | None,
+    stdio: str | None,
+    url: str | None,
+    header: list[str] | None,
+    bearer_token_env: str | None,
+    options: FetchOptions,
+) -> list[Tool]:
+    """Tools from the catalog file, or fetched live from ``--stdio``/``--url``."""
+    target = target_from_flags(stdio, url, header, bearer_token_env, required=False)
+    if target is not None and path is not None:
+        raise UsageError("give a catalog file or --stdio/--url, not both")
+    if target is None:
+        if path is None:
+            raise UsageError("give a catalog file, or fetch live with --stdio or --url")
+        return load_tools(path)
+    return fetch_catalog(target, options).tools
+
+
 @app.command()
 def digest(
-    tools: str = TOOLS_ARG,
-    format: OutputFormat = typer.Option(OutputFormat.human, "--format", "-f"),
+    tools: str | None = TOOLS_ARG,
+    format: OutputFormat = FORMAT_OPT,
     output: Path | None = OUTPUT_OPT,
+    stdio: str | None = STDIO_OPTION,
+    url: str | None = URL_OPTION,
+    header: list[str] | None = HEADER_OPTION,
+    bearer_token_env: str | None = BEARER_OPTION,
+    timeout: float = TIMEOUT_OPTION,
+    total_timeout: float = TOTAL_TIMEOUT_OPTION,
+    max_pages: int = MAX_PAGES_OPTION,
+    max_tools: int = MAX_TOOLS_OPTION,
+    max_bytes: int = MAX_BYTES_OPTION,
+    protocol: ProtocolChoice = PROTOCOL_OPTION,
 ) -> None:
-    """Print the manifest digest and per-tool digests of an MCP catalog."""
-    manifest, per_tool = digests(load_tools(tools))
+    """Print the manifest digest and per-tool digests of an MCP catalog (file or live)."""
+    options = fetch_options_from_flags(
+        timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,
+        max_tools=max_tools, max_bytes=max_bytes, protocol=protocol,
+    )
+    loaded = tools_from_file_or_server(tools, stdio, url, header, bearer_token_env, options)
+    manifest, per_tool = digests(loaded)
     if format is OutputFormat.json:
         doc = {"manifestDigest": manifest, "toolDigests": dict(sorted(per_tool.items()))}
         emit(json.dumps(doc, indent=2, ensure_ascii=False), output)
@@ -42,7 +97,7 @@ def digest(
 
 @app.command()
 def build(
-    tools: str = TOOLS_ARG,
+    tools: str | None = TOOLS_ARG,
     server: str = typer.Option(..., "--server", help="Registry name, e.g. io.github.OWNER/NAME."),
     server_version: str = typer.Option(..., "--server-version", help="The server's version."),
     identity: str = typer.Option(
@@ -52,11 +107,26 @@ def build(
         None, "--previous", help="Previous statement or envelope to chain to."
     ),
     output: Path | None = OUTPUT_OPT,
+    stdio: str | None = STDIO_OPTION,
+    url: str | None = URL_OPTION,
+    header: list[str] | None = HEADER_OPTION,
+    bearer_token_env: str | None = BEARER_OPTION,
+    timeout: float = TIMEOUT_OPTION,
+    total_timeout: float = TOTAL_TIMEOUT_OPTION,
+    max_pages: int = MAX_PAGES_OPTION,
+    max_tools: int = MAX_TOOLS_OPTION,
+    max_bytes: int = MAX_BYTES_OPTION,
+    protocol: ProtocolChoice = PROTOCOL_OPTION,
 ) -> None:
     """Build a revision statement (canonical RFC 8785 bytes) chained to --previous."""
     prev = statement_from(read_json_file(previous), previous) if previous else None
+    options = fetch_options_from_flags(
+        timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,
+        max_tools=max_tools, max_bytes=max_bytes, protocol=protocol,
+    )
+    loaded = tools_from_file_or_server(tools, stdio, url, header, bearer_token_env, options)
     statement = build_statement(
-        tools=load_tools(tools),
+        tools=loaded,
         server=server,
         identity=identity,
         server_version=server_version,

@@ -87,7 +87,7 @@ def test_hostile_input_is_one_line_exit_2_and_no_output(case: str, tmp_path: Pat
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (["digest"], "Missing argument"),
+        (["digest"], "give a catalog file"),
         (["digest", "--format", "xml", "x"], "--format"),
         (["build", "x.json"], "Missing option"),
         (["frobnicate"], "No such command"),

@@ -1,0 +1,63 @@
+"""``fetch``: write a server's complete tools/list as a ``histor.snapshot/v1`` file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from histor_sign.atomic import write_atomic
+from histor_sign.cli.app import app
+from histor_sign.cli.target_options import (
+    ALLOW_DUPLICATES_OPTION,
+    BEARER_OPTION,
+    HEADER_OPTION,
+    MAX_BYTES_OPTION,
+    MAX_PAGES_OPTION,
+    MAX_TOOLS_OPTION,
+    PROTOCOL_OPTION,
+    STDIO_OPTION,
+    TIMEOUT_OPTION,
+    TOTAL_TIMEOUT_OPTION,
+    URL_OPTION,
+    ProtocolChoice,
+    fetch_options_from_flags,
+    fetch_snapshot,
+    target_from_flags,
+)
+
+SNAPSHOT_OUTPUT_OPTION = typer.Option(
+    None, "--output", "-o",
+    help="Write the snapshot to this file (atomically; nothing is written on failure). "
+    "Default: standard output.",
+)
+
+
+@app.command()
+def fetch(
+    stdio: str | None = STDIO_OPTION,
+    url: str | None = URL_OPTION,
+    header: list[str] | None = HEADER_OPTION,
+    bearer_token_env: str | None = BEARER_OPTION,
+    output: Path | None = SNAPSHOT_OUTPUT_OPTION,
+    timeout: float = TIMEOUT_OPTION,
+    total_timeout: float = TOTAL_TIMEOUT_OPTION,
+    max_pages: int = MAX_PAGES_OPTION,
+    max_tools: int = MAX_TOOLS_OPTION,
+    max_bytes: int = MAX_BYTES_OPTION,
+    protocol: ProtocolChoice = PROTOCOL_OPTION,
+    allow_duplicates: bool = ALLOW_DUPLICATES_OPTION,
+) -> None:
+    """Fetch the complete tools/list of an MCP server (every page) into a snapshot."""
+    target = target_from_flags(stdio, url, header, bearer_token_env)
+    assert target is not None
+    options = fetch_options_from_flags(
+        timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,
+        max_tools=max_tools, max_bytes=max_bytes, protocol=protocol,
+        allow_duplicates=allow_duplicates,
+    )
+    data = fetch_snapshot(target, options).to_bytes()
+    if output is None:
+        typer.echo(data.decode("utf-8"), nl=False)
+    else:
+        write_atomic(output, data)

@@ -1,0 +1,168 @@
+"""Flags that name an MCP server to fetch from, shared by every command that fetches.
+
+``fetch``, ``digest``/``build`` (and later ``scan``, ``check``, ``release``) declare their
+parameters with the ``*_OPTION`` objects below and call :func:`target_from_flags` and
+:func:`fetch_options_from_flags`, so flag names, help and validation are the same
+everywhere. Importing this module does not import httpx.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import StrEnum
+
+import typer
+
+from histor_sign.catalog import Catalog
+from histor_sign.errors import UsageError
+from histor_sign.mcp import FetchOptions, Snapshot, Target, fetch_tools
+from histor_sign.mcp.target import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_PAGES,
+    DEFAULT_MAX_TOOLS,
+    DEFAULT_TIMEOUT,
+    DEFAULT_TOTAL_TIMEOUT,
+    parse_header,
+)
+
+
+class ProtocolChoice(StrEnum):
+    auto = "auto"
+    modern = "modern"
+    legacy = "legacy"
+
+
+STDIO_OPTION = typer.Option(
+    None, "--stdio", metavar="COMMAND",
+    help="Start this MCP server command and fetch over stdio (split like a shell, run "
+    "without one), e.g. \"python server.py\".",
+)
+URL_OPTION = typer.Option(
+    None, "--url", metavar="URL",
+    help="Fetch from this Streamable HTTP MCP endpoint, e.g. https://host/mcp.",
+)
+HEADER_OPTION = typer.Option(
+    None, "--header", metavar="NAME:VALUE",
+    help="Extra HTTP header for --url (repeatable). The value is never printed or recorded; "
+    "prefer --bearer-token-env for tokens (command lines are visible to other users).",
+)
+BEARER_OPTION = typer.Option(
+    None, "--bearer-token-env", metavar="VAR",
+    help="Send 'Authorization: Bearer <value of environment variable VAR>' with --url.",
+)
+TIMEOUT_OPTION = typer.Option(
+    DEFAULT_TIMEOUT, "--timeout", metavar="SECONDS", help="Per-request timeout."
+)
+TOTAL_TIMEOUT_OPTION = typer.Option(
+    DEFAULT_TOTAL_TIMEOUT, "--total-timeout", metavar="SECONDS",
+    help="Timeout for the whole fetch, including starting the server.",
+)
+MAX_PAGES_OPTION = typer.Option(
+    DEFAULT_MAX_PAGES, "--max-pages", metavar="N", help="Fail if tools/list has more pages."
+)
+MAX_TOOLS_OPTION = typer.Option(
+    DEFAULT_MAX_TOOLS, "--max-tools", metavar="N", help="Fail if the server lists more tools."
+)
+MAX_BYTES_OPTION = typer.Option(
+    DEFAULT_MAX_BYTES, "--max-bytes", metavar="N",
+    help="Fail if the server sends more bytes in total (default 32 MiB).",
+)
+PROTOCOL_OPTION = typer.Option(
+    ProtocolChoice.auto, "--protocol",
+    help="MCP protocol era: auto (try modern 2026-07-28, fall back to the initialize "
+    "handshake), modern, or legacy.",
+)
+ALLOW_DUPLICATES_OPTION = typer.Option(
+    False, "--allow-duplicates",
+    help="Keep tools with duplicate names as evidence (recorded in the snapshot) instead of "
+    "failing.",
+)
+
+
+def target_from_flags(
+    stdio: str | None,
+    url: str | None,
+    header: list[str] | None = None,
+    bearer_token_env: str | None = None,
+    *,
+    required: bool = True,
+) -> Target | None:
+    """Build the :class:`Target` named by ``--stdio``/``--url`` (exactly one of them)."""
+    if stdio is not None and url is not None:
+        raise UsageError("give --stdio or --url, not both")
+    if stdio is None and url is None:
+        if header or bearer_token_env:
+            raise UsageError("--header and --bearer-token-env need --url")
+        if required:
+            raise UsageError("give the MCP server to fetch from: --stdio COMMAND or --url URL")
+        return None
+    if stdio is not None:
+        if header or bearer_token_env:
+            raise UsageError("--header and --bearer-token-env apply only to --url")
+        return Target.stdio(stdio)
+    assert url is not None
+    headers = [parse_header(h) for h in header or []]
+    token: str | None = None
+    if bearer_token_env is not None:
+        token = os.environ.get(bearer_token_env)
+        if not token:
+            raise UsageError(
+                f"--bearer-token-env: environment variable {bearer_token_env} is not set or empty"
+            )
+        if any(c in token for c in "\r\n\0"):
+            raise UsageError(
+                f"--bearer-token-env: {bearer_token_env} contains a line break or NUL"
+            )
+    return Target.http(url, headers=headers, bearer_token=token)
+
+
+def fetch_options_from_flags(
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    total_timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
+    max_pages: int = DEFAULT_MAX_PAGES,
+    max_tools: int = DEFAULT_MAX_TOOLS,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    protocol: ProtocolChoice | str = ProtocolChoice.auto,
+    allow_duplicates: bool = False,
+) -> FetchOptions:
+    """Build :class:`FetchOptions`, with a progress line when stderr is a terminal."""
+    return FetchOptions(
+        timeout=timeout,
+        total_timeout=total_timeout,
+        max_pages=max_pages,
+        max_tools=max_tools,
+        max_bytes=max_bytes,
+        protocol=ProtocolChoice(protocol).value,
+        allow_duplicates=allow_duplicates,
+        progress=_print_progress if sys.stderr.isatty() else None,
+    )
+
+
+def _print_progress(pages: int, tools: int) -> None:
+    sys.stderr.write(f"\rhistor-sign: fetching tools/list: {pages} pages, {tools} tools\x1b[K")
+    sys.stderr.flush()
+
+
+@contextmanager
+def _progress_line(options: FetchOptions) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        if options.progress is not None:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def fetch_snapshot(target: Target, options: FetchOptions) -> Snapshot:
+    """Fetch, keeping the terminal progress line tidy on success and on error."""
+    with _progress_line(options):
+        return fetch_tools(target, options)
+
+
+def fetch_catalog(target: Target, options: FetchOptions) -> Catalog:
+    """Fetch and import as a catalog whose source names the target (no secrets)."""
+    return fetch_snapshot(target, options).to_catalog(target.label())

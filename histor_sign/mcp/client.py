@@ -1,0 +1,96 @@
+"""``fetch_tools``: connect, negotiate, walk every page, shut down — always shut down.
+
+Any failure is one :class:`~histor_sign.errors.HistorError` (exit 2) whose message has
+every secret value scrubbed, and the server process / HTTP session is closed on every
+path, including cancellation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+from histor_sign.errors import HistorError, LimitExceeded
+from histor_sign.mcp.jsonrpc import Channel
+from histor_sign.mcp.session import open_session
+from histor_sign.mcp.snapshot import Snapshot
+from histor_sign.mcp.target import FetchOptions, Target
+from histor_sign.mcp.walk import walk_tools
+
+
+def fetch_tools(target: Target, options: FetchOptions | None = None) -> Snapshot:
+    """Fetch the complete tools/list of ``target`` (blocking; runs its own event loop)."""
+    return asyncio.run(fetch_tools_async(target, options or FetchOptions()))
+
+
+async def fetch_tools_async(target: Target, options: FetchOptions | None = None) -> Snapshot:
+    """Async form of :func:`fetch_tools`, for callers that already run an event loop."""
+    options = options or FetchOptions()
+    try:
+        return await _fetch(target, options)
+    except HistorError as exc:
+        _scrub(exc, target.secrets())
+        raise
+
+
+def _channel(target: Target, options: FetchOptions) -> Channel:
+    if target.command is not None:
+        from histor_sign.mcp.stdio_channel import StdioChannel
+
+        env = None if target.env is None else {**os.environ, **target.env}
+        return StdioChannel(
+            target.command, max_bytes=options.max_bytes, cwd=target.cwd, env=env,
+            shutdown_grace=options.shutdown_grace,
+        )
+    from histor_sign.mcp.http_channel import HttpChannel
+
+    assert target.url is not None
+    return HttpChannel(
+        target.url, headers=target.headers, bearer_token=target.bearer_token,
+        max_bytes=options.max_bytes, timeout=options.timeout,
+    )
+
+
+async def _fetch(target: Target, options: FetchOptions) -> Snapshot:
+    channel = _channel(target, options)
+    try:
+        try:
+            async with asyncio.timeout(options.total_timeout):
+                await channel.start()
+                session = await open_session(channel, options)
+                walk = await walk_tools(session, options)
+        except TimeoutError:
+            raise LimitExceeded(
+                f"fetching tools/list from {target.label()} took longer than "
+                f"--total-timeout {options.total_timeout:g} s"
+            ) from None
+    finally:
+        await asyncio.shield(channel.aclose())
+    capture: dict[str, Any] = {
+        "target": target.describe(),
+        "transport": target.transport,
+        "era": session.era,
+        "protocolVersion": session.protocol_version,
+        "clientCapabilities": session.client_capabilities,
+        "serverInfo": session.server_info,
+        "serverCapabilities": session.server_capabilities,
+        "pages": len(walk.page_sizes),
+        "pageSizes": walk.page_sizes,
+        "restarts": walk.restarts,
+        "fetchedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    if walk.duplicates:
+        capture["duplicates"] = walk.duplicates
+    return Snapshot(tools=walk.tools, capture=capture)
+
+
+def _scrub(exc: HistorError, secrets: list[str]) -> None:
+    """Belt and braces: no secret value survives in an error message."""
+    message = exc.message
+    for secret in secrets:
+        if secret:
+            message = message.replace(secret, "***")
+    exc.message = message
+    exc.args = (message,)

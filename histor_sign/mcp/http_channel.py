@@ -1,0 +1,327 @@
+"""Streamable HTTP transport on httpx (imported lazily: ``--help`` must stay fast).
+
+One POST per client message. A response is ``application/json`` (one message) or
+``text/event-stream`` (SSE: notifications and server requests may come first, then our
+response; a stream that ends early is resumed with GET + ``Last-Event-ID``). 202 bodies are
+never read. Redirects are not followed (they could carry the bearer token elsewhere), and
+every message names the URL without userinfo or query values.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from histor_sign import __version__
+from histor_sign.errors import FetchError, HistorError
+from histor_sign.mcp.jsonrpc import (
+    Channel,
+    RequestTimeout,
+    clip,
+    encode,
+    notification,
+    reply_to_server_request,
+    request,
+)
+from histor_sign.mcp.sse import SSEParser
+from histor_sign.mcp.target import safe_url
+
+if TYPE_CHECKING:
+    import httpx
+
+ACCEPT = "application/json, text/event-stream"
+MAX_RESUMES = 3
+
+
+class HttpStatusError(FetchError):
+    """An HTTP status that is not a JSON-RPC answer (the probe may fall back on it)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class AuthError(HttpStatusError):
+    """401/403: never retried under another protocol era."""
+
+
+class HttpChannel(Channel):
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: tuple[tuple[str, str], ...],
+        bearer_token: str | None,
+        max_bytes: int,
+        timeout: float,
+    ) -> None:
+        super().__init__(max_bytes)
+        self.url = url
+        self.shown_url = safe_url(url)
+        self._base_headers = {"User-Agent": f"histor-sign/{__version__}"}
+        for name, value in headers:
+            self._base_headers[name] = value
+        if bearer_token is not None:
+            self._base_headers["Authorization"] = f"Bearer {bearer_token}"
+        self._has_auth = bearer_token is not None or any(
+            n.lower() == "authorization" for n, _ in headers
+        )
+        self.timeout = timeout
+        #: Set by the legacy handshake; echoed on every later request.
+        self.session_id: str | None = None
+        #: ``MCP-Protocol-Version`` header value for every request (None: don't send).
+        self.protocol_header: str | None = None
+        self.modern = False
+        self.last_headers: dict[str, str] = {}
+        self._client: httpx.AsyncClient | None = None
+
+    async def start(self) -> None:
+        import httpx
+
+        self._client = httpx.AsyncClient(
+            timeout=httpx.Timeout(self.timeout), follow_redirects=False
+        )
+
+    def _headers(self, extra: dict[str, str] | None, *, post: bool = True) -> dict[str, str]:
+        headers = dict(self._base_headers)
+        headers["Accept"] = ACCEPT if post else "text/event-stream"
+        if post:
+            headers["Content-Type"] = "application/json"
+        if self.session_id is not None and not self.modern:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_header is not None:
+            headers["MCP-Protocol-Version"] = self.protocol_header
+        if extra:
+            headers.update(extra)
+        return headers
+
+    # --- requests ------------------------------------------------------------------
+
+    async def call(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        *,
+        timeout: float,
+        headers: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        msg_id = self.new_id()
+        body = encode(request(msg_id, method, params))
+        try:
+            async with asyncio.timeout(timeout):
+                return await self._exchange(body, msg_id, method, headers)
+        except TimeoutError:
+            raise RequestTimeout(
+                f"no answer to {method} from {self.shown_url} within {timeout:g} s (--timeout)"
+            ) from None
+
+    async def _exchange(
+        self, body: bytes, msg_id: int, method: str, extra: dict[str, str] | None
+    ) -> dict[str, Any]:
+        import httpx
+
+        assert self._client is not None
+        try:
+            async with self._client.stream(
+                "POST", self.url, content=body, headers=self._headers(extra)
+            ) as resp:
+                self.last_headers = {k.lower(): v for k, v in resp.headers.items()}
+                kind = await self._check_status(resp, method, msg_id)
+                if kind == "json":
+                    data = await self._read_body(resp)
+                    source = f"{self.shown_url} ({method} response)"
+                    message = self.parse(data, source)
+                    if self.classify(message, source) != "response":
+                        raise FetchError(f"{source}: expected the JSON-RPC response, got a "
+                                         "request or notification")
+                    result = self.match_response(message, msg_id, method, source)
+                    if result is None:
+                        raise FetchError(f"{source}: response answers an earlier request")
+                    return result
+                parser = SSEParser()
+                result = await self._read_stream(resp.aiter_bytes(), parser, msg_id, method)
+            resumes = 0
+            while result is None:
+                if not parser.last_event_id or resumes >= MAX_RESUMES:
+                    raise FetchError(
+                        f"{self.shown_url}: the event stream for {method} ended before its "
+                        "response"
+                    )
+                resumes += 1
+                await asyncio.sleep(min((parser.retry_ms or 0) / 1000, 1.0))
+                result = await self._resume(parser, msg_id, method)
+            return result
+        except httpx.TimeoutException:
+            raise RequestTimeout(
+                f"no answer to {method} from {self.shown_url} within {self.timeout:g} s "
+                "(--timeout)"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise FetchError(self._transport_error(exc)) from None
+
+    def _transport_error(self, exc: Exception) -> str:
+        import httpx
+
+        reason = clip(str(exc)) or type(exc).__name__
+        if isinstance(exc, httpx.ConnectError):
+            if "CERTIFICATE" in reason.upper() or "SSL" in reason.upper():
+                return f"TLS error connecting to {self.shown_url}: {reason}"
+            return f"cannot connect to {self.shown_url}: {reason}"
+        return f"HTTP error talking to {self.shown_url}: {reason}"
+
+    async def _resume(self, parser: SSEParser, msg_id: int, method: str) -> dict[str, Any] | None:
+        assert self._client is not None
+        headers = self._headers(None, post=False)
+        headers["Last-Event-ID"] = parser.last_event_id
+        async with self._client.stream("GET", self.url, headers=headers) as resp:
+            if resp.status_code != 200 or _media_type(resp) != "text/event-stream":
+                raise FetchError(
+                    f"{self.shown_url}: the event stream for {method} ended before its "
+                    f"response and resuming it failed (HTTP {resp.status_code})"
+                )
+            return await self._read_stream(resp.aiter_bytes(), parser, msg_id, method)
+
+    async def _read_stream(
+        self, chunks: AsyncIterator[bytes], parser: SSEParser, msg_id: int, method: str
+    ) -> dict[str, Any] | None:
+        events = 0
+        async for chunk in chunks:
+            self.count_bytes(len(chunk))
+            for event in parser.feed(chunk):
+                events += 1
+                if event.type != "message" or not event.data.strip():
+                    continue  # priming events, keep-alives, other event types
+                source = f"{self.shown_url} ({method} event stream, event {events})"
+                message = self.parse(event.data.encode("utf-8", "surrogateescape"), source)
+                kind = self.classify(message, source)
+                if kind == "notification":
+                    self.on_notification(message)
+                elif kind == "request":
+                    await self._answer_server_request(message)
+                else:
+                    result = self.match_response(message, msg_id, method, source)
+                    if result is not None:
+                        return result
+        return None
+
+    async def _answer_server_request(self, message: dict[str, Any]) -> None:
+        if self.modern:
+            return  # modern clients MUST NOT send responses; servers MUST NOT ask
+        assert self._client is not None
+        with contextlib.suppress(Exception):
+            await self._client.post(
+                self.url, content=encode(reply_to_server_request(message)),
+                headers=self._headers(None),
+            )
+
+    async def _read_body(self, resp: httpx.Response) -> bytes:
+        parts: list[bytes] = []
+        async for chunk in resp.aiter_bytes():
+            self.count_bytes(len(chunk))
+            parts.append(chunk)
+        return b"".join(parts)
+
+    async def _check_status(self, resp: httpx.Response, method: str, msg_id: int) -> str:
+        """``json`` or ``sse`` for a usable response; raises for everything else."""
+        status = resp.status_code
+        where = self.shown_url
+        if status == 200:
+            media = _media_type(resp)
+            if media == "application/json":
+                return "json"
+            if media == "text/event-stream":
+                return "sse"
+            raise FetchError(
+                f"{where}: {method} response has content type {clip(media or 'none', 60)!r}, "
+                "expected application/json or text/event-stream"
+            )
+        if status in (401, 403):
+            challenge = resp.headers.get("www-authenticate")
+            shown = f"; WWW-Authenticate: {clip(challenge, 300)}" if challenge else ""
+            hint = "" if self._has_auth else " (no credentials were sent: use --bearer-token-env)"
+            word = "Unauthorized" if status == 401 else "Forbidden"
+            raise AuthError(f"HTTP {status} {word} from {where}{shown}{hint}", status)
+        if status == 202:
+            raise FetchError(f"{where}: HTTP 202 Accepted without a response to {method}")
+        if 300 <= status < 400:
+            location = resp.headers.get("location")
+            to = f" to {safe_url(location)}" if location else ""
+            raise HttpStatusError(
+                f"{where}: HTTP {status} redirect{to}; redirects are not followed, give the "
+                "final URL with --url", status
+            )
+        # A JSON-RPC error body (400 -32022, modern 404 -32601, ...) is an RPC answer.
+        data = await self._read_body(resp)
+        if _media_type(resp) == "application/json" and data.strip():
+            try:
+                message = self.parse(data, f"{where} (HTTP {status})")
+            except HistorError:
+                message = None
+            if isinstance(message, dict) and isinstance(message.get("error"), dict):
+                from histor_sign.mcp.jsonrpc import rpc_error
+
+                raise rpc_error(method, message["error"], where, status)
+        if status == 404:
+            if self.session_id is not None:
+                raise HttpStatusError(
+                    f"{where}: HTTP 404: the server ended the session during {method}", status
+                )
+            raise HttpStatusError(
+                f"HTTP 404 Not Found from {where}: no MCP endpoint at this URL", status
+            )
+        if status == 405:
+            raise HttpStatusError(
+                f"HTTP 405 Method Not Allowed from {where}: the URL does not accept POST; it is "
+                "not a Streamable HTTP MCP endpoint (the deprecated HTTP+SSE transport is not "
+                "supported)", status
+            )
+        text = data.decode("utf-8", "replace")
+        detail = f": {clip(text)}" if text.strip() else ""
+        raise HttpStatusError(f"HTTP {status} from {where} for {method}{detail}", status)
+
+    # --- notifications and teardown ------------------------------------------------
+
+    async def notify(
+        self, method: str, params: dict[str, Any] | None = None,
+        *, headers: dict[str, str] | None = None,
+    ) -> None:
+        import httpx
+
+        assert self._client is not None
+        try:
+            async with asyncio.timeout(self.timeout):
+                async with self._client.stream(
+                    "POST", self.url, content=encode(notification(method, params)),
+                    headers=self._headers(headers),
+                ) as resp:
+                    # 202 Accepted: the body (if any) is never read.
+                    if resp.status_code in (401, 403) or not 200 <= resp.status_code < 300:
+                        await self._check_status(resp, method, 0)
+        except TimeoutError:
+            raise RequestTimeout(
+                f"no answer to {method} from {self.shown_url} within {self.timeout:g} s"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise FetchError(self._transport_error(exc)) from None
+
+    async def aclose(self) -> None:
+        client = self._client
+        if client is None:
+            return
+        self._client = None
+        try:
+            if self.session_id is not None and not self.modern:
+                # End the session; 400/404/405 and errors are all fine here.
+                with contextlib.suppress(Exception):
+                    async with asyncio.timeout(min(self.timeout, 5.0)):
+                        await client.delete(self.url, headers=self._headers(None, post=False))
+        finally:
+            with contextlib.suppress(Exception):
+                await client.aclose()
+
+
+def _media_type(resp: httpx.Response) -> str:
+    value: str = resp.headers.get("content-type", "")
+    return value.split(";", 1)[0].strip().lower()

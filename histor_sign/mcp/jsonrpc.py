@@ -1,0 +1,194 @@
+"""JSON-RPC 2.0 message handling shared by the stdio and HTTP channels.
+
+A channel sends one request at a time and reads until the response with that id arrives;
+on the way it may meet notifications (ignored, except ``tools/list_changed`` which is
+counted so the walk can restart) and server→client requests (answered with an error, or
+an empty result for ``ping``, as the spec asks). Every message is parsed with the strict
+I-JSON reader so hostile bytes fail the same way as a hostile file.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from typing import Any
+
+from histor_sign.canonical import parse_json
+from histor_sign.errors import FetchError, LimitExceeded
+
+LIST_CHANGED = "notifications/tools/list_changed"
+METHOD_NOT_FOUND = -32601
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+
+class RpcError(FetchError):
+    """The server answered a request with a JSON-RPC error object."""
+
+    def __init__(
+        self, method: str, code: Any, text: Any, data: Any = None, status: int | None = None
+    ) -> None:
+        self.method = method
+        self.code = code
+        self.data = data
+        self.status = status
+        shown = clip(text) if isinstance(text, str) else "(no message)"
+        via = f" (HTTP {status})" if status is not None else ""
+        super().__init__(f"server answered {method} with JSON-RPC error {code}{via}: {shown}")
+
+
+class RequestTimeout(FetchError):
+    """No response within the per-request timeout."""
+
+
+class ServerGone(FetchError):
+    """The stdio server exited or closed its output before answering."""
+
+
+def clip(text: str, limit: int = 200) -> str:
+    """One printable line of at most ``limit`` characters (for server-controlled text)."""
+    flat = "".join(c if c.isprintable() else " " for c in text).strip()
+    return flat if len(flat) <= limit else flat[:limit] + "…"
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """Compact UTF-8 JSON, one line (no embedded newlines, as stdio framing requires)."""
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def request(msg_id: int, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+def notification(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+def reply_to_server_request(message: dict[str, Any]) -> dict[str, Any]:
+    """Our answer to a server→client request: ``ping`` succeeds, all else is refused."""
+    if message.get("method") == "ping":
+        return {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+    return {
+        "jsonrpc": "2.0",
+        "id": message["id"],
+        "error": {
+            "code": METHOD_NOT_FOUND,
+            "message": "histor-sign only lists tools and declares no client capabilities",
+        },
+    }
+
+
+def same_id(a: Any, b: Any) -> bool:
+    """JSON-RPC ids match by type and value (``true`` is not ``1``, ``"1"`` is not ``1``)."""
+    return type(a) is type(b) and a == b
+
+
+class Channel(ABC):
+    """One connection to a server, carrying one request at a time."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.bytes_received = 0
+        self.list_changed = 0
+        self._next_id = 0
+        self._abandoned: set[int] = set()
+
+    def new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def count_bytes(self, n: int) -> None:
+        self.bytes_received += n
+        if self.bytes_received > self.max_bytes:
+            raise LimitExceeded(
+                f"the server sent more than --max-bytes {self.max_bytes} bytes"
+            )
+
+    def parse(self, data: bytes, source: str) -> Any:
+        return parse_json(data, source, max_bytes=self.max_bytes)
+
+    def classify(self, message: Any, source: str) -> str:
+        """``response``, ``request`` or ``notification``; anything else is an error."""
+        if not isinstance(message, dict):
+            what = "an array (JSON-RPC batches are not allowed)" if isinstance(
+                message, list
+            ) else "not a JSON object"
+            raise FetchError(f"{source}: expected a JSON-RPC message, got {what}")
+        if message.get("jsonrpc") != "2.0":
+            raise FetchError(f"{source}: not a JSON-RPC 2.0 message (\"jsonrpc\" is not \"2.0\")")
+        method = message.get("method")
+        if method is not None:
+            if not isinstance(method, str):
+                raise FetchError(f"{source}: JSON-RPC \"method\" must be a string")
+            return "request" if "id" in message else "notification"
+        if "id" in message and ("result" in message) != ("error" in message):
+            return "response"
+        raise FetchError(
+            f"{source}: malformed JSON-RPC message (needs a method, or an id with exactly "
+            "one of result/error)"
+        )
+
+    def on_notification(self, message: dict[str, Any]) -> None:
+        if message.get("method") == LIST_CHANGED:
+            self.list_changed += 1
+
+    def abandon(self, msg_id: int) -> None:
+        """Remember a timed-out request so a late answer to it is skipped, not an error."""
+        self._abandoned.add(msg_id)
+
+    def match_response(
+        self, message: dict[str, Any], msg_id: int, method: str, source: str,
+        status: int | None = None,
+    ) -> dict[str, Any] | None:
+        """The result if ``message`` answers ``msg_id``; None for a late abandoned answer."""
+        got = message.get("id")
+        if not same_id(got, msg_id):
+            if isinstance(got, int) and not isinstance(got, bool) and got in self._abandoned:
+                return None
+            raise FetchError(
+                f"{source}: response has id {clip(json.dumps(got, ensure_ascii=False), 40)} "
+                f"but the pending {method} request has id {msg_id}"
+            )
+        if "error" in message:
+            raise rpc_error(method, message["error"], source, status)
+        result = message["result"]
+        if not isinstance(result, dict):
+            raise FetchError(f"{source}: the result of {method} is not a JSON object")
+        return result
+
+    @abstractmethod
+    async def start(self) -> None:
+        """Open the connection (start the process / the HTTP client)."""
+
+    @abstractmethod
+    async def call(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        *,
+        timeout: float,
+        headers: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """Send a request and return its ``result`` object (or raise)."""
+
+    @abstractmethod
+    async def notify(
+        self, method: str, params: dict[str, Any] | None = None,
+        *, headers: dict[str, str] | None = None,
+    ) -> None:
+        """Send a notification."""
+
+    @abstractmethod
+    async def aclose(self) -> None:
+        """Release everything (end the session, stop the process). Never raises."""
+
+
+def rpc_error(method: str, error: Any, source: str, status: int | None = None) -> RpcError:
+    if not isinstance(error, dict):
+        raise FetchError(f"{source}: JSON-RPC \"error\" of {method} is not an object")
+    return RpcError(method, error.get("code"), error.get("message"), error.get("data"), status)

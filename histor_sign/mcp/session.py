@@ -1,0 +1,197 @@
+"""Protocol eras: modern (2026-07-28, stateless) and legacy (initialize handshake).
+
+Auto-detection follows the spec's rules for a dual-era client: send ``server/discover``
+first. A DiscoverResult, or a recognised modern error such as -32022 (unsupported version,
+with the versions the server does support), means modern. Anything else — another error,
+an HTTP status without a modern error body, or on stdio a timeout — means a legacy server,
+so fall back to ``initialize``. Authentication failures and dead connections are never
+"retried" under the other era: they would fail the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from histor_sign import __version__
+from histor_sign.errors import FetchError
+from histor_sign.mcp.http_channel import AuthError, HttpChannel, HttpStatusError
+from histor_sign.mcp.jsonrpc import (
+    UNSUPPORTED_PROTOCOL_VERSION,
+    Channel,
+    RequestTimeout,
+    RpcError,
+    clip,
+)
+from histor_sign.mcp.target import FetchOptions
+
+MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
+LEGACY_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+#: Legacy versions that define the ``MCP-Protocol-Version`` HTTP header.
+_VERSION_HEADER_SINCE = "2025-06-18"
+
+CLIENT_INFO: dict[str, str] = {"name": "histor-sign", "version": __version__}
+#: We declare no client capabilities: the list we sign is the one any bare client sees.
+CLIENT_CAPABILITIES: dict[str, Any] = {}
+
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CAPS = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT = "io.modelcontextprotocol/clientInfo"
+META_SERVER = "io.modelcontextprotocol/serverInfo"
+
+
+@dataclass
+class Session:
+    """A negotiated conversation: which era and version, and what the server said."""
+
+    channel: Channel
+    era: str
+    protocol_version: str
+    timeout: float
+    server_info: Any = None
+    server_capabilities: Any = None
+    client_capabilities: dict[str, Any] = field(default_factory=lambda: dict(CLIENT_CAPABILITIES))
+
+    def params(self, extra: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        if self.era == "modern":
+            params: dict[str, Any] = {"_meta": modern_meta(self.protocol_version)}
+            params.update(extra or {})
+            return params
+        return extra or None
+
+    def headers(self, method: str) -> dict[str, str] | None:
+        return modern_headers(self.protocol_version, method) if self.era == "modern" else None
+
+    async def call(self, method: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        return await self.channel.call(
+            method, self.params(extra), timeout=self.timeout, headers=self.headers(method)
+        )
+
+
+def modern_meta(version: str) -> dict[str, Any]:
+    return {
+        META_VERSION: version,
+        META_CAPS: dict(CLIENT_CAPABILITIES),
+        META_CLIENT: dict(CLIENT_INFO),
+    }
+
+
+def modern_headers(version: str, method: str) -> dict[str, str]:
+    return {"MCP-Protocol-Version": version, "Mcp-Method": method}
+
+
+async def open_session(channel: Channel, options: FetchOptions) -> Session:
+    """Negotiate an era (or use the forced one) and return a ready session."""
+    if options.protocol == "legacy":
+        return await _legacy(channel, options, LEGACY_VERSIONS[0])
+    try:
+        return await _modern(channel, options)
+    except _FallBack as fallback:
+        if options.protocol == "modern":
+            raise FetchError(
+                f"the server does not speak the modern protocol ({MODERN_VERSIONS[0]}): "
+                f"{fallback.reason}; try --protocol legacy or auto"
+            ) from None
+        return await _legacy(channel, options, fallback.version or LEGACY_VERSIONS[0])
+
+
+class _FallBack(Exception):
+    def __init__(self, reason: str, version: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.version = version
+
+
+async def _modern(channel: Channel, options: FetchOptions) -> Session:
+    version = MODERN_VERSIONS[0]
+    if isinstance(channel, HttpChannel):
+        channel.modern = True
+    try:
+        result = await channel.call(
+            "server/discover",
+            {"_meta": modern_meta(version)},
+            timeout=options.timeout,
+            headers=modern_headers(version, "server/discover"),
+        )
+    except AuthError:
+        raise
+    except RpcError as exc:
+        if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
+            supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
+            listed = [v for v in supported if isinstance(v, str)] if isinstance(
+                supported, list
+            ) else []
+            legacy = [v for v in LEGACY_VERSIONS if v in listed]
+            if legacy:
+                raise _FallBack("it supports only handshake-era versions", legacy[0]) from None
+            shown = ", ".join(clip(v, 40) for v in listed[:8]) or "none listed"
+            raise FetchError(
+                f"the server supports protocol versions {shown}; histor-sign speaks "
+                f"{', '.join(MODERN_VERSIONS + LEGACY_VERSIONS)}"
+            ) from None
+        raise _FallBack(f"server/discover failed: {exc.message}") from None
+    except HttpStatusError as exc:
+        raise _FallBack(exc.message) from None
+    except RequestTimeout as exc:
+        if isinstance(channel, HttpChannel):
+            raise
+        raise _FallBack(exc.message) from None
+    finally:
+        if isinstance(channel, HttpChannel):
+            channel.modern = False
+    supported = result.get("supportedVersions")
+    if not isinstance(supported, list) or version not in supported:
+        shown = ", ".join(clip(str(v), 40) for v in supported[:8]) if isinstance(
+            supported, list
+        ) else "none"
+        raise FetchError(
+            f"server/discover lists protocol versions {shown}, not {version} which "
+            "histor-sign speaks"
+        )
+    if isinstance(channel, HttpChannel):
+        channel.modern = True
+        channel.protocol_header = version
+    meta = result.get("_meta")
+    server_info = meta.get(META_SERVER) if isinstance(meta, dict) else None
+    return Session(
+        channel=channel,
+        era="modern",
+        protocol_version=version,
+        timeout=options.timeout,
+        server_info=server_info,
+        server_capabilities=result.get("capabilities"),
+    )
+
+
+async def _legacy(channel: Channel, options: FetchOptions, requested: str) -> Session:
+    result = await channel.call(
+        "initialize",
+        {"protocolVersion": requested, "capabilities": dict(CLIENT_CAPABILITIES),
+         "clientInfo": dict(CLIENT_INFO)},
+        timeout=options.timeout,
+    )
+    version = result.get("protocolVersion")
+    if not isinstance(version, str):
+        raise FetchError("the initialize result has no protocolVersion string")
+    if version not in LEGACY_VERSIONS:
+        raise FetchError(
+            f"the server chose protocol version {clip(version, 40)!r}, which histor-sign does "
+            f"not speak ({', '.join(LEGACY_VERSIONS)})"
+        )
+    if isinstance(channel, HttpChannel):
+        session_id = channel.last_headers.get("mcp-session-id")
+        if session_id is not None:
+            if not session_id or not all(0x21 <= ord(c) <= 0x7E for c in session_id):
+                raise FetchError("the server sent an invalid Mcp-Session-Id header")
+            channel.session_id = session_id
+        if version >= _VERSION_HEADER_SINCE:
+            channel.protocol_header = version
+    await channel.notify("notifications/initialized")
+    return Session(
+        channel=channel,
+        era="legacy",
+        protocol_version=version,
+        timeout=options.timeout,
+        server_info=result.get("serverInfo"),
+        server_capabilities=result.get("capabilities"),
+    )

@@ -1,0 +1,241 @@
+"""stdio transport: the server is our subprocess, one JSON-RPC message per line.
+
+Hygiene the spec asks for and real servers need: stderr is drained concurrently (a full
+pipe would deadlock the server), notifications and server requests met while waiting are
+handled, and shutdown is close stdin → wait → SIGTERM → wait → SIGKILL, sent to the
+server's own process group so helpers it spawned go too. :meth:`aclose` runs on every exit
+path, including cancellation (Ctrl-C), and falls back to a synchronous SIGKILL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections import deque
+from typing import Any
+
+from histor_sign.errors import FetchError
+from histor_sign.mcp.jsonrpc import (
+    Channel,
+    RequestTimeout,
+    ServerGone,
+    clip,
+    encode,
+    notification,
+    reply_to_server_request,
+    request,
+)
+
+_CHUNK = 1 << 16
+
+
+class StdioChannel(Channel):
+    def __init__(
+        self,
+        argv: tuple[str, ...],
+        *,
+        max_bytes: int,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        shutdown_grace: float = 2.0,
+    ) -> None:
+        super().__init__(max_bytes)
+        self.argv = argv
+        self.cwd = cwd
+        self.env = env
+        self.shutdown_grace = shutdown_grace
+        self.proc: asyncio.subprocess.Process | None = None
+        self._buf = bytearray()
+        self._eof = False
+        self._line_no = 0
+        self._stderr_tail: deque[str] = deque(maxlen=5)
+        self._stderr_task: asyncio.Task[None] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    async def start(self) -> None:
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=self.cwd,
+                env=self.env,
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            raise FetchError(
+                f"cannot start the MCP server: no such command {self.argv[0]!r}"
+            ) from None
+        except PermissionError:
+            raise FetchError(
+                f"cannot start the MCP server: {self.argv[0]!r} is not executable"
+            ) from None
+        except OSError as exc:
+            raise FetchError(f"cannot start the MCP server: {exc.strerror or exc}") from None
+        self._stderr_task = asyncio.create_task(self._drain_stderr())
+
+    async def _drain_stderr(self) -> None:
+        assert self.proc is not None and self.proc.stderr is not None
+        pending = b""
+        while True:
+            chunk = await self.proc.stderr.read(_CHUNK)
+            if not chunk:
+                break
+            pending = (pending + chunk)[-4096:]
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                if line.strip():
+                    self._stderr_tail.append(line.decode("utf-8", "replace"))
+        if pending.strip():
+            self._stderr_tail.append(pending.decode("utf-8", "replace"))
+
+    # --- reading -------------------------------------------------------------------
+
+    async def _read_line(self) -> bytes | None:
+        """Next non-empty stdout line, or None at end of output."""
+        assert self.proc is not None and self.proc.stdout is not None
+        while True:
+            idx = self._buf.find(b"\n")
+            if idx >= 0:
+                line = bytes(self._buf[:idx])
+                del self._buf[: idx + 1]
+                self._line_no += 1
+                if line.strip():
+                    return line.rstrip(b"\r")
+                continue
+            if self._eof:
+                if self._buf.strip():
+                    line = bytes(self._buf)
+                    self._buf.clear()
+                    self._line_no += 1
+                    return line
+                return None
+            chunk = await self.proc.stdout.read(_CHUNK)
+            if not chunk:
+                self._eof = True
+                continue
+            self.count_bytes(len(chunk))
+            self._buf += chunk
+
+    async def _gone(self, method: str) -> ServerGone:
+        assert self.proc is not None
+        code: int | None = None
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(min(self.shutdown_grace, 1.0)):
+                code = await self.proc.wait()
+        if self._stderr_task is not None:
+            with contextlib.suppress(TimeoutError, Exception):
+                async with asyncio.timeout(0.2):
+                    await asyncio.shield(self._stderr_task)
+        how = (
+            f"exited with code {code}" if code is not None else "closed its standard output"
+        )
+        tail = f" (last stderr line: {clip(self._stderr_tail[-1])})" if self._stderr_tail else ""
+        return ServerGone(f"the MCP server {how} before answering {method}{tail}")
+
+    async def _write(self, message: dict[str, Any], method: str) -> None:
+        assert self.proc is not None and self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(encode(message) + b"\n")
+            await self.proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            raise await self._gone(method) from None
+
+    # --- Channel ----------------------------------------------------------------------
+
+    async def call(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        *,
+        timeout: float,
+        headers: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        msg_id = self.new_id()
+        await self._write(request(msg_id, method, params), method)
+        try:
+            async with asyncio.timeout(timeout):
+                return await self._await_response(msg_id, method)
+        except TimeoutError:
+            self.abandon(msg_id)
+            raise RequestTimeout(
+                f"no answer to {method} within {timeout:g} s (--timeout)"
+            ) from None
+
+    async def _await_response(self, msg_id: int, method: str) -> dict[str, Any]:
+        while True:
+            line = await self._read_line()
+            if line is None:
+                raise await self._gone(method)
+            source = f"server stdout line {self._line_no}"
+            message = self.parse(line, source)
+            kind = self.classify(message, source)
+            if kind == "notification":
+                self.on_notification(message)
+            elif kind == "request":
+                await self._write(reply_to_server_request(message), method)
+            else:
+                result = self.match_response(message, msg_id, method, source)
+                if result is not None:
+                    return result
+
+    async def notify(
+        self, method: str, params: dict[str, Any] | None = None,
+        *, headers: dict[str, str] | None = None,
+    ) -> None:
+        await self._write(notification(method, params), method)
+
+    async def aclose(self) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        try:
+            await self._shutdown(proc)
+        except BaseException:
+            self._kill_group(signal.SIGKILL)
+            raise
+        finally:
+            if self._stderr_task is not None and not self._stderr_task.done():
+                self._stderr_task.cancel()
+
+    async def _shutdown(self, proc: asyncio.subprocess.Process) -> None:
+        if proc.returncode is None and proc.stdin is not None:
+            with contextlib.suppress(Exception):
+                proc.stdin.close()
+            if not await self._wait(proc):
+                self._kill_group(signal.SIGTERM)
+                if not await self._wait(proc):
+                    self._kill_group(signal.SIGKILL)
+                    await proc.wait()
+        # The server is gone; take down anything it left in its process group.
+        self._kill_group(signal.SIGKILL)
+        if self._stderr_task is not None:
+            with contextlib.suppress(TimeoutError, Exception):
+                async with asyncio.timeout(0.5):
+                    await self._stderr_task
+        # Close the pipes now, while the loop runs (unread stdout would otherwise make the
+        # transport's finalizer complain after the loop closed).
+        transport = getattr(proc, "_transport", None)
+        if transport is not None:
+            transport.close()
+
+    async def _wait(self, proc: asyncio.subprocess.Process) -> bool:
+        try:
+            async with asyncio.timeout(self.shutdown_grace):
+                await proc.wait()
+            return True
+        except TimeoutError:
+            return False
+
+    def _kill_group(self, sig: int) -> None:
+        if self.proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, sig)
+

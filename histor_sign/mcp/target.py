@@ -1,0 +1,211 @@
+"""What to fetch from (a stdio command or an HTTP URL) and the bounds of one fetch.
+
+Secrets (the bearer token, header values) live only in :class:`Target` fields that are
+excluded from ``repr`` and from :meth:`Target.describe`; everything a snapshot or a message
+says about the target comes from ``describe``/``safe_url`` so no secret can leak through it.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from histor_sign.errors import UsageError
+
+Protocol = Literal["auto", "modern", "legacy"]
+PROTOCOLS: tuple[str, ...] = ("auto", "modern", "legacy")
+
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_TOTAL_TIMEOUT = 600.0
+DEFAULT_MAX_PAGES = 1000
+DEFAULT_MAX_TOOLS = 100_000
+DEFAULT_MAX_BYTES = 32 * 1024 * 1024
+
+# Headers the client owns: a user value would break the protocol or smuggle a session.
+_RESERVED_HEADERS = frozenset(
+    {
+        "accept",
+        "content-type",
+        "content-length",
+        "host",
+        "transfer-encoding",
+        "connection",
+        "mcp-session-id",
+        "mcp-protocol-version",
+        "mcp-method",
+        "mcp-name",
+        "last-event-id",
+    }
+)
+_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+
+
+def safe_url(url: str) -> str:
+    """The URL without userinfo and with query values masked (they may carry tokens)."""
+    parts = urlsplit(url)
+    netloc = parts.netloc.rpartition("@")[2]
+    query = parts.query
+    if query:
+        masked = []
+        for item in query.split("&"):
+            key, sep, _value = item.partition("=")
+            masked.append(f"{key}=***" if sep else key)
+        query = "&".join(masked)
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+@dataclass(frozen=True)
+class Target:
+    """An MCP server: ``command`` (stdio) or ``url`` (Streamable HTTP), never both."""
+
+    command: tuple[str, ...] | None = None
+    url: str | None = None
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    bearer_token: str | None = field(default=None, repr=False)
+    cwd: str | None = None
+    env: Mapping[str, str] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if (self.command is None) == (self.url is None):
+            raise UsageError("give exactly one of a stdio command or a URL")
+        if self.command is not None and not self.command:
+            raise UsageError("--stdio: the command is empty")
+        if self.url is not None:
+            parts = urlsplit(self.url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise UsageError(
+                    f"--url: expected an http:// or https:// URL, got {safe_url(self.url)!r}"
+                )
+            if parts.username or parts.password:
+                raise UsageError(
+                    "--url: credentials in the URL are not allowed; use --bearer-token-env "
+                    "or --header"
+                )
+        if self.command is not None and (self.headers or self.bearer_token):
+            raise UsageError("--header and --bearer-token-env apply only to --url targets")
+        for name, value in self.headers:
+            check_header(name, value)
+        if self.bearer_token is not None and any(
+            n.lower() == "authorization" for n, _ in self.headers
+        ):
+            raise UsageError("give the Authorization header once: --bearer-token-env or --header")
+
+    @classmethod
+    def stdio(
+        cls,
+        command: str | Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Target:
+        """A server started as a subprocess; a string is split like a POSIX shell would."""
+        if isinstance(command, str):
+            try:
+                argv = tuple(shlex.split(command))
+            except ValueError as exc:
+                raise UsageError(f"--stdio: cannot split the command: {exc}") from None
+        else:
+            argv = tuple(command)
+        return cls(command=argv, cwd=cwd, env=env)
+
+    @classmethod
+    def http(
+        cls,
+        url: str,
+        *,
+        headers: Sequence[tuple[str, str]] = (),
+        bearer_token: str | None = None,
+    ) -> Target:
+        """A Streamable HTTP endpoint, e.g. ``https://host/mcp``."""
+        return cls(url=url, headers=tuple(headers), bearer_token=bearer_token)
+
+    @property
+    def transport(self) -> str:
+        return "stdio" if self.command is not None else "streamable-http"
+
+    def secrets(self) -> list[str]:
+        """Every secret value, for scrubbing messages (longest first)."""
+        values = [v for _, v in self.headers if v]
+        if self.bearer_token:
+            values.append(self.bearer_token)
+        return sorted(set(values), key=len, reverse=True)
+
+    def describe(self) -> dict[str, Any]:
+        """The target as recorded in a snapshot: no header values, no token."""
+        if self.command is not None:
+            return {"transport": "stdio", "command": list(self.command)}
+        assert self.url is not None
+        out: dict[str, Any] = {"transport": "streamable-http", "url": safe_url(self.url)}
+        names = sorted({n for n, _ in self.headers}, key=str.lower)
+        if names:
+            out["headers"] = names
+        if self.bearer_token is not None:
+            out["auth"] = "bearer"
+        return out
+
+    def label(self) -> str:
+        """Short human name for messages."""
+        if self.command is not None:
+            return shlex.join(self.command)
+        assert self.url is not None
+        return safe_url(self.url)
+
+
+def check_header(name: str, value: str) -> None:
+    """Reject header names/values that are invalid or that the client must own."""
+    if not _TOKEN.match(name):
+        raise UsageError(f"--header: {name!r} is not a valid header name")
+    if name.lower() in _RESERVED_HEADERS:
+        raise UsageError(f"--header: {name} is set by histor-sign itself and cannot be given")
+    if any(c in value for c in "\r\n\0"):
+        raise UsageError(f"--header {name}: the value must not contain line breaks or NUL")
+
+
+def parse_header(text: str) -> tuple[str, str]:
+    """``NAME:VALUE`` → (name, value); the value is never echoed in errors."""
+    name, sep, value = text.partition(":")
+    name = name.strip()
+    if not sep or not name:
+        raise UsageError(f"--header: expected NAME:VALUE, got a value starting {name[:20]!r}")
+    value = value.strip()
+    check_header(name, value)
+    return name, value
+
+
+ProgressFn = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class FetchOptions:
+    """Bounds and behaviour of one fetch; every bound is enforced."""
+
+    timeout: float = DEFAULT_TIMEOUT
+    total_timeout: float | None = DEFAULT_TOTAL_TIMEOUT
+    max_pages: int = DEFAULT_MAX_PAGES
+    max_tools: int = DEFAULT_MAX_TOOLS
+    max_bytes: int = DEFAULT_MAX_BYTES
+    protocol: Protocol = "auto"
+    allow_duplicates: bool = False
+    #: Called after every page with (pages so far, tools so far).
+    progress: ProgressFn | None = field(default=None, compare=False, repr=False)
+    #: Seconds to wait after closing a stdio server's stdin, and again after SIGTERM.
+    shutdown_grace: float = 2.0
+
+    def __post_init__(self) -> None:
+        if not self.timeout > 0:
+            raise UsageError("--timeout must be greater than 0 seconds")
+        if self.total_timeout is not None and not self.total_timeout > 0:
+            raise UsageError("--total-timeout must be greater than 0 seconds")
+        for flag, value in (
+            ("--max-pages", self.max_pages),
+            ("--max-tools", self.max_tools),
+            ("--max-bytes", self.max_bytes),
+        ):
+            if value < 1:
+                raise UsageError(f"{flag} must be at least 1")
+        if self.protocol not in PROTOCOLS:
+            raise UsageError(f"--protocol must be one of {', '.join(PROTOCOLS)}")

@@ -1,0 +1,113 @@
+"""The tools/list walk: every page, in served order, with every guard.
+
+End of list = ``nextCursor`` absent or null; ``""`` is a cursor like any other. A cursor
+seen twice is a cycle; duplicate names across pages are an error naming both positions
+(or, with ``allow_duplicates``, recorded as evidence); a ``tools/list_changed``
+notification during the walk restarts it once; pages, tools and bytes are bounded.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from histor_sign.errors import FetchError, InputError, LimitExceeded
+from histor_sign.mcp.jsonrpc import clip
+from histor_sign.mcp.session import Session
+from histor_sign.mcp.target import FetchOptions
+
+MAX_RESTARTS = 1
+
+
+@dataclass
+class Walk:
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    page_sizes: list[int] = field(default_factory=list)
+    duplicates: list[dict[str, Any]] = field(default_factory=list)
+    restarts: int = 0
+
+
+def _where(page: int, item: int, index: int) -> str:
+    return f"page {page} item {item} (#/tools/{index})"
+
+
+async def walk_tools(session: Session, options: FetchOptions) -> Walk:
+    channel = session.channel
+    restarts = 0
+    while True:
+        channel.list_changed = 0
+        walk = await _walk_once(session, options)
+        if not channel.list_changed:
+            walk.restarts = restarts
+            return walk
+        if restarts >= MAX_RESTARTS:
+            raise FetchError(
+                "the server's tool list changed again (notifications/tools/list_changed) "
+                "during the restarted walk; it is not stable enough to snapshot"
+            )
+        restarts += 1
+
+
+async def _walk_once(session: Session, options: FetchOptions) -> Walk:
+    walk = Walk()
+    first_seen: dict[str, tuple[int, int, int]] = {}
+    cursors: dict[str, int] = {}
+    cursor: str | None = None
+    page = 0
+    while True:
+        if page >= options.max_pages:
+            raise LimitExceeded(
+                f"tools/list has more than --max-pages {options.max_pages} pages"
+            )
+        page += 1
+        result = await session.call("tools/list", None if cursor is None else {"cursor": cursor})
+        what = f"tools/list page {page}"
+        result_type = result.get("resultType")
+        if result_type is not None and result_type != "complete":
+            raise FetchError(f"{what}: resultType is {clip(str(result_type), 40)!r}, "
+                             "expected \"complete\"")
+        items = result.get("tools")
+        if not isinstance(items, list):
+            raise InputError(f"{what}: the result has no \"tools\" array")
+        for item_no, tool in enumerate(items):
+            index = len(walk.tools)
+            where = _where(page, item_no, index)
+            if not isinstance(tool, dict):
+                raise InputError(f"{what}: tool at {where} is not a JSON object")
+            name = tool.get("name")
+            if not isinstance(name, str):
+                raise InputError(f"{what}: tool at {where} has no string \"name\"")
+            if name in first_seen:
+                p, i, x = first_seen[name]
+                if not options.allow_duplicates:
+                    raise InputError(
+                        f"duplicate tool name {clip(name, 80)!r}: {_where(p, i, x)} and {where} "
+                        "(use --allow-duplicates to keep both as evidence)"
+                    )
+                walk.duplicates.append({"name": name, "first": x, "second": index})
+            else:
+                first_seen[name] = (page, item_no, index)
+            walk.tools.append(tool)
+            if len(walk.tools) > options.max_tools:
+                raise LimitExceeded(
+                    f"tools/list has more than --max-tools {options.max_tools} tools"
+                )
+        walk.page_sizes.append(len(items))
+        if options.progress is not None:
+            options.progress(page, len(walk.tools))
+        if session.channel.list_changed:
+            return walk  # the caller restarts
+        nxt = result.get("nextCursor")
+        if nxt is None:
+            return walk
+        if not isinstance(nxt, str):
+            raise InputError(f"{what}: nextCursor must be a string or absent, got "
+                             f"{clip(json.dumps(nxt), 40)}")
+        if nxt in cursors:
+            raise FetchError(
+                f"cursor cycle: {what} returned cursor {clip(json.dumps(nxt), 60)} which "
+                f"page {cursors[nxt]} already returned"
+            )
+        cursors[nxt] = page
+        cursor = nxt

@@ -1,0 +1,178 @@
+# ruff: noqa: UP031  (percent formatting keeps hand-built JSON braces readable)
+"""A hand-written JSON-RPC stdio MCP server for byte-exact and hostile test cases.
+
+``python raw_stdio_server.py SCENARIO PIDFILE``. It writes its PID (and any helper's) to
+PIDFILE so tests can check that nothing is left running, then answers line by line with
+hand-built strings the SDK could never produce.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+SCENARIO = sys.argv[1]
+PIDFILE = sys.argv[2]
+MODERN = "2026-07-28"
+
+
+def out(text: str) -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def tool(name: str, extra: str = "") -> str:
+    return ('{"name":"%s","inputSchema":{"type":"object"}%s}' % (name, extra))
+
+
+def page(msg_id: object, tools: list[str], nxt: object = None, extra: str = "") -> str:
+    cursor = "" if nxt is None else ',"nextCursor":' + json.dumps(nxt)
+    return '{"jsonrpc":"2.0","id":%s,"result":{"tools":[%s]%s%s}}' % (
+        json.dumps(msg_id), ",".join(tools), cursor, extra)
+
+
+def main() -> None:
+    pids = [os.getpid()]
+    if SCENARIO == "stubborn":
+        # Ignore stdin EOF and SIGTERM, and leave a helper in our process group.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        pids.append(helper.pid)
+    with open(PIDFILE + ".tmp", "w") as fh:
+        fh.write(" ".join(map(str, pids)))
+    os.replace(PIDFILE + ".tmp", PIDFILE)
+
+    if SCENARIO == "stderr-flood":
+        sys.stderr.write("x" * 2_000_000 + "\n")
+        sys.stderr.flush()
+    if SCENARIO == "banner":
+        out("Server starting on stdio...")
+    walks = 0
+    for raw in sys.stdin:
+        msg = json.loads(raw)
+        method, msg_id = msg.get("method"), msg.get("id")
+        params = msg.get("params") or {}
+        if method == "server/discover":
+            if SCENARIO in ("modern", "modern-list-changed"):
+                meta = params.get("_meta", {})
+                assert meta["io.modelcontextprotocol/protocolVersion"] == MODERN, meta
+                out('{"jsonrpc":"2.0","id":%d,"result":{"supportedVersions":["%s"],'
+                    '"capabilities":{"tools":{}},"resultType":"complete","ttlMs":0,'
+                    '"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":'
+                    '{"name":"raw","version":"9"}}}}' % (msg_id, MODERN))
+            elif SCENARIO == "version-error":
+                out('{"jsonrpc":"2.0","id":%d,"error":{"code":-32022,"message":"Unsupported",'
+                    '"data":{"supported":["2025-06-18"],"requested":"%s"}}}' % (msg_id, MODERN))
+            elif SCENARIO in ("hang-all", "hang-probe"):
+                continue
+            else:
+                out('{"jsonrpc":"2.0","id":%d,"error":{"code":-32601,"message":"Method not found"}}'
+                    % msg_id)
+            continue
+        if method == "initialize":
+            if SCENARIO == "hang-all":
+                continue
+            requested = params["protocolVersion"]
+            if SCENARIO == "version-error":
+                assert requested == "2025-06-18", requested
+            out('{"jsonrpc":"2.0","id":%d,"result":{"protocolVersion":"%s","capabilities":'
+                '{"tools":{"listChanged":true}},"serverInfo":{"name":"raw","version":"1"}}}'
+                % (msg_id, requested))
+            continue
+        if method is not None and msg_id is None:
+            continue  # notifications
+        if method is None:
+            continue  # replies to our own requests
+        assert method == "tools/list", method
+        if SCENARIO.startswith("modern"):
+            meta = params["_meta"]
+            assert meta["io.modelcontextprotocol/protocolVersion"] == MODERN
+            assert meta["io.modelcontextprotocol/clientCapabilities"] == {}
+        cursor = params.get("cursor")
+        handle(msg_id, cursor, walks)
+        if cursor is None:
+            walks += 1
+
+
+def handle(msg_id: int, cursor: str | None, walks: int) -> None:
+    s = SCENARIO
+    if s in ("legacy", "modern", "banner", "version-error", "stderr-flood", "stubborn"):
+        # Unknown fields, odd key order, raw UTF-8, and "" as a real cursor.
+        if cursor is None:
+            out(page(msg_id, [
+                '{"inputSchema":{"type":"object","properties":{"q":{"type":"string"}}},'
+                '"name":"search","description":"Sök \\u00e9 ✓","futureField":{"z":1,"a":[1.5,2]}}',
+                tool("fetch", ',"annotations":{"readOnlyHint":true,"vendorHint":2}'),
+            ], nxt="", extra=',"resultType":"complete","ttlMs":0,"cacheScope":"public"'))
+        elif cursor == "":
+            out(page(msg_id, [tool("write", ',"_meta":{"com.example/x":1}')]))
+        if s == "stubborn":
+            pass
+    elif s == "cycle":
+        nxt = {None: "a", "a": "b", "b": "a"}[cursor]
+        out(page(msg_id, [tool(f"t_{cursor}")], nxt=nxt))
+    elif s == "endless":
+        n = 0 if cursor is None else int(cursor)
+        out(page(msg_id, [tool(f"t{n}")], nxt=str(n + 1)))
+    elif s == "hang":
+        return
+    elif s == "hang-probe":
+        out(page(msg_id, [tool("only")]))
+    elif s == "non-json":
+        out("this is not JSON")
+    elif s == "crash":
+        if cursor is None:
+            out(page(msg_id, [tool("a")], nxt="2"))
+        else:
+            sys.stderr.write("fatal: boom\n")
+            sys.stderr.flush()
+            os._exit(3)
+    elif s == "oversized":
+        out(page(msg_id, [tool("big", ',"description":"%s"' % ("x" * 300_000))]))
+    elif s == "wrong-id":
+        out(page(msg_id + 100, [tool("a")]))
+    elif s == "rpc-error":
+        out('{"jsonrpc":"2.0","id":%d,"error":{"code":-32603,"message":"database down"}}' % msg_id)
+    elif s == "tool-not-object":
+        out(page(msg_id, [tool("a"), "[1,2]"]))
+    elif s == "name-not-string":
+        out(page(msg_id, [tool("a"), '{"name":5,"inputSchema":{}}']))
+    elif s == "duplicate":
+        if cursor is None:
+            out(page(msg_id, [tool("a"), tool("b")], nxt="p2"))
+        else:
+            out(page(msg_id, [tool("c"), tool("a")]))
+    elif s == "dup-keys":
+        out(page(msg_id, ['{"name":"a","name":"b","inputSchema":{}}']))
+    elif s == "bad-cursor-type":
+        out(page(msg_id, [tool("a")], nxt=7))
+    elif s in ("list-changed", "list-changed-always", "modern-list-changed"):
+        if cursor is None:
+            out(page(msg_id, [tool("a")], nxt="p2"))
+            return
+        # Before answering page 2: a log notification, a server request we must refuse
+        # (wait for the refusal to prove it was answered), then list_changed.
+        out('{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info",'
+            '"data":"hi"}}')
+        out('{"jsonrpc":"2.0","id":"srv-1","method":"roots/list"}')
+        reply = json.loads(sys.stdin.readline())
+        assert reply["id"] == "srv-1" and reply["error"]["code"] == -32601, reply
+        if walks == 1 or s == "list-changed-always":
+            out('{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}')
+        names = ["b"] if walks == 1 else ["b", "c"]
+        out(page(msg_id, [tool(n) for n in names]))
+    else:
+        raise SystemExit(f"unknown scenario {s}")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt:
+        pass
+    if SCENARIO == "stubborn":
+        time.sleep(60)  # ignore stdin EOF too
