@@ -80,6 +80,24 @@ class DriftResult:
             "tools": [t.to_json() for t in self.tools],
         }
 
+    def to_text(self) -> str:
+        """Human summary: one line per differing tool, description diffs indented."""
+        head = (
+            f"{self.status}: {self.server} revision {self.revision}"
+            f" ({self.count(CHANGED)} changed, {self.count(ADDED)} added, "
+            f"{self.count(REMOVED)} removed)"
+        )
+        lines = [head]
+        for item in self.tools:
+            line = f"  {item.change:<8} {printable(item.name)}"
+            if item.change == CHANGED:
+                line += ": " + (", ".join(item.fields) if item.fields is not None
+                                else "fields unknown (pass --signed-tools to name them)")
+            lines.append(line)
+            if item.description_diff:
+                lines += ["      " + printable(d) for d in item.description_diff.splitlines()]
+        return "\n".join(lines)
+
 
 def compare(
     current_tools: Iterable[Any] | Catalog,
@@ -186,3 +204,8 @@ def _checked_signed_tools(
 def tool_digest(tool: Tool) -> str:
     """Per-tool digest (SPEC §2) of one imported tool."""
     return sha256_digest(canonical_bytes(tool.projected()))
+
+
+def printable(text: str) -> str:
+    """Tool text is untrusted: escape control characters before printing to a terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

@@ -91,4 +91,6 @@ def main(argv: list[str] | None = None) -> NoReturn:
         fail("interrupted", 130)
     except BrokenPipeError:
         raise SystemExit(1) from None
+    if result == 130:  # click turned Ctrl-C into an exit code
+        fail("interrupted", 130)
     raise SystemExit(result if isinstance(result, int) else 0)

@@ -4,15 +4,28 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
 from histor_sign.catalog import Tool
+from histor_sign.cli import target_options as t
 from histor_sign.cli.app import OutputFormat, app, emit
-
-if TYPE_CHECKING:
-    from histor_sign.drift import DriftResult
+from histor_sign.cli.signing_commands import (
+    GITHUB_ACTIONS_ISSUER,
+    CertIdentityOpt,
+    CertIssuerOpt,
+    OfflineOpt,
+    OwnerIdOpt,
+    RefOpt,
+    RepositoryIdOpt,
+    RepositoryOpt,
+    TrustedRootOpt,
+    VerifyStagingOpt,
+    VerifyTrustConfigOpt,
+    _warn,
+)
+from histor_sign.errors import UsageError
+from histor_sign.mcp.target import FetchOptions, Target
 
 FORMAT_OPT = typer.Option(
     OutputFormat.human, "--format", "-f", help="human (summary and per-tool lines) or json."
@@ -31,65 +44,110 @@ SIGNED_TOOLS_OPT = typer.Option(
     "changed fields and diff descriptions. Must match the envelope's digests.",
 )
 TOOLS_ARG = typer.Argument(
-    ..., metavar="TOOLS_FILE",
-    help="What the server serves now: tools/list JSON or a fetch snapshot; - for stdin.",
+    None, metavar="[TOOLS_FILE]",
+    help="What the server serves now: tools/list JSON or a fetch snapshot; - for stdin. "
+    "Or fetch it live with --stdio/--url.",
+)
+VERIFY_OPT = typer.Option(
+    False, "--verify",
+    help="Also verify the envelope's signature and identity first (same pins as 'verify'); "
+    "a failed verification exits 1 before any comparison.",
 )
 
 
-def current_tools_from_file(path: str) -> list[Tool]:
-    """The source of current tools. (Live --stdio/--url fetch plugs in beside this.)"""
+def current_tools(path: str | None, target: Target | None, options: FetchOptions) -> list[Tool]:
+    """The tools served now: from a file, or fetched live (every page)."""
     from histor_sign.catalog import load_catalog
 
+    if target is not None:
+        if path is not None:
+            raise UsageError("give TOOLS_FILE or --stdio/--url, not both")
+        return t.fetch_catalog(target, options).tools
+    if path is None:
+        raise UsageError("give the served tools: TOOLS_FILE, or fetch live with --stdio or --url")
     return load_catalog(path).tools
 
 
 @app.command()
 def check(
-    tools: str = TOOLS_ARG,
+    tools: str | None = TOOLS_ARG,
     envelope: str = ENVELOPE_OPT,
     signed_tools: str | None = SIGNED_TOOLS_OPT,
     format: OutputFormat = FORMAT_OPT,
     output: Path | None = OUTPUT_OPT,
+    stdio: str | None = t.STDIO_OPTION,
+    url: str | None = t.URL_OPTION,
+    header: list[str] | None = t.HEADER_OPTION,
+    bearer_token_env: str | None = t.BEARER_OPTION,
+    timeout: float = t.TIMEOUT_OPTION,
+    protocol: t.ProtocolChoice = t.PROTOCOL_OPTION,
+    verify: bool = VERIFY_OPT,
+    cert_identity: CertIdentityOpt = None,
+    cert_oidc_issuer: CertIssuerOpt = GITHUB_ACTIONS_ISSUER,
+    repository: RepositoryOpt = None,
+    ref: RefOpt = None,
+    owner_id: OwnerIdOpt = None,
+    repository_id: RepositoryIdOpt = None,
+    trusted_root: TrustedRootOpt = None,
+    trust_config: VerifyTrustConfigOpt = None,
+    staging: VerifyStagingOpt = False,
+    offline: OfflineOpt = False,
 ) -> None:
-    """Detect drift between served tool definitions and a signed revision.
+    """Detect drift between the tools a server serves now and a signed revision.
 
-    Exit codes: 0 match, 1 different, 2 bad input.
+    With --verify the envelope's signature and signer identity are verified first, so a
+    client pins the publisher's workflow in one step. Exit codes: 0 match, 1 different
+    (or verification failed), 2 bad input.
     """
     from histor_sign.canonical import read_json_file
     from histor_sign.catalog import load_catalog
     from histor_sign.drift import compare
 
+    target = t.target_from_flags(stdio, url, header, bearer_token_env, required=False)
+    pin_flags = (cert_identity, repository, ref, owner_id, repository_id, trusted_root,
+                 trust_config)
+    if not verify and (any(f is not None for f in pin_flags) or staging or offline):
+        raise UsageError("identity and trust flags need --verify")
     signed_statement = read_json_file(envelope)
     signed_catalog = load_catalog(signed_tools).tools if signed_tools else None
-    result = compare(current_tools_from_file(tools), signed_statement, signed_catalog)
+    if verify:
+        _verify_signed(
+            envelope, cert_identity, cert_oidc_issuer, repository, ref, owner_id,
+            repository_id, trusted_root, trust_config, staging, offline,
+        )
+    options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)
+    result = compare(current_tools(tools, target, options), signed_statement, signed_catalog)
     if format is OutputFormat.json:
         emit(json.dumps(result.to_json(), indent=2, ensure_ascii=False), output)
     else:
-        emit(render_human(result), output)
+        emit(result.to_text(), output)
     if not result.matches:
         raise typer.Exit(1)
 
 
-def render_human(result: DriftResult) -> str:
-    from histor_sign.drift import CHANGED
+def _verify_signed(
+    envelope: str,
+    cert_identity: str | None,
+    cert_oidc_issuer: str,
+    repository: str | None,
+    ref: str | None,
+    owner_id: str | None,
+    repository_id: str | None,
+    trusted_root: Path | None,
+    trust_config: Path | None,
+    staging: bool,
+    offline: bool,
+) -> None:
+    """Signature, chain-to-root, log and identity checks of ``verify``; exit 1 on failure."""
+    from histor_sign.sigstore_trust import TrustSource
+    from histor_sign.verify import IdentityPins, verify_envelope
 
-    head = (
-        f"{result.status}: {result.server} revision {result.revision}"
-        f" ({result.count('changed')} changed, {result.count('added')} added, "
-        f"{result.count('removed')} removed)"
+    trust = TrustSource.select(
+        staging=staging, trusted_root=trusted_root, trust_config=trust_config, offline=offline
     )
-    lines = [head]
-    for item in result.tools:
-        line = f"  {item.change:<8} {_printable(item.name)}"
-        if item.change == CHANGED:
-            line += ": " + (", ".join(item.fields) if item.fields is not None
-                            else "fields unknown (pass --signed-tools to name them)")
-        lines.append(line)
-        if item.description_diff:
-            lines += ["      " + _printable(d) for d in item.description_diff.splitlines()]
-    return "\n".join(lines)
-
-
-def _printable(text: str) -> str:
-    """Tool text is untrusted: escape control characters before printing to a terminal."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    _warn(trust.warning())
+    pins = IdentityPins(
+        cert_identity=cert_identity, cert_oidc_issuer=cert_oidc_issuer, repository=repository,
+        ref=ref, owner_id=owner_id, repository_id=repository_id,
+    )
+    verify_envelope(envelope, pins=pins, trust=trust, source=envelope).raise_for_failure()

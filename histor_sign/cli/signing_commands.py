@@ -21,6 +21,52 @@ from histor_sign.errors import UsageError
 GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
 
 
+# Identity pins and trust flags, shared by ``verify`` and ``check --verify``.
+CertIdentityOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cert-identity",
+        help="Exact signer identity to require, e.g. "
+        "https://github.com/OWNER/REPO/.github/workflows/sign.yml@refs/heads/main. Required "
+        "for servers outside io.github.*.",
+    ),
+]
+CertIssuerOpt = Annotated[str, typer.Option("--cert-oidc-issuer", help="OIDC issuer to require.")]
+RepositoryOpt = Annotated[
+    str | None,
+    typer.Option("--repository", help="Require the certificate's source repository OWNER/REPO."),
+]
+RefOpt = Annotated[
+    str | None, typer.Option("--ref", help="Require the git ref, e.g. refs/heads/main.")
+]
+OwnerIdOpt = Annotated[
+    str | None,
+    typer.Option("--owner-id", help="Require the numeric GitHub owner id (rename-proof)."),
+]
+RepositoryIdOpt = Annotated[
+    str | None,
+    typer.Option("--repository-id", help="Require the numeric GitHub repository id."),
+]
+TrustedRootOpt = Annotated[
+    Path | None,
+    typer.Option("--trusted-root", help="Sigstore TrustedRoot JSON to verify against."),
+]
+VerifyTrustConfigOpt = Annotated[
+    Path | None,
+    typer.Option("--trust-config", help="Sigstore ClientTrustConfig JSON to verify against."),
+]
+VerifyStagingOpt = Annotated[
+    bool, typer.Option("--staging", help="Verify against Sigstore staging.")
+]
+OfflineOpt = Annotated[
+    bool,
+    typer.Option(
+        "--offline",
+        help="No network: use the trusted root vendored in histor-sign instead of a TUF refresh.",
+    ),
+]
+
+
 def _warn(message: str | None) -> None:
     if message:
         sys.stderr.write(f"{PROG}: warning: {message}\n")
@@ -99,35 +145,12 @@ def sign(
 @app.command()
 def verify(
     envelope: Annotated[str, typer.Argument(help="Signed revision envelope (*.envelope.json).")],
-    cert_identity: Annotated[
-        str | None,
-        typer.Option(
-            "--cert-identity",
-            help="Exact signer identity to require, e.g. "
-            "https://github.com/OWNER/REPO/.github/workflows/sign.yml@refs/heads/main. Required "
-            "for servers outside io.github.*.",
-        ),
-    ] = None,
-    cert_oidc_issuer: Annotated[
-        str, typer.Option("--cert-oidc-issuer", help="OIDC issuer to require.")
-    ] = GITHUB_ACTIONS_ISSUER,
-    repository: Annotated[
-        str | None,
-        typer.Option(
-            "--repository", help="Require the certificate's source repository OWNER/REPO."
-        ),
-    ] = None,
-    ref: Annotated[
-        str | None, typer.Option("--ref", help="Require the git ref, e.g. refs/heads/main.")
-    ] = None,
-    owner_id: Annotated[
-        str | None,
-        typer.Option("--owner-id", help="Require the numeric GitHub owner id (rename-proof)."),
-    ] = None,
-    repository_id: Annotated[
-        str | None,
-        typer.Option("--repository-id", help="Require the numeric GitHub repository id."),
-    ] = None,
+    cert_identity: CertIdentityOpt = None,
+    cert_oidc_issuer: CertIssuerOpt = GITHUB_ACTIONS_ISSUER,
+    repository: RepositoryOpt = None,
+    ref: RefOpt = None,
+    owner_id: OwnerIdOpt = None,
+    repository_id: RepositoryIdOpt = None,
     previous: Annotated[
         str | None,
         typer.Option(
@@ -138,25 +161,10 @@ def verify(
         str | None,
         typer.Option("--tools", help="Tool catalog whose digests must equal the signed ones."),
     ] = None,
-    trusted_root: Annotated[
-        Path | None,
-        typer.Option("--trusted-root", help="Sigstore TrustedRoot JSON to verify against."),
-    ] = None,
-    trust_config: Annotated[
-        Path | None,
-        typer.Option("--trust-config", help="Sigstore ClientTrustConfig JSON to verify against."),
-    ] = None,
-    staging: Annotated[
-        bool, typer.Option("--staging", help="Verify against Sigstore staging.")
-    ] = False,
-    offline: Annotated[
-        bool,
-        typer.Option(
-            "--offline",
-            help="No network: use the trusted root vendored in histor-sign instead of a "
-            "TUF refresh.",
-        ),
-    ] = False,
+    trusted_root: TrustedRootOpt = None,
+    trust_config: VerifyTrustConfigOpt = None,
+    staging: VerifyStagingOpt = False,
+    offline: OfflineOpt = False,
     format: Annotated[
         OutputFormat, typer.Option("--format", "-f", help="Report format: human or json.")
     ] = OutputFormat.human,

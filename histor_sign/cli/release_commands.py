@@ -1,0 +1,196 @@
+"""``release`` (the CI gate) and ``demo`` (the same, offline, against bundled parts)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from histor_sign.cli import target_options as t
+from histor_sign.cli.app import PROG, app
+from histor_sign.report.findings import FailOn
+
+if TYPE_CHECKING:
+    from histor_sign.release import ReleaseOutcome
+
+
+def _append(path_var: str, text: str) -> None:
+    """Append to a GitHub Actions environment file named by ``path_var``, if set."""
+    path = os.environ.get(path_var)
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(text)
+
+
+def _github_output_lines(outputs: dict[str, str]) -> str:
+    return "".join(f"{key}={value}\n" for key, value in outputs.items())
+
+
+def print_outcome(outcome: ReleaseOutcome) -> None:
+    """Human summary on stdout: the gate, then what was signed and written."""
+    from histor_sign.report.render import render
+
+    if outcome.findings:
+        text = render(outcome.findings, "human", color=sys.stdout.isatty())
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    if outcome.envelope is None:
+        return
+    stmt = outcome.envelope.statement
+    sys.stdout.write(
+        f"signed {stmt['server']} {stmt['serverVersion']} revision {stmt['revision']} "
+        f"({len(stmt['toolDigests'])} tools)\n"
+        f"  manifest  {stmt['manifestDigest']}\n"
+        f"  signer    {outcome.envelope.identity}\n"
+        f"  rekor     log index {outcome.envelope.transparency_log.log_index}\n"
+    )
+    for role, path in outcome.files.items():
+        sys.stdout.write(f"  {role:<9} {path}\n")
+
+
+@app.command()
+def release(
+    server: Annotated[str, typer.Option("--server", help="Registry name, io.github.OWNER/NAME.")],
+    server_version: Annotated[
+        str, typer.Option("--server-version", help="The server version being released.")
+    ],
+    stdio: str | None = t.STDIO_OPTION,
+    url: str | None = t.URL_OPTION,
+    tools: Annotated[
+        str | None,
+        typer.Option(
+            "--tools", metavar="FILE",
+            help="Release a catalog file (tools/list JSON or a fetch snapshot) instead of "
+            "fetching live.",
+        ),
+    ] = None,
+    identity: Annotated[
+        str | None,
+        typer.Option(
+            "--identity",
+            help="Workflow identity the revision claims. Default: the one in the OIDC token; "
+            "if given it must equal it.",
+        ),
+    ] = None,
+    previous: Annotated[
+        str | None,
+        typer.Option("--previous", metavar="ENVELOPE", help="Previous envelope to chain to."),
+    ] = None,
+    out_dir: Annotated[
+        Path, typer.Option("--out-dir", help="Directory for the release files.")
+    ] = Path("histor-release"),
+    fail_on: Annotated[
+        FailOn,
+        typer.Option("--fail-on", help="Fail the release on findings at this level."),
+    ] = FailOn.error,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Also fail when the scan could not decide a pair.")
+    ] = False,
+    threshold: Annotated[
+        float, typer.Option("--threshold", help="Lexical similarity threshold in (0, 1].")
+    ] = 0.62,
+    policy: Annotated[
+        Path | None,
+        typer.Option("--policy", help="Guard policy (TOML) used by the contract lint."),
+    ] = None,
+    identity_token: Annotated[
+        str | None,
+        typer.Option(
+            "--identity-token", envvar="SIGSTORE_IDENTITY_TOKEN",
+            help="OIDC token. Default: ambient (GitHub Actions with id-token: write).",
+        ),
+    ] = None,
+    staging: Annotated[bool, typer.Option("--staging", help="Sign with Sigstore staging.")] = False,
+    trust_config: Annotated[
+        Path | None,
+        typer.Option("--trust-config", help="Sigstore ClientTrustConfig (private/local instance)."),
+    ] = None,
+    header: list[str] | None = t.HEADER_OPTION,
+    bearer_token_env: str | None = t.BEARER_OPTION,
+    timeout: float = t.TIMEOUT_OPTION,
+    max_pages: int = t.MAX_PAGES_OPTION,
+    max_tools: int = t.MAX_TOOLS_OPTION,
+    protocol: t.ProtocolChoice = t.PROTOCOL_OPTION,
+) -> None:
+    """Fetch → scan gate → build → sign → verify → write, in one command (for CI).
+
+    Writes envelope.json, statement.json, sigstore.json, scan.sarif, summary.md and
+    tools.snapshot.json into --out-dir; a failed gate writes only scan.sarif and
+    summary.md and exits 1. Appends to $GITHUB_STEP_SUMMARY / $GITHUB_OUTPUT when set.
+    """
+    from histor_sign.cli.signing_commands import _warn
+    from histor_sign.release import ReleaseRequest, run_release
+    from histor_sign.report.findings import parse_threshold
+    from histor_sign.scan import ScanOptions
+    from histor_sign.sigstore_trust import TrustSource
+
+    target = t.target_from_flags(stdio, url, header, bearer_token_env, required=tools is None)
+    if target is not None and tools is not None:
+        from histor_sign.errors import UsageError
+
+        raise UsageError("give --tools FILE or a live server (--stdio/--url), not both")
+    guard_policy = None
+    if policy is not None:
+        from histor_sign.guard.policy import Policy
+
+        guard_policy = Policy.load(policy)
+    trust = TrustSource.select(staging=staging, trust_config=trust_config)
+    request = ReleaseRequest(
+        server=server,
+        server_version=server_version,
+        out_dir=out_dir,
+        identity=identity,
+        previous=previous,
+        fail_on=fail_on,
+        strict=strict,
+        scan=ScanOptions(threshold=parse_threshold(str(threshold)), max_tools=max_tools),
+        policy=guard_policy,
+        trust=trust,
+        identity_token=identity_token,
+    )
+    if target is not None:
+        options = t.fetch_options_from_flags(
+            timeout=timeout, max_pages=max_pages, max_tools=max_tools, protocol=protocol
+        )
+        snapshot = t.fetch_snapshot(target, options)
+        catalog, snapshot_doc = snapshot.to_catalog(target.label()), snapshot.to_json()
+    else:
+        from histor_sign.catalog import load_catalog
+
+        assert tools is not None
+        catalog, snapshot_doc = load_catalog(tools, max_tools=max_tools), None
+    _warn(trust.warning())
+    outcome = run_release(catalog, request, snapshot_doc)
+    print_outcome(outcome)
+    _append("GITHUB_STEP_SUMMARY", outcome.summary_markdown)
+    _append("GITHUB_OUTPUT", _github_output_lines(outcome.github_outputs()))
+    if not outcome.gate_passed:
+        sys.stderr.write(
+            f"{PROG}: error: release gate failed: findings at --fail-on {fail_on.value}; "
+            f"nothing was signed (see {outcome.files['sarif']})\n"
+        )
+        raise typer.Exit(1)
+
+
+@app.command()
+def demo(
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Directory for the demo's release files.")
+    ] = Path("demo-release"),
+) -> None:
+    """Run a complete release offline: the bundled example MCP server, a local Sigstore
+    instance (UNTRUSTED, demo only), two chained revisions, verification and a drift check."""
+    from histor_sign.demo.walkthrough import guide, run_demo
+
+    def say(message: str) -> None:
+        sys.stdout.write(f"• {message}\n")
+        sys.stdout.flush()
+
+    result = run_demo(output, say)
+    sys.stdout.write("\nVerification of revision 2 (chained to revision 1):\n")
+    sys.stdout.write(result.verification.rstrip("\n") + "\n")
+    sys.stdout.write("\nDrift check (a description changed between the revisions):\n")
+    sys.stdout.write(result.drift.rstrip("\n") + "\n")
+    sys.stdout.write(guide(result))
