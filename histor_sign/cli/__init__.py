@@ -10,6 +10,7 @@ from __future__ import annotations
 from histor_sign.cli.app import app, main
 
 # Importing a command module registers its commands on ``app``.
-from histor_sign.cli import catalog_commands  # noqa: E402,F401  isort: skip
+from histor_sign.cli import catalog_commands  # noqa: F401  isort: skip
 
 __all__ = ["app", "main"]
+from histor_sign.cli import scan_commands  # noqa: F401  isort: skip

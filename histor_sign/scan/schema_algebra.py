@@ -170,9 +170,9 @@ def _flatten(
         legacy = sub.root.dialect in ("draft-06", "draft-07")
         if "$ref" in schema:
             ref = schema["$ref"]
-            key = (id(sub.root), str(ref))
-            expansions[key] = expansions.get(key, 0) + 1
-            if expansions[key] > 4:
+            ref_key = (id(sub.root), str(ref))
+            expansions[ref_key] = expansions.get(ref_key, 0) + 1
+            if expansions[ref_key] > 4:
                 raise Undecided(f"recursive $ref cycle through {str(ref)[:60]!r}")
             stack.append(Sub(_resolve(sub.root, ref), sub.root))
             if legacy:
@@ -473,9 +473,9 @@ def _build(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | N
         if found is None:
             continue
         if m.relaxed and not _check_all(atoms, found.value):
+            names = ", ".join(_relaxed_names(atoms))
             undecided = undecided or Undecided(
-                "a relaxed keyword (" + ", ".join(_relaxed_names(atoms)) + ") rejected the candidate"
-            )
+                f"a relaxed keyword ({names}) rejected the candidate")
             continue
         return found
     if undecided is not None:
