@@ -581,6 +581,15 @@ def _build_frac(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Foun
             return None
         value = _number_value(m.lo)
         return Found(value) if _not_excluded(m, value) else None
+    if m.lo is not None and not m.lo_excl and m.lo.denominator != 1 and (
+        m.hi is None or m.lo < m.hi
+    ):
+        try:
+            value = _number_value(m.lo)
+        except Undecided:
+            value = None
+        if value is not None and _not_excluded(m, value):
+            return Found(value)
     for j in range(1, 40):
         d = 2**j
         base = m.lo if m.lo is not None else (m.hi - 1 if m.hi is not None else Fraction(0))

@@ -195,6 +195,24 @@ class SchemaRoot:
             _CURRENT.reset(token)
 
 
+#: Schemas with more JSON nodes than this are not analysed (meta-validation alone would be slow).
+MAX_SCHEMA_NODES = 5_000
+
+
+def _too_large(schema: Any, limit: int) -> bool:
+    stack, count = [schema], 0
+    while stack:
+        node = stack.pop()
+        count += 1
+        if count > limit:
+            return True
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
 def prepare_root(schema: Any, label: str = "", *, check: bool = True) -> SchemaRoot:
     """Check a tool's input schema once; problems make every later answer ``unknown``."""
     root = SchemaRoot(schema=schema, label=label)
@@ -208,6 +226,9 @@ def prepare_root(schema: Any, label: str = "", *, check: bool = True) -> SchemaR
         root.dialect = dialect_of(schema)
     except Untrusted as exc:
         root.problem = exc.reason
+        return root
+    if _too_large(schema, MAX_SCHEMA_NODES):
+        root.problem = f"schema has more than {MAX_SCHEMA_NODES} nodes"
         return root
     root.patterns = _collect_patterns(schema)
     if check:
