@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from histor_sign.scan.regex_witness import examples
 from histor_sign.scan.validation import SchemaRoot, Untrusted
 
 KINDS = ("object", "null", "boolean", "int", "frac", "string", "array")
@@ -256,6 +257,7 @@ class Merged:
     min_len: int = 0
     max_len: int | None = None
     formats: list[str] = field(default_factory=list)
+    patterns: list[str] = field(default_factory=list)
     min_items: int = 0
     max_items: int | None = None
     objects: list[Sub] = field(default_factory=list)
@@ -327,6 +329,8 @@ def _merge(atoms: list[Sub], bounds: Bounds) -> Merged | None:
             m.max_len = value if m.max_len is None else min(m.max_len, value)
         if isinstance(s.get("format"), str):
             m.formats.append(s["format"])
+        if isinstance(s.get("pattern"), str):
+            m.patterns.append(s["pattern"])
         # arrays
         if "minItems" in s:
             m.min_items = max(m.min_items, _count(s["minItems"], "minItems"))
@@ -641,8 +645,17 @@ def _build_string(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Fo
         sample = _FORMAT_SAMPLES.get(fmt)
         if sample is not None and lo <= len(sample) and (hi is None or len(sample) <= hi):
             candidates.append(sample)
+    for pattern in m.patterns:
+        candidates.extend(examples(pattern, lo, hi, budget.bounds.max_string))
     size = lo if lo > 0 or hi == 0 else 1
     candidates += ["a" * size, "b" * size, "a" * (size + 1), "c" * size]
+    if m.patterns:
+        # Patterns are relaxed: propose candidates, keep the first the exact validator accepts.
+        for value in candidates:
+            if (len(value) >= lo and (hi is None or len(value) <= hi)
+                    and _not_excluded(m, value) and _check_all(atoms, value)):
+                return Found(value)
+        raise Undecided("no candidate string satisfies the pattern(s) exactly")
     for value in candidates:
         if len(value) >= lo and (hi is None or len(value) <= hi) and _not_excluded(m, value):
             return Found(value)

@@ -173,3 +173,13 @@ def test_deep_nesting_is_bounded(depth: int) -> None:
         schema = {"type": "object", "properties": {"a": schema}, "required": ["a"]}
     d = decide(schema, {}, Bounds(max_depth=32))
     assert d.outcome == "unknown"
+
+
+def test_safe_patterns_are_decided_as_overlaps_with_validated_witnesses() -> None:
+    w = assert_overlap(obj(p={"type": "string", "pattern": "^/"}),
+                       obj(p={"type": "string", "pattern": "^[a-z/]+$", "minLength": 3}))
+    assert w["p"].startswith("/") and len(w["p"]) >= 3
+    w = assert_overlap(obj(tel={"pattern": "^\\d{3}-\\d{4}$"}), obj(tel={"maxLength": 8}))
+    assert w == {"tel": "000-0000"}
+    # outside the shared Python/ECMA subset: unknown, never a guess
+    assert_unknown(obj(p={"type": "string", "pattern": "^\\p{L}+$"}), obj(p={}), "ECMA-safe")
