@@ -20,9 +20,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from histor_sign.catalog import tools_from_dicts  # noqa: E402
-from histor_sign.scan import ScanOptions, scan_tools  # noqa: E402
-from histor_sign.scan.lexical import Profile, similarity  # noqa: E402
+from histor_sign.catalog import tools_from_dicts
+from histor_sign.scan import ScanOptions, scan_tools
+from histor_sign.scan.lexical import Profile, similarity
 
 CORPUS = Path("/work/shared/testdata/corpora/livemcpbench-tools.json")
 
@@ -86,7 +86,8 @@ def run(label: str, items: list[dict[str, Any]], options: ScanOptions) -> float:
     s = result.stats
     decided = s["overlap"] + s["disjoint"]
     print(f"{label}: {s['tools']} tools in {elapsed:.2f} s; candidate pairs "
-          f"{s['candidatePairs']} of {s['allPairs']} ({s['candidatePairs'] / max(1, s['allPairs']):.4%});"
+          f"{s['candidatePairs']} of {s['allPairs']} "
+          f"({s['candidatePairs'] / max(1, s['allPairs']):.4%});"
           f" analysed {s['analysedPairs']}; decided {decided} (overlap {s['overlap']}, disjoint "
           f"{s['disjoint']}) vs unknown {s['unknown']}; {len(result.findings)} findings")
     return elapsed

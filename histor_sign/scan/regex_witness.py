@@ -16,10 +16,8 @@ _PRINTABLE = string.ascii_lowercase + string.ascii_uppercase + string.digits + "
 
 
 def _parser() -> Any:
-    try:
-        import re._parser as sre_parse  # Python 3.11+
-    except ImportError:  # pragma: no cover
-        import sre_parse  # type: ignore[import-not-found,no-redef]
+    import re._parser as sre_parse  # Python 3.11+ (the old sre_parse alias is deprecated)
+
     return sre_parse
 
 

@@ -179,7 +179,8 @@ def test_safe_patterns_are_decided_as_overlaps_with_validated_witnesses() -> Non
     w = assert_overlap(obj(p={"type": "string", "pattern": "^/"}),
                        obj(p={"type": "string", "pattern": "^[a-z/]+$", "minLength": 3}))
     assert w["p"].startswith("/") and len(w["p"]) >= 3
-    w = assert_overlap(obj(tel={"pattern": "^\\d{3}-\\d{4}$"}), obj(tel={"maxLength": 8}))
+    w = assert_overlap(obj(tel={"type": "string", "pattern": "^\\d{3}-\\d{4}$"}),
+                       obj(tel={"maxLength": 8}))
     assert w == {"tel": "000-0000"}
     # outside the shared Python/ECMA subset: unknown, never a guess
     assert_unknown(obj(p={"type": "string", "pattern": "^\\p{L}+$"}), obj(p={}), "ECMA-safe")
