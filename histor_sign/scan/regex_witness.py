@@ -16,9 +16,9 @@ _PRINTABLE = string.ascii_lowercase + string.ascii_uppercase + string.digits + "
 
 
 def _parser() -> Any:
-    import re._parser as sre_parse  # Python 3.11+ (the old sre_parse alias is deprecated)
+    import importlib
 
-    return sre_parse
+    return importlib.import_module("re._parser")  # 3.11+; the sre_parse alias is deprecated
 
 
 class _Unsupported(Exception):
