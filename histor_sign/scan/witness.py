@@ -50,6 +50,10 @@ def decide_roots(
         return Decision(UNKNOWN, reason=exc.reason)
     except RecursionError:
         return Decision(UNKNOWN, reason="schema nesting exceeded the recursion bound")
+    except (TypeError, ValueError, KeyError, AttributeError, ZeroDivisionError,
+            OverflowError) as exc:
+        # Malformed schema shapes the meta-schema did not catch: fail closed, never crash.
+        return Decision(UNKNOWN, reason=f"schema could not be analysed ({type(exc).__name__})")
     if found is None:
         return Decision(DISJOINT, reason="the constraints contradict")
     witness = found.value
