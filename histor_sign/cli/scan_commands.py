@@ -66,7 +66,7 @@ def scan(
     output: Path | None = OUTPUT_OPT,
     fail_on: FailOn = FAIL_ON_OPT,
     threshold: str = typer.Option(
-        "0.62", "--threshold", help="Lexical similarity threshold in (0, 1] (default 0.62)."
+        "0.62", "--threshold", metavar="FLOAT", help="Lexical similarity threshold in (0, 1]."
     ),
     strict: bool = STRICT_OPT,
     max_tools: int = typer.Option(20_000, "--max-tools", help="Imported-tool limit."),
