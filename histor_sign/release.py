@@ -172,7 +172,9 @@ def run_release(
         )
     outcome.envelope, outcome.report = signed.envelope, report
     outcome.summary_markdown = summary_markdown(outcome, catalog)
-    snapshot_doc = snapshot if snapshot is not None else {"tools": [dict(t.raw) for t in catalog.tools]}
+    snapshot_doc = snapshot if snapshot is not None else {
+        "tools": [dict(t.raw) for t in catalog.tools]
+    }
     contents = {
         "envelope": signed.envelope.to_bytes(),
         "statement": signed.statement_bytes,

@@ -75,6 +75,25 @@ class ToolRef:
     pointer: str = ""
 
 
+@dataclass(frozen=True)
+class CallRef:
+    """An observed call (replay): where it was and a digest — never its raw arguments."""
+
+    source: str
+    index: int
+    tool: str
+    arguments_digest: str
+    pointer: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "argumentsDigest": self.arguments_digest,
+            "index": self.index,
+            "source": self.source,
+            "tool": self.tool,
+        }
+
+
 @dataclass
 class Finding:
     rule: str
@@ -86,6 +105,7 @@ class Finding:
     has_witness: bool = False
     incomplete: bool = False  # TC005/TC009-style "analysis did not finish"
     properties: dict[str, Any] = field(default_factory=dict)
+    call: CallRef | None = None  # replay findings: the observed call
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -99,6 +119,8 @@ class Finding:
         }
         if self.has_witness:
             out["witness"] = self.witness
+        if self.call is not None:
+            out["call"] = self.call.to_json()
         if self.properties:
             out["properties"] = dict(sorted(self.properties.items()))
         return out
@@ -136,6 +158,21 @@ def parse_threshold(value: str) -> float:
     if not 0 < number <= 1:
         raise UsageError(f"--threshold must be in (0, 1], got {value}")
     return number
+
+
+def sort_key(finding: Finding) -> tuple[Any, ...]:
+    """Deterministic order: rule, then the tools' (source, index), then the call, message."""
+    call = finding.call
+    return (
+        finding.rule,
+        [(t.source, t.index, t.name) for t in finding.tools],
+        (call.source, call.index) if call is not None else ("", -1),
+        finding.message,
+    )
+
+
+def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
+    return sorted(findings, key=sort_key)
 
 
 def summary(findings: Iterable[Finding]) -> Mapping[str, int]:

@@ -11,9 +11,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from histor_sign.sigstore_dev import LocalSigstore
-
 from conftest import run_cli
+
+from histor_sign.sigstore_dev import LocalSigstore
 
 SERVER = "io.github.example/notes-server"
 IDENTITY = "https://github.com/example/notes-server/.github/workflows/sign.yml@refs/heads/main"

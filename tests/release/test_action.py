@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import REPO
 from release_fixtures import IDENTITY, SERVER, server_command
 
-from conftest import REPO
 from histor_sign.sigstore_dev import LocalSigstore
 
 pytestmark = pytest.mark.slow
@@ -56,8 +56,9 @@ def run_action(inputs: dict[str, str], env: dict[str, str], work: Path) -> tuple
     base_env.update(
         GITHUB_ACTIONS="true", GITHUB_ACTION_PATH=str(REPO), RUNNER_TEMP=str(work / "runner"),
         GITHUB_ENV=str(github_env), GITHUB_STEP_SUMMARY=str(work / "summary.md"),
-        NO_PROXY="127.0.0.1,localhost", **env,
+        NO_PROXY="127.0.0.1,localhost",
     )
+    base_env.update(env)
     (work / "runner").mkdir(exist_ok=True)
     steps: dict[str, dict[str, str]] = {}
     code, stderr = 0, ""
@@ -86,7 +87,10 @@ def test_action_releases_with_ambient_oidc(tmp_path: Path) -> None:
     with LocalSigstore(directory=tmp_path / "sigstore") as sigstore:
         env = sigstore.github_env(IDENTITY)
         code, outputs, log = run_action(
-            {"server": SERVER, "server-version": "2.0.0", "stdio": server_command(),
+            # The server runs from the action's own venv, where setup installed histor-sign.
+            {"server": SERVER, "server-version": "2.0.0",
+             "stdio": f"{tmp_path}/runner/histor-sign-venv/bin/python -m "
+                      "histor_sign.demo.example_server",
              "trust-config": str(sigstore.trust_config_path), "out-dir": "out"},
             env, tmp_path,
         )

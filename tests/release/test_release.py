@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import assert_clean_error, run_cli
 from release_fixtures import (
     DRIFT,
     IDENTITY,
@@ -15,8 +16,6 @@ from release_fixtures import (
     release_args,
     server_command,
 )
-
-from conftest import assert_clean_error, run_cli
 
 pytestmark = pytest.mark.slow
 

@@ -1,0 +1,116 @@
+"""``scan`` and ``replay``: catalog collisions and observed-call replay (ToolClash parity)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from histor_sign.cli.app import app, emit
+from histor_sign.errors import UsageError
+from histor_sign.report.findings import FailOn, Finding, parse_threshold, reaches_threshold
+from histor_sign.report.render import ReportFormat, render
+
+FORMAT_OPT = typer.Option(
+    ReportFormat.human, "--format", "-f", help="Output format: human, json or sarif."
+)
+OUTPUT_OPT = typer.Option(
+    None, "--output", "-o", help="Write the report to this file (atomically) instead of stdout."
+)
+FAIL_ON_OPT = typer.Option(
+    FailOn.error, "--fail-on",
+    help="Exit 1 when a finding reaches this severity: warning, error or never.",
+)
+STRICT_OPT = typer.Option(
+    False, "--strict",
+    help="Fail (exit 1) when analysis is incomplete; incomplete findings render as warnings.",
+)
+
+CATALOGS_ARG = typer.Argument(
+    ..., help="Tool catalogs (MCP, OpenAI, Anthropic, arrays, snapshots); - reads stdin once."
+)
+TRACES_ARG = typer.Argument(
+    ..., help="Trace files: provider responses, MCP tools/call requests, or JSONL mixes."
+)
+CATALOG_OPT = typer.Option(..., "--catalog", "-c", help="Catalog to replay against (repeatable).")
+
+
+def _positive(name: str, value: int) -> int:
+    if value < 1:
+        raise UsageError(f"{name} must be a positive integer, got {value}")
+    return value
+
+
+def _finish(
+    findings: list[Finding],
+    stats: dict[str, object],
+    fmt: ReportFormat,
+    output: Path | None,
+    fail_on: FailOn,
+    strict: bool,
+    command: str,
+) -> None:
+    color = output is None and fmt is ReportFormat.human and sys.stdout.isatty() and (
+        "NO_COLOR" not in __import__("os").environ)
+    text = render(findings, fmt, strict=strict, stats=stats, command=command, color=color)
+    emit(text, output)
+    if reaches_threshold(findings, fail_on, strict):
+        raise typer.Exit(1)
+
+
+@app.command()
+def scan(
+    catalogs: list[str] = CATALOGS_ARG,
+    format: ReportFormat = FORMAT_OPT,
+    output: Path | None = OUTPUT_OPT,
+    fail_on: FailOn = FAIL_ON_OPT,
+    threshold: str = typer.Option(
+        "0.62", "--threshold", metavar="FLOAT", help="Lexical similarity threshold in (0, 1]."
+    ),
+    strict: bool = STRICT_OPT,
+    max_tools: int = typer.Option(20_000, "--max-tools", help="Imported-tool limit."),
+    max_candidates: int = typer.Option(
+        2_048, "--max-candidates", help="Schema-proof limit: candidate pairs analysed."
+    ),
+) -> None:
+    """Find confusable tools whose input schemas provably overlap (TC001–TC005)."""
+    from histor_sign.scan import ScanOptions, scan_paths
+
+    options = ScanOptions(
+        threshold=parse_threshold(threshold),
+        max_tools=_positive("--max-tools", max_tools),
+        max_candidates=_positive("--max-candidates", max_candidates),
+    )
+    result = scan_paths(catalogs, options)
+    _finish(result.findings, result.stats, format, output, fail_on, strict, "scan")
+
+
+@app.command()
+def replay(
+    traces: list[str] = TRACES_ARG,
+    catalog: list[str] = CATALOG_OPT,
+    format: ReportFormat = FORMAT_OPT,
+    output: Path | None = OUTPUT_OPT,
+    fail_on: FailOn = FAIL_ON_OPT,
+    strict: bool = STRICT_OPT,
+    max_tools: int = typer.Option(20_000, "--max-tools", help="Imported-tool limit."),
+    max_calls: int = typer.Option(4096, "--max-calls", help="Observed-call limit."),
+    max_validations: int = typer.Option(
+        50_000, "--max-validations", help="Call-by-tool schema validation limit."
+    ),
+    max_trace_bytes: int = typer.Option(
+        33_554_432, "--max-trace-bytes", help="Aggregate trace-byte limit."
+    ),
+) -> None:
+    """Replay observed calls: which other catalog tools accept the same arguments (TC006–TC009)."""
+    from histor_sign.replay import ReplayOptions, replay_paths
+
+    options = ReplayOptions(
+        max_tools=_positive("--max-tools", max_tools),
+        max_calls=_positive("--max-calls", max_calls),
+        max_validations=_positive("--max-validations", max_validations),
+        max_trace_bytes=_positive("--max-trace-bytes", max_trace_bytes),
+    )
+    result = replay_paths(catalog, traces, options)
+    _finish(result.findings, result.stats, format, output, fail_on, strict, "replay")

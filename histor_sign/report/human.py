@@ -1,0 +1,47 @@
+"""Compact terminal output: one line per finding, a summary line; color only on a TTY."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from histor_sign.report.findings import Finding, Severity, effective_severity, sorted_findings
+
+_COLORS = {Severity.error: "\033[31m", Severity.warning: "\033[33m", Severity.note: "\033[36m"}
+_RESET = "\033[0m"
+
+
+def render_human(
+    findings: Sequence[Finding],
+    *,
+    strict: bool = False,
+    stats: Mapping[str, Any] | None = None,
+    color: bool = False,
+) -> str:
+    lines: list[str] = []
+    counts = {"error": 0, "warning": 0, "note": 0}
+    for finding in sorted_findings(findings):
+        severity = effective_severity(finding, strict)
+        counts[severity.value] += 1
+        label = f"{severity.value:<7}"
+        if color:
+            label = f"{_COLORS[severity]}{label}{_RESET}"
+        lines.append(f"{finding.rule} {label} {finding.message}")
+    total = sum(counts.values())
+    head = (f"{total} finding{'s' if total != 1 else ''}: {counts['error']} error, "
+            f"{counts['warning']} warning, {counts['note']} note") if total else "no findings"
+    lines.append(head + _stats_text(stats))
+    return "\n".join(lines) + "\n"
+
+
+def _stats_text(stats: Mapping[str, Any] | None) -> str:
+    if not stats:
+        return ""
+    if "candidatePairs" in stats:
+        return (f" · {stats['tools']} tools, {stats['candidatePairs']} candidate pairs of "
+                f"{stats['allPairs']} ({stats['overlap']} overlap, {stats['disjoint']} disjoint, "
+                f"{stats['unknown']} unknown)")
+    if "calls" in stats:
+        return (f" · {stats['calls']} calls against {stats['tools']} tools, "
+                f"{stats['validations']} validations")
+    return ""

@@ -1,0 +1,74 @@
+"""Find the line of a JSON value by its JSON pointer, for SARIF regions.
+
+A single regex tokenizer pass per file; no second full parse. Files that cannot be read
+(stdin, vanished files) simply get no region.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from collections.abc import Iterable
+
+from histor_sign.canonical import read_bytes
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
+_MAX_BYTES = 64 * 1024 * 1024
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def pointer_lines(text: str, wanted: set[str]) -> dict[str, int]:
+    """1-based line numbers where the values at ``wanted`` pointers start."""
+    found: dict[str, int] = {}
+    newlines = [m.start() for m in re.finditer("\n", text)]
+    stack: list[list[object]] = []  # [is_object, pointer, key_or_index, expecting_key]
+    remaining = len(wanted)
+    for m in _TOKEN.finditer(text):
+        tok = m.group()
+        if tok == ",":
+            if stack:
+                frame = stack[-1]
+                if frame[0]:
+                    frame[3] = True
+                else:
+                    frame[2] = int(frame[2]) + 1  # type: ignore[call-overload]
+            continue
+        if tok == ":":
+            continue
+        if tok in "}]":
+            if stack:
+                stack.pop()
+            continue
+        if stack and stack[-1][0] and stack[-1][3]:
+            try:
+                stack[-1][2] = json.loads(tok)
+            except ValueError:
+                return found
+            stack[-1][3] = False
+            continue
+        ptr = "" if not stack else f"{stack[-1][1]}/{_escape(str(stack[-1][2]))}"
+        if ptr in wanted and ptr not in found:
+            found[ptr] = bisect.bisect_right(newlines, m.start()) + 1
+            remaining -= 1
+            if remaining == 0:
+                break
+        if tok == "{":
+            stack.append([True, ptr, None, True])
+        elif tok == "[":
+            stack.append([False, ptr, 0, False])
+    return found
+
+
+def lines_for(source: str, pointers: Iterable[str]) -> dict[str, int]:
+    """Line numbers for pointers into a file (empty when the file cannot be read)."""
+    if source == "-":
+        return {}
+    try:
+        text = read_bytes(source, max_bytes=_MAX_BYTES).decode("utf-8", "replace")
+    except Exception:
+        return {}
+    return pointer_lines(text, set(pointers))

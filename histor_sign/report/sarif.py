@@ -1,0 +1,134 @@
+"""SARIF 2.1.0 output for GitHub code scanning: rule metadata, levels, catalog locations."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePath
+from typing import Any
+from urllib.parse import quote
+
+from histor_sign import __version__
+from histor_sign.report.findings import (
+    RULES,
+    Finding,
+    ToolRef,
+    effective_severity,
+    sorted_findings,
+)
+from histor_sign.report.locate import lines_for
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def artifact_uri(source: str) -> str:
+    """A URI reference for a catalog or trace path (relative paths stay relative)."""
+    if source == "-":
+        return "stdin"
+    path = PurePath(source)
+    if path.is_absolute():
+        return Path(source).as_uri()
+    return quote(path.as_posix(), safe="/")
+
+
+def _rule_doc(rule_id: str, index: int) -> dict[str, Any]:
+    rule = RULES[rule_id]
+    return {
+        "id": rule.id,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": rule.help or rule.summary},
+        "defaultConfiguration": {"level": rule.severity.value},
+        "help": {"text": rule.help or rule.summary},
+        "properties": {"tags": ["mcp", "tool-collision", rule.command]},
+    }
+
+
+def _location(
+    source: str, pointer: str, name: str, lines: Mapping[str, Mapping[str, int]], kind: str
+) -> dict[str, Any]:
+    physical: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(source)}}
+    line = lines.get(source, {}).get(pointer)
+    if line is not None:
+        physical["region"] = {"startLine": line}
+    return {
+        "physicalLocation": physical,
+        "logicalLocations": [{
+            "name": name,
+            "fullyQualifiedName": f"{source}#{pointer}" if pointer else source,
+            "kind": kind,
+        }],
+    }
+
+
+def _fingerprint(finding: Finding) -> str:
+    parts = [finding.rule] + [f"{t.source}#{t.index}:{t.name}" for t in finding.tools]
+    if finding.call is not None:
+        parts.append(f"{finding.call.source}#{finding.call.index}")
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
+
+
+def render_sarif(
+    findings: Sequence[Finding],
+    *,
+    strict: bool = False,
+    stats: Mapping[str, Any] | None = None,
+    command: str = "scan",
+) -> str:
+    ordered = sorted_findings(findings)
+    rule_ids = sorted({r.id for r in RULES.values() if r.command == command}
+                      | {f.rule for f in ordered})
+    rule_index = {rid: i for i, rid in enumerate(rule_ids)}
+    wanted: dict[str, set[str]] = {}
+    for finding in ordered:
+        for t in finding.tools:
+            if t.pointer:
+                wanted.setdefault(t.source, set()).add(t.pointer)
+    lines = {source: lines_for(source, ptrs) for source, ptrs in sorted(wanted.items())}
+    results = []
+    for finding in ordered:
+        refs: list[ToolRef] = list(finding.tools)
+        locations = [_location(t.source, t.pointer, t.name, lines, "member") for t in refs]
+        if finding.call is not None:
+            call_loc = _location(finding.call.source, "", f"call {finding.call.index}", lines,
+                                 "function")
+            locations = [call_loc, *locations]
+        if not locations:
+            continue
+        result: dict[str, Any] = {
+            "ruleId": finding.rule,
+            "ruleIndex": rule_index[finding.rule],
+            "level": effective_severity(finding, strict).value,
+            "message": {"text": finding.message},
+            "locations": [locations[0]],
+            "partialFingerprints": {"historSignFinding/v1": _fingerprint(finding)},
+        }
+        if len(locations) > 1:
+            result["relatedLocations"] = [
+                {"id": i, **loc} for i, loc in enumerate(locations[1:], start=1)
+            ]
+        props: dict[str, Any] = {}
+        if finding.outcome is not None:
+            props["outcome"] = finding.outcome
+        if finding.has_witness:
+            props["witness"] = finding.witness
+        if finding.call is not None:
+            props["call"] = finding.call.to_json()
+        props.update(finding.properties)
+        if props:
+            result["properties"] = dict(sorted(props.items()))
+        results.append(result)
+    run: dict[str, Any] = {
+        "tool": {"driver": {
+            "name": "histor-sign",
+            "version": __version__,
+            "rules": [_rule_doc(rid, i) for i, rid in enumerate(rule_ids)],
+        }},
+        "columnKind": "unicodeCodePoints",
+        "results": results,
+    }
+    if stats:
+        run["properties"] = {"summary": dict(sorted(stats.items()))}
+    doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,138 @@
+"""A regular-expression subset on which Python ``re`` and ECMA-262 agree.
+
+JSON Schema ``pattern`` is ECMA-262; Python's ``re`` differs (``\\d`` is Unicode, ``$``
+matches before a final newline, ``{,n}`` is a quantifier, possessive quantifiers, inline
+flags, ...). We only trust a Python match result when the pattern uses a small syntax
+whitelist *and* the subject is printable ASCII without newlines — there both engines give
+the same answer. Anything else is reported as untrusted, so callers fail closed.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_CLASS_ESCAPES = set("dDwWsS")
+_META_ESCAPES = set(".\\/^$|?*+()[]{}-")
+_CONTROL_ESCAPES = set("tnrfv")
+_QUANTIFIER = re.compile(r"\{(\d{1,4})(,(\d{1,4})?)?\}")
+_HEX4 = re.compile(r"u[0-9A-Fa-f]{4}")
+_HEX2 = re.compile(r"x[0-9A-Fa-f]{2}")
+
+
+def printable_ascii(text: str) -> bool:
+    """True for strings of characters U+0020..U+007E only (no newline, no control)."""
+    return all(" " <= ch <= "~" for ch in text)
+
+
+def _escape_len(pattern: str, i: int, *, in_class: bool) -> int:
+    """Length of the escape at ``pattern[i] == '\\\\'``, or 0 if outside the subset."""
+    if i + 1 >= len(pattern):
+        return 0
+    ch = pattern[i + 1]
+    if ch in _CLASS_ESCAPES or ch in _META_ESCAPES or ch in _CONTROL_ESCAPES:
+        return 2
+    if not in_class and ch in "bB":
+        return 2
+    if _HEX4.match(pattern, i + 1):
+        return 6
+    if _HEX2.match(pattern, i + 1):
+        return 4
+    return 0
+
+
+@lru_cache(maxsize=4096)
+def ecma_safe(pattern: str) -> bool:
+    """True when ``pattern`` is in the shared Python/ECMA-262 subset (see module doc)."""
+    if len(pattern) > 2048:
+        return False
+    i, n = 0, len(pattern)
+    depth = 0
+    quantifiable = False  # may a quantifier follow here?
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\":
+            step = _escape_len(pattern, i, in_class=False)
+            if not step:
+                return False
+            quantifiable = pattern[i + 1] not in "bB"
+            i += step
+        elif ch == "[":
+            end = _class_end(pattern, i)
+            if end < 0:
+                return False
+            i = end
+            quantifiable = True
+        elif ch == "(":
+            if pattern.startswith("(?:", i):
+                i += 3
+            elif pattern.startswith("(?", i):
+                return False
+            else:
+                i += 1
+            depth += 1
+            quantifiable = False
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                return False
+            i += 1
+            quantifiable = True
+        elif ch in "*+?{":
+            if not quantifiable:
+                return False
+            if ch == "{":
+                match = _QUANTIFIER.match(pattern, i)
+                if not match:
+                    return False
+                if match.group(3) is not None and int(match.group(3)) < int(match.group(1)):
+                    return False
+                i = match.end()
+            else:
+                i += 1
+            if i < n and pattern[i] == "?":
+                i += 1  # lazy
+            if i < n and pattern[i] in "*+?{":
+                return False  # possessive or stacked quantifiers differ between engines
+            quantifiable = False
+        elif ch in "|":
+            quantifiable = False
+            i += 1
+        elif ch in "^$":
+            quantifiable = False
+            i += 1
+        elif ch in "]}":
+            return False
+        else:
+            quantifiable = True
+            i += 1
+    if depth:
+        return False
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return True
+
+
+def _class_end(pattern: str, start: int) -> int:
+    """Index after the character class starting at ``start``, or -1 if outside the subset."""
+    i = start + 1
+    if i < len(pattern) and pattern[i] == "^":
+        i += 1
+    first = True
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "]":
+            return -1 if first else i + 1
+        if ch == "[":
+            return -1
+        if ch == "\\":
+            step = _escape_len(pattern, i, in_class=True)
+            if not step:
+                return -1
+            i += step
+        else:
+            i += 1
+        first = False
+    return -1

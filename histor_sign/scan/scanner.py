@@ -1,0 +1,126 @@
+"""``scan``: analyse several tool catalogs as one set and report TC001–TC005."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from histor_sign.catalog import Catalog, Tool, find_duplicates, load_catalogs
+from histor_sign.report.findings import Finding, sorted_findings
+from histor_sign.scan import rules
+from histor_sign.scan.lexical import Profile, Similarity, candidate_pairs, normalized_name
+from histor_sign.scan.schema_algebra import Bounds
+from histor_sign.scan.validation import SchemaRoot, prepare_root
+from histor_sign.scan.witness import DEFAULT_MAX_WITNESS_BYTES, decide_roots
+
+DEFAULT_THRESHOLD = 0.62
+DEFAULT_MAX_TOOLS = 20_000
+DEFAULT_MAX_CANDIDATES = 2_048
+
+
+@dataclass
+class ScanOptions:
+    """Knobs of a scan (CLI flags map 1:1)."""
+
+    threshold: float = DEFAULT_THRESHOLD
+    max_tools: int = DEFAULT_MAX_TOOLS
+    max_candidates: int = DEFAULT_MAX_CANDIDATES
+    bounds: Bounds = field(default_factory=Bounds)
+    max_witness_bytes: int = DEFAULT_MAX_WITNESS_BYTES
+
+
+@dataclass
+class ScanResult:
+    """Findings (sorted, deterministic) plus counts for the summary."""
+
+    findings: list[Finding]
+    stats: dict[str, Any]
+
+
+def _no_schema_root(tool: Tool) -> SchemaRoot:
+    root = prepare_root({}, tool.name, check=False)
+    root.problem = "tool has no input schema"
+    return root
+
+
+def scan_tools(tools: Sequence[Tool], options: ScanOptions | None = None) -> ScanResult:
+    """Scan an already imported list of tools (in catalog order) as one set."""
+    opts = options or ScanOptions()
+    findings: list[Finding] = []
+    pairs: dict[tuple[int, int], tuple[str, Similarity | None]] = {}
+    position = {id(t): i for i, t in enumerate(tools)}
+
+    for first, other in find_duplicates(tools):
+        findings.append(rules.duplicate_name(first, other))
+        pairs[(position[id(first)], position[id(other)])] = ("duplicate name", None)
+
+    groups: dict[str, list[int]] = {}
+    for i, tool in enumerate(tools):
+        groups.setdefault(normalized_name(tool.name), []).append(i)
+    for norm, members in groups.items():
+        head = tools[members[0]]
+        seen = {head.name}
+        for i in members[1:]:
+            if tools[i].name in seen:
+                continue
+            seen.add(tools[i].name)
+            findings.append(rules.normalized_collision(head, tools[i], norm))
+            pairs.setdefault((members[0], i), ("normalized name", None))
+
+    profiles = [Profile.of(t.name, t.description) for t in tools]
+    lexical = candidate_pairs(profiles, opts.threshold)
+    for pair, similar in lexical.items():
+        basis, _ = pairs.get(pair, ("lexical", None))
+        pairs[pair] = (basis, similar)
+
+    def priority(item: tuple[tuple[int, int], tuple[str, Similarity | None]]) -> tuple[Any, ...]:
+        (i, j), (basis, sim) = item
+        return (basis == "lexical", -(sim.score if sim else 1.0), i, j)
+
+    ordered = sorted(pairs.items(), key=priority)
+    roots: dict[int, SchemaRoot] = {}
+
+    def root(i: int) -> SchemaRoot:
+        if i not in roots:
+            tool = tools[i]
+            roots[i] = (prepare_root(tool.input_schema, tool.name) if tool.has_input_schema
+                        else _no_schema_root(tool))
+        return roots[i]
+
+    counts = {"overlap": 0, "disjoint": 0, "unknown": 0}
+    for n, ((i, j), (basis, sim)) in enumerate(ordered):
+        a, b = tools[i], tools[j]
+        if n >= opts.max_candidates:
+            findings.append(rules.not_analysed(a, b, sim, basis, opts.max_candidates))
+            counts["unknown"] += 1
+            continue
+        decision = decide_roots(root(i), root(j), opts.bounds,
+                                max_witness_bytes=opts.max_witness_bytes)
+        counts[decision.outcome] += 1
+        findings.extend(rules.pair_findings(a, b, decision, sim, basis))
+
+    total = len(tools)
+    stats = {
+        "tools": total,
+        "allPairs": total * (total - 1) // 2,
+        "candidatePairs": len(ordered),
+        "analysedPairs": min(len(ordered), opts.max_candidates),
+        "overlap": counts["overlap"],
+        "disjoint": counts["disjoint"],
+        "unknown": counts["unknown"],
+    }
+    return ScanResult(findings=sorted_findings(findings), stats=stats)
+
+
+def scan_catalogs(catalogs: Sequence[Catalog], options: ScanOptions | None = None) -> ScanResult:
+    """Scan several catalogs (any providers) as one set — the library entry point."""
+    tools = [t for c in catalogs for t in c.tools]
+    return scan_tools(tools, options)
+
+
+def scan_paths(paths: Sequence[str | Path], options: ScanOptions | None = None) -> ScanResult:
+    """Load catalog files (``-`` = stdin once) and scan them as one set."""
+    opts = options or ScanOptions()
+    return scan_catalogs(load_catalogs(paths, max_tools=opts.max_tools), opts)

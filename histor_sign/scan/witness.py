@@ -1,0 +1,77 @@
+"""Decide one pair of tool input schemas: ``overlap`` (with a witness), ``disjoint`` or ``unknown``.
+
+The witness comes from :mod:`.schema_algebra`; it is reported only after the exact
+validator accepts it for *both* original schemas (each intersected with
+``{"type": "object"}``, because tool arguments are objects). A rejected witness is
+``unknown``, never ``overlap``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from histor_sign.canonical import canonical_bytes
+from histor_sign.scan.schema_algebra import Bounds, Budget, Sub, Undecided, solve
+from histor_sign.scan.validation import SchemaRoot, Untrusted, prepare_root
+
+OVERLAP = "overlap"
+DISJOINT = "disjoint"
+UNKNOWN = "unknown"
+
+_OBJECT_ROOT = prepare_root({"type": "object"}, "<tool arguments>", check=False)
+DEFAULT_MAX_WITNESS_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Decision:
+    outcome: str
+    witness: Any = None
+    reason: str = ""
+
+
+def decide_roots(
+    a: SchemaRoot,
+    b: SchemaRoot,
+    bounds: Bounds | None = None,
+    *,
+    max_witness_bytes: int = DEFAULT_MAX_WITNESS_BYTES,
+) -> Decision:
+    """Intersect two prepared tool schemas (and the object type) within ``bounds``."""
+    for root in (a, b):
+        if root.problem is not None:
+            return Decision(UNKNOWN, reason=f"{root.label}: {root.problem}" if root.label
+                            else root.problem)
+    budget = Budget(bounds or Bounds())
+    conj = [Sub(a.schema, a), Sub(b.schema, b), Sub(_OBJECT_ROOT.schema, _OBJECT_ROOT)]
+    try:
+        found = solve(conj, budget)
+    except Undecided as exc:
+        return Decision(UNKNOWN, reason=exc.reason)
+    except RecursionError:
+        return Decision(UNKNOWN, reason="schema nesting exceeded the recursion bound")
+    except (TypeError, ValueError, KeyError, AttributeError, ZeroDivisionError,
+            OverflowError) as exc:
+        # Malformed schema shapes the meta-schema did not catch: fail closed, never crash.
+        return Decision(UNKNOWN, reason=f"schema could not be analysed ({type(exc).__name__})")
+    if found is None:
+        return Decision(DISJOINT, reason="the constraints contradict")
+    witness = found.value
+    try:
+        size = len(canonical_bytes(witness))
+    except Exception:  # pragma: no cover - witnesses are plain JSON values
+        return Decision(UNKNOWN, reason="witness is not canonical JSON")
+    if size > max_witness_bytes:
+        return Decision(UNKNOWN, reason=f"witness larger than {max_witness_bytes} bytes")
+    try:
+        ok = isinstance(witness, dict) and a.accepts(witness) and b.accepts(witness)
+    except Untrusted as exc:
+        return Decision(UNKNOWN, reason=f"witness could not be validated exactly: {exc.reason}")
+    if not ok:
+        return Decision(UNKNOWN, reason="candidate witness failed independent validation")
+    return Decision(OVERLAP, witness=witness, reason="both schemas accept the witness")
+
+
+def decide(a: Any, b: Any, bounds: Bounds | None = None) -> Decision:
+    """Convenience: decide two raw schemas (meta-validated first)."""
+    return decide_roots(prepare_root(a, "A"), prepare_root(b, "B"), bounds)

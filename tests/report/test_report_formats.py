@@ -1,0 +1,101 @@
+"""Renderers: SARIF 2.1.0 valid against the official schema, deterministic JSON, human."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from conftest import REPO, run_cli
+
+from histor_sign.catalog import load_catalog
+from histor_sign.errors import UsageError
+from histor_sign.report.findings import RULES, Finding, Severity, ToolRef
+from histor_sign.report.render import render
+from histor_sign.scan import scan_catalogs
+
+SARIF_SCHEMA = json.loads((Path(__file__).parent.parent / "data" /
+                           "sarif-schema-2.1.0.json").read_text())
+EXAMPLE = REPO / "examples" / "scan" / "collision-mcp.json"
+
+
+def sarif_valid(doc: Any) -> None:
+    jsonschema.Draft7Validator(SARIF_SCHEMA).validate(doc)
+
+
+def example_findings() -> list[Finding]:
+    return scan_catalogs([load_catalog(EXAMPLE)]).findings
+
+
+def test_sarif_is_valid_with_rule_metadata_levels_and_regions() -> None:
+    doc = json.loads(render(example_findings(), "sarif"))
+    sarif_valid(doc)
+    run = doc["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == ["TC001", "TC002", "TC003", "TC004", "TC005"]
+    assert rules[3]["defaultConfiguration"]["level"] == "error"
+    levels = {r["ruleId"]: r["level"] for r in run["results"]}
+    assert levels == {"TC002": "warning", "TC003": "warning", "TC004": "error", "TC005": "note"}
+    text = EXAMPLE.read_text().splitlines()
+    for result in run["results"]:
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        loc = result["locations"][0]["physicalLocation"]
+        assert loc["artifactLocation"]["uri"] == EXAMPLE.as_uri()
+        line = loc["region"]["startLine"]
+        assert text[line - 1].strip() == "{"  # the tool object starts on that line
+        assert text[line].strip().startswith('"name"')
+        assert len(result["relatedLocations"]) == 1
+    tc4 = next(r for r in run["results"] if r["ruleId"] == "TC004")
+    assert tc4["properties"]["witness"] == {"path": "a"}
+
+
+def test_sarif_strict_promotes_incomplete_to_warning_and_relative_uris() -> None:
+    finding = Finding(rule="TC005", severity=Severity.note, message="undecided",
+                      tools=[ToolRef("a", "dir/my cat.json", 0, "/tools/0")], outcome="unknown",
+                      incomplete=True)
+    doc = json.loads(render([finding], "sarif", strict=True))
+    sarif_valid(doc)
+    result = doc["runs"][0]["results"][0]
+    assert result["level"] == "warning"
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == (
+        "dir/my%20cat.json")
+
+
+def test_replay_sarif_is_valid() -> None:
+    run = run_cli("replay", "--format", "sarif", "--catalog",
+                  str(REPO / "examples/scan/replay-catalog-mcp.json"),
+                  str(REPO / "examples/scan/replay-openai-responses.json"))
+    assert run.code == 1
+    doc = json.loads(run.stdout)
+    sarif_valid(doc)
+    assert {r["ruleId"] for r in doc["runs"][0]["results"]} == {"TC006", "TC007"}
+    assert [r["id"] for r in doc["runs"][0]["tool"]["driver"]["rules"]] == [
+        "TC006", "TC007", "TC008", "TC009"]
+
+
+def test_json_report_shape_and_determinism() -> None:
+    findings = example_findings()
+    one = render(findings, "json", stats={"tools": 4})
+    two = render(list(reversed(findings)), "json", stats={"tools": 4})
+    assert one == two
+    doc = json.loads(one)
+    assert list(doc) == ["findings", "summary"]
+    assert doc["summary"]["error"] == 1 and doc["summary"]["tools"] == 4
+    for f in doc["findings"]:
+        assert f["rule"] in RULES
+        assert {"name", "source", "index"} == set(f["tools"][0])
+        if f["outcome"] == "overlap":
+            assert "witness" in f
+
+
+def test_human_output_is_compact_and_uncolored_unless_asked() -> None:
+    text = render(example_findings(), "human")
+    assert "\033[" not in text
+    lines = text.splitlines()
+    assert lines[-1].startswith("4 findings: 1 error, 2 warning, 1 note")
+    assert all(line.split()[0] in RULES for line in lines[:-1])
+    assert "\033[31m" in render(example_findings(), "human", color=True)
+    with pytest.raises(UsageError):
+        render([], "xml")

@@ -1,0 +1,174 @@
+"""``histor-sign scan`` end to end: rules, providers, formats, exit codes, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import REPO, assert_clean_error, run_cli
+
+from histor_sign.catalog import parse_catalog
+from histor_sign.scan import ScanOptions, scan_catalogs
+
+EXAMPLE = str(REPO / "examples" / "scan" / "collision-mcp.json")
+
+
+def write(tmp: Path, name: str, doc: Any) -> str:
+    path = tmp / name
+    path.write_text(json.dumps(doc, indent=2))
+    return str(path)
+
+
+def mcp_tool(name: str, schema: Any, desc: str = "", **ann: Any) -> dict[str, Any]:
+    tool: dict[str, Any] = {"name": name, "description": desc, "inputSchema": schema}
+    if ann:
+        tool["annotations"] = ann
+    return tool
+
+
+PATH_SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+
+
+def rules_of(doc: dict[str, Any]) -> list[str]:
+    return [f["rule"] for f in doc["findings"]]
+
+
+def test_each_scan_rule_on_a_small_catalog() -> None:
+    doc = {"tools": [
+        mcp_tool("get_user", PATH_SCHEMA, readOnlyHint=True),
+        mcp_tool("get_user", {"type": "object"}),  # TC001
+        mcp_tool("GetUser", {"type": "object", "properties": {"id": {"type": "integer"}},
+                             "required": ["id"]}),  # TC002 with get_user
+        mcp_tool("fetch_user", PATH_SCHEMA, readOnlyHint=False, destructiveHint=True),
+        mcp_tool("retrieve_user", {"type": "object", "properties": {
+            "path": {"type": "string", "pattern": "^(?i)x"}}, "required": ["path"]}),
+        mcp_tool("lookup_account", {"type": "object", "properties": {"n": {"type": "integer"}},
+                                    "required": ["n"], "additionalProperties": False}),
+        mcp_tool("lookup_accounts", {"type": "object", "properties": {"n": {"type": "string"}},
+                                     "required": ["n"]}),
+    ]}
+    result = scan_catalogs([parse_catalog(doc, "cat.json")], ScanOptions())
+    by_rule: dict[str, list[Any]] = {}
+    for f in result.findings:
+        by_rule.setdefault(f.rule, []).append(f)
+    assert [[t.index for t in f.tools]
+            for f in by_rule["TC001"]] == [[0, 1]]
+    assert [[t.index for t in f.tools] for f in by_rule["TC002"]] == [[0, 2]]
+    tc4 = [[t.index for t in f.tools] for f in by_rule["TC004"]]
+    assert [0, 3] in tc4
+    assert all(f.has_witness and f.witness == {"path": "a"} for f in by_rule["TC004"])
+    assert any([t.index for t in f.tools] == [0, 3] for f in by_rule["TC003"])
+    assert any(4 in [t.index for t in f.tools] for f in by_rule["TC005"])
+    # lookup_account vs lookup_accounts: confusable but provably disjoint -> no finding
+    assert not any({5, 6} == {t.index for t in f.tools} for f in result.findings)
+    assert result.stats["disjoint"] >= 1
+    assert result.stats["candidatePairs"] < result.stats["allPairs"]
+
+
+def test_providers_scanned_as_one_set_name_both_files(tmp_path: Path) -> None:
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    a = write(tmp_path, "mcp.json", {"tools": [mcp_tool("search_docs", schema)]})
+    b = write(tmp_path, "openai.json", {"tools": [
+        {"type": "function", "name": "find_docs", "description": "", "parameters": schema}]})
+    c = write(tmp_path, "chat.json", {"tools": [{"type": "function", "function": {
+        "name": "query-docs", "parameters": {"type": "object", "properties": {
+            "q": {"type": "integer"}}, "required": ["q"]}}}]})
+    d = write(tmp_path, "anthropic.json", {"tools": [
+        {"name": "searchDocs", "input_schema": schema}]})
+    run = run_cli("scan", "--format", "json", "--fail-on", "never", a, b, c, d)
+    assert run.code == 0, run.stderr
+    doc = json.loads(run.stdout)
+    pairs = {(f["rule"], tuple((t["source"], t["index"]) for t in f["tools"]))
+             for f in doc["findings"]}
+    assert ("TC003", ((a, 0), (b, 0))) in pairs
+    assert ("TC002", ((a, 0), (d, 0))) in pairs
+    # query-docs takes an integer q: disjoint from the others, so no TC003 with it
+    assert not any(f["rule"] == "TC003" and any(t["source"] == c for t in f["tools"])
+                   for f in doc["findings"])
+    assert doc["summary"]["tools"] == 4
+    for f in doc["findings"]:
+        assert set(f) >= {"rule", "severity", "outcome", "tools", "message"}
+
+
+def test_exit_codes_and_fail_on_thresholds() -> None:
+    run = run_cli("scan", EXAMPLE)
+    assert run.code == 1 and "TC004 error" in run.stdout
+    assert run_cli("scan", "--fail-on", "never", EXAMPLE).code == 0
+    quiet = run_cli("scan", str(REPO / "examples" / "docs-tools.json"))
+    assert quiet.code == 0 and "no findings" in quiet.stdout
+
+
+def test_warning_threshold_and_strict_incomplete(tmp_path: Path) -> None:
+    doc = {"tools": [
+        mcp_tool("read_file", {"type": "object", "properties": {
+            "p": {"type": "string", "pattern": "^a"}}, "required": ["p"]}),
+        mcp_tool("read_files", {"type": "object", "properties": {
+            "p": {"type": "string", "pattern": "^b"}}, "required": ["p"]}),
+    ]}
+    path = write(tmp_path, "c.json", doc)
+    assert run_cli("scan", path).code == 0
+    assert run_cli("scan", "--fail-on", "warning", path).code == 0
+    strict = run_cli("scan", "--strict", "--format", "json", path)
+    assert strict.code == 1
+    findings = json.loads(strict.stdout)["findings"]
+    assert [(f["rule"], f["severity"], f["outcome"]) for f in findings] == [
+        ("TC005", "warning", "unknown")]
+
+
+def test_json_output_is_deterministic_and_stdin_works() -> None:
+    data = Path(EXAMPLE).read_bytes()
+    one = run_cli("scan", "--format", "json", "-", stdin=data)
+    two = run_cli("scan", "--format", "json", "-", stdin=data)
+    assert one.code == two.code == 1
+    assert one.stdout == two.stdout
+    doc = json.loads(one.stdout)
+    assert list(doc) == ["findings", "summary"]
+    assert all(t["source"] == "-" for f in doc["findings"] for t in f["tools"])
+
+
+def test_output_file_and_max_candidates(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    run = run_cli("scan", "--format", "json", "--max-candidates", "1", "--output", str(out),
+                  EXAMPLE)
+    assert run.stdout == ""
+    doc = json.loads(out.read_text())
+    reasons = [f["properties"].get("reason", "") for f in doc["findings"]
+               if f["rule"] == "TC005"]
+    assert any("--max-candidates 1" in r for r in reasons)
+
+
+def test_bad_input_is_one_clean_line(tmp_path: Path) -> None:
+    bad_json = tmp_path / "bad.json"
+    bad_json.write_text('{"tools": [')
+    assert_clean_error(run_cli("scan", str(bad_json)))
+    assert_clean_error(run_cli("scan", str(tmp_path / "missing.json")))
+    assert_clean_error(run_cli("scan", "-", "-", stdin=b"{}"))
+    assert_clean_error(run_cli("scan", "--threshold", "0", EXAMPLE))
+    assert_clean_error(run_cli("scan", "--threshold", "1.5", EXAMPLE))
+    assert_clean_error(run_cli("scan", "--threshold", "high", EXAMPLE))
+    assert_clean_error(run_cli("scan", "--max-tools", "2", EXAMPLE))
+    assert_clean_error(run_cli("scan", "--format", "xml", EXAMPLE))
+    out = tmp_path / "never.json"
+    assert_clean_error(run_cli("scan", "--output", str(out), str(bad_json)))
+    assert not out.exists()
+
+
+def test_hostile_schemas_end_as_tc005_never_a_hang(tmp_path: Path) -> None:
+    tools = [
+        mcp_tool("run_task", "not a schema"),
+        mcp_tool("run_tasks", {"type": "object", "properties": {"a": {"type": 7}}}),
+        mcp_tool("runTask", {"$defs": {"x": {"$ref": "#/$defs/y"}, "y": {"$ref": "#/$defs/x"}},
+                             "$ref": "#/$defs/x"}),
+        mcp_tool("run-task", {"anyOf": [{"type": "object", "minProperties": i}
+                                        for i in range(10_000)]}),
+        mcp_tool("execute_task", {"type": "object", "properties": {"a": {"type": "string"}},
+                                  "required": ["a"]}),
+    ]
+    path = write(tmp_path, "hostile.json", {"tools": tools})
+    run = run_cli("scan", "--format", "json", "--fail-on", "never", path, timeout=60)
+    assert run.code == 0, run.stderr
+    findings = json.loads(run.stdout)["findings"]
+    unknown_tools = {t["index"] for f in findings if f["rule"] == "TC005" for t in f["tools"]}
+    assert {0, 1, 2, 3} <= unknown_tools
+    assert all(f["outcome"] in (None, "unknown", "overlap") for f in findings)
