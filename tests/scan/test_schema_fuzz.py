@@ -22,7 +22,7 @@ LEAVES = st.one_of(
 JSONISH = st.recursive(
     LEAVES,
     lambda inner: st.one_of(st.lists(inner, max_size=3),
-                            st.dictionaries(st.sampled_from(KEYWORDS + ["a", "x"]), inner,
+                            st.dictionaries(st.sampled_from([*KEYWORDS, "a", "x"]), inner,
                                             max_size=4)),
     max_leaves=12,
 )
