@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import typer
 
+from histor_sign.cli import target_options as t
 from histor_sign.cli.app import app, emit
 from histor_sign.errors import UsageError
 from histor_sign.report.findings import FailOn, Finding, parse_threshold, reaches_threshold
@@ -28,7 +30,8 @@ STRICT_OPT = typer.Option(
 )
 
 CATALOGS_ARG = typer.Argument(
-    ..., help="Tool catalogs (MCP, OpenAI, Anthropic, arrays, snapshots); - reads stdin once."
+    None, help="Tool catalogs (MCP, OpenAI, Anthropic, arrays, snapshots); - reads stdin once. "
+    "With --stdio/--url, the live server's tools are scanned together with these."
 )
 TRACES_ARG = typer.Argument(
     ..., help="Trace files: provider responses, MCP tools/call requests, or JSONL mixes."
@@ -51,8 +54,10 @@ def _finish(
     strict: bool,
     command: str,
 ) -> None:
-    color = output is None and fmt is ReportFormat.human and sys.stdout.isatty() and (
-        "NO_COLOR" not in __import__("os").environ)
+    color = (
+        output is None and fmt is ReportFormat.human and sys.stdout.isatty()
+        and "NO_COLOR" not in os.environ
+    )
     text = render(findings, fmt, strict=strict, stats=stats, command=command, color=color)
     emit(text, output)
     if reaches_threshold(findings, fail_on, strict):
@@ -61,7 +66,7 @@ def _finish(
 
 @app.command()
 def scan(
-    catalogs: list[str] = CATALOGS_ARG,
+    catalogs: list[str] | None = CATALOGS_ARG,
     format: ReportFormat = FORMAT_OPT,
     output: Path | None = OUTPUT_OPT,
     fail_on: FailOn = FAIL_ON_OPT,
@@ -73,16 +78,30 @@ def scan(
     max_candidates: int = typer.Option(
         2_048, "--max-candidates", help="Schema-proof limit: candidate pairs analysed."
     ),
+    stdio: str | None = t.STDIO_OPTION,
+    url: str | None = t.URL_OPTION,
+    header: list[str] | None = t.HEADER_OPTION,
+    bearer_token_env: str | None = t.BEARER_OPTION,
+    timeout: float = t.TIMEOUT_OPTION,
+    protocol: t.ProtocolChoice = t.PROTOCOL_OPTION,
 ) -> None:
     """Find confusable tools whose input schemas provably overlap (TC001–TC005)."""
-    from histor_sign.scan import ScanOptions, scan_paths
+    from histor_sign.catalog import load_catalogs
+    from histor_sign.scan import ScanOptions, scan_catalogs
 
     options = ScanOptions(
         threshold=parse_threshold(threshold),
         max_tools=_positive("--max-tools", max_tools),
         max_candidates=_positive("--max-candidates", max_candidates),
     )
-    result = scan_paths(catalogs, options)
+    target = t.target_from_flags(stdio, url, header, bearer_token_env, required=not catalogs)
+    loaded = load_catalogs(catalogs or [], max_tools=options.max_tools)
+    if target is not None:
+        fetch = t.fetch_options_from_flags(
+            timeout=timeout, max_tools=options.max_tools, protocol=protocol
+        )
+        loaded.insert(0, t.fetch_catalog(target, fetch))
+    result = scan_catalogs(loaded, options)
     _finish(result.findings, result.stats, format, output, fail_on, strict, "scan")
 
 

@@ -162,3 +162,13 @@ def test_release_usage_errors(extra: list[str], fragment: str, tmp_path: Path) -
     assert_clean_error(run)
     assert fragment in run.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_scan_a_live_server_over_stdio() -> None:
+    clean = run_cli("scan", "--stdio", server_command(), "--format", "json")
+    assert clean.code == 0, clean.stderr
+    assert json.loads(clean.stdout)["summary"]["tools"] == 7
+    clash = run_cli("scan", "--stdio", server_command("--collision"), "--format", "json")
+    assert clash.code == 1
+    rules = {f["rule"] for f in json.loads(clash.stdout)["findings"]}
+    assert {"TC002", "TC004"} <= rules
