@@ -13,20 +13,25 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 import typer
 
 from histor_sign.catalog import Catalog
 from histor_sign.errors import UsageError
-from histor_sign.mcp import FetchOptions, Snapshot, Target, fetch_tools
 from histor_sign.mcp.target import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_PAGES,
     DEFAULT_MAX_TOOLS,
     DEFAULT_TIMEOUT,
     DEFAULT_TOTAL_TIMEOUT,
+    FetchOptions,
+    Target,
     parse_header,
 )
+
+if TYPE_CHECKING:
+    from histor_sign.mcp.snapshot import Snapshot
 
 
 class ProtocolChoice(StrEnum):
@@ -159,6 +164,8 @@ def _progress_line(options: FetchOptions) -> Iterator[None]:
 
 def fetch_snapshot(target: Target, options: FetchOptions) -> Snapshot:
     """Fetch, keeping the terminal progress line tidy on success and on error."""
+    from histor_sign.mcp.client import fetch_tools
+
     with _progress_line(options):
         return fetch_tools(target, options)
 
