@@ -50,3 +50,21 @@ def test_first_readme_command_runs_the_offline_demo(tmp_path: Path) -> None:
         assert (target / "revision-2" / "envelope.json").exists()
     finally:
         shutil.rmtree(target, ignore_errors=True)
+
+
+def test_readme_guard_and_scan_examples_behave_as_shown() -> None:
+    from conftest import run_cli
+
+    guard = ["guard", "--catalog", "examples/guard/tools.json", "--policy",
+             "examples/guard/guard.toml"]
+    dangerous = run_cli(*guard, "examples/guard/call-dangerous.json", cwd=REPO)
+    assert dangerous.code == 1
+    readme = (REPO / "README.md").read_text()
+    for line in dangerous.stdout.splitlines():
+        assert line in readme  # the README shows this exact output
+    assert run_cli(*guard, "examples/guard/call-ok.json", cwd=REPO).code == 0
+    bulk = run_cli(*guard, "examples/guard/call-bulk.json", cwd=REPO)
+    assert bulk.code == 1 and "effect-over-budget" in bulk.stdout
+    scan = run_cli("scan", "examples/scan/collision-mcp.json", cwd=REPO)
+    assert scan.code == 1
+    assert scan.stdout.splitlines()[-1] in readme
