@@ -6,6 +6,10 @@ over loopback Streamable HTTP and over stdio. Each side includes connecting/nego
 stdio includes starting the server process. Prints tools/s and the ratio.
 
     python benchmarks/bench_fetch.py [--tools 10000] [--page 100] [--repeat 3]
+
+When the npm test peer is installed (``npm ci --prefix tests/peers``) it also times one
+whole fetch from ``@modelcontextprotocol/server-everything`` (13 tools, a real TS-SDK
+server: this measures connect + negotiate + shutdown, not throughput).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "mcp"))
 
+import everything_peer  # noqa: E402
 from mcp_helpers import SDK_PEER, start_sdk_http, stop  # noqa: E402
 
 from histor_sign.mcp import FetchOptions, Target, fetch_tools_async  # noqa: E402
@@ -101,6 +106,29 @@ def main() -> None:
             assert n_ours == n_sdk == args.tools, (n_ours, n_sdk)
             print(f"{name:<10} {n_ours / t_ours:>10.0f} tools/s {n_sdk / t_sdk:>10.0f} tools/s "
                   f"{t_sdk / t_ours:>6.2f}x")
+    bench_everything(args.repeat)
+
+
+def bench_everything(repeat: int) -> None:
+    """One whole fetch from the real TS-SDK reference server, ours vs the SDK client."""
+    from mcp import StdioServerParameters
+
+    if not everything_peer.ENTRY.is_file():
+        print(f"(server-everything not installed: {everything_peer.INSTALL})")
+        return
+    print("server-everything: one whole fetch (13 tools), seconds, best of", repeat)
+    print(f"{'transport':<10} {'histor-sign':>12} {'mcp SDK client':>16} {'ratio':>7}")
+    argv = everything_peer.argv("stdio")
+    rows = []
+    with everything_peer.serve("streamableHttp", "/mcp") as url:
+        rows.append(("http", timed(lambda: ours(Target.http(url)), repeat),
+                     timed(lambda: sdk(url), repeat)))
+    params = StdioServerParameters(command=argv[0], args=argv[1:])
+    rows.append(("stdio", timed(lambda: ours(Target.stdio(argv)), repeat),
+                 timed(lambda: sdk(params), repeat)))
+    for name, (t_ours, n_ours), (t_sdk, n_sdk) in rows:
+        print(f"{name:<10} {t_ours:>10.3f} s {t_sdk:>14.3f} s {t_sdk / t_ours:>6.2f}x"
+              f"   ({n_ours} vs {n_sdk} tools)")
 
 
 if __name__ == "__main__":

@@ -12,12 +12,16 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
-from histor_sign.errors import HistorError, LimitExceeded
+from histor_sign.errors import FetchError, HistorError, LimitExceeded
+from histor_sign.mcp.http_channel import SessionExpired
 from histor_sign.mcp.jsonrpc import Channel
-from histor_sign.mcp.session import open_session
+from histor_sign.mcp.session import Session, open_session, renew_session
 from histor_sign.mcp.snapshot import Snapshot
 from histor_sign.mcp.target import FetchOptions, Target
-from histor_sign.mcp.walk import walk_tools
+from histor_sign.mcp.walk import Walk, walk_tools
+
+#: New legacy sessions started after the server expired ours mid-walk.
+MAX_SESSION_RENEWALS = 1
 
 
 def fetch_tools(target: Target, options: FetchOptions | None = None) -> Snapshot:
@@ -60,7 +64,7 @@ async def _fetch(target: Target, options: FetchOptions) -> Snapshot:
             async with asyncio.timeout(options.total_timeout):
                 await channel.start()
                 session = await open_session(channel, options)
-                walk = await walk_tools(session, options)
+                session, walk, renewals = await _walk_with_renewal(session, options)
         except TimeoutError:
             raise LimitExceeded(
                 f"fetching tools/list from {target.label()} took longer than "
@@ -81,9 +85,31 @@ async def _fetch(target: Target, options: FetchOptions) -> Snapshot:
         "restarts": walk.restarts,
         "fetchedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
+    if renewals:
+        capture["sessionRenewals"] = renewals
     if walk.duplicates:
         capture["duplicates"] = walk.duplicates
     return Snapshot(tools=walk.tools, capture=capture)
+
+
+async def _walk_with_renewal(session: Session, options: FetchOptions) -> tuple[Session, Walk, int]:
+    """Walk; if the server expires our legacy session, start a new one and walk again.
+
+    A cursor from the old session means nothing in the new one (the spec says not to
+    persist cursors across sessions), so the walk restarts from the first page.
+    """
+    renewals = 0
+    while True:
+        try:
+            return session, await walk_tools(session, options), renewals
+        except SessionExpired as exc:
+            if renewals >= MAX_SESSION_RENEWALS:
+                raise FetchError(
+                    f"{exc.message}; it expired the new session too, so the list cannot be "
+                    "fetched in one session"
+                ) from None
+            renewals += 1
+            session = await renew_session(session, options)
 
 
 def _scrub(exc: HistorError, secrets: list[str]) -> None:

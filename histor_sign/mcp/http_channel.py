@@ -47,6 +47,18 @@ class AuthError(HttpStatusError):
     """401/403: never retried under another protocol era."""
 
 
+class SessionExpired(HttpStatusError):
+    """404 on a request carrying our legacy ``Mcp-Session-Id``: the server ended the session.
+
+    The spec says the client MUST then start a new session with a fresh ``initialize``;
+    the fetch does that once and restarts the walk from the first page.
+    """
+
+
+#: How much of a GET stream the deprecated-transport probe reads before giving up.
+_PROBE_MAX_BYTES = 64 * 1024
+
+
 class HttpChannel(Channel):
     def __init__(
         self,
@@ -76,6 +88,11 @@ class HttpChannel(Channel):
         self.modern = False
         self.last_headers: dict[str, str] = {}
         self._client: httpx.AsyncClient | None = None
+
+    def end_session(self) -> None:
+        """Forget an expired legacy session so the next ``initialize`` goes without it."""
+        self.session_id = None
+        self.protocol_header = None
 
     async def start(self) -> None:
         import httpx
@@ -176,6 +193,7 @@ class HttpChannel(Channel):
         headers = self._headers(None, post=False)
         headers["Last-Event-ID"] = parser.last_event_id
         async with self._client.stream("GET", self.url, headers=headers) as resp:
+            self._check_session_expired(resp.status_code, method)
             if resp.status_code != 200 or _media_type(resp) != "text/event-stream":
                 raise FetchError(
                     f"{self.shown_url}: the event stream for {method} ended before its "
@@ -252,6 +270,7 @@ class HttpChannel(Channel):
                 f"{where}: HTTP {status} redirect{to}; redirects are not followed, give the "
                 "final URL with --url", status
             )
+        self._check_session_expired(status, method)
         # A JSON-RPC error body (400 -32022, modern 404 -32601, ...) is an RPC answer.
         data = await self._read_body(resp)
         if _media_type(resp) == "application/json" and data.strip():
@@ -264,10 +283,6 @@ class HttpChannel(Channel):
 
                 raise rpc_error(method, message["error"], where, status)
         if status == 404:
-            if self.session_id is not None:
-                raise HttpStatusError(
-                    f"{where}: HTTP 404: the server ended the session during {method}", status
-                )
             raise HttpStatusError(
                 f"HTTP 404 Not Found from {where}: no MCP endpoint at this URL", status
             )
@@ -280,6 +295,46 @@ class HttpChannel(Channel):
         text = data.decode("utf-8", "replace")
         detail = f": {clip(text)}" if text.strip() else ""
         raise HttpStatusError(f"HTTP {status} from {where} for {method}{detail}", status)
+
+    def _check_session_expired(self, status: int, method: str) -> None:
+        # Checked before any body: the TS SDK sends 404 with a JSON-RPC error (-32001
+        # "Session not found"), which must still mean "start a new session".
+        if status == 404 and self.session_id is not None and not self.modern:
+            raise SessionExpired(
+                f"{self.shown_url}: HTTP 404 during {method}: the server ended the session "
+                "(Mcp-Session-Id no longer valid)", status
+            )
+
+    async def speaks_deprecated_sse(self) -> bool:
+        """True if a GET on the URL opens an SSE stream whose first event is ``endpoint``.
+
+        That is how the deprecated HTTP+SSE transport (2024-11-05) greets a client, and it
+        is the spec's backwards-compatibility test after a POST failed with 400/404/405.
+        Only the first event is read (bounded in bytes and time); any failure means no.
+        """
+        import httpx
+
+        assert self._client is not None
+        headers = dict(self._base_headers)
+        headers["Accept"] = "text/event-stream"
+        parser = SSEParser()
+        received = 0
+        try:
+            async with asyncio.timeout(min(self.timeout, 5.0)):
+                async with self._client.stream("GET", self.url, headers=headers) as resp:
+                    if resp.status_code != 200 or _media_type(resp) != "text/event-stream":
+                        return False
+                    async for chunk in resp.aiter_bytes():
+                        received += len(chunk)
+                        for event in parser.feed(chunk):
+                            if event.type == "message" and not event.data:
+                                continue  # a priming event, not a greeting
+                            return event.type == "endpoint"
+                        if received > _PROBE_MAX_BYTES:
+                            return False
+        except (TimeoutError, httpx.HTTPError):
+            return False
+        return False
 
     # --- notifications and teardown ------------------------------------------------
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from histor_sign import __version__
 from histor_sign.errors import FetchError
-from histor_sign.mcp.http_channel import AuthError, HttpChannel, HttpStatusError
+from histor_sign.mcp.http_channel import AuthError, HttpChannel, HttpStatusError, SessionExpired
 from histor_sign.mcp.jsonrpc import (
     UNSUPPORTED_PROTOCOL_VERSION,
     Channel,
@@ -82,24 +82,75 @@ def modern_headers(version: str, method: str) -> dict[str, str]:
 
 async def open_session(channel: Channel, options: FetchOptions) -> Session:
     """Negotiate an era (or use the forced one) and return a ready session."""
+    try:
+        return await _negotiate(channel, options)
+    except HttpStatusError as exc:
+        await _refuse_deprecated_sse(channel, exc.status, exc)
+        raise
+    except _FallBack as fallback:
+        # Only --protocol modern gets here: auto falls back, legacy never probes.
+        await _refuse_deprecated_sse(channel, fallback.status, None)
+        raise FetchError(
+            f"the server does not speak the modern protocol ({MODERN_VERSIONS[0]}): "
+            f"{fallback.reason}; try --protocol legacy or auto"
+        ) from None
+
+
+async def renew_session(session: Session, options: FetchOptions) -> Session:
+    """A fresh legacy session after the server expired ours (HTTP 404 + session id).
+
+    The spec says the client MUST start a new session: a new ``initialize`` without the
+    old ``Mcp-Session-Id``, asking for the version the old session had negotiated.
+    """
+    channel = session.channel
+    if isinstance(channel, HttpChannel):
+        channel.end_session()
+    return await _legacy(channel, options, session.protocol_version)
+
+
+async def _negotiate(channel: Channel, options: FetchOptions) -> Session:
     if options.protocol == "legacy":
         return await _legacy(channel, options, LEGACY_VERSIONS[0])
     try:
         return await _modern(channel, options)
     except _FallBack as fallback:
         if options.protocol == "modern":
-            raise FetchError(
-                f"the server does not speak the modern protocol ({MODERN_VERSIONS[0]}): "
-                f"{fallback.reason}; try --protocol legacy or auto"
-            ) from None
+            raise
         return await _legacy(channel, options, fallback.version or LEGACY_VERSIONS[0])
 
 
+async def _refuse_deprecated_sse(
+    channel: Channel, status: int | None, cause: HttpStatusError | None
+) -> None:
+    """After a POST failed with 400/404/405 (no JSON-RPC body), tell an HTTP+SSE server apart.
+
+    The spec's backwards-compatibility rule: GET the URL; a stream whose first event is
+    ``endpoint`` is the deprecated HTTP+SSE transport (2024-11-05), which histor-sign does
+    not speak — say so in one clear error instead of a bare 404/405.
+    """
+    if (
+        not isinstance(channel, HttpChannel)
+        or status not in (400, 404, 405)
+        or isinstance(cause, (AuthError, SessionExpired))
+    ):
+        return
+    if await channel.speaks_deprecated_sse():
+        raise FetchError(
+            f"{channel.shown_url} only speaks the deprecated HTTP+SSE transport (2024-11-05: "
+            "POST is refused and GET opens an event stream announcing an 'endpoint'); "
+            "histor-sign supports Streamable HTTP only: point --url at the server's "
+            "Streamable HTTP endpoint (often /mcp) or use --stdio"
+        )
+
+
 class _FallBack(Exception):
-    def __init__(self, reason: str, version: str | None = None) -> None:
+    def __init__(
+        self, reason: str, version: str | None = None, status: int | None = None
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.version = version
+        self.status = status
 
 
 async def _modern(channel: Channel, options: FetchOptions) -> Session:
@@ -131,7 +182,7 @@ async def _modern(channel: Channel, options: FetchOptions) -> Session:
             ) from None
         raise _FallBack(f"server/discover failed: {exc.message}") from None
     except HttpStatusError as exc:
-        raise _FallBack(exc.message) from None
+        raise _FallBack(exc.message, status=exc.status) from None
     except RequestTimeout as exc:
         if isinstance(channel, HttpChannel):
             raise

@@ -42,6 +42,12 @@ _RESERVED_HEADERS = frozenset(
     }
 )
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+#: Authorization schemes a snapshot may name (IANA registry, lower case). Anything else is
+#: recorded as "other": the first word of a header value could itself be the secret.
+_AUTH_SCHEMES = frozenset(
+    {"basic", "bearer", "digest", "dpop", "hoba", "mutual", "negotiate", "ntlm", "privatetoken",
+     "scram-sha-1", "scram-sha-256", "vapid", "aws4-hmac-sha256"}
+)
 
 
 def safe_url(url: str) -> str:
@@ -135,17 +141,39 @@ class Target:
         return sorted(set(values), key=len, reverse=True)
 
     def describe(self) -> dict[str, Any]:
-        """The target as recorded in a snapshot: no header values, no token."""
+        """The target as recorded in a snapshot: the auth *context*, never a secret.
+
+        A server's list may depend on who asks, so the snapshot says how we asked: header
+        names (never values, nor hashes of values — a hash of a low-entropy key is a
+        guessing oracle), the scheme of the ``Authorization`` header (``bearer`` whether it
+        came from ``--bearer-token-env`` or ``--header``), and for stdio the names of the
+        extra environment variables.
+        """
         if self.command is not None:
-            return {"transport": "stdio", "command": list(self.command)}
+            out: dict[str, Any] = {"transport": "stdio", "command": list(self.command)}
+            if self.env:
+                out["env"] = sorted(self.env)
+            return out
         assert self.url is not None
-        out: dict[str, Any] = {"transport": "streamable-http", "url": safe_url(self.url)}
+        out = {"transport": "streamable-http", "url": safe_url(self.url)}
         names = sorted({n for n, _ in self.headers}, key=str.lower)
         if names:
             out["headers"] = names
-        if self.bearer_token is not None:
-            out["auth"] = "bearer"
+        scheme = self.auth_scheme()
+        if scheme is not None:
+            out["auth"] = scheme
         return out
+
+    def auth_scheme(self) -> str | None:
+        """``bearer``, another registered scheme, ``other``, or None (no Authorization)."""
+        if self.bearer_token is not None:
+            return "bearer"
+        for name, value in self.headers:
+            if name.lower() == "authorization":
+                scheme, sep, _credentials = value.partition(" ")
+                scheme = scheme.lower()
+                return scheme if sep and scheme in _AUTH_SCHEMES else "other"
+        return None
 
     def label(self) -> str:
         """Short human name for messages."""
