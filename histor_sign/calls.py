@@ -105,11 +105,8 @@ class CallTooLarge(CallError, LimitExceeded):
 # ---------------------------------------------------------------- safe display
 def printable(text: str, limit: int = 200) -> str:
     """``text`` clipped, with every non-printable character (controls, bidi overrides,
-    line separators) escaped: model-chosen text must stay one inert line in a message."""
-    shown = "".join(
-        c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii")
-        for c in text[:limit]
-    )
+    line separators) JSON-escaped: model-chosen text must stay one inert line in a message."""
+    shown = "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in text[:limit])
     return shown + ("…" if len(text) > limit else "")
 
 
