@@ -110,10 +110,8 @@ def check(
     signed_statement = read_json_file(envelope)
     signed_catalog = load_catalog(signed_tools).tools if signed_tools else None
     if verify:
-        from histor_sign.envelope import parse_envelope
-
         verify_signed_envelope(
-            parse_envelope(signed_statement, envelope), envelope,
+            signed_statement, envelope,
             cert_identity=cert_identity, cert_oidc_issuer=cert_oidc_issuer,
             repository=repository, ref=ref, owner_id=owner_id, repository_id=repository_id,
             trusted_root=trusted_root, trust_config=trust_config, staging=staging,

@@ -106,10 +106,8 @@ def guard(
         g = Guard.from_catalog(tools, rules)
     data = read_bytes(call)
     if verify and envelope is not None:
-        from histor_sign.envelope import parse_envelope
-
         verify_signed_envelope(
-            parse_envelope(signed, envelope), envelope,
+            signed, envelope,
             cert_identity=cert_identity, cert_oidc_issuer=cert_oidc_issuer,
             repository=repository, ref=ref, owner_id=owner_id, repository_id=repository_id,
             trusted_root=trusted_root, trust_config=trust_config, staging=staging,

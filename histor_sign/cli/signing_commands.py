@@ -19,7 +19,7 @@ from histor_sign.cli.app import PROG, OutputFormat, app, emit
 from histor_sign.errors import UsageError
 
 if TYPE_CHECKING:
-    from histor_sign.envelope import Envelope
+    from histor_sign.canonical import JsonValue
 
 GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
 
@@ -83,7 +83,7 @@ def require_verify_for_pins(verify: bool, *flags: object) -> None:
 
 
 def verify_signed_envelope(
-    envelope: Envelope,
+    document: JsonValue,
     source: str,
     *,
     cert_identity: str | None,
@@ -100,12 +100,16 @@ def verify_signed_envelope(
     """The signature, chain-to-root, log and identity checks of ``verify`` for a command
     that goes on to *use* the envelope (``check --verify``, ``guard --verify``).
 
-    Raises :class:`~histor_sign.errors.VerificationFailed` (exit 1, the failed axis named)
-    before the caller prints anything; bad trust files or pins raise exit-2 errors.
+    ``document`` is the parsed envelope the caller uses afterwards, so what is verified is
+    exactly what is used (and ``-`` is read once). Raises
+    :class:`~histor_sign.errors.VerificationFailed` (exit 1, the failed axis named) before
+    the caller prints anything; a malformed envelope, bad trust files or pins are exit 2.
     """
+    from histor_sign.envelope import parse_envelope
     from histor_sign.sigstore_trust import TrustSource
     from histor_sign.verify import IdentityPins, verify_envelope
 
+    envelope = parse_envelope(document, source)
     trust = TrustSource.select(
         staging=staging, trusted_root=trusted_root, trust_config=trust_config, offline=offline
     )
