@@ -232,17 +232,20 @@ class Guard:
     def _decide(self, call: ObservedCall | CallProblem) -> Decision:
         if isinstance(call, CallProblem):
             return _denied(call)
-        return self.check_arguments(call.name, call.arguments)
+        return self._check(call.name, call.arguments, decoded=True)
 
     def check_arguments(self, name: str, arguments: Any) -> Decision:
         """Decide a call given as a tool name and arguments (an object or JSON text)."""
+        return self._check(name, arguments, decoded=False)
+
+    def _check(self, name: str, arguments: Any, decoded: bool) -> Decision:
         contract = self._contracts.get(name)
         if contract is None:
             return Decision(False, name, [
                 Reason("unknown-tool", f"no tool named {shown_name(name)} in the contract")])
         if contract.unsigned is not None:
             return Decision(False, name, [Reason(NOT_SIGNED, contract.unsigned)])
-        args = decode_arguments(arguments, name)
+        args = arguments if decoded else decode_arguments(arguments, name)
         if isinstance(args, CallProblem):
             return _denied(args)
         reasons = self._reasons(contract, args)
