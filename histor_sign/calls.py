@@ -1,27 +1,40 @@
-"""Import completed tool calls from provider traces, as normalized :class:`ObservedCall`.
+"""Import tool calls from provider traces, as normalized :class:`ObservedCall`.
 
-Supported shapes (whole JSON documents, a JSON array of them, or JSONL mixes):
+One importer serves ``replay`` (every completed call in a trace) and ``guard`` (exactly one
+call to decide). Supported shapes (whole JSON documents, a JSON array of them, or JSONL):
 
 * OpenAI Responses: ``output[]`` items with ``type: "function_call"``, ``name`` and
-  JSON-encoded ``arguments`` (a bare output item is accepted too);
+  JSON-encoded ``arguments`` (a bare output item is accepted too); only ``completed`` items;
 * OpenAI Chat Completions: ``choices[].message.tool_calls[].function`` (``name``, JSON-encoded
-  ``arguments``);
-* Anthropic: ``content[]`` blocks ``tool_use`` / ``mcp_tool_use`` with an ``input`` object;
-* MCP: JSON-RPC ``tools/call`` requests (``params.name``, optional ``params.arguments``).
+  ``arguments``); an assistant message or a single tool call is accepted too;
+* Anthropic: ``content[]`` blocks ``tool_use`` / ``mcp_tool_use`` with an ``input`` object
+  (a bare block is accepted too);
+* MCP: JSON-RPC ``tools/call`` requests (``params.name``, optional ``params.arguments``);
+* plain ``{"name", "arguments"}`` (the guard's call file; arguments an object or JSON text).
 
 Streaming deltas, tool results and other envelopes are not reconstructed. String arguments
 are decoded with the strict I-JSON parser and must be an object (1 MiB bound each). Call ids
-are never kept, and error messages never quote argument values.
+are never kept, and messages never quote argument values: a call that cannot be imported
+raises :class:`CallError` (an ``InputError``) whose ``code`` says why, and
+:func:`import_call` returns that as a :class:`CallProblem` instead, for the guard to deny.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from histor_sign.canonical import canonical_bytes, parse_json, read_bytes, sha256_digest
+from histor_sign.canonical import (
+    JsonValue,
+    canonical_bytes,
+    parse_json,
+    pointer,
+    read_bytes,
+    sha256_digest,
+)
 from histor_sign.errors import InputError, LimitExceeded
 
 DEFAULT_MAX_ARGUMENT_BYTES = 1024 * 1024
@@ -33,9 +46,20 @@ OPENAI_CHAT = "openai-chat"
 ANTHROPIC = "anthropic"
 ANTHROPIC_MCP = "anthropic-mcp"
 MCP = "mcp"
+PLAIN = "plain"
+
+# Why a call cannot be imported (the guard's deny reason codes).
+CALL_MALFORMED = "call-malformed"
+ARGUMENTS_MALFORMED = "arguments-malformed"
+ARGUMENTS_NOT_OBJECT = "arguments-not-object"
+ARGUMENTS_TOO_LARGE = "arguments-too-large"
 
 _SHORT_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _LONG_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+_LONG_NAME_PROVIDERS = (MCP, ANTHROPIC_MCP, PLAIN)
+_PLAIN_KEYS = frozenset({"name", "arguments", "_meta"})
+SHOWN_CHARACTERS = 64  # of a model-chosen name or pointer segment in a message
+_ABSENT: Any = object()  # an argument member the call does not have
 
 
 @dataclass(frozen=True)
@@ -55,54 +79,148 @@ class ObservedCall:
         return sha256_digest(canonical_bytes(self.arguments))
 
 
-def _redact(message: str) -> str:
-    """Drop quoted strings and number text from a parser message (they may be secrets)."""
-    message = re.sub(r'"(?:[^"\\]|\\.)*"', '"…"', message)
+@dataclass(frozen=True)
+class CallProblem:
+    """Why a document is not one decidable call: a reason ``code`` (``call-malformed``,
+    ``arguments-malformed``, ``arguments-not-object``, ``arguments-too-large``), a
+    value-free ``message``, and the tool name when it was readable."""
+
+    code: str
+    message: str
+    tool: str | None = None
+
+
+class CallError(InputError):
+    """A call that cannot be imported. ``str()`` names the place; ``problem`` does not."""
+
+    def __init__(self, where: str, problem: CallProblem) -> None:
+        super().__init__(f"{where}: {problem.message}")
+        self.problem = problem
+
+
+class CallTooLarge(CallError, LimitExceeded):
+    """A call's arguments exceed the per-call byte bound."""
+
+
+# ---------------------------------------------------------------- safe display
+def printable(text: str, limit: int = 200) -> str:
+    """``text`` clipped, with every non-printable character (controls, bidi overrides,
+    line separators) JSON-escaped: model-chosen text must stay one inert line in a message."""
+    shown = "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in text[:limit])
+    return shown + ("…" if len(text) > limit else "")
+
+
+def shown_name(name: object) -> str:
+    """A model-chosen *name* (argument or tool) for a message: clipped, quoted, escaped."""
+    text = str(name)
+    clipped = text[:SHOWN_CHARACTERS]
+    return json.dumps(clipped, ensure_ascii=True) + ("…" if len(text) > SHOWN_CHARACTERS else "")
+
+
+def shown_pointer(parts: Iterable[str | int]) -> str:
+    """The JSON pointer of ``parts``, each segment clipped and non-printables escaped.
+
+    Exact (RFC 6901) unless a key is longer than ``SHOWN_CHARACTERS`` or not printable:
+    keys are chosen by the model, and a pointer is printed as it is.
+    """
+    clipped = [
+        p if isinstance(p, int) or len(p) <= SHOWN_CHARACTERS else p[:SHOWN_CHARACTERS] + "…"
+        for p in parts
+    ]
+    return printable(pointer(clipped), limit=len(clipped) * (SHOWN_CHARACTERS + 2) + 16)
+
+
+def redacted(error: InputError) -> str:
+    """A parser message without quoted strings or number text (they may be secrets)."""
+    message = re.sub(r'"(?:[^"\\]|\\.)*"', '"…"', str(error))
     message = re.sub(r"\b(number|integer) \S+", r"\1 …", message)
-    return re.sub(r" \(becomes [^)]*\)", "", message)
+    return printable(re.sub(r" \(becomes [^)]*\)", "", message), limit=400)
 
 
+# ---------------------------------------------------------------- arguments
+def _decode(arguments: Any, encoded: bool | None, max_bytes: int) -> tuple[dict[str, Any] | None,
+                                                                           str, str]:
+    """``(object, "", "")`` or ``(None, code, detail)``. ``encoded``: True = must be JSON
+    text, False = must be an object, None = either (JSON text is decoded first)."""
+    if encoded is None:
+        encoded = isinstance(arguments, str)
+    if encoded:
+        if not isinstance(arguments, str):
+            return None, ARGUMENTS_NOT_OBJECT, "must be a JSON-encoded string"
+        data = arguments.encode("utf-8", "surrogatepass")
+        if len(data) > max_bytes:
+            return None, ARGUMENTS_TOO_LARGE, f"exceed {max_bytes} bytes"
+        try:
+            arguments = parse_json(data, "arguments", max_bytes=max_bytes)
+        except InputError as exc:
+            detail = redacted(exc).removeprefix("arguments: ")
+            return None, ARGUMENTS_MALFORMED, f"are not strict JSON: {detail}"
+    if not isinstance(arguments, dict):
+        return None, ARGUMENTS_NOT_OBJECT, "must decode to a JSON object"
+    if not encoded:
+        try:
+            size = len(canonical_bytes(arguments))
+        except InputError:
+            return None, ARGUMENTS_MALFORMED, "are not JSON values"
+        if size > max_bytes:
+            return None, ARGUMENTS_TOO_LARGE, f"exceed {max_bytes} bytes"
+    return arguments, "", ""
+
+
+def decode_arguments(
+    arguments: Any, tool: str, *, max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES
+) -> dict[str, Any] | CallProblem:
+    """A call's arguments as an object (JSON text is decoded strictly first), or the
+    problem with them — the guard's semantics for arguments given on their own."""
+    value, code, detail = _decode(arguments, None, max_argument_bytes)
+    if value is None:
+        return CallProblem(code, f"arguments of {shown_name(tool)} {detail}", tool)
+    return value
+
+
+# ---------------------------------------------------------------- documents
 class _Importer:
-    def __init__(self, source: str, max_argument_bytes: int) -> None:
+    """Walks provider documents and collects calls. ``call_file`` is the guard's reading:
+    arguments may be an object or JSON text in every shape, and absent arguments are ``{}``."""
+
+    def __init__(self, source: str, max_argument_bytes: int, call_file: bool = False) -> None:
         self.source = source
         self.max_argument_bytes = max_argument_bytes
+        self.call_file = call_file
         self.calls: list[ObservedCall] = []
         self.line: int | None = None
 
     def where(self) -> str:
         return f"{self.source} line {self.line}" if self.line is not None else self.source
 
-    def fail(self, message: str) -> InputError:
-        return InputError(f"{self.where()}: call {len(self.calls)}: {message}")
+    def fail(self, message: str, code: str = CALL_MALFORMED, tool: str | None = None,
+             call_index: bool = True) -> CallError:
+        where = f"{self.where()}: call {len(self.calls)}" if call_index else self.where()
+        error = CallTooLarge if code == ARGUMENTS_TOO_LARGE else CallError
+        return error(where, CallProblem(code, message, tool))
 
-    def add(self, provider: str, name: Any, arguments: Any, encoded: bool) -> None:
-        pattern, limit = ((_LONG_NAME, 128) if provider in (MCP, ANTHROPIC_MCP)
+    def unsupported(self) -> CallError:
+        return self.fail(
+            "not a supported provider object (expected a Responses output or function_call, "
+            "Chat Completions choices or tool_calls, Anthropic content or tool_use, an MCP "
+            'tools/call, or {"name", "arguments"})', call_index=False)
+
+    def add(self, provider: str, name: Any, arguments: Any, encoded: bool | None) -> None:
+        pattern, limit = ((_LONG_NAME, 128) if provider in _LONG_NAME_PROVIDERS
                           else (_SHORT_NAME, 64))
         if not isinstance(name, str):
             raise self.fail("tool name is missing or not a string")
         if not pattern.fullmatch(name):
             allowed = "A-Z a-z 0-9 _ - ." if limit == 128 else "A-Z a-z 0-9 _ -"
             raise self.fail(f"tool name is not 1-{limit} ASCII characters from {allowed}")
-        if encoded:
-            if not isinstance(arguments, str):
-                raise self.fail(f"arguments of {name!r} must be a JSON-encoded string")
-            data = arguments.encode("utf-8", "surrogatepass")
-            if len(data) > self.max_argument_bytes:
-                raise LimitExceeded(
-                    f"{self.where()}: call {len(self.calls)}: arguments of {name!r} exceed "
-                    f"{self.max_argument_bytes} bytes")
-            try:
-                arguments = parse_json(data, "arguments", max_bytes=self.max_argument_bytes)
-            except InputError as exc:
-                detail = _redact(str(exc)).removeprefix("arguments: ")
-                raise self.fail(f"arguments of {name!r} are not strict JSON: {detail}") from None
-        if not isinstance(arguments, dict):
-            raise self.fail(f"arguments of {name!r} must decode to a JSON object")
-        if not encoded and len(canonical_bytes(arguments)) > self.max_argument_bytes:
-            raise LimitExceeded(
-                f"{self.where()}: call {len(self.calls)}: arguments of {name!r} exceed "
-                f"{self.max_argument_bytes} bytes")
-        self.calls.append(ObservedCall(self.source, len(self.calls), name, arguments, provider,
+        if self.call_file:
+            encoded = None
+            if arguments is _ABSENT:
+                arguments = {}
+        value, code, detail = _decode(arguments, encoded, self.max_argument_bytes)
+        if value is None:
+            raise self.fail(f"arguments of {name!r} {detail}", code, name)
+        self.calls.append(ObservedCall(self.source, len(self.calls), name, value, provider,
                                        self.line))
 
     def document(self, doc: Any, nested: bool = False) -> None:
@@ -111,7 +229,7 @@ class _Importer:
                 self.document(item, nested=True)
             return
         if not isinstance(doc, dict):
-            raise InputError(f"{self.where()}: not a supported provider object")
+            raise self.unsupported()
         kind = doc.get("type")
         if isinstance(doc.get("output"), list):
             for item in doc["output"]:
@@ -121,53 +239,92 @@ class _Importer:
             for choice in doc["choices"]:
                 message = choice.get("message") if isinstance(choice, dict) else None
                 calls = message.get("tool_calls") if isinstance(message, dict) else None
-                for call in calls if isinstance(calls, list) else []:
-                    if not isinstance(call, dict) or call.get("type", "function") != "function":
-                        continue
-                    fn = call.get("function")
-                    if not isinstance(fn, dict):
-                        raise self.fail("tool_calls entry without a function object")
-                    self.add(OPENAI_CHAT, fn.get("name"), fn.get("arguments"), encoded=True)
+                self._chat_tool_calls(calls if isinstance(calls, list) else [])
+        elif isinstance(doc.get("tool_calls"), list):
+            self._chat_tool_calls(doc["tool_calls"])
         elif isinstance(doc.get("content"), list):
             for block in doc["content"]:
                 if isinstance(block, dict):
                     self._anthropic_block(block)
         elif kind == "function_call":
             self._responses_item(doc)
+        elif kind == "function" and "function" in doc:
+            self._chat_tool_calls([doc])
         elif kind in ("tool_use", "mcp_tool_use"):
             self._anthropic_block(doc)
-        elif "jsonrpc" in doc:
+        elif "jsonrpc" in doc or doc.get("method") == "tools/call":
             if doc.get("method") == "tools/call":
                 params = doc.get("params")
                 if not isinstance(params, dict):
                     raise self.fail("tools/call request without params")
                 self.add(MCP, params.get("name"), params.get("arguments", {}), encoded=False)
             # other requests, responses and notifications carry no completed call
+        elif "name" in doc and _PLAIN_KEYS.issuperset(doc):
+            self.add(PLAIN, doc["name"], doc.get("arguments", {}), encoded=None)
         else:
-            raise InputError(
-                f"{self.where()}: not a supported provider object (expected a Responses "
-                "output, Chat Completions choices, Anthropic content, or an MCP tools/call)")
+            raise self.unsupported()
 
     def _responses_item(self, item: dict[str, Any]) -> None:
         status = item.get("status")
         if status is not None and status != "completed":
-            return  # only completed calls are replayed
-        self.add(OPENAI_RESPONSES, item.get("name"), item.get("arguments"), encoded=True)
+            return  # only completed calls are replayed or decided
+        self.add(OPENAI_RESPONSES, item.get("name"), item.get("arguments", _ABSENT),
+                 encoded=True)
+
+    def _chat_tool_calls(self, calls: list[Any]) -> None:
+        for call in calls:
+            if not isinstance(call, dict) or call.get("type", "function") != "function":
+                continue
+            fn = call.get("function")
+            if not isinstance(fn, dict):
+                raise self.fail("tool_calls entry without a function object")
+            self.add(OPENAI_CHAT, fn.get("name"), fn.get("arguments", _ABSENT), encoded=True)
 
     def _anthropic_block(self, block: dict[str, Any]) -> None:
         kind = block.get("type")
         if kind == "tool_use":
-            self.add(ANTHROPIC, block.get("name"), block.get("input"), encoded=False)
+            self.add(ANTHROPIC, block.get("name"), block.get("input", _ABSENT), encoded=False)
         elif kind == "mcp_tool_use":
-            self.add(ANTHROPIC_MCP, block.get("name"), block.get("input"), encoded=False)
+            self.add(ANTHROPIC_MCP, block.get("name"), block.get("input", _ABSENT), encoded=False)
+
+
+def import_call(
+    document: JsonValue, source: str = "call", *,
+    max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
+) -> ObservedCall | CallProblem:
+    """Exactly one call from a parsed document, with the guard's semantics: arguments may be
+    an object or JSON text in any shape. Anything else is a :class:`CallProblem`, never an
+    exception — the guard decides model output, and undecidable output is a deny."""
+    importer = _Importer(source, max_argument_bytes, call_file=True)
+    try:
+        importer.document(document)
+    except CallError as exc:
+        return exc.problem
+    if len(importer.calls) != 1:
+        return CallProblem(
+            CALL_MALFORMED,
+            f"expected exactly one completed tool call, found {len(importer.calls)}; "
+            "guard decides one call at a time",
+        )
+    return importer.calls[0]
+
+
+def import_call_bytes(
+    data: bytes, source: str = "call", *,
+    max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
+) -> ObservedCall | CallProblem:
+    """:func:`import_call` from raw bytes; text that is not strict JSON is a problem too."""
+    try:
+        document = parse_json(data, source)
+    except InputError as exc:
+        return CallProblem(CALL_MALFORMED, f"not a strict JSON document: {redacted(exc)}")
+    return import_call(document, source, max_argument_bytes=max_argument_bytes)
 
 
 def _is_jsonl(text: str) -> bool:
     lines = [line for line in text.splitlines() if line.strip()]
     if len(lines) < 2:
         return False
-    import json
-
     try:
         json.loads(lines[0])
     except ValueError:
@@ -193,13 +350,13 @@ def calls_from_bytes(
             try:
                 doc = parse_json(line.encode("utf-8", "surrogatepass"), where)
             except InputError as exc:
-                raise InputError(_redact(str(exc))) from None
+                raise InputError(redacted(exc)) from None
             importer.document(doc)
     else:
         try:
             doc = parse_json(data, source)
         except InputError as exc:
-            raise InputError(_redact(str(exc))) from None
+            raise InputError(redacted(exc)) from None
         importer.document(doc)
     return importer.calls
 

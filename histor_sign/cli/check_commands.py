@@ -22,7 +22,8 @@ from histor_sign.cli.signing_commands import (
     TrustedRootOpt,
     VerifyStagingOpt,
     VerifyTrustConfigOpt,
-    _warn,
+    require_verify_for_pins,
+    verify_signed_envelope,
 )
 from histor_sign.errors import UsageError
 from histor_sign.mcp.target import FetchOptions, Target
@@ -104,16 +105,17 @@ def check(
     from histor_sign.drift import compare
 
     target = t.target_from_flags(stdio, url, header, bearer_token_env, required=False)
-    pin_flags = (cert_identity, repository, ref, owner_id, repository_id, trusted_root,
-                 trust_config)
-    if not verify and (any(f is not None for f in pin_flags) or staging or offline):
-        raise UsageError("identity and trust flags need --verify")
+    require_verify_for_pins(verify, cert_identity, repository, ref, owner_id, repository_id,
+                            trusted_root, trust_config, staging, offline)
     signed_statement = read_json_file(envelope)
     signed_catalog = load_catalog(signed_tools).tools if signed_tools else None
     if verify:
-        _verify_signed(
-            envelope, cert_identity, cert_oidc_issuer, repository, ref, owner_id,
-            repository_id, trusted_root, trust_config, staging, offline,
+        verify_signed_envelope(
+            signed_statement, envelope,
+            cert_identity=cert_identity, cert_oidc_issuer=cert_oidc_issuer,
+            repository=repository, ref=ref, owner_id=owner_id, repository_id=repository_id,
+            trusted_root=trusted_root, trust_config=trust_config, staging=staging,
+            offline=offline,
         )
     options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)
     result = compare(current_tools(tools, target, options), signed_statement, signed_catalog)
@@ -124,30 +126,3 @@ def check(
     if not result.matches:
         raise typer.Exit(1)
 
-
-def _verify_signed(
-    envelope: str,
-    cert_identity: str | None,
-    cert_oidc_issuer: str,
-    repository: str | None,
-    ref: str | None,
-    owner_id: str | None,
-    repository_id: str | None,
-    trusted_root: Path | None,
-    trust_config: Path | None,
-    staging: bool,
-    offline: bool,
-) -> None:
-    """Signature, chain-to-root, log and identity checks of ``verify``; exit 1 on failure."""
-    from histor_sign.sigstore_trust import TrustSource
-    from histor_sign.verify import IdentityPins, verify_envelope
-
-    trust = TrustSource.select(
-        staging=staging, trusted_root=trusted_root, trust_config=trust_config, offline=offline
-    )
-    _warn(trust.warning())
-    pins = IdentityPins(
-        cert_identity=cert_identity, cert_oidc_issuer=cert_oidc_issuer, repository=repository,
-        ref=ref, owner_id=owner_id, repository_id=repository_id,
-    )
-    verify_envelope(envelope, pins=pins, trust=trust, source=envelope).raise_for_failure()

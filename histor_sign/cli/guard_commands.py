@@ -8,6 +8,21 @@ from pathlib import Path
 import typer
 
 from histor_sign.cli.app import OutputFormat, app, emit
+from histor_sign.cli.signing_commands import (
+    GITHUB_ACTIONS_ISSUER,
+    CertIdentityOpt,
+    CertIssuerOpt,
+    OfflineOpt,
+    OwnerIdOpt,
+    RefOpt,
+    RepositoryIdOpt,
+    RepositoryOpt,
+    TrustedRootOpt,
+    VerifyStagingOpt,
+    VerifyTrustConfigOpt,
+    require_verify_for_pins,
+    verify_signed_envelope,
+)
 from histor_sign.errors import UsageError
 
 FORMAT_OPT = typer.Option(
@@ -34,8 +49,7 @@ def guard(
     envelope: str | None = typer.Option(
         None, "--envelope", metavar="FILE",
         help="Bind the contract to this signed revision: tools whose digest differs from "
-        "its toolDigests are denied. Checks digests only — run 'histor-sign verify' on the "
-        "envelope to check its signature and identity.",
+        "its toolDigests are denied. Checks digests only, unless --verify is given.",
     ),
     policy: str | None = typer.Option(
         None, "--policy", metavar="FILE",
@@ -44,12 +58,30 @@ def guard(
     ),
     format: OutputFormat = FORMAT_OPT,
     output: Path | None = OUTPUT_OPT,
+    verify: bool = typer.Option(
+        False, "--verify",
+        help="Verify the --envelope's signature, transparency-log entry and signer identity "
+        "first (same pins and trust flags as 'verify'), so the contract is the one the "
+        "pinned publisher signed; a failed verification exits 1 and decides nothing.",
+    ),
+    cert_identity: CertIdentityOpt = None,
+    cert_oidc_issuer: CertIssuerOpt = GITHUB_ACTIONS_ISSUER,
+    repository: RepositoryOpt = None,
+    ref: RefOpt = None,
+    owner_id: OwnerIdOpt = None,
+    repository_id: RepositoryIdOpt = None,
+    trusted_root: TrustedRootOpt = None,
+    trust_config: VerifyTrustConfigOpt = None,
+    staging: VerifyStagingOpt = False,
+    offline: OfflineOpt = False,
 ) -> None:
     """Allow or deny one tool call against its argument contract; never runs the tool.
 
-    Exit codes: 0 allow, 1 deny, 2 bad input (unreadable files, malformed catalog,
-    envelope or policy).
+    With --envelope --verify the contract is bound to a verified, publisher-pinned signed
+    revision in one step. Exit codes: 0 allow, 1 deny (or verification failed), 2 bad
+    input (unreadable files, malformed catalog, envelope or policy; bad flags).
     """
+    from histor_sign.calls import printable
     from histor_sign.canonical import read_bytes, read_json_file
     from histor_sign.catalog import load_catalog
     from histor_sign.guard import Guard, Policy
@@ -58,17 +90,34 @@ def guard(
         raise UsageError(
             "guard needs the contract: --catalog TOOLS, or --envelope E --tools TOOLS"
         )
+    if verify and envelope is None:
+        raise UsageError("--verify needs --envelope: it verifies the signed revision")
+    require_verify_for_pins(verify, cert_identity, repository, ref, owner_id, repository_id,
+                            trusted_root, trust_config, staging, offline)
+    if [call, catalog, policy, envelope].count("-") > 1:
+        raise UsageError("standard input (-) can be read only once")
+    # Bad input first (exit 2), then verification (exit 1), then the decision.
     tools = load_catalog(catalog).tools
     rules = Policy.load(policy) if policy else None
     if envelope is not None:
-        g = Guard.from_envelope(read_json_file(envelope), tools, rules)
+        signed = read_json_file(envelope)
+        g = Guard.from_envelope(signed, tools, rules)
     else:
         g = Guard.from_catalog(tools, rules)
-    decision = g.check_document(read_bytes(call), call)
+    data = read_bytes(call)
+    if verify and envelope is not None:
+        verify_signed_envelope(
+            signed, envelope,
+            cert_identity=cert_identity, cert_oidc_issuer=cert_oidc_issuer,
+            repository=repository, ref=ref, owner_id=owner_id, repository_id=repository_id,
+            trusted_root=trusted_root, trust_config=trust_config, staging=staging,
+            offline=offline,
+        )
+    decision = g.check_document(data, call)
     if format is OutputFormat.json:
         emit(json.dumps(decision.to_json(), indent=2, ensure_ascii=False), output)
     else:
-        lines = [f"{decision.verdict.upper()} {decision.tool or '(no tool)'}"]
+        lines = [f"{decision.verdict.upper()} {printable(decision.tool or '(no tool)')}"]
         for reason in decision.reasons:
             lines.append(f"  {reason.pointer or '-'}  {reason.code}: {reason.message}")
         emit("\n".join(lines), output)

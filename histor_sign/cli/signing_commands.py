@@ -11,17 +11,20 @@ import signal
 import sys
 from pathlib import Path
 from types import FrameType
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from histor_sign.cli.app import PROG, OutputFormat, app, emit
 from histor_sign.errors import UsageError
 
+if TYPE_CHECKING:
+    from histor_sign.canonical import JsonValue
+
 GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
 
 
-# Identity pins and trust flags, shared by ``verify`` and ``check --verify``.
+# Identity pins and trust flags, shared by ``verify``, ``check --verify`` and ``guard --verify``.
 CertIdentityOpt = Annotated[
     str | None,
     typer.Option(
@@ -71,6 +74,51 @@ def _warn(message: str | None) -> None:
     if message:
         sys.stderr.write(f"{PROG}: warning: {message}\n")
         sys.stderr.flush()
+
+
+def require_verify_for_pins(verify: bool, *flags: object) -> None:
+    """Pins and trust flags without ``--verify`` would be silently ignored: refuse them."""
+    if not verify and any(f is not None and f is not False for f in flags):
+        raise UsageError("identity and trust flags need --verify")
+
+
+def verify_signed_envelope(
+    document: JsonValue,
+    source: str,
+    *,
+    cert_identity: str | None,
+    cert_oidc_issuer: str,
+    repository: str | None,
+    ref: str | None,
+    owner_id: str | None,
+    repository_id: str | None,
+    trusted_root: Path | None,
+    trust_config: Path | None,
+    staging: bool,
+    offline: bool,
+) -> None:
+    """The signature, chain-to-root, log and identity checks of ``verify`` for a command
+    that goes on to *use* the envelope (``check --verify``, ``guard --verify``).
+
+    ``document`` is the parsed envelope the caller uses afterwards, so what is verified is
+    exactly what is used (and ``-`` is read once). Raises
+    :class:`~histor_sign.errors.VerificationFailed` (exit 1, the failed axis named) before
+    the caller prints anything; a malformed envelope, bad trust files or pins are exit 2.
+    """
+    from histor_sign.envelope import parse_envelope
+    from histor_sign.sigstore_trust import TrustSource
+    from histor_sign.verify import IdentityPins, verify_envelope
+
+    envelope = parse_envelope(document, source)
+    trust = TrustSource.select(
+        staging=staging, trusted_root=trusted_root, trust_config=trust_config, offline=offline
+    )
+    _warn(trust.warning())
+    pins = IdentityPins(
+        cert_identity=cert_identity, cert_oidc_issuer=cert_oidc_issuer, repository=repository,
+        ref=ref, owner_id=owner_id, repository_id=repository_id,
+    )
+    verify_envelope(envelope, pins=pins, trust=trust, source=source).raise_for_failure()
 
 
 @app.command()

@@ -13,22 +13,25 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from histor_sign.canonical import (
-    JsonValue,
-    canonical_bytes,
-    parse_json,
-    pointer,
-    sha256_digest,
+from histor_sign.calls import (
+    CallProblem,
+    ObservedCall,
+    decode_arguments,
+    import_call,
+    import_call_bytes,
+    shown_name,
+    shown_pointer,
 )
+from histor_sign.canonical import JsonValue, canonical_bytes, sha256_digest
 from histor_sign.catalog import Catalog, Tool, parse_catalog, reject_duplicates, tools_from_dicts
 from histor_sign.errors import InputError
-from histor_sign.guard.call import CallRejected, decode_arguments, json_type, normalize_call
 from histor_sign.guard.policy import Policy
 from histor_sign.guard.schema import (
     ENGINES,
     Reason,
     SchemaProblem,
     compile_schema,
+    json_type,
     schema_reasons,
 )
 
@@ -186,8 +189,10 @@ class Guard:
         """A guard whose contract is the signed revision: a tool whose digest differs
         from the envelope's ``toolDigests`` (or that was not signed) is always denied.
 
-        This checks digests only; verify the envelope's signature and identity with
-        ``histor-sign verify`` (``histor_sign.verify``) before trusting it.
+        This checks digests only, by design: verification needs trust material and
+        identity pins, so it is a separate step. Verify the envelope first with
+        :func:`histor_sign.verify.verify_envelope` (``report.raise_for_failure()``), or use
+        ``histor-sign guard --verify``, which does both.
         """
         from histor_sign.revision import statement_from
 
@@ -216,35 +221,33 @@ class Guard:
     # --- deciding ----------------------------------------------------------------------
 
     def check(self, call: JsonValue) -> Decision:
-        """Decide one call document (any supported shape); never raises for its content."""
-        try:
-            parsed = normalize_call(call)
-        except CallRejected as exc:
-            return Decision(False, exc.tool, [Reason(exc.code, exc.message)])
-        return self.check_arguments(parsed.name, parsed.arguments)
+        """Decide one call document (any shape :func:`histor_sign.calls.import_call`
+        reads); never raises for its content."""
+        return self._decide(import_call(call))
 
     def check_document(self, data: bytes, source: str = "call") -> Decision:
         """Decide a call given as raw bytes; text that is not strict JSON is a deny."""
-        try:
-            document = parse_json(data, source)
-        except InputError as exc:
-            return Decision(False, None, [Reason("call-malformed", _location_only(exc, source))])
-        return self.check(document)
+        return self._decide(import_call_bytes(data, source))
+
+    def _decide(self, call: ObservedCall | CallProblem) -> Decision:
+        if isinstance(call, CallProblem):
+            return _denied(call)
+        return self._check(call.name, call.arguments, decoded=True)
 
     def check_arguments(self, name: str, arguments: Any) -> Decision:
         """Decide a call given as a tool name and arguments (an object or JSON text)."""
+        return self._check(name, arguments, decoded=False)
+
+    def _check(self, name: str, arguments: Any, decoded: bool) -> Decision:
         contract = self._contracts.get(name)
         if contract is None:
-            shown = name if len(name) <= 64 else name[:64] + "…"
-            return Decision(
-                False, name, [Reason("unknown-tool", f"no tool named {shown!r} in the contract")]
-            )
+            return Decision(False, name, [
+                Reason("unknown-tool", f"no tool named {shown_name(name)} in the contract")])
         if contract.unsigned is not None:
             return Decision(False, name, [Reason(NOT_SIGNED, contract.unsigned)])
-        try:
-            args = decode_arguments(arguments, name)
-        except CallRejected as exc:
-            return Decision(False, name, [Reason(exc.code, exc.message)])
+        args = arguments if decoded else decode_arguments(arguments, name)
+        if isinstance(args, CallProblem):
+            return _denied(args)
         reasons = self._reasons(contract, args)
         return Decision(not reasons, name, reasons)
 
@@ -264,27 +267,31 @@ class Guard:
             for key in sorted(args):
                 if key in contract.declared or any(p.search(key) for p in contract.patterns):
                     continue
-                where = pointer([key])
+                where = shown_pointer([key])
                 if where not in reported:
                     reasons.append(
                         Reason(
                             "unknown-argument",
-                            f"unknown argument {_clip(key)} (the schema does not declare it)",
+                            f"unknown argument {shown_name(key)} (the schema does not declare it)",
                             where,
                         )
                     )
         if requires_dry_run(tool, self.policy):
             param = self.policy.dry_run_parameter_for(tool.name)
             if args.get(param) is not True:
-                state = "missing" if param not in args else (
-                    "false" if args.get(param) is False else _article(json_type(args[param]))
-                )
+                if param not in args:
+                    state = " (it is missing)"
+                elif param in secret:
+                    state = ""
+                else:
+                    found = args[param]
+                    state = f" (it is {'false' if found is False else _article(json_type(found))})"
                 reasons.append(
                     Reason(
                         "dry-run-required",
-                        f"{tool.name!r} is destructive: {param} must be true (it is {state}); "
+                        f"{tool.name!r} is destructive: {param} must be true{state}; "
                         "a real run needs approval outside the guard",
-                        pointer([param]),
+                        shown_pointer([param]),
                     )
                 )
         if rules.max_effect is not None and rules.effect_from is not None:
@@ -296,17 +303,14 @@ def _article(word: str) -> str:
     return ("an " if word[:1] in "aeiou" else "a ") + word
 
 
-def _location_only(exc: InputError, source: str) -> str:
-    """A parse error without the quoted input (which might be a secret)."""
-    marker = exc.message.rfind(" at ")
-    where = "" if marker < 0 else exc.message[marker:]
-    return f"{source} is not a strict JSON document{where}"
+def _denied(problem: CallProblem) -> Decision:
+    return Decision(False, problem.tool, [Reason(problem.code, problem.message)])
 
 
 def _effect_reasons(
     args: Mapping[str, Any], source: str, budget: int, secret: frozenset[str]
 ) -> list[Reason]:
-    where = pointer([source])
+    where = shown_pointer([source])
     value = args.get(source)
     if isinstance(value, list):
         effect = len(value)
@@ -315,11 +319,12 @@ def _effect_reasons(
     elif isinstance(value, float) and value.is_integer():
         effect = int(value)
     else:
-        state = "missing" if source not in args else json_type(value)
+        state = (" (it is missing)" if source not in args
+                 else "" if source in secret else f" (it is {json_type(value)})")
         return [
             Reason(
                 "effect-unknown",
-                f"cannot bound the effect: {source} must be an array or integer (it is {state})",
+                f"cannot bound the effect: {source} must be an array or integer{state}",
                 where,
             )
         ]
@@ -333,13 +338,6 @@ def _effect_reasons(
             where,
         )
     ]
-
-
-def _clip(name: str, limit: int = 64) -> str:
-    import json
-
-    text = json.dumps(name, ensure_ascii=True)
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _as_tools(catalog: Catalog | Iterable[Any] | Mapping[str, Any]) -> list[Tool]:

@@ -21,10 +21,29 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from histor_sign.calls import shown_name, shown_pointer
 from histor_sign.canonical import pointer
-from histor_sign.guard.call import json_type
 
 MAX_SHOWN = 10  # enum members / names shown in one message
+
+
+def json_type(value: Any) -> str:
+    """JSON type name of a value (never the value itself); ``1.0`` is an integer."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
 
 
 @dataclass(frozen=True)
@@ -177,7 +196,7 @@ def _explain(error: Any, secret: frozenset[str]) -> Iterable[Reason]:
     is_secret = bool(path) and path[0] in secret
     if is_secret:
         path = path[:1]
-    where = pointer(path)
+    where = shown_pointer(path)
     label = where or "arguments"
     keyword = str(error.validator)
     value = error.validator_value
@@ -189,8 +208,8 @@ def _explain(error: Any, secret: frozenset[str]) -> Iterable[Reason]:
             if name not in instance:
                 yield Reason(
                     "missing-required",
-                    f"missing required argument {_show_name(name)}",
-                    pointer([*path, name]),
+                    f"missing required argument {shown_name(name)}",
+                    shown_pointer([*path, name]),
                     keyword,
                 )
         return
@@ -202,8 +221,8 @@ def _explain(error: Any, secret: frozenset[str]) -> Iterable[Reason]:
             for name in extras:
                 yield Reason(
                     "unknown-argument",
-                    f"unknown argument {_show_name(name)} (the schema does not declare it)",
-                    pointer([*path, name]),
+                    f"unknown argument {shown_name(name)} (the schema does not declare it)",
+                    shown_pointer([*path, name]),
                     keyword,
                 )
             return
@@ -279,8 +298,3 @@ def _show_literal(value: Any, limit: int = 60) -> str:
 
     text = json.dumps(value, ensure_ascii=True)
     return text if len(text) <= limit else text[:limit] + "…"
-
-
-def _show_name(name: Any, limit: int = 64) -> str:
-    """An argument *name*, escaped and clipped (names can carry model-chosen text)."""
-    return _show_literal(str(name), limit)

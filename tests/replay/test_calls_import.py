@@ -1,4 +1,5 @@
-"""Call import: every provider shape, JSONL mixes, strict argument decoding, name limits."""
+"""Call import: every provider shape, JSONL mixes, strict argument decoding, name limits,
+and the single-call import the guard decides with."""
 
 from __future__ import annotations
 
@@ -7,7 +8,15 @@ from typing import Any
 
 import pytest
 
-from histor_sign.calls import calls_from_bytes, calls_from_document
+from histor_sign.calls import (
+    CallError,
+    CallProblem,
+    ObservedCall,
+    calls_from_bytes,
+    calls_from_document,
+    import_call,
+    import_call_bytes,
+)
 from histor_sign.errors import InputError, LimitExceeded
 
 ARGS = {"customer_id": "cus_1"}
@@ -93,3 +102,89 @@ def test_name_limits_per_provider() -> None:
                             "params": {"name": "x" * 129}})
     assert "1-128" in _bad({"jsonrpc": "2.0", "method": "tools/call",
                             "params": {"name": "bad name"}})
+
+
+# --- the single-call import the guard uses (same importer, same shapes) -----------------
+
+def one(doc: Any) -> ObservedCall:
+    call = import_call(doc)
+    assert isinstance(call, ObservedCall), call
+    return call
+
+
+def problem(doc: Any) -> CallProblem:
+    result = import_call(doc)
+    assert isinstance(result, CallProblem), result
+    assert "SECRET" not in result.message
+    return result
+
+
+def test_single_call_reads_every_replay_shape_and_the_plain_one() -> None:
+    for doc in (RESPONSES, CHAT, MCP_CALL, ANTHROPIC["content"][1]):
+        assert one(doc).arguments == ARGS
+    chat_call = CHAT["choices"][0]["message"]["tool_calls"][0]
+    message = CHAT["choices"][0]["message"]
+    assert one(chat_call).provider == one(message).provider == "openai-chat"
+    plain = one({"name": "lookup.customer", "arguments": json.dumps(ARGS)})
+    assert (plain.provider, plain.arguments) == ("plain", ARGS)
+    # Replay reads the same extra shapes: one importer, one set of shapes.
+    assert names([chat_call, message, {"name": "lookup.customer", "arguments": ARGS}]) == [
+        ("openai-chat", "lookup_customer", 0), ("openai-chat", "lookup_customer", 1),
+        ("plain", "lookup.customer", 2)]
+
+
+def test_single_call_decodes_json_text_in_any_shape_replay_stays_strict() -> None:
+    text = json.dumps(ARGS)
+    mcp = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+           "params": {"name": "lookup", "arguments": text}}
+    assert one(mcp).arguments == ARGS
+    assert one({"type": "tool_use", "name": "lookup", "input": text}).arguments == ARGS
+    assert one(item("lookup", ARGS)).arguments == ARGS
+    assert one({"type": "function_call", "name": "lookup"}).arguments == {}  # absent = {}
+    assert "JSON object" in _bad(mcp)
+    assert "JSON-encoded string" in _bad(item("lookup", ARGS))
+
+
+@pytest.mark.parametrize(("doc", "code"), [
+    ({"name": "f", "arguments": '{"token": "sk-SECRET",'}, "arguments-malformed"),
+    ({"name": "f", "arguments": '{"a": "SECRET", "a": 1}'}, "arguments-malformed"),
+    ({"name": "f", "arguments": {"x": float("nan")}}, "arguments-malformed"),
+    ({"name": "f", "arguments": '["SECRET"]'}, "arguments-not-object"),
+    ({"name": "f", "arguments": None}, "arguments-not-object"),
+    ({"name": "f", "arguments": json.dumps({"x": "a" * (1024 * 1024)})}, "arguments-too-large"),
+    ({"name": "f", "arguments": {"x": "a" * (1024 * 1024)}}, "arguments-too-large"),
+    ({"name": 5}, "call-malformed"),
+    ({"name": "bad name"}, "call-malformed"),
+    ({"arguments": {}}, "call-malformed"),
+    ({"name": "f", "arguments": {}, "description": "a tool definition"}, "call-malformed"),
+    ({"tool_calls": []}, "call-malformed"),
+    ({"output": [item("a", "{}"), item("b", "{}")]}, "call-malformed"),
+    ({"output": [{**item("a", "{}"), "status": "incomplete"}]}, "call-malformed"),
+    ([], "call-malformed"),
+    ("SECRET", "call-malformed"),
+])
+def test_single_call_problems_are_values_not_exceptions(doc: Any, code: str) -> None:
+    found = problem(doc)
+    assert found.code == code, found
+    if code.startswith("arguments"):
+        assert found.tool == "f"
+
+
+def test_same_problem_is_an_input_error_for_replay() -> None:
+    with pytest.raises(CallError) as info:
+        calls_from_document({"name": "f", "arguments": "[1]"}, "t")
+    assert isinstance(info.value, InputError)
+    assert info.value.problem.code == "arguments-not-object"
+    assert str(info.value).startswith("t: call 0: arguments of 'f'")
+    with pytest.raises(LimitExceeded) as too_large:
+        calls_from_document({"name": "f", "arguments": {"x": "a" * (1024 * 1024)}})
+    assert isinstance(too_large.value, CallError)
+
+
+def test_single_call_from_bytes() -> None:
+    assert isinstance(import_call_bytes(json.dumps(MCP_CALL).encode()), ObservedCall)
+    broken = import_call_bytes(b'{"name": "f", "arguments": {"token": "sk-SECRET"', "c.json")
+    assert isinstance(broken, CallProblem) and broken.code == "call-malformed"
+    assert "SECRET" not in broken.message and "not a strict JSON document" in broken.message
+    dup = import_call_bytes(b'{"name": "f", "name": "sk-SECRET"}')
+    assert isinstance(dup, CallProblem) and "SECRET" not in dup.message
