@@ -3,12 +3,12 @@ against a real LocalSigstore, which is stopped before any test verifies them."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from cli_harness import Run, assert_clean_error, cli_env, run_cli  # noqa: F401  (re-exported)
 
 from histor_sign.canonical import canonical_bytes
 from histor_sign.revision import build_statement
@@ -20,21 +20,6 @@ REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data" / "sigstore"
 
 
-def _root_conftest() -> Any:
-    """tests/conftest.py under its own name (every test dir has a module named conftest)."""
-    path = REPO / "tests" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("histor_tests_root", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-_ROOT = _root_conftest()
-run_cli = _ROOT.run_cli
-cli_env = _ROOT.cli_env
-assert_clean_error = _ROOT.assert_clean_error
 GH_ISSUER = "https://token.actions.githubusercontent.com"
 WF_ALICE = "https://github.com/alice/docs/.github/workflows/sign.yml@refs/heads/main"
 WF_ALICE_OTHER = "https://github.com/alice/other/.github/workflows/sign.yml@refs/heads/main"
@@ -141,7 +126,7 @@ def run_main(*args: str) -> Any:
             main(list(args))
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
-    return _ROOT.Run(code, out.getvalue(), err.getvalue())
+    return Run(code, out.getvalue(), err.getvalue())
 
 
 def error_lines(stderr: str) -> list[str]:

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import REPO, assert_clean_error, run_cli
+from cli_harness import REPO, assert_clean_error, run_cli
 
 EXAMPLE = REPO / "examples" / "docs-tools.json"
 IDENTITY = "https://github.com/example/docs/.github/workflows/sign.yml@refs/heads/main"

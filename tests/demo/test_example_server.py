@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from conftest import cli_env
+from cli_harness import cli_env
 
 from histor_sign.catalog import tools_from_dicts
 from histor_sign.drift import compare

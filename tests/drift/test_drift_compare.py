@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import assert_clean_error, run_cli
+from cli_harness import assert_clean_error, run_cli
 
 from histor_sign.drift import compare
 from histor_sign.errors import InputError

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import assert_clean_error, run_cli
+from cli_harness import assert_clean_error, run_cli
 from guard_fixtures import SEED_POLICY_TOML, SEED_TOOLS
 
 from histor_sign.revision import build_statement

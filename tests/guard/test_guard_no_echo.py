@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli
+from cli_harness import run_cli
 from guard_fixtures import SEED_POLICY, SEED_TOOLS
 
 from histor_sign.guard import Decision, Guard

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import assert_clean_error, run_cli
+from cli_harness import assert_clean_error, run_cli
 from everything_peer import TOOL_NAMES, serve, stdio_command
 
 from histor_sign.errors import FetchError

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import assert_clean_error, run_cli
+from cli_harness import assert_clean_error, run_cli
 from mcp_helpers import free_port
 from raw_http_server import Reply, Seen, json_reply, serve, sse_reply
 

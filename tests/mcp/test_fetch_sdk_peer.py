@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli
+from cli_harness import run_cli
 from mcp_helpers import sdk_stdio_command, start_sdk_http, stop
 
 from histor_sign.mcp import FetchOptions, Target, fetch_tools

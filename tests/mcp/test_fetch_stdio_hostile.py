@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import assert_clean_error, cli_env, run_cli
+from cli_harness import assert_clean_error, cli_env, run_cli
 from mcp_helpers import assert_all_gone, pids_from, raw_command
 
 pytestmark = pytest.mark.slow

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from conftest import assert_clean_error, run_cli
+from cli_harness import assert_clean_error, run_cli
 
 from histor_sign.errors import UsageError
 from histor_sign.mcp.target import Target, parse_header, safe_url

@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from conftest import run_cli
+from cli_harness import run_cli
 
 from histor_sign.sigstore_dev import LocalSigstore
 

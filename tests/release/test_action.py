@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import REPO
+from cli_harness import REPO
 from release_fixtures import IDENTITY, SERVER, server_command
 
 from histor_sign.sigstore_dev import LocalSigstore

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from cli_harness import REPO
 
 pytestmark = pytest.mark.slow
 
@@ -59,7 +59,7 @@ def test_first_readme_command_runs_the_offline_demo(tmp_path: Path) -> None:
 
 
 def test_readme_guard_and_scan_examples_behave_as_shown() -> None:
-    from conftest import run_cli
+    from cli_harness import run_cli
 
     guard = ["guard", "--catalog", "examples/guard/tools.json", "--policy",
              "examples/guard/guard.toml"]

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import assert_clean_error, run_cli
+from cli_harness import assert_clean_error, run_cli
 from release_fixtures import (
     DRIFT,
     IDENTITY,

@@ -12,7 +12,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import REPO, run_cli
+from cli_harness import REPO, run_cli
 
 from histor_sign.demo.example_server import build_tools
 from histor_sign.sigstore_dev import LocalSigstore

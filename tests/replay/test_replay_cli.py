@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import REPO, assert_clean_error, run_cli
+from cli_harness import REPO, assert_clean_error, run_cli
 
 from histor_sign.calls import calls_from_document
 from histor_sign.catalog import parse_catalog

@@ -8,7 +8,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import REPO, run_cli
+from cli_harness import REPO, run_cli
 
 from histor_sign.catalog import load_catalog
 from histor_sign.errors import UsageError
