@@ -14,15 +14,17 @@ and every constraint it does not understand is *ignored* (a relaxation). So:
 
 Keywords we reason about exactly: boolean schemas, ``type``, ``enum``, ``const``, ``allOf``,
 ``anyOf``, ``oneOf``, local ``$ref`` into ``$defs``/``definitions`` (or any local pointer),
-``properties``, ``required``, ``additionalProperties``, ``minProperties``,
-``maxProperties``, ``dependentRequired`` (and draft-07 array ``dependencies``), ``items``,
-``prefixItems`` (and tuple ``items``/``additionalItems`` before 2020-12), ``minItems``,
-``maxItems``, ``minLength``, ``maxLength``, ``minimum``, ``maximum``,
-``exclusiveMinimum``, ``exclusiveMaximum``, ``multipleOf`` (exact rationals), ``not`` of a
-``type``/``const``/``enum``. Relaxed (ignored, then checked on the witness): ``pattern``,
-``patternProperties``, ``propertyNames``, ``format``, other ``not``, ``if``/``then``/``else``,
-``contains``, ``uniqueItems``, ``dependentSchemas``, ``unevaluated*``. Unknown outright:
-nested ``$id``, non-local ``$ref``, ``$dynamicRef``/``$recursiveRef``, and any bound.
+``properties``, ``required``, ``additionalProperties``, ``patternProperties`` and
+``propertyNames`` (per concrete name), ``minProperties``, ``maxProperties``,
+``dependentRequired`` (and draft-07 array ``dependencies``), ``items``, ``prefixItems`` (and
+tuple ``items``/``additionalItems`` before 2020-12), ``contains``, ``uniqueItems``,
+``minItems``, ``maxItems``, ``minLength``, ``maxLength``, ``minimum``, ``maximum``,
+``exclusiveMinimum``, ``exclusiveMaximum``, ``multipleOf`` (exact rationals); ``not``,
+``if``/``then``/``else`` and ``dependentSchemas`` are rewritten into exact disjunctions
+(:mod:`.negation`). Relaxed (ignored, then checked on the witness): ``pattern`` (examples
+are proposed), ``minContains``/``maxContains``, ``unevaluated*``, negations we cannot
+rewrite. ``format`` is an annotation. Unknown outright: nested ``$id``, non-local ``$ref``,
+``$dynamicRef``/``$recursiveRef``, and any bound.
 """
 
 from __future__ import annotations
