@@ -20,7 +20,7 @@ from typing import Any
 NO_CONSTRAINT = frozenset({
     "title", "description", "$comment", "examples", "default", "deprecated", "readOnly",
     "writeOnly", "$schema", "$defs", "definitions", "$anchor", "contentMediaType",
-    "contentEncoding", "contentSchema", "format", "$vocabulary", "$id",
+    "contentEncoding", "contentSchema", "format", "$vocabulary",
 })
 #: ``not`` of only these is subtracted exactly while merging (see ``_merge_not``).
 MERGED_NOT = (frozenset({"type"}), frozenset({"const"}), frozenset({"enum"}))
@@ -82,8 +82,8 @@ def negate(
         return []
     if schema is False:
         return [True]
-    if not isinstance(schema, dict):
-        return None
+    if not isinstance(schema, dict) or "$id" in schema:
+        return None  # a nested $id changes what "#" means: leave it to the exact validator
     keys = set(schema) - NO_CONSTRAINT
     if not keys:
         return []  # the schema accepts everything: its negation accepts nothing

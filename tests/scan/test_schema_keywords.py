@@ -150,3 +150,8 @@ def test_pattern() -> None:
     assert outcome(digits, obj(p={"enum": ["abc", "x"]})) == "disjoint"
     # two patterns whose example strings fail each other: no regex intersection yet
     assert outcome(digits, obj(p={"type": "string", "pattern": "^[a-z]+$"})) == "unknown"
+
+
+def test_negation_of_a_nested_resource_is_never_rewritten() -> None:
+    nested = {"type": "object", "not": {"$id": "urn:x", "required": ["a"]}}
+    assert outcome(nested, obj(a={})) == "unknown"
