@@ -44,20 +44,41 @@ PROP_TYPES: list[dict[str, Any]] = [
     {"type": "number", "multipleOf": 0.5}, {"type": "string", "format": "date-time"},
     {"type": "string", "pattern": "^[a-z0-9-]+$"},
 ]
+#: Property schemas with the keywords decided beyond ToolClash (not, if/then/else, contains,
+#: uniqueItems, prefixItems, patternProperties, propertyNames, dependentRequired/Schemas).
+BEYOND_PROP_TYPES: list[dict[str, Any]] = [
+    {"type": "string", "not": {"enum": ["", "none"]}},
+    {"type": "integer", "not": {"minimum": 100}},
+    {"type": "array", "items": {"type": "integer"}, "contains": {"const": 1}},
+    {"type": "array", "items": {"type": "string"}, "uniqueItems": True, "minItems": 2},
+    {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "minItems": 2},
+    {"type": "object", "patternProperties": {"^x-": {"type": "string"}},
+     "additionalProperties": False},
+    {"type": "object", "propertyNames": {"maxLength": 8}, "minProperties": 1},
+]
+BEYOND_OBJECT_KEYWORDS: list[dict[str, Any]] = [
+    {"if": {"required": ["force"]}, "then": {"required": ["dry_run"]}},
+    {"not": {"required": ["sort", "page"]}},
+    {"dependentRequired": {"since": ["until"]}},
+    {"dependentSchemas": {"owner": {"required": ["name"]}}},
+]
 PROP_NAMES = ["id", "name", "query", "limit", "page", "path", "owner", "title", "body", "tags",
               "status", "since", "until", "force", "dry_run", "format", "sort", "email", "url"]
 
 
-def generated_catalog(n: int, seed: int = 1) -> list[dict[str, Any]]:
+def generated_catalog(n: int, seed: int = 1, beyond: bool = False) -> list[dict[str, Any]]:
     rng = random.Random(seed)
+    kinds = PROP_TYPES + BEYOND_PROP_TYPES if beyond else PROP_TYPES
     out = []
     for i in range(n):
         verb, noun, qual = rng.choice(VERBS), rng.choice(NOUNS), rng.choice(QUALIFIERS)
         scope = rng.choice(SCOPES)
         name = "_".join(p for p in (scope, verb, noun, qual) if p) + f"_{i}"
-        props = {p: rng.choice(PROP_TYPES) for p in rng.sample(PROP_NAMES, rng.randint(1, 5))}
+        props = {p: rng.choice(kinds) for p in rng.sample(PROP_NAMES, rng.randint(1, 5))}
         required = [p for p in props if rng.random() < 0.5]
         schema: dict[str, Any] = {"type": "object", "properties": props, "required": required}
+        if beyond and rng.random() < 0.5:
+            schema.update(rng.choice(BEYOND_OBJECT_KEYWORDS))
         if rng.random() < 0.5:
             schema["additionalProperties"] = False
         tool: dict[str, Any] = {
@@ -114,6 +135,8 @@ def main() -> None:
     projected = quadratic * (n * (n - 1) / 2) / (len(real) * (len(real) - 1) / 2)
     print(f"ratio: generated scan / projected all-pairs lexical baseline ({projected:.0f} s) "
           f"= {t_gen / projected:.3f}; goal < 30 s: {'met' if t_gen < 30 else 'MISSED'}")
+    run(f"generated-beyond-{n // 5}", generated_catalog(n // 5, seed=2, beyond=True),
+        ScanOptions(max_tools=max(n, 20_000), max_candidates=1_000_000))
 
 
 if __name__ == "__main__":

@@ -14,26 +14,31 @@ and every constraint it does not understand is *ignored* (a relaxation). So:
 
 Keywords we reason about exactly: boolean schemas, ``type``, ``enum``, ``const``, ``allOf``,
 ``anyOf``, ``oneOf``, local ``$ref`` into ``$defs``/``definitions`` (or any local pointer),
-``properties``, ``required``, ``additionalProperties``, ``minProperties``,
-``maxProperties``, ``dependentRequired`` (and draft-07 array ``dependencies``), ``items``,
-``prefixItems`` (and tuple ``items``/``additionalItems`` before 2020-12), ``minItems``,
-``maxItems``, ``minLength``, ``maxLength``, ``minimum``, ``maximum``,
-``exclusiveMinimum``, ``exclusiveMaximum``, ``multipleOf`` (exact rationals), ``not`` of a
-``type``/``const``/``enum``. Relaxed (ignored, then checked on the witness): ``pattern``,
-``patternProperties``, ``propertyNames``, ``format``, other ``not``, ``if``/``then``/``else``,
-``contains``, ``uniqueItems``, ``dependentSchemas``, ``unevaluated*``. Unknown outright:
-nested ``$id``, non-local ``$ref``, ``$dynamicRef``/``$recursiveRef``, and any bound.
+``properties``, ``required``, ``additionalProperties``, ``patternProperties`` and
+``propertyNames`` (per concrete name), ``minProperties``, ``maxProperties``,
+``dependentRequired`` (and draft-07 array ``dependencies``), ``items``, ``prefixItems`` (and
+tuple ``items``/``additionalItems`` before 2020-12), ``contains``, ``uniqueItems``,
+``minItems``, ``maxItems``, ``minLength``, ``maxLength``, ``minimum``, ``maximum``,
+``exclusiveMinimum``, ``exclusiveMaximum``, ``multipleOf`` (exact rationals); ``not``,
+``if``/``then``/``else`` and ``dependentSchemas`` are rewritten into exact disjunctions
+(:mod:`.negation`). Relaxed (ignored, then checked on the witness): ``pattern`` (examples
+are proposed), ``minContains``/``maxContains``, ``unevaluated*``, negations we cannot
+rewrite. ``format`` is an annotation. Unknown outright: nested ``$id``, non-local ``$ref``,
+``$dynamicRef``/``$recursiveRef``, and any bound.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from histor_sign.scan.negation import conditional, dependent_schemas, negate
+from histor_sign.scan.regex_subset import ecma_safe, printable_ascii
 from histor_sign.scan.regex_witness import examples
 from histor_sign.scan.validation import SchemaRoot, Untrusted
 
@@ -103,6 +108,9 @@ class Budget:
             raise Undecided(f"branch bound ({self.bounds.max_branches}) reached")
         if time.monotonic() > self.deadline:
             raise Undecided(f"time bound ({self.bounds.seconds:g} s) reached")
+
+
+_NEUTRAL_ROOT = SchemaRoot(schema={}, label="<synthesized>")
 
 
 @dataclass(frozen=True, eq=False)
@@ -190,8 +198,27 @@ def _flatten(
             if not isinstance(alts, list) or not alts:
                 raise Undecided(f"{kind} is not a non-empty array")
             groups.append((kind, [Sub(s, sub.root) for s in alts], Sub({kind: alts}, sub.root)))
+        groups.extend(_rewritten_groups(sub))
         atoms.append(Sub(schema, sub.root, local=True))
     return atoms, groups
+
+
+def _rewritten_groups(sub: Sub) -> list[tuple[str, list[Sub], Sub]]:
+    """``not``, ``if``/``then``/``else`` and ``dependentSchemas`` as exact disjunctions."""
+    schema, root = sub.schema, sub.root
+    dialect = root.dialect
+    out: list[tuple[str, list[Sub], Sub]] = []
+    if "not" in schema:
+        alts = negate(schema["not"], dialect, lambda ref: _resolve(root, ref))
+        if alts is not None:
+            out.append(("anyOf", [Sub(a, root) for a in alts], Sub({"not": schema["not"]}, root)))
+    cond = conditional(schema, dialect)
+    if cond is not None:
+        origin = {k: schema[k] for k in ("if", "then", "else") if k in schema}
+        out.append(("anyOf", [Sub(a, root) for a in cond], Sub(origin, root)))
+    for pair in dependent_schemas(schema, dialect):
+        out.append(("anyOf", [Sub(a, root) for a in pair], Sub({"anyOf": pair}, root)))
+    return out
 
 
 # --- merged constraints ---------------------------------------------------------------
@@ -262,6 +289,8 @@ class Merged:
     max_items: int | None = None
     objects: list[Sub] = field(default_factory=list)
     arrays: list[Sub] = field(default_factory=list)
+    contains: list[Sub] = field(default_factory=list)
+    unique: bool = False
     required: list[str] = field(default_factory=list)
     min_props: int = 0
     max_props: int | None = None
@@ -273,6 +302,9 @@ class Merged:
     def upper(self, value: Fraction, exclusive: bool) -> None:
         if self.hi is None or value < self.hi or (value == self.hi and exclusive):
             self.hi, self.hi_excl = value, exclusive
+
+
+_OBJECT_SHAPE = ("properties", "additionalProperties", "patternProperties", "propertyNames")
 
 
 def _merge(atoms: list[Sub], bounds: Bounds) -> Merged | None:
@@ -339,8 +371,13 @@ def _merge(atoms: list[Sub], bounds: Bounds) -> Merged | None:
             m.max_items = value if m.max_items is None else min(m.max_items, value)
         if any(k in s for k in ("items", "prefixItems", "additionalItems")):
             m.arrays.append(atom)
+        if "contains" in s:
+            if "minContains" not in s and "maxContains" not in s:  # else relaxed
+                m.contains.append(Sub(s["contains"], atom.root))
+        if s.get("uniqueItems") is True:
+            m.unique = True
         # objects
-        if any(k in s for k in ("properties", "additionalProperties", "patternProperties")):
+        if any(k in s for k in _OBJECT_SHAPE):
             m.objects.append(atom)
         if "required" in s:
             req = s["required"]
@@ -684,51 +721,159 @@ def _position_conj(arrays: list[Sub], i: int) -> tuple[list[Sub], str]:
     return conj, "|".join(key)
 
 
+def _distinct(conj: list[Sub], taken: list[Any]) -> list[Sub]:
+    """``conj`` plus "differs from every value in ``taken``" (exact: not-const is merged)."""
+    if not taken:
+        return conj
+    return [*conj, Sub({"not": {"enum": list(taken)}}, _NEUTRAL_ROOT)]
+
+
 def _build_array(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | None:
+    """Smallest array: ``minItems`` elements, one of them satisfying every ``contains``.
+
+    With ``uniqueItems`` each element must differ from the earlier ones. "No array" is
+    claimed only where it is a proof: every position has the same schema (no tuple
+    prefix), so failing to find a fresh element means too few distinct values exist, and
+    failing to place the ``contains`` element means no element can satisfy it.
+    """
     n = m.min_items
     if m.max_items is not None and n > m.max_items:
         return None
+    contains = m.contains
+    if contains and m.max_items == 0:
+        return None
+    n = max(n, 1) if contains else n
     if n > budget.bounds.max_witness_items:
         raise Undecided(f"witness array bound ({budget.bounds.max_witness_items}) reached")
+    uniform = all(
+        not (isinstance(a.schema.get("prefixItems"), list) and a.root.dialect == "2020-12")
+        and not isinstance(a.schema.get("items"), list) for a in m.arrays)
     solved: dict[str, Any] = {}
     out: list[Any] = []
     for i in range(n):
         conj, key = _position_conj(m.arrays, i)
-        if key not in solved:
+        if i == 0 and contains:
+            conj, key = [*conj, *contains], key + "|contains"
+        if m.unique:
+            found = solve(_distinct(conj, out), budget, depth + 1)
+        elif key in solved:
+            found = Found(solved[key])
+        else:
             found = solve(conj, budget, depth + 1)
-            if found is None:
+        if found is None:
+            if i == 0 and contains:
+                _prove_no_contains_element(m, budget, depth, uniform)
                 return None
-            solved[key] = found.value
-        out.append(solved[key])
+            if i > 0 and m.unique and not uniform:
+                raise Undecided("no distinct array element found (uniqueItems)")
+            # position i must exist and its schema is exact; under uniqueItems with one
+            # schema for every position, the i values found are all there are
+            return None
+        solved[key] = found.value
+        out.append(found.value)
     return Found(out)
 
 
-def _object_parts(
-    objects: list[Sub],
-) -> tuple[dict[str, list[Sub]], list[tuple[Sub, set[str], Any, bool]]]:
+def _prove_no_contains_element(m: Merged, budget: Budget, depth: int, uniform: bool) -> None:
+    """The first element cannot satisfy every ``contains`` at once: return only if provably
+    no array can (else Undecided).
+
+    Proof: all positions share one schema R and some ``contains`` schema C has no value in
+    R (so no element anywhere can satisfy C).
+    """
+    if uniform:
+        rest, _ = _position_conj(m.arrays, 0)
+        for c in m.contains:
+            if solve([*rest, c], budget, depth + 1) is None:
+                return
+    raise Undecided("contains: elements for several contains schemas not constructed")
+
+
+@dataclass
+class _Shape:
+    """One object-shaping atom: listed names, patterns, the rest, and allowed names."""
+
+    root: SchemaRoot
+    listed: set[str]
+    additional: Any
+    patterns: dict[str, Any]
+    names: Any  # propertyNames schema (True = any name)
+
+
+def _object_parts(objects: list[Sub]) -> tuple[dict[str, list[Sub]], list[_Shape]]:
     props: dict[str, list[Sub]] = {}
-    shapes: list[tuple[Sub, set[str], Any, bool]] = []
+    shapes: list[_Shape] = []
     for atom in objects:
         s = atom.schema
         own = s.get("properties", {})
-        if not isinstance(own, dict):
-            raise Undecided("properties is not an object")
+        patterns = s.get("patternProperties", {})
+        if not isinstance(own, dict) or not isinstance(patterns, dict):
+            raise Undecided("properties/patternProperties is not an object")
         for name, sub in own.items():
             props.setdefault(name, []).append(Sub(sub, atom.root))
-        has_pattern = "patternProperties" in s
-        shapes.append((atom, set(own), s.get("additionalProperties", True), has_pattern))
+        shapes.append(_Shape(atom.root, set(own), s.get("additionalProperties", True),
+                             patterns, s.get("propertyNames", True)))
     return props, shapes
 
 
-def _name_conj(
-    name: str | None, props: dict[str, list[Sub]], shapes: list[tuple[Sub, set[str], Any, bool]]
-) -> list[Sub]:
-    """Constraints on the value of property ``name`` (None = a fresh, unlisted name)."""
-    conj = list(props.get(name, [])) if name is not None else []
-    for atom, listed, additional, has_pattern in shapes:
-        if (name is None or name not in listed) and not has_pattern and additional is not True:
-            conj.append(Sub(additional, atom.root))
+def _matches(pattern: Any, name: str) -> bool:
+    """Exact ``patternProperties`` match, or Undecided outside the trusted regex subset."""
+    if not isinstance(pattern, str) or not ecma_safe(pattern):
+        raise Undecided(f"pattern {str(pattern)[:60]!r} is outside the ECMA-safe subset")
+    if not printable_ascii(name):
+        raise Undecided("a property name is not printable ASCII (regex semantics differ)")
+    return re.search(pattern, name) is not None
+
+
+def _name_conj(name: str, props: dict[str, list[Sub]], shapes: list[_Shape]) -> list[Sub]:
+    """Exact constraints on the value of property ``name``."""
+    conj = list(props.get(name, []))
+    for shape in shapes:
+        hits = [Sub(sub, shape.root) for pat, sub in shape.patterns.items()
+                if _matches(pat, name)]
+        conj.extend(hits)
+        if name not in shape.listed and not hits and shape.additional is not True:
+            conj.append(Sub(shape.additional, shape.root))
     return conj
+
+
+def _name_allowed(name: str, shapes: list[_Shape]) -> bool:
+    """Exact ``propertyNames`` check of one name."""
+    return all(shape.names is True or _check(Sub(shape.names, shape.root), name)
+               for shape in shapes)
+
+
+def _fresh_names(
+    props: dict[str, list[Sub]], shapes: list[_Shape], taken: dict[str, Any], needed: int,
+    budget: Budget, depth: int,
+) -> list[str]:
+    """Up to ``needed`` unlisted names that match no pattern and satisfy ``propertyNames``."""
+    candidates = [f"x{i}" for i in range(64)]
+    name_schemas = [Sub(shape.names, shape.root) for shape in shapes if shape.names is not True]
+    solved: list[str] = []
+    while name_schemas and len(solved) < needed:
+        avoid = sorted({*props, *taken, *candidates, *solved})
+        conj = [*name_schemas, Sub({"type": "string", "not": {"enum": avoid}}, _NEUTRAL_ROOT)]
+        try:
+            found = solve(conj, budget, depth + 1)
+        except Undecided:
+            break
+        if found is None or not isinstance(found.value, str):
+            break
+        solved.append(found.value)
+    candidates = solved + candidates
+    out: list[str] = []
+    for name in candidates:
+        budget.tick()
+        if name in props or name in taken or name in out:
+            continue
+        if any(_matches(p, name) for shape in shapes for p in shape.patterns):
+            continue
+        if _name_allowed(name, shapes):
+            out.append(name)
+            if len(out) >= needed:
+                break
+    return out
 
 
 def _build_object(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | None:
@@ -741,6 +886,8 @@ def _build_object(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Fo
     props, shapes = _object_parts(m.objects)
     out: dict[str, Any] = {}
     for name in m.required:
+        if not _name_allowed(name, shapes):
+            return None  # a required name that propertyNames forbids
         found = solve(_name_conj(name, props, shapes), budget, depth + 1)
         if found is None:
             return None
@@ -754,6 +901,8 @@ def _build_object(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Fo
         if name in out:
             continue
         try:
+            if not _name_allowed(name, shapes):
+                continue
             found = solve(_name_conj(name, props, shapes), budget, depth + 1)
         except Undecided as exc:
             undecided = undecided or exc
@@ -762,21 +911,23 @@ def _build_object(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Fo
             out[name] = found.value
             if len(out) >= m.min_props:
                 return Found(out)
-    fresh_conj = _name_conj(None, props, shapes)
     try:
-        fresh = solve(fresh_conj, budget, depth + 1)
+        names = _fresh_names(props, shapes, out, m.min_props - len(out), budget, depth)
+        if not names:
+            raise Undecided("no unlisted property name satisfies propertyNames")
+        fresh = solve(_name_conj(names[0], props, shapes), budget, depth + 1)
     except Undecided as exc:
         raise undecided or exc from None
     if fresh is None:
         if undecided is not None:
             raise undecided
+        if any(shape.patterns for shape in shapes):
+            raise Undecided("patternProperties: names matching a pattern were not tried")
         return None  # only listed names are allowed, and too few of them can be present
-    i = 0
-    while len(out) < m.min_props:
-        name = f"x{i}"
-        i += 1
-        if name not in props and name not in out:
-            out[name] = fresh.value
+    if len(out) + len(names) < m.min_props:
+        raise Undecided("not enough unlisted property names satisfy propertyNames")
+    for name in names:
+        out[name] = fresh.value
     return Found(out)
 
 

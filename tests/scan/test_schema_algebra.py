@@ -135,7 +135,7 @@ def test_beyond_toolclash_not_if_dependent_required_prefix_items_format() -> Non
     assert assert_overlap({"type": "object", "not": {"required": ["danger"]}},
                           {"type": "object"}) == {}
     cond = {"type": "object", "if": {"required": ["a"]}, "then": {"required": ["b"]}}
-    assert assert_overlap(cond, {"type": "object"}) == {}
+    assert assert_overlap(cond, {"type": "object"}) in ({}, {"a": {}, "b": {}})
     dep = {"type": "object", "required": ["a"], "dependentRequired": {"a": ["b"]}}
     assert_disjoint(dep, {"type": "object", "properties": {"b": False}})
     prefix = obj(xs={"type": "array", "prefixItems": [{"type": "integer"}], "minItems": 1})
