@@ -1,6 +1,5 @@
 """The typer application object and the error boundary shared by every command."""
 
-from __future__ import annotations
 
 import sys
 from enum import StrEnum

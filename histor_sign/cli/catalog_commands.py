@@ -1,6 +1,5 @@
 """``digest`` and ``build``: digests of a catalog and a chained revision statement."""
 
-from __future__ import annotations
 
 import json
 from pathlib import Path

@@ -1,6 +1,5 @@
 """``check``: compare the tools a server serves now with a signed revision (SPEC §4)."""
 
-from __future__ import annotations
 
 import json
 from pathlib import Path

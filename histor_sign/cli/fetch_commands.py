@@ -1,6 +1,5 @@
 """``fetch``: write a server's complete tools/list as a ``histor.snapshot/v1`` file."""
 
-from __future__ import annotations
 
 from pathlib import Path
 

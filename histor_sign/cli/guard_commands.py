@@ -1,6 +1,5 @@
 """``guard``: decide whether one tool call may be dispatched (SPEC §6)."""
 
-from __future__ import annotations
 
 import json
 from pathlib import Path

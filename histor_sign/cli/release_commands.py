@@ -1,6 +1,5 @@
 """``release`` (the CI gate) and ``demo`` (the same, offline, against bundled parts)."""
 
-from __future__ import annotations
 
 import os
 import sys
@@ -29,7 +28,7 @@ def _github_output_lines(outputs: dict[str, str]) -> str:
     return "".join(f"{key}={value}\n" for key, value in outputs.items())
 
 
-def print_outcome(outcome: ReleaseOutcome) -> None:
+def print_outcome(outcome: "ReleaseOutcome") -> None:
     """Human summary on stdout: the gate, then what was signed and written."""
     from histor_sign.report.render import render
 

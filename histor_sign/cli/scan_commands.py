@@ -1,6 +1,5 @@
 """``scan`` and ``replay``: catalog collisions and observed-call replay (ToolClash parity)."""
 
-from __future__ import annotations
 
 import os
 import sys

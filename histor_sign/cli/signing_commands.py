@@ -4,22 +4,19 @@ Heavy modules (sigstore, cryptography) are imported inside the commands so that
 ``histor-sign --help`` stays fast.
 """
 
-from __future__ import annotations
 
 import json
 import signal
 import sys
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
+from histor_sign.canonical import JsonValue
 from histor_sign.cli.app import PROG, OutputFormat, app, emit
 from histor_sign.errors import UsageError
-
-if TYPE_CHECKING:
-    from histor_sign.canonical import JsonValue
 
 GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
 

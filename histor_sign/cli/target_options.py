@@ -6,7 +6,6 @@ parameters with the ``*_OPTION`` objects below and call :func:`target_from_flags
 everywhere. Importing this module does not import httpx.
 """
 
-from __future__ import annotations
 
 import os
 import sys
@@ -162,7 +161,7 @@ def _progress_line(options: FetchOptions) -> Iterator[None]:
             sys.stderr.flush()
 
 
-def fetch_snapshot(target: Target, options: FetchOptions) -> Snapshot:
+def fetch_snapshot(target: Target, options: FetchOptions) -> "Snapshot":
     """Fetch, keeping the terminal progress line tidy on success and on error."""
     from histor_sign.mcp.client import fetch_tools
 
