@@ -334,9 +334,48 @@ def _log_axis(env: Envelope, facts: CertificateFacts | None) -> AxisResult:
     )
 
 
-def _chain_axis(env: Envelope, previous: Envelope | None, previous_source: str) -> AxisResult:
+def _chain_axis(
+    env: Envelope,
+    previous: Envelope | None,
+    previous_source: str,
+    trusted_root: TrustedRoot,
+    issuer: str,
+) -> AxisResult:
     if previous is None:
         return AxisResult("chain", SKIPPED, "no --previous given")
+    problems = _chain_link_problems(env, previous)
+    if not problems:
+        problems = _previous_signer_problems(env, previous, trusted_root, issuer)
+    if problems:
+        return AxisResult("chain", FAIL, "; ".join(problems))
+    return AxisResult(
+        "chain", PASS,
+        f"follows revision {previous.revision} ({previous_source}), whose signature verifies",
+    )
+
+
+def _previous_signer_problems(
+    env: Envelope, previous: Envelope, trusted_root: TrustedRoot, issuer: str
+) -> list[str]:
+    """A chain link is only worth something if the previous revision is genuine too.
+
+    Its signature must verify against the same trust root, and its signer must belong to
+    the same namespace owner (io.github.*) — or, for other servers, be the same identity
+    as the current signer: the exact workflow may change between releases, the owner not.
+    """
+    try:
+        facts = verify_artifact_bundle(
+            previous.signed_bytes(), previous.bundle, trusted_root=trusted_root
+        )
+    except VerificationFailed as exc:
+        return [f"the previous envelope's signature does not verify: {exc}"]
+    pins = IdentityPins(cert_oidc_issuer=issuer)
+    if namespace_owner(env.server) is None:
+        pins = IdentityPins(cert_identity=env.identity, cert_oidc_issuer=issuer)
+    return [f"previous envelope: {p}" for p in identity_problems(facts, pins, server=env.server)]
+
+
+def _chain_link_problems(env: Envelope, previous: Envelope) -> list[str]:
     problems: list[str] = []
     if previous.server != env.server:
         problems.append(f"previous revision is for {previous.server!r}, not {env.server!r}")
@@ -350,11 +389,7 @@ def _chain_axis(env: Envelope, previous: Envelope | None, previous_source: str) 
             f"{env.statement['previousManifestDigest']}, previous manifestDigest is "
             f"{previous.statement['manifestDigest']}"
         )
-    if problems:
-        return AxisResult("chain", FAIL, "; ".join(problems))
-    return AxisResult(
-        "chain", PASS, f"follows revision {previous.revision} ({previous_source})"
-    )
+    return problems
 
 
 def _tools_axis(env: Envelope, tools: Sequence[Tool] | None, tools_source: str) -> AxisResult:
@@ -442,7 +477,7 @@ def verify_envelope(
         signature,
         identity,
         log,
-        _chain_axis(env, prev_env, previous_source),
+        _chain_axis(env, prev_env, previous_source, trusted_root, pins.cert_oidc_issuer),
         _tools_axis(env, tool_list, tools_source),
     )
     return VerificationReport(source=source, envelope=env, trust=trust.describe(), axes=axes)

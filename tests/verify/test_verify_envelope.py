@@ -193,6 +193,18 @@ def test_chain_digest_broken(signed_set: SignedSet) -> None:
     assert "previousManifestDigest" in run.stderr
 
 
+def test_forged_previous_envelope_rejected(signed_set: SignedSet) -> None:
+    # The link fields still match, but the previous revision itself was edited after signing.
+    forged_prev = tampered(signed_set, signed_set.rev1, "prev-forged",
+                           _set("serverVersion", "0.9.9-forged"))
+    run = verify(signed_set, signed_set.rev2, "--previous", str(forged_prev))
+    assert_failed_check(run, "chain")
+    assert "previous envelope's signature does not verify" in run.stderr
+    genuine = verify(signed_set, signed_set.rev2, "--previous", str(signed_set.rev1))
+    assert genuine.code == 0, genuine.stdout + genuine.stderr
+    assert "whose signature verifies" in genuine.stdout
+
+
 def test_tools_drift_named(signed_set: SignedSet) -> None:
     run = verify(signed_set, signed_set.rev1, "--tools", str(signed_set.tools_v2),
                  "--format", "json")
