@@ -58,6 +58,13 @@ def fail(message: str, exit_code: int = 2) -> NoReturn:
     raise SystemExit(exit_code)
 
 
+def warn(message: str | None) -> None:
+    """One ``histor-sign: warning: ...`` line on stderr (nothing for None)."""
+    if message:
+        sys.stderr.write(f"{PROG}: warning: {message}\n")
+        sys.stderr.flush()
+
+
 def emit(text: str, output: Path | None) -> None:
     """Write a command's main output to stdout, or atomically to ``--output``."""
     if output is None:

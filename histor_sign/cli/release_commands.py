@@ -4,12 +4,12 @@
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from histor_sign.cli import target_options as t
-from histor_sign.cli.app import PROG, app
+from histor_sign.cli.app import PROG, app, warn
 from histor_sign.report.findings import FailOn
 
 if TYPE_CHECKING:
@@ -109,8 +109,10 @@ def release(
     header: list[str] | None = t.HEADER_OPTION,
     bearer_token_env: str | None = t.BEARER_OPTION,
     timeout: float = t.TIMEOUT_OPTION,
+    total_timeout: float = t.TOTAL_TIMEOUT_OPTION,
     max_pages: int = t.MAX_PAGES_OPTION,
     max_tools: int = t.MAX_TOOLS_OPTION,
+    max_bytes: int = t.MAX_BYTES_OPTION,
     protocol: t.ProtocolChoice = t.PROTOCOL_OPTION,
 ) -> None:
     """Fetch → scan gate → build → sign → verify → write, in one command (for CI).
@@ -119,7 +121,6 @@ def release(
     tools.snapshot.json into --out-dir; a failed gate writes only scan.sarif and
     summary.md and exits 1. Appends to $GITHUB_STEP_SUMMARY / $GITHUB_OUTPUT when set.
     """
-    from histor_sign.cli.signing_commands import _warn
     from histor_sign.release import ReleaseRequest, run_release
     from histor_sign.report.findings import parse_threshold
     from histor_sign.scan import ScanOptions
@@ -149,18 +150,24 @@ def release(
         trust=trust,
         identity_token=identity_token,
     )
+    snapshot_doc: dict[str, Any] | None
     if target is not None:
         options = t.fetch_options_from_flags(
-            timeout=timeout, max_pages=max_pages, max_tools=max_tools, protocol=protocol
+            timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,
+            max_tools=max_tools, max_bytes=max_bytes, protocol=protocol,
         )
         snapshot = t.fetch_snapshot(target, options)
         catalog, snapshot_doc = snapshot.to_catalog(target.label()), snapshot.to_json()
     else:
-        from histor_sign.catalog import load_catalog
+        from histor_sign.canonical import read_json_file
+        from histor_sign.catalog import parse_catalog
 
         assert tools is not None
-        catalog, snapshot_doc = load_catalog(tools, max_tools=max_tools), None
-    _warn(trust.warning())
+        document = read_json_file(tools)
+        catalog = parse_catalog(document, tools, max_tools=max_tools)
+        # A fetch snapshot keeps its capture context as evidence; other catalogs are wrapped.
+        snapshot_doc = document if catalog.shape == "snapshot" else None
+    warn(trust.warning())
     outcome = run_release(catalog, request, snapshot_doc)
     print_outcome(outcome)
     _append("GITHUB_STEP_SUMMARY", outcome.summary_markdown)

@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from histor_sign.canonical import JsonValue
-from histor_sign.cli.app import PROG, OutputFormat, app, emit
+from histor_sign.cli.app import PROG, OutputFormat, app, emit, warn
 from histor_sign.errors import UsageError
 
 GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
@@ -67,12 +67,6 @@ OfflineOpt = Annotated[
 ]
 
 
-def _warn(message: str | None) -> None:
-    if message:
-        sys.stderr.write(f"{PROG}: warning: {message}\n")
-        sys.stderr.flush()
-
-
 def require_verify_for_pins(verify: bool, *flags: object) -> None:
     """Pins and trust flags without ``--verify`` would be silently ignored: refuse them."""
     if not verify and any(f is not None and f is not False for f in flags):
@@ -110,7 +104,7 @@ def verify_signed_envelope(
     trust = TrustSource.select(
         staging=staging, trusted_root=trusted_root, trust_config=trust_config, offline=offline
     )
-    _warn(trust.warning())
+    warn(trust.warning())
     pins = IdentityPins(
         cert_identity=cert_identity, cert_oidc_issuer=cert_oidc_issuer, repository=repository,
         ref=ref, owner_id=owner_id, repository_id=repository_id,
@@ -167,7 +161,7 @@ def sign(
 
     trust = TrustSource.select(staging=staging, trust_config=trust_config)
     stmt = statement_from(read_json_file(statement), statement)
-    _warn(trust.warning())
+    warn(trust.warning())
     signed = sign_statement(stmt, trust=trust, identity_token=identity_token)
     signed.write(output)
     statement_path, bundle_path = companion_paths(output)
@@ -228,7 +222,7 @@ def verify(
     signed = load_envelope(envelope)
     prev = load_envelope(previous) if previous is not None else None
     catalog = load_catalog(tools).tools if tools is not None else None
-    _warn(trust.warning())
+    warn(trust.warning())
     pins = IdentityPins(
         cert_identity=cert_identity,
         cert_oidc_issuer=cert_oidc_issuer,
@@ -336,7 +330,7 @@ def dev_sigstore(
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
         write_all_atomic(files)
-        _warn(
+        warn(
             "dev-sigstore is a LOCAL, UNTRUSTED Sigstore instance for tests and demos: anyone "
             "can mint any identity here. Never use its trust config for real releases."
         )

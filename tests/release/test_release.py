@@ -172,3 +172,19 @@ def test_scan_a_live_server_over_stdio() -> None:
     assert clash.code == 1
     rules = {f["rule"] for f in json.loads(clash.stdout)["findings"]}
     assert {"TC002", "TC004"} <= rules
+
+
+def test_release_of_a_snapshot_file_keeps_its_capture(released: Released, tmp_path: Path) -> None:
+    from histor_sign.sigstore_dev import LocalSigstore
+
+    snapshot = released.rev1 / "tools.snapshot.json"
+    with LocalSigstore(directory=tmp_path / "s") as sigstore:
+        run = run_cli(*release_args(tmp_path / "out", sigstore.trust_config_path,
+                                    "--tools", str(snapshot),
+                                    "--identity-token", sigstore.mint_token(IDENTITY)))
+    assert run.code == 0, run.stderr
+    assert json.loads((tmp_path / "out" / "tools.snapshot.json").read_text()) == json.loads(
+        snapshot.read_text())
+    env = json.loads((tmp_path / "out" / "envelope.json").read_text())
+    assert env["manifestDigest"] == json.loads((released.rev1 / "envelope.json").read_text())[
+        "manifestDigest"]
