@@ -220,9 +220,8 @@ def summary_markdown(outcome: ReleaseOutcome, catalog: Catalog) -> str:
     if outcome.findings:
         lines += ["", "| rule | severity | tools | message |", "|---|---|---|---|"]
         for f in outcome.findings[:50]:
-            names = ", ".join(f"`{t.name}`" for t in f.tools)
-            message = f.message.replace("|", "\\|").replace("\n", " ")
-            lines.append(f"| {f.rule} | {f.severity.value} | {names} | {message} |")
+            names = ", ".join(_md_cell(t.name) for t in f.tools)
+            lines.append(f"| {f.rule} | {f.severity.value} | {names} | {_md_cell(f.message)} |")
         if len(outcome.findings) > 50:
             lines.append(f"\n… and {len(outcome.findings) - 50} more in scan.sarif.")
     if outcome.report is not None:
@@ -238,3 +237,12 @@ def summary_markdown(outcome: ReleaseOutcome, catalog: Catalog) -> str:
             "```",
         ]
     return "\n".join(lines) + "\n"
+
+
+def _md_cell(text: str) -> str:
+    """Tool names and messages are untrusted: keep them inside one Markdown table cell."""
+    cell = "".join(c if c.isprintable() else " " for c in text)
+    for raw, escaped in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|"),
+                         ("`", "&#96;")):
+        cell = cell.replace(raw, escaped)
+    return cell
