@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from histor_sign.report.findings import Finding, Severity, effective_severity, sorted_findings
+from histor_sign.untrusted import printable
 
 _COLORS = {Severity.error: "\033[31m", Severity.warning: "\033[33m", Severity.note: "\033[36m"}
 _RESET = "\033[0m"
@@ -26,7 +27,8 @@ def render_human(
         label = f"{severity.value:<7}"
         if color:
             label = f"{_COLORS[severity]}{label}{_RESET}"
-        lines.append(f"{finding.rule} {label} {finding.message}")
+        # Messages quote tool names and descriptions chosen by servers: keep them inert.
+        lines.append(f"{finding.rule} {label} {printable(finding.message)}")
     total = sum(counts.values())
     head = (f"{total} finding{'s' if total != 1 else ''}: {counts['error']} error, "
             f"{counts['warning']} warning, {counts['note']} note") if total else "no findings"

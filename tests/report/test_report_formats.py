@@ -99,3 +99,16 @@ def test_human_output_is_compact_and_uncolored_unless_asked() -> None:
     assert "\033[31m" in render(example_findings(), "human", color=True)
     with pytest.raises(UsageError):
         render([], "xml")
+
+
+def test_human_output_escapes_control_characters_in_tool_names() -> None:
+    from histor_sign.report.findings import Finding, Severity, ToolRef
+    from histor_sign.report.render import render
+
+    name = "evil\x1b]0;owned\x07\u202ename\nTC001 error   forged line"
+    finding = Finding(rule="TC002", severity=Severity.warning, message=f"names '{name}' collide",
+                      tools=[ToolRef(name=name, source="c.json", index=0)])
+    text = render([finding], "human")
+    assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
+    assert len(text.splitlines()) == 2  # the finding and the summary: no forged line
+    assert "\\u001b]0;owned\\u0007\\u202ename\\nTC001" in text
