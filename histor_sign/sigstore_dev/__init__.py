@@ -9,9 +9,13 @@ live only in memory; anything it certifies proves nothing to anyone else.
 
 from __future__ import annotations
 
-from histor_sign.sigstore_dev.instance import LocalSigstore
-from histor_sign.sigstore_dev.oidc import GITHUB_ACTIONS_ISSUER, WorkflowIdentity
+from typing import TYPE_CHECKING, Any
+
 from histor_sign.sigstore_dev.trust import DEV_ORGANIZATION, is_dev_trusted_root
+
+if TYPE_CHECKING:
+    from histor_sign.sigstore_dev.instance import LocalSigstore
+    from histor_sign.sigstore_dev.oidc import GITHUB_ACTIONS_ISSUER, WorkflowIdentity
 
 __all__ = [
     "DEV_ORGANIZATION",
@@ -20,3 +24,17 @@ __all__ = [
     "WorkflowIdentity",
     "is_dev_trusted_root",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The instance pulls in an HTTP server, X.509 and JWT machinery; ``verify`` only needs
+    # ``is_dev_trusted_root`` to recognise (and announce) a dev trust root, so load lazily.
+    if name == "LocalSigstore":
+        from histor_sign.sigstore_dev.instance import LocalSigstore
+
+        return LocalSigstore
+    if name in ("GITHUB_ACTIONS_ISSUER", "WorkflowIdentity"):
+        from histor_sign.sigstore_dev import oidc
+
+        return getattr(oidc, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,14 +5,16 @@ ClientTrustConfig), and how to recognise it again so it is never mistaken for pr
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from histor_sign.sigstore_dev.encoding import b64, key_id, spki_der
-from histor_sign.sigstore_dev.fulcio import CertificateAuthority
-from histor_sign.sigstore_dev.rekor import TransparencyLog
+
+if TYPE_CHECKING:  # only annotations: verify imports this module for is_dev_trusted_root
+    from histor_sign.sigstore_dev.fulcio import CertificateAuthority
+    from histor_sign.sigstore_dev.rekor import TransparencyLog
 
 #: Organization name on every local CA certificate; also how we recognise the instance.
 DEV_ORGANIZATION = "histor-sign dev-sigstore (UNTRUSTED, local testing only)"
