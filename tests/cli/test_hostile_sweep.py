@@ -80,8 +80,7 @@ def _hostile_contents() -> dict[str, bytes | None]:
 
 HOSTILE = list(_hostile_contents())
 # Secondary file slots get the kinds that exercise distinct code paths.
-SHORT = ["missing", "directory", "empty", "invalid-utf8", "duplicate-keys", "deep-100k",
-         "string", "null", "number"]
+SHORT = ["missing", "directory", "invalid-utf8", "deep-100k", "null"]
 
 
 class World:
@@ -214,7 +213,7 @@ def slots(w: World) -> dict[str, list[str]]:
 
 
 PRIMARY = {"digest", "build", "sign", "verify", "scan", "replay", "guard --catalog",
-           "check --envelope", "release --tools", "check", "guard --envelope"}
+           "check --envelope", "release --tools"}
 SLOT_NAMES = [
     "digest", "build", "build --previous", "sign", "sign --trust-config", "verify",
     "verify --previous", "verify --tools", "verify --trusted-root", "verify --trust-config",
@@ -482,3 +481,210 @@ def test_stdin_closed_and_stdin_twice(world: World) -> None:
             failures.append(f"twice {args}: {exc}")
     assert not failures, "\n".join(failures)
     assert w.listing() == before
+
+
+# --- 5. tampered envelopes: verify, check --verify, guard --verify -------------------------
+
+_DELETE = object()
+
+
+def _mutated(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
+    out = copy.deepcopy(doc)
+    node = out
+    for key in path[:-1]:
+        node = node[key]
+    if value is _DELETE:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return out
+
+
+def test_tampered_envelopes(in_work: World) -> None:
+    w, tc = in_work, str(in_work.ss.trust_config)
+    env = json.loads(w.ss.rev1.read_text())
+    material = ("signer", "signature", "verificationMaterial")
+    paths: list[tuple[Any, ...]] = [(k,) for k in env] + [
+        ("signer", k) for k in env["signer"]] + [
+        ("signer", "signature", k) for k in env["signer"]["signature"]] + [
+        (*material, "certificate", "rawBytes"), (*material, "tlogEntries"),
+        (*material, "tlogEntries", 0, "logIndex"), (*material, "tlogEntries", 0, "inclusionProof"),
+        ("signer", "signature", "messageSignature", "signature")]
+    variants = [_DELETE, 5, None, "x"]
+    tampered = w.work.parent / "tampered.envelope.json"
+    failures = []
+    for path in paths:
+        for value in variants:
+            changed = _mutated(env, path, value)
+            if changed == env:
+                continue  # e.g. null where null already is
+            tampered.write_text(json.dumps(changed))
+            run = run_main("verify", str(tampered), "--trust-config", tc)
+            try:
+                assert run.code in (1, 2), run
+                assert_one_error(run, run.code)
+            except AssertionError as exc:
+                failures.append(f"{path} = {value!r}: {exc}")
+    # Targeted tampering that stays well-formed must fail verification (exit 1), also when
+    # the envelope is used by check --verify and guard --verify.
+    signature = env["signer"]["signature"]["messageSignature"]["signature"]
+    flipped = ("A" if signature[0] != "A" else "B") + signature[1:]
+    for path, value in [
+        (("signer", "signature", "messageSignature", "signature"), flipped),
+        (("toolDigests", "search"), "sha256:" + "0" * 64),
+        (("serverVersion",), "9.9.9"),
+    ]:
+        tampered.write_text(json.dumps(_mutated(env, path, value)))
+        for args in (
+            ["verify", str(tampered), "--trust-config", tc],
+            ["check", str(w.ss.tools_v1), "--envelope", str(tampered), "--verify",
+             "--trust-config", tc],
+            ["guard", str(w.call), "--catalog", str(w.ss.tools_v1), "--envelope", str(tampered),
+             "--verify", "--trust-config", tc],
+        ):
+            run = run_main(*args)
+            try:
+                assert_one_error(run, 1)
+            except AssertionError as exc:
+                failures.append(f"{args[0]} {path}: {exc}")
+    tampered.unlink()
+    assert not failures, "\n".join(failures[:20])
+
+
+# --- 6. hostile servers and limits ------------------------------------------------------------
+
+
+def _echoing_server(req: Seen) -> Reply:
+    """A legacy HTTP endpoint that reflects our credentials into what it serves."""
+    if req.method != "POST":
+        return Reply(405)
+    msg, auth = req.body, req.headers.get("authorization", "") + req.headers.get("x-key", "")
+    method = msg.get("method")
+    if method == "server/discover":
+        return json_reply({"jsonrpc": "2.0", "id": msg["id"],
+                           "error": {"code": -32601, "message": "Method not found"}})
+    if method == "initialize":
+        return json_reply({"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+            "serverInfo": {"name": "echo", "version": "1"}}})
+    if "id" not in msg:
+        return Reply(202)
+    return json_reply({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": [
+        {"name": "t", "description": f"you sent {auth}", "inputSchema": {"type": "object"}}]}})
+
+
+def test_server_echoing_a_credential_is_refused(
+    in_work: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HS_SWEEP_TOKEN", SECRET)
+    with serve(_echoing_server) as (url, _seen):
+        for auth in (["--bearer-token-env", "HS_SWEEP_TOKEN"], ["--header", f"X-Key: {SECRET}"]):
+            for command in (["fetch", "-o", "snap.json"], ["digest"], ["scan", "-o", "r.sarif"]):
+                run = run_clean(in_work, *command, "--url", url, *auth)
+                assert_one_error(run, 2, "echoed a credential")
+
+
+def test_limits_near_the_bounds(in_work: World) -> None:
+    w = in_work
+    big = w.work.parent / "big.json"
+    with open(big, "wb") as fh:  # sparse: 64 MiB + 1 byte without writing them
+        fh.truncate(64 * 1024 * 1024 + 1)
+    assert_one_error(run_clean(w, "digest", str(big)), 2, "larger than the limit")
+    big.unlink()
+
+    def nested(depth: int) -> Path:
+        # {"tools": [{..., "inputSchema": {"type": "object", "default": [[...]]}}]}
+        inner = depth - 4
+        doc = ('{"tools": [{"name": "t", "inputSchema": {"type": "object", "default": '
+               + "[" * inner + "]" * inner + "}}]}")
+        path = w.work.parent / f"depth-{depth}.json"
+        path.write_text(doc)
+        return path
+
+    ok, too_deep = nested(256), nested(257)
+    assert run_main("digest", str(ok)).code == 0
+    assert_one_error(run_clean(w, "digest", str(too_deep)), 2, "deeper than the limit of 256")
+    ok.unlink()
+    too_deep.unlink()
+
+
+# --- 7. Ctrl-C: exit 130, one line, no child process, no partial output ----------------------
+
+
+def _interrupt(args: list[str], ready: Any, cwd: Path, env: dict[str, str] | None = None) -> Run:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "histor_sign", *args], env=cli_env(env), cwd=cwd,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        ready()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return Run(proc.returncode, out.decode(), err.decode())
+
+
+def _wait_for(path: Path, extra: float) -> Any:
+    def ready() -> None:
+        deadline = time.monotonic() + 20
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(extra)
+
+    return ready
+
+
+def assert_interrupted(run: Run) -> None:
+    assert_one_error(run, 130)
+    assert run.stderr.splitlines()[-1] == "histor-sign: error: interrupted"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("scenario", "to_file"),
+    [("hang", True), ("hang", False), ("stubborn", True)],  # stubborn: Ctrl-C in shutdown
+)
+def test_ctrl_c_during_fetch(tmp_path: Path, scenario: str, to_file: bool) -> None:
+    pidfile = tmp_path / "pids"
+    out = ["-o", str(tmp_path / "snap.json")] if to_file else []
+    run = _interrupt(["fetch", "--stdio", raw_command(scenario, pidfile), "--protocol", "legacy",
+                      *out], _wait_for(pidfile, 0.5), tmp_path)
+    assert_interrupted(run)
+    assert run.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pids"]
+    time.sleep(0.1)
+    assert not [pid for pid in pids_from(pidfile) if alive(pid)]
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_release_fetch_and_signing(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pids"
+    rel = ["release", "--server", SERVER, "--server-version", "1", "--out-dir",
+           str(tmp_path / "rel")]
+    run = _interrupt([*rel, "--stdio", raw_command("hang", pidfile), "--protocol", "legacy",
+                      "--identity-token", SECRET], _wait_for(pidfile, 0.5), tmp_path)
+    assert_interrupted(run)
+    assert not [pid for pid in pids_from(pidfile) if alive(pid)]
+
+    # Signing against a Fulcio that accepts the connection and never answers.
+    with LocalSigstore(directory=tmp_path / "sigstore") as instance:
+        token = instance.mint_token(WF_ALICE)
+        config = instance.trust_config_path.read_text()
+        real = instance.url.rstrip("/")
+    with socket.socket() as blackhole:
+        blackhole.bind(("127.0.0.1", 0))
+        blackhole.listen(8)
+        blackhole.settimeout(20)
+        hanging = tmp_path / "hanging.trust.json"
+        hanging.write_text(config.replace(real, f"http://127.0.0.1:{blackhole.getsockname()[1]}"))
+        tools = tmp_path / "tools.json"
+        tools.write_text(json.dumps({"tools": TOOLS_V1}))
+        run = _interrupt([*rel, "--tools", str(tools), "--trust-config", str(hanging)],
+                         lambda: (blackhole.accept()[0], time.sleep(0.2)), tmp_path,
+                         env={"SIGSTORE_IDENTITY_TOKEN": token})
+    assert_interrupted(run)
+    assert token not in run.stderr
+    assert not (tmp_path / "rel").exists()
