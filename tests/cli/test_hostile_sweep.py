@@ -39,8 +39,8 @@ from histor_sign.sigstore_dev import LocalSigstore
 
 # The hostile MCP peers live with the MCP tests; import them from there.
 sys.path.insert(0, str(REPO / "tests" / "mcp"))
-from mcp_helpers import alive, pids_from, raw_command  # noqa: E402
-from raw_http_server import Reply, Seen, json_reply, serve  # noqa: E402
+from mcp_helpers import alive, pids_from, raw_command
+from raw_http_server import Reply, Seen, json_reply, serve
 
 SECRET = "S3CRET-sweep-value-7781"
 SERVER = "io.github.alice/docs"
@@ -438,8 +438,7 @@ def _run_sub(args: tuple[str, ...], stdin: bytes | None, closed: bool, cwd: Path
     proc = subprocess.run(
         [sys.executable, "-m", "histor_sign", *args],
         input=stdin,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         # fd 0 closed in the child: Python starts with sys.stdin = None.
         preexec_fn=(lambda: os.close(0)) if closed else None,
         env=cli_env(), cwd=cwd, timeout=60,
