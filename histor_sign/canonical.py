@@ -22,7 +22,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from histor_sign.errors import InputError, LimitExceeded
+from histor_sign.errors import InputError, LimitExceeded, UsageError
 
 MAX_SAFE_INTEGER = 2**53 - 1
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
@@ -220,10 +220,27 @@ def read_json_file(
     return parse_json(data, source, max_depth=max_depth, max_bytes=max_bytes)
 
 
+class _Stdin:
+    """Whether ``-`` was read already: a second read would see an empty stream and report
+    a confusing "empty file" for what is really two inputs naming stdin."""
+
+    consumed = False
+
+
+def reset_stdin() -> None:
+    """Forget that stdin was read (the CLI calls this once per invocation)."""
+    _Stdin.consumed = False
+
+
 def read_bytes(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """Read a file (or stdin for ``-``) with a size bound, as one clear error on failure."""
     try:
         if source == "-":
+            if _Stdin.consumed:
+                raise UsageError("standard input (-) can be read only once")
+            if sys.stdin is None:  # started with fd 0 closed
+                raise InputError("-: standard input is closed")
+            _Stdin.consumed = True
             data = sys.stdin.buffer.read(max_bytes + 1)
         else:
             with open(source, "rb") as fh:

@@ -103,13 +103,18 @@ def compare(
     current_tools: Iterable[Any] | Catalog,
     statement: Mapping[str, Any],
     signed_tools: Iterable[Any] | Catalog | None = None,
+    *,
+    source: str = "signed revision",
 ) -> DriftResult:
     """Compare served tools with a signed revision (a statement or an envelope).
 
     Raises :class:`InputError` for duplicate names or non-MCP tools in either catalog, and
     when ``signed_tools`` is not the catalog the statement was built from.
     """
-    signed = statement_from(dict(statement), "signed revision")
+    # statement_from rejects a non-object (a JSON string, number, null) as one InputError.
+    signed = statement_from(
+        dict(statement) if isinstance(statement, Mapping) else statement, source
+    )
     current = _tools(current_tools)
     manifest, current_digests = digests(current)  # rejects duplicates and non-MCP tools
     signed_digests: Mapping[str, str] = signed["toolDigests"]

@@ -76,6 +76,9 @@ def emit(text: str, output: Path | None) -> None:
 
 def main(argv: list[str] | None = None) -> NoReturn:
     """Console entry point: run the app with one error boundary."""
+    from histor_sign.canonical import reset_stdin
+
+    reset_stdin()
     try:
         # Not standalone: click hands back exit codes and raises errors to us.
         result = app(args=argv, prog_name=PROG, standalone_mode=False)

@@ -117,7 +117,9 @@ def check(
             offline=offline,
         )
     options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)
-    result = compare(current_tools(tools, target, options), signed_statement, signed_catalog)
+    result = compare(
+        current_tools(tools, target, options), signed_statement, signed_catalog, source=envelope
+    )
     if format is OutputFormat.json:
         emit(json.dumps(result.to_json(), indent=2, ensure_ascii=False), output)
     else:

@@ -260,7 +260,9 @@ def dev_sigstore(
         typer.Option("--trusted-root-out", help="Also write the bare TrustedRoot JSON here."),
     ] = None,
     host: Annotated[str, typer.Option("--host", help="Loopback address to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="Port to bind (0 = any free port).")] = 0,
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="Port to bind (0 = any free port).")
+    ] = 0,
     token_for: Annotated[
         str | None,
         typer.Option(

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from histor_sign.errors import OperationalError
 from histor_sign.release import OUTPUT_NAMES, ReleaseOutcome, ReleaseRequest, run_release
 
 SERVER = "io.github.example/notes-server"
@@ -42,7 +43,10 @@ def run_demo(output: Path, say: Callable[[str], None] = lambda _msg: None) -> De
     from histor_sign.sigstore_trust import TrustSource
     from histor_sign.verify import IdentityPins, verify_envelope
 
-    output.mkdir(parents=True, exist_ok=True)
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # e.g. a path under a regular file
+        raise OperationalError(f"cannot create {output}: {exc.strerror}") from None
     releases: list[ReleaseOutcome] = []
     snapshots = []
     with LocalSigstore(directory=output / "dev-sigstore") as sigstore:

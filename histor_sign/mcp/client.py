@@ -89,7 +89,35 @@ async def _fetch(target: Target, options: FetchOptions) -> Snapshot:
         capture["sessionRenewals"] = renewals
     if walk.duplicates:
         capture["duplicates"] = walk.duplicates
-    return Snapshot(tools=walk.tools, capture=capture)
+    snapshot = Snapshot(tools=walk.tools, capture=capture)
+    _refuse_echoed_secrets(snapshot, target.secrets())
+    return snapshot
+
+
+#: Shorter header values (a flag, a version number) are not credentials and match by chance.
+MIN_SECRET_ECHO_LENGTH = 8
+
+
+def _refuse_echoed_secrets(snapshot: Snapshot, secrets: list[str]) -> None:
+    """A server that reflects our credential into its tools or server info would have us
+    write it into the snapshot and publish it with a release: refuse instead."""
+    needles = [s for s in secrets if len(s) >= MIN_SECRET_ECHO_LENGTH]
+    if not needles:
+        return
+    stack: list[Any] = [snapshot.to_json()]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if any(secret in node for secret in needles):
+                raise FetchError(
+                    "the MCP server echoed a credential (a --header or --bearer-token-env "
+                    "value) back in its tools/list or server info; refusing to record it"
+                )
+        elif isinstance(node, dict):
+            stack.extend(node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 async def _walk_with_renewal(session: Session, options: FetchOptions) -> tuple[Session, Walk, int]:

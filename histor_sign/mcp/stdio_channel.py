@@ -198,7 +198,11 @@ class StdioChannel(Channel):
         try:
             await self._shutdown(proc)
         except BaseException:
+            # Cancelled (Ctrl-C) or failed mid-shutdown: kill the group, then still reap the
+            # server while the loop runs, or the loop closes with a live child and asyncio
+            # prints warnings and finalizer tracebacks after our one error line.
             self._kill_group(signal.SIGKILL)
+            await self._reap(proc)
             raise
         finally:
             if self._stderr_task is not None and not self._stderr_task.done():
@@ -221,6 +225,14 @@ class StdioChannel(Channel):
                     await self._stderr_task
         # Close the pipes now, while the loop runs (unread stdout would otherwise make the
         # transport's finalizer complain after the loop closed).
+        transport = getattr(proc, "_transport", None)
+        if transport is not None:
+            transport.close()
+
+    async def _reap(self, proc: asyncio.subprocess.Process) -> None:
+        with contextlib.suppress(BaseException):
+            async with asyncio.timeout(1.0):
+                await proc.wait()
         transport = getattr(proc, "_transport", None)
         if transport is not None:
             transport.close()

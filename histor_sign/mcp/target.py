@@ -7,6 +7,7 @@ says about the target comes from ``describe``/``safe_url`` so no secret can leak
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
@@ -198,7 +199,8 @@ def parse_header(text: str) -> tuple[str, str]:
     name, sep, value = text.partition(":")
     name = name.strip()
     if not sep or not name:
-        raise UsageError(f"--header: expected NAME:VALUE, got a value starting {name[:20]!r}")
+        # No echo: without the ':' there is no telling name from (secret) value.
+        raise UsageError("--header: expected NAME:VALUE (no ':' or no name before it)")
     value = value.strip()
     check_header(name, value)
     return name, value
@@ -224,10 +226,11 @@ class FetchOptions:
     shutdown_grace: float = 2.0
 
     def __post_init__(self) -> None:
-        if not self.timeout > 0:
-            raise UsageError("--timeout must be greater than 0 seconds")
-        if self.total_timeout is not None and not self.total_timeout > 0:
-            raise UsageError("--total-timeout must be greater than 0 seconds")
+        # Bounds on time are bounds: inf (or nan) would silently remove them.
+        if not 0 < self.timeout < math.inf:
+            raise UsageError("--timeout must be greater than 0 seconds and finite")
+        if self.total_timeout is not None and not 0 < self.total_timeout < math.inf:
+            raise UsageError("--total-timeout must be greater than 0 seconds and finite")
         for flag, value in (
             ("--max-pages", self.max_pages),
             ("--max-tools", self.max_tools),
