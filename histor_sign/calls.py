@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from histor_sign import untrusted
 from histor_sign.canonical import (
     JsonValue,
     canonical_bytes,
@@ -104,10 +105,8 @@ class CallTooLarge(CallError, LimitExceeded):
 
 # ---------------------------------------------------------------- safe display
 def printable(text: str, limit: int = 200) -> str:
-    """``text`` clipped, with every non-printable character (controls, bidi overrides,
-    line separators) JSON-escaped: model-chosen text must stay one inert line in a message."""
-    shown = "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in text[:limit])
-    return shown + ("…" if len(text) > limit else "")
+    """Model-chosen text as one inert, bounded line (see :mod:`histor_sign.untrusted`)."""
+    return untrusted.printable(text, limit)
 
 
 def shown_name(name: object) -> str:

@@ -17,6 +17,7 @@ from histor_sign.canonical import canonical_bytes, sha256_digest
 from histor_sign.catalog import PROJECTED_FIELDS, Catalog, Tool, tools_from_dicts
 from histor_sign.errors import InputError
 from histor_sign.revision import digests, statement_from
+from histor_sign.untrusted import printable
 
 MATCH = "match"
 DIFFERENT = "different"
@@ -209,8 +210,3 @@ def _checked_signed_tools(
 def tool_digest(tool: Tool) -> str:
     """Per-tool digest (SPEC §2) of one imported tool."""
     return sha256_digest(canonical_bytes(tool.projected()))
-
-
-def printable(text: str) -> str:
-    """Tool text is untrusted: escape control characters before printing to a terminal."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

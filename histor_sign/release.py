@@ -18,6 +18,7 @@ from histor_sign.atomic import write_all_atomic
 from histor_sign.catalog import Catalog, reject_duplicates, require_mcp
 from histor_sign.errors import InputError, VerificationFailed
 from histor_sign.report.findings import FailOn, Finding, reaches_threshold, summary
+from histor_sign.untrusted import printable
 
 if TYPE_CHECKING:
     from histor_sign.envelope import Envelope
@@ -241,7 +242,7 @@ def summary_markdown(outcome: ReleaseOutcome, catalog: Catalog) -> str:
 
 def _md_cell(text: str) -> str:
     """Tool names and messages are untrusted: keep them inside one Markdown table cell."""
-    cell = "".join(c if c.isprintable() else " " for c in text)
+    cell = printable(text)
     for raw, escaped in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|"),
                          ("`", "&#96;")):
         cell = cell.replace(raw, escaped)

@@ -112,7 +112,7 @@ def test_cli_match_and_different(tmp_path: Path, statement: dict[str, Any]) -> N
     assert run.code == 1 and "changed  search: fields unknown" in run.stdout
     run = run_cli("check", "--envelope", envelope, "--signed-tools", signed, current)
     assert run.code == 1 and "changed  search: description" in run.stdout
-    assert "+Search the private docs.\\x1b[2J" in run.stdout and "\x1b" not in run.stdout
+    assert "+Search the private docs.\\u001b[2J" in run.stdout and "\x1b" not in run.stdout
     run = run_cli("check", "--envelope", envelope, "--signed-tools", signed, "-f", "json",
                   current)
     doc = json.loads(run.stdout)
