@@ -7,7 +7,6 @@ from pathlib import Path
 import typer
 
 from histor_sign.canonical import canonical_bytes, read_json_file
-from histor_sign.catalog import Tool, load_catalog
 from histor_sign.cli.app import OutputFormat, app, emit
 from histor_sign.cli.target_options import (
     BEARER_OPTION,
@@ -21,12 +20,10 @@ from histor_sign.cli.target_options import (
     TOTAL_TIMEOUT_OPTION,
     URL_OPTION,
     ProtocolChoice,
-    fetch_catalog,
     fetch_options_from_flags,
     target_from_flags,
+    tools_from_file_or_target,
 )
-from histor_sign.errors import UsageError
-from histor_sign.mcp import FetchOptions
 from histor_sign.revision import build_statement, digests, statement_from
 
 TOOLS_ARG = typer.Argument(
@@ -36,29 +33,6 @@ TOOLS_ARG = typer.Argument(
 )
 OUTPUT_OPT = typer.Option(None, "--output", "-o", help="Write to this file (atomically).")
 FORMAT_OPT = typer.Option(OutputFormat.human, "--format", "-f", help="Output format.")
-
-
-def load_tools(path: str) -> list[Tool]:
-    return load_catalog(path).tools
-
-
-def tools_from_file_or_server(
-    path: str | None,
-    stdio: str | None,
-    url: str | None,
-    header: list[str] | None,
-    bearer_token_env: str | None,
-    options: FetchOptions,
-) -> list[Tool]:
-    """Tools from the catalog file, or fetched live from ``--stdio``/``--url``."""
-    target = target_from_flags(stdio, url, header, bearer_token_env, required=False)
-    if target is not None and path is not None:
-        raise UsageError("give a catalog file or --stdio/--url, not both")
-    if target is None:
-        if path is None:
-            raise UsageError("give a catalog file, or fetch live with --stdio or --url")
-        return load_tools(path)
-    return fetch_catalog(target, options).tools
 
 
 @app.command()
@@ -82,7 +56,8 @@ def digest(
         timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,
         max_tools=max_tools, max_bytes=max_bytes, protocol=protocol,
     )
-    loaded = tools_from_file_or_server(tools, stdio, url, header, bearer_token_env, options)
+    target = target_from_flags(stdio, url, header, bearer_token_env, required=False)
+    loaded = tools_from_file_or_target(tools, target, options)
     manifest, per_tool = digests(loaded)
     if format is OutputFormat.json:
         doc = {"manifestDigest": manifest, "toolDigests": dict(sorted(per_tool.items()))}
@@ -123,7 +98,8 @@ def build(
         timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,
         max_tools=max_tools, max_bytes=max_bytes, protocol=protocol,
     )
-    loaded = tools_from_file_or_server(tools, stdio, url, header, bearer_token_env, options)
+    target = target_from_flags(stdio, url, header, bearer_token_env, required=False)
+    loaded = tools_from_file_or_target(tools, target, options)
     statement = build_statement(
         tools=loaded,
         server=server,
@@ -131,11 +107,5 @@ def build(
         server_version=server_version,
         previous=prev,
     )
-    data = canonical_bytes(statement)
-    emit(data.decode("utf-8"), output) if output is None else _write_exact(output, data)
-
-
-def _write_exact(path: Path, data: bytes) -> None:
-    from histor_sign.atomic import write_atomic
-
-    write_atomic(path, data)
+    # emit() writes these exact bytes to --output (no newline added to a file).
+    emit(canonical_bytes(statement).decode("utf-8"), output)

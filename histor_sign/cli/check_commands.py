@@ -6,7 +6,6 @@ from pathlib import Path
 
 import typer
 
-from histor_sign.catalog import Tool
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import OutputFormat, app, emit
 from histor_sign.cli.signing_commands import (
@@ -24,8 +23,6 @@ from histor_sign.cli.signing_commands import (
     require_verify_for_pins,
     verify_signed_envelope,
 )
-from histor_sign.errors import UsageError
-from histor_sign.mcp.target import FetchOptions, Target
 
 FORMAT_OPT = typer.Option(
     OutputFormat.human, "--format", "-f", help="human (summary and per-tool lines) or json."
@@ -36,7 +33,7 @@ OUTPUT_OPT = typer.Option(
 ENVELOPE_OPT = typer.Option(
     ..., "--envelope", metavar="FILE",
     help="Signed revision envelope (or bare statement) to compare against. Checks digests "
-    "only: run 'histor-sign verify' on it to check signature and identity.",
+    "only, unless --verify is given.",
 )
 SIGNED_TOOLS_OPT = typer.Option(
     None, "--signed-tools", metavar="FILE",
@@ -53,19 +50,6 @@ VERIFY_OPT = typer.Option(
     help="Also verify the envelope's signature and identity first (same pins as 'verify'); "
     "a failed verification exits 1 before any comparison.",
 )
-
-
-def current_tools(path: str | None, target: Target | None, options: FetchOptions) -> list[Tool]:
-    """The tools served now: from a file, or fetched live (every page)."""
-    from histor_sign.catalog import load_catalog
-
-    if target is not None:
-        if path is not None:
-            raise UsageError("give TOOLS_FILE or --stdio/--url, not both")
-        return t.fetch_catalog(target, options).tools
-    if path is None:
-        raise UsageError("give the served tools: TOOLS_FILE, or fetch live with --stdio or --url")
-    return load_catalog(path).tools
 
 
 @app.command()
@@ -117,9 +101,10 @@ def check(
             offline=offline,
         )
     options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)
-    result = compare(
-        current_tools(tools, target, options), signed_statement, signed_catalog, source=envelope
+    served = t.tools_from_file_or_target(
+        tools, target, options, what="the served tools (TOOLS_FILE)"
     )
+    result = compare(served, signed_statement, signed_catalog, source=envelope)
     if format is OutputFormat.json:
         emit(json.dumps(result.to_json(), indent=2, ensure_ascii=False), output)
     else:

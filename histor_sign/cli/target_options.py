@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from histor_sign.catalog import Catalog
+from histor_sign.catalog import Catalog, Tool
 from histor_sign.errors import UsageError
 from histor_sign.mcp.target import (
     DEFAULT_MAX_BYTES,
@@ -167,6 +167,25 @@ def fetch_snapshot(target: Target, options: FetchOptions) -> "Snapshot":
 
     with _progress_line(options):
         return fetch_tools(target, options)
+
+
+def tools_from_file_or_target(
+    path: str | None,
+    target: Target | None,
+    options: FetchOptions,
+    *,
+    what: str = "a catalog file",
+) -> list[Tool]:
+    """Tools from a catalog file, or fetched live (every page) from ``--stdio``/``--url``."""
+    if target is not None:
+        if path is not None:
+            raise UsageError(f"give {what} or --stdio/--url, not both")
+        return fetch_catalog(target, options).tools
+    if path is None:
+        raise UsageError(f"give {what}, or fetch live with --stdio or --url")
+    from histor_sign.catalog import load_catalog
+
+    return load_catalog(path).tools
 
 
 def fetch_catalog(target: Target, options: FetchOptions) -> Catalog:
