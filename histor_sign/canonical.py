@@ -111,18 +111,18 @@ def _clip(text: str, limit: int = 40) -> str:
 _LONE_SURROGATE_HINT = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-def _walk(value: Any) -> Iterator[tuple[list[str | int], Any, int]]:
-    """Yield (path, node, depth) iteratively — no recursion, so any depth is safe."""
-    stack: list[tuple[list[str | int], Any, int]] = [([], value, 0)]
+def _walk(value: Any) -> Iterator[tuple[list[str | int], Any]]:
+    """Yield (path, node) in document order, iteratively — so any depth is safe."""
+    stack: list[tuple[list[str | int], Any]] = [([], value)]
     while stack:
-        path, node, depth = stack.pop()
-        yield path, node, depth
+        path, node = stack.pop()
+        yield path, node
         if isinstance(node, dict):
             for key in reversed(list(node)):
-                stack.append(([*path, key], node[key], depth + 1))
+                stack.append(([*path, key], node[key]))
         elif isinstance(node, list):
             for i in range(len(node) - 1, -1, -1):
-                stack.append(([*path, i], node[i], depth + 1))
+                stack.append(([*path, i], node[i]))
 
 
 def _is_lone_surrogate_str(text: str) -> bool:
@@ -194,7 +194,7 @@ def nesting_depth(data: bytes, limit: int) -> int:
 
 
 def _raise_first_violation(value: Any, source: str) -> None:
-    for path, node, _depth in _walk(value):
+    for path, node in _walk(value):
         where = pointer(path) or "/"
         if isinstance(node, _Violation):
             raise InputError(f"{source}: {node.reason} at {where}")
