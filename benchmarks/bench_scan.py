@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from histor_sign.catalog import tools_from_dicts
 from histor_sign.scan import ScanOptions, scan_tools
-from histor_sign.scan.lexical import Profile, similarity
+from histor_sign.scan._lexical import Profile, similarity
 
 CORPUS = Path("/work/shared/testdata/corpora/livemcpbench-tools.json")
 

@@ -13,11 +13,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from histor_sign._internal.untrusted import printable
 from histor_sign.canonical import canonical_bytes, sha256_digest
 from histor_sign.catalog import PROJECTED_FIELDS, Catalog, Tool, tools_from_dicts
 from histor_sign.errors import InputError
 from histor_sign.revision import digests, statement_from
-from histor_sign.untrusted import printable
 
 MATCH = "match"
 DIFFERENT = "different"

@@ -14,17 +14,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from histor_sign.atomic import write_all_atomic
+from histor_sign._internal.atomic import write_all_atomic
+from histor_sign._internal.untrusted import printable
 from histor_sign.catalog import Catalog, reject_duplicates, require_mcp
 from histor_sign.errors import InputError, VerificationFailed
-from histor_sign.report.findings import FailOn, Finding, reaches_threshold, summary
-from histor_sign.untrusted import printable
+from histor_sign.report._findings import FailOn, Finding, reaches_threshold, summary
 
 if TYPE_CHECKING:
+    from histor_sign._internal.sigstore_trust import TrustSource
     from histor_sign.envelope import Envelope
-    from histor_sign.guard.policy import Policy
+    from histor_sign.guard._policy import Policy
     from histor_sign.scan import ScanOptions
-    from histor_sign.sigstore_trust import TrustSource
     from histor_sign.verify import VerificationReport
 
 #: Output files of a release, by role, inside ``out_dir``.
@@ -96,8 +96,8 @@ def gate(
     catalog: Catalog, request: ReleaseRequest
 ) -> tuple[list[Finding], dict[str, Any], bool]:
     """Scan + lint the catalog; return (findings, scan stats, gate passed)."""
-    from histor_sign.guard.lint import lint_catalog
-    from histor_sign.report.findings import sorted_findings
+    from histor_sign.guard._lint import lint_catalog
+    from histor_sign.report._findings import sorted_findings
     from histor_sign.scan import scan_tools
 
     scanned = scan_tools(catalog.tools, request.scan)
@@ -116,10 +116,10 @@ def run_release(
     the envelope as evidence for ``check --signed-tools``. Raises on bad input, signing or
     verification failure (nothing written); a tripped gate is reported in the outcome.
     """
-    from histor_sign.report.render import render
+    from histor_sign._internal.sigstore_trust import TrustSource
+    from histor_sign.report._render import render
     from histor_sign.revision import build_statement
     from histor_sign.signing import obtain_identity, sign_statement
-    from histor_sign.sigstore_trust import TrustSource
     from histor_sign.verify import IdentityPins, verify_envelope
 
     reject_duplicates(catalog.tools)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from histor_sign.calls import (
+from histor_sign._internal.calls import (
     DEFAULT_MAX_ARGUMENT_BYTES,
     DEFAULT_MAX_CALLS,
     DEFAULT_MAX_TRACE_BYTES,
@@ -22,9 +22,9 @@ from histor_sign.calls import (
     load_calls,
 )
 from histor_sign.catalog import Tool, load_catalogs
-from histor_sign.report.findings import RULES, CallRef, Finding, ToolRef, sorted_findings
-from histor_sign.scan.effects import contradictions, explicit_hints
-from histor_sign.scan.validation import SchemaRoot, Untrusted, prepare_root
+from histor_sign.report._findings import RULES, CallRef, Finding, ToolRef, sorted_findings
+from histor_sign.scan._effects import contradictions, explicit_hints
+from histor_sign.scan._validation import SchemaRoot, Untrusted, prepare_root
 
 DEFAULT_MAX_VALIDATIONS = 50_000
 MAX_LISTED_TOOLS = 20

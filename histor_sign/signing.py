@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from histor_sign.atomic import write_all_atomic
+from histor_sign._internal.atomic import write_all_atomic
+from histor_sign._internal.sigstore_trust import TrustSource, _first_line
 from histor_sign.envelope import Envelope, companion_paths, signed_bytes
 from histor_sign.errors import HistorError, InputError, SigningError, VerificationFailed
 from histor_sign.revision import statement_from
-from histor_sign.sigstore_trust import TrustSource, _first_line
 
 if TYPE_CHECKING:
     from sigstore.oidc import IdentityToken

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from histor_sign.certificate import CertificateFacts, certificate_facts
+from histor_sign._internal.certificate import CertificateFacts, certificate_facts
+from histor_sign._internal.sigstore_trust import TrustSource, _first_line
 from histor_sign.envelope import Envelope, TransparencyLogRef, load_envelope
 from histor_sign.errors import UsageError, VerificationFailed
-from histor_sign.sigstore_trust import TrustSource, _first_line
 
 if TYPE_CHECKING:
     from cryptography.x509 import Certificate

@@ -10,11 +10,11 @@ from typing import Any
 
 from cli_harness import Run, assert_clean_error, cli_env, run_cli  # noqa: F401  (re-exported)
 
+from histor_sign._internal.sigstore_dev import LocalSigstore
+from histor_sign._internal.sigstore_trust import TrustSource
 from histor_sign.canonical import canonical_bytes
 from histor_sign.revision import build_statement
 from histor_sign.signing import sign_statement
-from histor_sign.sigstore_dev import LocalSigstore
-from histor_sign.sigstore_trust import TrustSource
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data" / "sigstore"

@@ -9,7 +9,7 @@ from typing import NoReturn
 import typer
 
 from histor_sign import __version__
-from histor_sign.atomic import write_atomic
+from histor_sign._internal.atomic import write_atomic
 from histor_sign.errors import HistorError
 
 PROG = "histor-sign"

@@ -80,7 +80,7 @@ def guard(
     revision in one step. Exit codes: 0 allow, 1 deny (or verification failed), 2 bad
     input (unreadable files, malformed catalog, envelope or policy; bad flags).
     """
-    from histor_sign.calls import printable
+    from histor_sign._internal.calls import printable
     from histor_sign.canonical import read_bytes, read_json_file
     from histor_sign.catalog import load_catalog
     from histor_sign.guard import Guard, Policy

@@ -10,7 +10,7 @@ import typer
 
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import PROG, app, warn
-from histor_sign.report.findings import FailOn
+from histor_sign.report._findings import FailOn
 
 if TYPE_CHECKING:
     from histor_sign.release import ReleaseOutcome
@@ -30,7 +30,7 @@ def _github_output_lines(outputs: dict[str, str]) -> str:
 
 def print_outcome(outcome: "ReleaseOutcome") -> None:
     """Human summary on stdout: the gate, then what was signed and written."""
-    from histor_sign.report.render import render
+    from histor_sign.report._render import render
 
     if outcome.findings:
         text = render(outcome.findings, "human", color=sys.stdout.isatty())
@@ -121,10 +121,10 @@ def release(
     tools.snapshot.json into --out-dir; a failed gate writes only scan.sarif and
     summary.md and exits 1. Appends to $GITHUB_STEP_SUMMARY / $GITHUB_OUTPUT when set.
     """
+    from histor_sign._internal.sigstore_trust import TrustSource
     from histor_sign.release import ReleaseRequest, run_release
-    from histor_sign.report.findings import parse_threshold
+    from histor_sign.report._findings import parse_threshold
     from histor_sign.scan import ScanOptions
-    from histor_sign.sigstore_trust import TrustSource
 
     target = t.target_from_flags(stdio, url, header, bearer_token_env, required=tools is None)
     if target is not None and tools is not None:
@@ -133,7 +133,7 @@ def release(
         raise UsageError("give --tools FILE or a live server (--stdio/--url), not both")
     guard_policy = None
     if policy is not None:
-        from histor_sign.guard.policy import Policy
+        from histor_sign.guard._policy import Policy
 
         guard_policy = Policy.load(policy)
     trust = TrustSource.select(staging=staging, trust_config=trust_config)

@@ -10,8 +10,8 @@ import typer
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import app, emit
 from histor_sign.errors import UsageError
-from histor_sign.report.findings import FailOn, Finding, parse_threshold, reaches_threshold
-from histor_sign.report.render import ReportFormat, render
+from histor_sign.report._findings import FailOn, Finding, parse_threshold, reaches_threshold
+from histor_sign.report._render import ReportFormat, render
 
 FORMAT_OPT = typer.Option(
     ReportFormat.human, "--format", "-f", help="Output format: human, json or sarif."

@@ -96,8 +96,8 @@ def verify_signed_envelope(
     :class:`~histor_sign.errors.VerificationFailed` (exit 1, the failed axis named) before
     the caller prints anything; a malformed envelope, bad trust files or pins are exit 2.
     """
+    from histor_sign._internal.sigstore_trust import TrustSource
     from histor_sign.envelope import parse_envelope
-    from histor_sign.sigstore_trust import TrustSource
     from histor_sign.verify import IdentityPins, verify_envelope
 
     envelope = parse_envelope(document, source)
@@ -153,11 +153,11 @@ def sign(
 ) -> None:
     """Sign a revision statement keyless with Sigstore, verify the fresh bundle, and write
     the envelope, statement bytes and bundle atomically."""
+    from histor_sign._internal.sigstore_trust import TrustSource
     from histor_sign.canonical import read_json_file
     from histor_sign.envelope import companion_paths
     from histor_sign.revision import statement_from
     from histor_sign.signing import sign_statement
-    from histor_sign.sigstore_trust import TrustSource
 
     trust = TrustSource.select(staging=staging, trust_config=trust_config)
     stmt = statement_from(read_json_file(statement), statement)
@@ -210,9 +210,9 @@ def verify(
 ) -> None:
     """Verify a signed envelope: well-formed, signature/chain/SCT/inclusion, identity,
     transparency-log copy, revision chain and tool digests — each reported separately."""
+    from histor_sign._internal.sigstore_trust import TrustSource
     from histor_sign.catalog import load_catalog
     from histor_sign.envelope import load_envelope
-    from histor_sign.sigstore_trust import TrustSource
     from histor_sign.verify import IdentityPins, verify_envelope
 
     trust = TrustSource.select(
@@ -296,8 +296,8 @@ def dev_sigstore(
 ) -> None:
     """Run a LOCAL, UNTRUSTED Sigstore instance (Fulcio, Rekor v1, GitHub-style OIDC) in the
     foreground, for tests and offline demos. Stop with Ctrl-C or SIGTERM."""
-    from histor_sign.atomic import write_all_atomic
-    from histor_sign.sigstore_dev import LocalSigstore
+    from histor_sign._internal.atomic import write_all_atomic
+    from histor_sign._internal.sigstore_dev import LocalSigstore
 
     if host not in ("127.0.0.1", "localhost", "::1"):
         raise UsageError("dev-sigstore binds loopback only (--host 127.0.0.1, localhost or ::1)")

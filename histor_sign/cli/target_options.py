@@ -18,7 +18,7 @@ import typer
 
 from histor_sign.catalog import Catalog, Tool
 from histor_sign.errors import UsageError
-from histor_sign.mcp.target import (
+from histor_sign.mcp._target import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_PAGES,
     DEFAULT_MAX_TOOLS,
@@ -30,7 +30,7 @@ from histor_sign.mcp.target import (
 )
 
 if TYPE_CHECKING:
-    from histor_sign.mcp.snapshot import Snapshot
+    from histor_sign.mcp._snapshot import Snapshot
 
 
 class ProtocolChoice(StrEnum):
@@ -163,7 +163,7 @@ def _progress_line(options: FetchOptions) -> Iterator[None]:
 
 def fetch_snapshot(target: Target, options: FetchOptions) -> "Snapshot":
     """Fetch, keeping the terminal progress line tidy on success and on error."""
-    from histor_sign.mcp.client import fetch_tools
+    from histor_sign.mcp._client import fetch_tools
 
     with _progress_line(options):
         return fetch_tools(target, options)

@@ -38,10 +38,10 @@ def example_server_command(*extra: str) -> list[str]:
 
 def run_demo(output: Path, say: Callable[[str], None] = lambda _msg: None) -> DemoResult:
     """Release revision 1, drift one description, release revision 2, verify, check."""
+    from histor_sign._internal.sigstore_dev.instance import LocalSigstore
+    from histor_sign._internal.sigstore_trust import TrustSource
     from histor_sign.drift import compare
     from histor_sign.mcp import FetchOptions, Target, fetch_tools
-    from histor_sign.sigstore_dev.instance import LocalSigstore
-    from histor_sign.sigstore_trust import TrustSource
     from histor_sign.verify import IdentityPins, verify_envelope
 
     try:

@@ -7,10 +7,10 @@ the same contract rules into findings for the release gate.
 
 from __future__ import annotations
 
-from histor_sign.guard.core import Decision, Guard, is_destructive, requires_dry_run
-from histor_sign.guard.lint import lint_catalog
-from histor_sign.guard.policy import Policy, ToolPolicy
-from histor_sign.guard.schema import Reason
+from histor_sign.guard._core import Decision, Guard, is_destructive, requires_dry_run
+from histor_sign.guard._lint import lint_catalog
+from histor_sign.guard._policy import Policy, ToolPolicy
+from histor_sign.guard._schema import Reason
 
 __all__ = [
     "Decision",

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from histor_sign.mcp.target import FetchOptions, Target
+from histor_sign.mcp._target import FetchOptions, Target
 
 if TYPE_CHECKING:
-    from histor_sign.mcp.client import fetch_tools, fetch_tools_async
-    from histor_sign.mcp.snapshot import Snapshot
+    from histor_sign.mcp._client import fetch_tools, fetch_tools_async
+    from histor_sign.mcp._snapshot import Snapshot
 
 __all__ = ["FetchOptions", "Snapshot", "Target", "fetch_tools", "fetch_tools_async"]
 
@@ -23,11 +23,11 @@ def __getattr__(name: str) -> Any:
     # The client pulls in asyncio, ssl and httpx machinery; load it on first use so that
     # importing the flag definitions (and `histor-sign --help`) stays fast.
     if name in ("fetch_tools", "fetch_tools_async"):
-        from histor_sign.mcp import client
+        from histor_sign.mcp import _client as client
 
         return getattr(client, name)
     if name == "Snapshot":
-        from histor_sign.mcp.snapshot import Snapshot
+        from histor_sign.mcp._snapshot import Snapshot
 
         return Snapshot
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,6 +1,6 @@
 """Catalog collision scan: lexical candidates, bounded schema intersection, witnesses."""
 
-from histor_sign.scan.scanner import (
+from histor_sign.scan._scanner import (
     ScanOptions,
     ScanResult,
     scan_catalogs,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from histor_sign.atomic import write_all_atomic
+from histor_sign._internal.atomic import write_all_atomic
 from histor_sign.errors import OperationalError
 
 

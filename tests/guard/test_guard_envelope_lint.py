@@ -11,7 +11,7 @@ from guard_fixtures import SEED_TOOLS
 from histor_sign.catalog import tools_from_dicts
 from histor_sign.errors import InputError
 from histor_sign.guard import Guard, Policy, lint_catalog
-from histor_sign.report.findings import RULES
+from histor_sign.report._findings import RULES
 from histor_sign.revision import build_statement
 
 RELEASE = {

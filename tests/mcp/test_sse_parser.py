@@ -7,7 +7,7 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from histor_sign.mcp.sse import Event, SSEParser
+from histor_sign.mcp._sse import Event, SSEParser
 
 STREAM = (
     b"\xef\xbb\xbf: comment\r\n"

@@ -8,7 +8,7 @@ import pytest
 from cli_harness import assert_clean_error, run_cli
 
 from histor_sign.errors import UsageError
-from histor_sign.mcp.target import Target, parse_header, safe_url
+from histor_sign.mcp._target import Target, parse_header, safe_url
 
 PY = sys.executable
 

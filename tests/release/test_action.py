@@ -20,7 +20,7 @@ import yaml
 from cli_harness import REPO
 from release_fixtures import IDENTITY, SERVER, server_command
 
-from histor_sign.sigstore_dev import LocalSigstore
+from histor_sign._internal.sigstore_dev import LocalSigstore
 
 pytestmark = pytest.mark.slow
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())

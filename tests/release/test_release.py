@@ -134,7 +134,7 @@ def test_gate_failure_writes_no_envelope(released: Released, tmp_path: Path) -> 
 
 
 def test_identity_must_match_the_token(released: Released, tmp_path: Path) -> None:
-    from histor_sign.sigstore_dev import LocalSigstore
+    from histor_sign._internal.sigstore_dev import LocalSigstore
 
     with LocalSigstore(directory=tmp_path / "s") as sigstore:
         token = sigstore.mint_token(IDENTITY)
@@ -175,7 +175,7 @@ def test_scan_a_live_server_over_stdio() -> None:
 
 
 def test_release_of_a_snapshot_file_keeps_its_capture(released: Released, tmp_path: Path) -> None:
-    from histor_sign.sigstore_dev import LocalSigstore
+    from histor_sign._internal.sigstore_dev import LocalSigstore
 
     snapshot = released.rev1 / "tools.snapshot.json"
     with LocalSigstore(directory=tmp_path / "s") as sigstore:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from histor_sign.catalog import parse_catalog
 from histor_sign.release import ReleaseOutcome, ReleaseRequest, summary_markdown
-from histor_sign.report.findings import Finding, Severity, ToolRef
+from histor_sign.report._findings import Finding, Severity, ToolRef
 
 
 def test_hostile_tool_names_stay_in_their_cell() -> None:

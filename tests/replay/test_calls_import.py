@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from histor_sign.calls import (
+from histor_sign._internal.calls import (
     CallError,
     CallProblem,
     ObservedCall,

@@ -8,7 +8,7 @@ from typing import Any
 
 from cli_harness import REPO, assert_clean_error, run_cli
 
-from histor_sign.calls import calls_from_document
+from histor_sign._internal.calls import calls_from_document
 from histor_sign.catalog import parse_catalog
 from histor_sign.replay import ReplayOptions, replay_calls
 

@@ -12,8 +12,8 @@ from cli_harness import REPO, run_cli
 
 from histor_sign.catalog import load_catalog
 from histor_sign.errors import UsageError
-from histor_sign.report.findings import RULES, Finding, Severity, ToolRef
-from histor_sign.report.render import render
+from histor_sign.report._findings import RULES, Finding, Severity, ToolRef
+from histor_sign.report._render import render
 from histor_sign.scan import scan_catalogs
 
 SARIF_SCHEMA = json.loads((Path(__file__).parent.parent / "data" /
@@ -102,8 +102,8 @@ def test_human_output_is_compact_and_uncolored_unless_asked() -> None:
 
 
 def test_human_output_escapes_control_characters_in_tool_names() -> None:
-    from histor_sign.report.findings import Finding, Severity, ToolRef
-    from histor_sign.report.render import render
+    from histor_sign.report._findings import Finding, Severity, ToolRef
+    from histor_sign.report._render import render
 
     name = "evil\x1b]0;owned\x07\u202ename\nTC001 error   forged line"
     finding = Finding(rule="TC002", severity=Severity.warning, message=f"names '{name}' collide",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import random
 
-from histor_sign.scan.lexical import (
+from histor_sign.scan._lexical import (
     Profile,
     candidate_pairs,
     jaccard,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from histor_sign._internal.sigstore_dev.merkle import MerkleTree, root_from_path
+from histor_sign._internal.sigstore_dev.oidc import WorkflowIdentity
 from histor_sign.envelope import companion_paths
-from histor_sign.sigstore_dev.merkle import MerkleTree, root_from_path
-from histor_sign.sigstore_dev.oidc import WorkflowIdentity
 
 
 @pytest.mark.parametrize(
@@ -50,9 +50,9 @@ def test_obtain_identity_then_sign(tmp_path: Path) -> None:
     """Release flow: learn the workflow identity from the token, build, then sign."""
     from sigstore_testkit import TOOLS_V1, WF_ALICE, statement
 
+    from histor_sign._internal.sigstore_dev import LocalSigstore
+    from histor_sign._internal.sigstore_trust import TrustSource
     from histor_sign.signing import obtain_identity, sign_statement
-    from histor_sign.sigstore_dev import LocalSigstore
-    from histor_sign.sigstore_trust import TrustSource
 
     with LocalSigstore(directory=tmp_path) as inst:
         who = obtain_identity(inst.mint_token(WF_ALICE))

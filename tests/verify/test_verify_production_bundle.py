@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from sigstore_testkit import DATA
 
-from histor_sign.certificate import certificate_facts
+from histor_sign._internal.certificate import certificate_facts
+from histor_sign._internal.sigstore_trust import TrustSource
 from histor_sign.errors import InputError, VerificationFailed
-from histor_sign.sigstore_trust import TrustSource
 from histor_sign.verify import (
     IdentityPins,
     load_bundle_certificate,

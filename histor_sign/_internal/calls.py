@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from histor_sign import untrusted
+from histor_sign._internal import untrusted
 from histor_sign.canonical import (
     JsonValue,
     canonical_bytes,
@@ -105,7 +105,7 @@ class CallTooLarge(CallError, LimitExceeded):
 
 # ---------------------------------------------------------------- safe display
 def printable(text: str, limit: int = 200) -> str:
-    """Model-chosen text as one inert, bounded line (see :mod:`histor_sign.untrusted`)."""
+    """Model-chosen text as one inert, bounded line (see :mod:`histor_sign._internal.untrusted`)."""
     return untrusted.printable(text, limit)
 
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from histor_sign.report.findings import Finding, effective_severity, sorted_findings
+from histor_sign.report._findings import Finding, effective_severity, sorted_findings
 
 
 def report_document(

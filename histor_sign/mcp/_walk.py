@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from histor_sign.errors import FetchError, InputError, LimitExceeded
-from histor_sign.mcp.jsonrpc import clip
-from histor_sign.mcp.session import Session
-from histor_sign.mcp.target import FetchOptions
+from histor_sign.mcp._jsonrpc import clip
+from histor_sign.mcp._session import Session
+from histor_sign.mcp._target import FetchOptions
 
 MAX_RESTARTS = 1
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from histor_sign.report.findings import Finding, Severity, effective_severity, sorted_findings
-from histor_sign.untrusted import printable
+from histor_sign._internal.untrusted import printable
+from histor_sign.report._findings import Finding, Severity, effective_severity, sorted_findings
 
 _COLORS = {Severity.error: "\033[31m", Severity.warning: "\033[33m", Severity.note: "\033[36m"}
 _RESET = "\033[0m"

@@ -3,7 +3,7 @@
 ``jsonschema`` decides almost everything exactly. Two places are not exact and are
 handled here: ``multipleOf`` (jsonschema divides floats; we use exact rationals, since a
 JSON number is a decimal) and regular expressions (Python ``re`` is not ECMA-262; a result
-that depends on a regex outside :mod:`histor_sign.scan.regex_subset`, or on a subject that
+that depends on a regex outside :mod:`histor_sign.scan._regex_subset`, or on a subject that
 is not printable ASCII, raises :class:`Untrusted`). Unresolvable references, recursion
 blow-ups and unknown dialects raise :class:`Untrusted` too, so callers say ``unknown``.
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from histor_sign.scan.regex_subset import ecma_safe, printable_ascii
+from histor_sign.scan._regex_subset import ecma_safe, printable_ascii
 
 #: Dialect names by meta-schema URI (trailing ``#`` ignored). No ``$schema`` = 2020-12.
 DIALECTS: dict[str, str] = {

@@ -17,7 +17,7 @@ from collections import deque
 from typing import Any
 
 from histor_sign.errors import FetchError
-from histor_sign.mcp.jsonrpc import (
+from histor_sign.mcp._jsonrpc import (
     Channel,
     RequestTimeout,
     ServerGone,

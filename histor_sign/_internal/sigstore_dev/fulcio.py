@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID, ObjectIdentifier
 
-from histor_sign.sigstore_dev.encoding import der_octet_string, der_utf8_string, key_id
+from histor_sign._internal.sigstore_dev.encoding import der_octet_string, der_utf8_string, key_id
 
 SCT_LIST_OID = ObjectIdentifier("1.3.6.1.4.1.11129.2.4.2")
 FULCIO_OID_PREFIX = "1.3.6.1.4.1.57264.1."

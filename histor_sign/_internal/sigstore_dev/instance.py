@@ -24,10 +24,10 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from histor_sign.sigstore_dev.fulcio import CertificateAuthority
-from histor_sign.sigstore_dev.oidc import SIGSTORE_AUDIENCE, TokenIssuer, WorkflowIdentity
-from histor_sign.sigstore_dev.rekor import TransparencyLog
-from histor_sign.sigstore_dev.trust import DEV_ORGANIZATION, client_trust_config
+from histor_sign._internal.sigstore_dev.fulcio import CertificateAuthority
+from histor_sign._internal.sigstore_dev.oidc import SIGSTORE_AUDIENCE, TokenIssuer, WorkflowIdentity
+from histor_sign._internal.sigstore_dev.rekor import TransparencyLog
+from histor_sign._internal.sigstore_dev.trust import DEV_ORGANIZATION, client_trust_config
 
 MAX_REQUEST_BYTES = 1 << 20
 TOKEN_PATH = "/github/token"

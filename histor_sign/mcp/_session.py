@@ -15,15 +15,15 @@ from typing import Any
 
 from histor_sign import __version__
 from histor_sign.errors import FetchError
-from histor_sign.mcp.http_channel import AuthError, HttpChannel, HttpStatusError, SessionExpired
-from histor_sign.mcp.jsonrpc import (
+from histor_sign.mcp._http_channel import AuthError, HttpChannel, HttpStatusError, SessionExpired
+from histor_sign.mcp._jsonrpc import (
     UNSUPPORTED_PROTOCOL_VERSION,
     Channel,
     RequestTimeout,
     RpcError,
     clip,
 )
-from histor_sign.mcp.target import FetchOptions
+from histor_sign.mcp._target import FetchOptions
 
 MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
 LEGACY_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")

@@ -13,9 +13,9 @@ from typing import Any
 
 from histor_sign.canonical import pointer
 from histor_sign.catalog import Tool
-from histor_sign.guard.core import requires_dry_run
-from histor_sign.guard.policy import Policy
-from histor_sign.report.findings import Finding, Rule, Severity, ToolRef, register_rule
+from histor_sign.guard._core import requires_dry_run
+from histor_sign.guard._policy import Policy
+from histor_sign.report._findings import Finding, Rule, Severity, ToolRef, register_rule
 
 RULES = [
     Rule("HS101", "destructive-without-dry-run", Severity.warning, "lint",

@@ -7,7 +7,7 @@ from enum import Enum
 from typing import Any
 
 from histor_sign.errors import UsageError
-from histor_sign.report.findings import Finding
+from histor_sign.report._findings import Finding
 
 
 class ReportFormat(str, Enum):  # noqa: UP042  (matches the CLI enums)
@@ -31,13 +31,13 @@ def render(
     except ValueError:
         raise UsageError(f"unknown report format {fmt!r} (use human, json or sarif)") from None
     if kind is ReportFormat.json:
-        from histor_sign.report.json_report import render_json
+        from histor_sign.report._json_report import render_json
 
         return render_json(findings, strict=strict, stats=stats)
     if kind is ReportFormat.sarif:
-        from histor_sign.report.sarif import render_sarif
+        from histor_sign.report._sarif import render_sarif
 
         return render_sarif(findings, strict=strict, stats=stats, command=command)
-    from histor_sign.report.human import render_human
+    from histor_sign.report._human import render_human
 
     return render_human(findings, strict=strict, stats=stats, color=color)

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from histor_sign.canonical import canonical_bytes
-from histor_sign.scan.schema_algebra import Bounds, Budget, Sub, Undecided, solve
-from histor_sign.scan.validation import SchemaRoot, Untrusted, prepare_root
+from histor_sign.scan._schema_algebra import Bounds, Budget, Sub, Undecided, solve
+from histor_sign.scan._validation import SchemaRoot, Untrusted, prepare_root
 
 OVERLAP = "overlap"
 DISJOINT = "disjoint"

@@ -10,14 +10,14 @@ from typing import Any
 from urllib.parse import quote
 
 from histor_sign import __version__
-from histor_sign.report.findings import (
+from histor_sign.report._findings import (
     RULES,
     Finding,
     ToolRef,
     effective_severity,
     sorted_findings,
 )
-from histor_sign.report.locate import lines_for
+from histor_sign.report._locate import lines_for
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 

@@ -14,9 +14,9 @@ from typing import Any
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from histor_sign._internal.sigstore_dev.encoding import b64, key_id
+from histor_sign._internal.sigstore_dev.merkle import MerkleTree
 from histor_sign.canonical import canonical_bytes
-from histor_sign.sigstore_dev.encoding import b64, key_id
-from histor_sign.sigstore_dev.merkle import MerkleTree
 
 
 def canonical_body(proposed: dict[str, Any]) -> bytes:

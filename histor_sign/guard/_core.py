@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from histor_sign.calls import (
+from histor_sign._internal.calls import (
     CallProblem,
     ObservedCall,
     decode_arguments,
@@ -25,8 +25,8 @@ from histor_sign.calls import (
 from histor_sign.canonical import JsonValue, canonical_bytes, sha256_digest
 from histor_sign.catalog import Catalog, Tool, parse_catalog, reject_duplicates, tools_from_dicts
 from histor_sign.errors import InputError
-from histor_sign.guard.policy import Policy
-from histor_sign.guard.schema import (
+from histor_sign.guard._policy import Policy
+from histor_sign.guard._schema import (
     ENGINES,
     Reason,
     SchemaProblem,
@@ -221,7 +221,7 @@ class Guard:
     # --- deciding ----------------------------------------------------------------------
 
     def check(self, call: JsonValue) -> Decision:
-        """Decide one call document (any shape :func:`histor_sign.calls.import_call`
+        """Decide one call document (any shape :func:`histor_sign._internal.calls.import_call`
         reads); never raises for its content."""
         return self._decide(import_call(call))
 

@@ -6,10 +6,10 @@ import json
 from typing import Any
 
 from histor_sign.catalog import Tool
-from histor_sign.report.findings import RULES, Finding, ToolRef
-from histor_sign.scan.effects import contradictions, describe, explicit_hints
-from histor_sign.scan.lexical import Similarity
-from histor_sign.scan.witness import Decision
+from histor_sign.report._findings import RULES, Finding, ToolRef
+from histor_sign.scan._effects import contradictions, describe, explicit_hints
+from histor_sign.scan._lexical import Similarity
+from histor_sign.scan._witness import Decision
 
 
 def tool_ref(tool: Tool) -> ToolRef:

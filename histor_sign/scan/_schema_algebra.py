@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from histor_sign.scan.negation import conditional, dependent_schemas, negate
-from histor_sign.scan.regex_subset import ecma_safe, printable_ascii
-from histor_sign.scan.regex_witness import examples
-from histor_sign.scan.validation import SchemaRoot, Untrusted
+from histor_sign.scan._negation import conditional, dependent_schemas, negate
+from histor_sign.scan._regex_subset import ecma_safe, printable_ascii
+from histor_sign.scan._regex_witness import examples
+from histor_sign.scan._validation import SchemaRoot, Untrusted
 
 KINDS = ("object", "null", "boolean", "int", "frac", "string", "array")
 _TYPE_KINDS: dict[str, frozenset[str]] = {

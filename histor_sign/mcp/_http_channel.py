@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from histor_sign import __version__
 from histor_sign.errors import FetchError, HistorError
-from histor_sign.mcp.jsonrpc import (
+from histor_sign.mcp._jsonrpc import (
     Channel,
     RequestTimeout,
     clip,
@@ -25,8 +25,8 @@ from histor_sign.mcp.jsonrpc import (
     reply_to_server_request,
     request,
 )
-from histor_sign.mcp.sse import SSEParser
-from histor_sign.mcp.target import safe_url
+from histor_sign.mcp._sse import SSEParser
+from histor_sign.mcp._target import safe_url
 
 if TYPE_CHECKING:
     import httpx
@@ -279,7 +279,7 @@ class HttpChannel(Channel):
             except HistorError:
                 message = None
             if isinstance(message, dict) and isinstance(message.get("error"), dict):
-                from histor_sign.mcp.jsonrpc import rpc_error
+                from histor_sign.mcp._jsonrpc import rpc_error
 
                 raise rpc_error(method, message["error"], where, status)
         if status == 404:

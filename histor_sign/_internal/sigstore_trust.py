@@ -116,7 +116,7 @@ class TrustSource:
         return doc
 
     def is_dev_instance(self) -> bool:
-        from histor_sign.sigstore_dev.trust import is_dev_trusted_root
+        from histor_sign._internal.sigstore_dev.trust import is_dev_trusted_root
 
         return is_dev_trusted_root(self._root_document())
 
@@ -127,7 +127,7 @@ class TrustSource:
         if self.kind == STAGING:
             return "using Sigstore STAGING: signatures are for testing, not for release"
         doc = self._root_document()
-        from histor_sign.sigstore_dev.trust import is_dev_trusted_root
+        from histor_sign._internal.sigstore_dev.trust import is_dev_trusted_root
 
         if is_dev_trusted_root(doc):
             return (

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from histor_sign.calls import shown_name, shown_pointer
+from histor_sign._internal.calls import shown_name, shown_pointer
 from histor_sign.canonical import pointer
 
 MAX_SHOWN = 10  # enum members / names shown in one message

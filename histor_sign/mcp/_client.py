@@ -13,12 +13,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from histor_sign.errors import FetchError, HistorError, LimitExceeded
-from histor_sign.mcp.http_channel import SessionExpired
-from histor_sign.mcp.jsonrpc import Channel
-from histor_sign.mcp.session import Session, open_session, renew_session
-from histor_sign.mcp.snapshot import Snapshot
-from histor_sign.mcp.target import FetchOptions, Target
-from histor_sign.mcp.walk import Walk, walk_tools
+from histor_sign.mcp._http_channel import SessionExpired
+from histor_sign.mcp._jsonrpc import Channel
+from histor_sign.mcp._session import Session, open_session, renew_session
+from histor_sign.mcp._snapshot import Snapshot
+from histor_sign.mcp._target import FetchOptions, Target
+from histor_sign.mcp._walk import Walk, walk_tools
 
 #: New legacy sessions started after the server expired ours mid-walk.
 MAX_SESSION_RENEWALS = 1
@@ -41,14 +41,14 @@ async def fetch_tools_async(target: Target, options: FetchOptions | None = None)
 
 def _channel(target: Target, options: FetchOptions) -> Channel:
     if target.command is not None:
-        from histor_sign.mcp.stdio_channel import StdioChannel
+        from histor_sign.mcp._stdio_channel import StdioChannel
 
         env = None if target.env is None else {**os.environ, **target.env}
         return StdioChannel(
             target.command, max_bytes=options.max_bytes, cwd=target.cwd, env=env,
             shutdown_grace=options.shutdown_grace,
         )
-    from histor_sign.mcp.http_channel import HttpChannel
+    from histor_sign.mcp._http_channel import HttpChannel
 
     assert target.url is not None
     return HttpChannel(

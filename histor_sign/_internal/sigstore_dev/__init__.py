@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from histor_sign.sigstore_dev.trust import DEV_ORGANIZATION, is_dev_trusted_root
+from histor_sign._internal.sigstore_dev.trust import DEV_ORGANIZATION, is_dev_trusted_root
 
 if TYPE_CHECKING:
-    from histor_sign.sigstore_dev.instance import LocalSigstore
-    from histor_sign.sigstore_dev.oidc import GITHUB_ACTIONS_ISSUER, WorkflowIdentity
+    from histor_sign._internal.sigstore_dev.instance import LocalSigstore
+    from histor_sign._internal.sigstore_dev.oidc import GITHUB_ACTIONS_ISSUER, WorkflowIdentity
 
 __all__ = [
     "DEV_ORGANIZATION",
@@ -30,11 +30,11 @@ def __getattr__(name: str) -> Any:
     # The instance pulls in an HTTP server, X.509 and JWT machinery; ``verify`` only needs
     # ``is_dev_trusted_root`` to recognise (and announce) a dev trust root, so load lazily.
     if name == "LocalSigstore":
-        from histor_sign.sigstore_dev.instance import LocalSigstore
+        from histor_sign._internal.sigstore_dev.instance import LocalSigstore
 
         return LocalSigstore
     if name in ("GITHUB_ACTIONS_ISSUER", "WorkflowIdentity"):
-        from histor_sign.sigstore_dev import oidc
+        from histor_sign._internal.sigstore_dev import oidc
 
         return getattr(oidc, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from histor_sign.sigstore_dev.encoding import b64, key_id, spki_der
+from histor_sign._internal.sigstore_dev.encoding import b64, key_id, spki_der
 
 if TYPE_CHECKING:  # only annotations: verify imports this module for is_dev_trusted_root
-    from histor_sign.sigstore_dev.fulcio import CertificateAuthority
-    from histor_sign.sigstore_dev.rekor import TransparencyLog
+    from histor_sign._internal.sigstore_dev.fulcio import CertificateAuthority
+    from histor_sign._internal.sigstore_dev.rekor import TransparencyLog
 
 #: Organization name on every local CA certificate; also how we recognise the instance.
 DEV_ORGANIZATION = "histor-sign dev-sigstore (UNTRUSTED, local testing only)"

@@ -1,0 +1,1 @@
+"""Implementation details: no stability promise; import from ``histor_sign`` instead."""
