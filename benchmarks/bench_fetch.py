@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO / "tests" / "mcp"))
 import everything_peer  # noqa: E402
 from mcp_helpers import SDK_PEER, start_sdk_http, stop  # noqa: E402
 
-from histor_sign.mcp import FetchOptions, Target, fetch_tools_async  # noqa: E402
+from histor_sign.mcp import FetchOptions, Target, fetch_async  # noqa: E402
 
 
 def definitions(n: int) -> list[dict[str, Any]]:
@@ -52,7 +52,7 @@ def definitions(n: int) -> list[dict[str, Any]]:
 
 
 async def ours(target: Target) -> int:
-    snap = await fetch_tools_async(target, FetchOptions(max_tools=1_000_000))
+    snap = await fetch_async(target, FetchOptions(max_tools=1_000_000))
     return len(snap.tools)
 
 

@@ -9,14 +9,14 @@ Each tool keeps its source and index so every message can point at it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from histor_sign.canonical import DEFAULT_MAX_BYTES, JsonValue, pointer, read_json_file
 from histor_sign.errors import InputError, LimitExceeded
 
-#: The seven fields a tool is projected onto for digests (SPEC §1), in spec order.
+#: The seven fields a tool is projected onto for digests, in the order MCP defines them.
 PROJECTED_FIELDS: tuple[str, ...] = (
     "name",
     "title",
@@ -55,11 +55,13 @@ class Tool:
 
     @property
     def description(self) -> str:
+        """The description if it is a string, else ``""`` (never trusted, never None)."""
         value = self.raw.get("description")
         return value if isinstance(value, str) else ""
 
     @property
     def annotations(self) -> Mapping[str, Any]:
+        """MCP annotations if the tool has an object of them, else an empty mapping."""
         value = self.raw.get("annotations") if self.provider == MCP else None
         return value if isinstance(value, dict) else {}
 
@@ -76,18 +78,22 @@ class Tool:
         return out
 
 
-@dataclass
+@dataclass(frozen=True)
 class Catalog:
-    """Tools imported from one document."""
+    """Tools imported from one document, in document order.
+
+    ``shape`` says which layout was found (``tools``, ``jsonrpc``, ``array``, ``snapshot``,
+    ``python``); ``capture`` is a fetch snapshot's capture context, else None.
+    """
 
     source: str
-    tools: list[Tool]
+    tools: tuple[Tool, ...]
     shape: str
     capture: Mapping[str, Any] | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
 
     @property
     def providers(self) -> set[str]:
+        """Every provider shape present (``mcp``, ``openai-chat``, ...)."""
         return {t.provider for t in self.tools}
 
 
@@ -173,11 +179,11 @@ def parse_catalog(document: JsonValue, source: str, *, max_tools: int | None = N
         raise InputError(f"{source}#{pointer(base)}: \"tools\" must be an array")
     if max_tools is not None and len(items) > max_tools:
         raise LimitExceeded(
-            f"{source}: {len(items)} tools is more than --max-tools {max_tools}"
+            f"{source}: {len(items)} tools is more than the limit of {max_tools}"
         )
-    tools = [
+    tools = tuple(
         tool_from_object(obj, source, i, pointer([*base, i])) for i, obj in enumerate(items)
-    ]
+    )
     return Catalog(source=source, tools=tools, shape=shape, capture=capture)
 
 
@@ -202,7 +208,7 @@ def load_catalogs(
         total += len(catalog.tools)
         if max_tools is not None and total > max_tools:
             raise LimitExceeded(
-                f"{total} imported tools is more than --max-tools {max_tools}"
+                f"{total} imported tools is more than the limit of {max_tools}"
             )
         catalogs.append(catalog)
     return catalogs
@@ -221,7 +227,8 @@ def find_duplicates(tools: Iterable[Tool]) -> list[tuple[Tool, Tool]]:
 
 
 def reject_duplicates(tools: Iterable[Tool]) -> None:
-    """Duplicate names are an error, never "last one wins" (SPEC §1)."""
+    """Duplicate names are an error, never "last one wins": a client would call whichever
+    definition it happened to keep, so a signature over either would be meaningless."""
     pairs = find_duplicates(tools)
     if pairs:
         a, b = pairs[0]
@@ -232,7 +239,8 @@ def reject_duplicates(tools: Iterable[Tool]) -> None:
 
 
 def require_mcp(tools: Iterable[Tool]) -> None:
-    """Only MCP tool definitions are signed as revisions (SPEC §1)."""
+    """Only MCP tool definitions are signed as revisions: the projection and digests are
+    defined on MCP's fields, so another provider's tool would be signed half-read."""
     for tool in tools:
         if tool.provider != MCP:
             raise InputError(
@@ -244,3 +252,41 @@ def require_mcp(tools: Iterable[Tool]) -> None:
 def tools_from_dicts(items: Iterable[Any], source: str = "<tools>") -> list[Tool]:
     """Import plain Python tool dicts (the library API's input)."""
     return [tool_from_object(obj, source, i, pointer([i])) for i, obj in enumerate(items)]
+
+
+class _HasCatalog(Protocol):
+    def to_catalog(self) -> Catalog: ...
+
+
+#: Everything the library accepts where it needs a list of tools.
+ToolsLike = Catalog | _HasCatalog | Mapping[str, Any] | Iterable[Any]
+
+
+def as_tools(value: ToolsLike) -> list[Tool]:
+    """The one coercion from what a caller holds to imported tools.
+
+    Accepts a :class:`Catalog`, a fetch ``Snapshot`` (anything with ``to_catalog()``), a
+    parsed catalog document (a mapping in any supported shape), or an iterable of
+    :class:`Tool` objects and/or plain tool dicts. Tools keep their order; a dict is
+    imported with ``<tools>`` as its source. Raises :class:`InputError` for anything else.
+    """
+    if isinstance(value, Catalog):
+        return list(value.tools)
+    to_catalog = getattr(value, "to_catalog", None)
+    if callable(to_catalog):
+        catalog = to_catalog()
+        if isinstance(catalog, Catalog):
+            return list(catalog.tools)
+    if isinstance(value, Mapping):
+        return list(parse_catalog(dict(value), "<catalog>").tools)
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise InputError(
+            f"expected tools (a Catalog, Snapshot, or list of tools), got {type(value).__name__}"
+        )
+    items = list(value)
+    if all(isinstance(t, Tool) for t in items):
+        return items
+    return [
+        t if isinstance(t, Tool) else tool_from_object(t, "<tools>", i, pointer([i]))
+        for i, t in enumerate(items)
+    ]

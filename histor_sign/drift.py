@@ -1,4 +1,4 @@
-"""Client-side drift check: what a server serves now vs. a signed revision (SPEC §4 ``check``).
+"""Client-side drift check: what a server serves now vs. a signed revision.
 
 A statement carries only digests, so with it alone a changed tool is "changed, fields
 unknown". Given the signed catalog too (the tools file or snapshot that was signed, checked
@@ -9,91 +9,141 @@ changed and show a short diff of a changed description.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
 
 from histor_sign._internal.untrusted import printable
-from histor_sign.canonical import canonical_bytes, sha256_digest
-from histor_sign.catalog import PROJECTED_FIELDS, Catalog, Tool, tools_from_dicts
+from histor_sign.canonical import canonical_bytes
+from histor_sign.catalog import PROJECTED_FIELDS, Tool, ToolsLike, as_tools
 from histor_sign.errors import InputError
-from histor_sign.revision import digests, statement_from
+from histor_sign.revision import Statement, digests, statement_of
 
-MATCH = "match"
-DIFFERENT = "different"
-ADDED = "added"
-REMOVED = "removed"
-CHANGED = "changed"
+if TYPE_CHECKING:
+    from histor_sign.canonical import JsonValue
+    from histor_sign.revision import StatementLike
+
 MAX_DIFF_LINES = 40
 
 
-@dataclass
+class DriftStatus(StrEnum):
+    """Whether the served tools are exactly the signed ones."""
+
+    MATCH = "match"
+    DIFFERENT = "different"
+
+
+class ChangeKind(StrEnum):
+    """How one tool differs from the signed revision."""
+
+    ADDED = "added"
+    REMOVED = "removed"
+    CHANGED = "changed"
+
+
+@dataclass(frozen=True)
+class DigestChange:
+    """One name whose digest differs between two digest maps."""
+
+    name: str
+    change: ChangeKind
+    before: str | None
+    after: str | None
+
+
+def diff_digests(before: Mapping[str, str], after: Mapping[str, str]) -> list[DigestChange]:
+    """Every tool name whose digest differs between two ``{name: digest}`` maps, by name.
+
+    The one comparison of digest maps: drift, the verifier's tools axis and the check of a
+    signed catalog all use it, so they agree on what "added/removed/changed" means.
+    """
+    out: list[DigestChange] = []
+    for name in sorted(set(before) | set(after)):
+        old, new = before.get(name), after.get(name)
+        if old == new:
+            continue
+        kind = (ChangeKind.ADDED if old is None
+                else ChangeKind.REMOVED if new is None else ChangeKind.CHANGED)
+        out.append(DigestChange(name, kind, old, new))
+    return out
+
+
+@dataclass(frozen=True)
 class ToolDrift:
     """One tool that differs. ``fields`` is None when only digests were available."""
 
     name: str
-    change: str  # added | removed | changed
+    change: ChangeKind
     signed_digest: str | None
     current_digest: str | None
-    fields: list[str] | None = None
+    fields: tuple[str, ...] | None = None
     description_diff: str | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """The tool's entry in ``check --format json``."""
         out: dict[str, Any] = {
             "name": self.name,
-            "change": self.change,
+            "change": self.change.value,
             "signedDigest": self.signed_digest,
             "currentDigest": self.current_digest,
         }
-        if self.change == CHANGED:
-            out["fields"] = self.fields
+        if self.change is ChangeKind.CHANGED:
+            out["fields"] = list(self.fields) if self.fields is not None else None
         if self.description_diff is not None:
             out["descriptionDiff"] = self.description_diff
         return out
 
 
-@dataclass
+@dataclass(frozen=True)
 class DriftResult:
-    """``status`` is ``match`` or ``different``; ``tools`` lists differing tools by name."""
+    """What :func:`compare` found; ``tools`` lists the differing tools by name."""
 
-    status: str
+    status: DriftStatus
     server: str
     revision: int
     signed_manifest_digest: str
     current_manifest_digest: str
-    tools: list[ToolDrift] = field(default_factory=list)
+    tools: tuple[ToolDrift, ...] = ()
 
     @property
     def matches(self) -> bool:
-        return self.status == MATCH
+        """True when the served tools are exactly the signed ones."""
+        return self.status is DriftStatus.MATCH
 
-    def count(self, change: str) -> int:
+    def count(self, change: ChangeKind | str) -> int:
+        """How many tools differ in this way."""
         return sum(1 for t in self.tools if t.change == change)
 
     def to_json(self) -> dict[str, Any]:
+        """The ``check --format json`` document."""
         return {
-            "status": self.status,
+            "status": self.status.value,
             "server": self.server,
             "revision": self.revision,
             "signedManifestDigest": self.signed_manifest_digest,
             "currentManifestDigest": self.current_manifest_digest,
-            "summary": {c: self.count(c) for c in (ADDED, REMOVED, CHANGED)},
+            "summary": {c.value: self.count(c) for c in ChangeKind},
             "tools": [t.to_json() for t in self.tools],
         }
 
-    def to_text(self) -> str:
-        """Human summary: one line per differing tool, description diffs indented."""
+    def to_text(self, *, fields_hint: str = "pass signed_tools to name them") -> str:
+        """Human summary: one line per differing tool, description diffs indented.
+
+        ``fields_hint`` tells the reader how to learn which fields of a changed tool
+        differ when only digests were compared (the CLI names its flag here).
+        """
         head = (
-            f"{self.status}: {self.server} revision {self.revision}"
-            f" ({self.count(CHANGED)} changed, {self.count(ADDED)} added, "
-            f"{self.count(REMOVED)} removed)"
+            f"{self.status.value}: {self.server} revision {self.revision}"
+            f" ({self.count(ChangeKind.CHANGED)} changed, {self.count(ChangeKind.ADDED)} added, "
+            f"{self.count(ChangeKind.REMOVED)} removed)"
         )
         lines = [head]
         for item in self.tools:
-            line = f"  {item.change:<8} {printable(item.name)}"
-            if item.change == CHANGED:
+            line = f"  {item.change.value:<8} {printable(item.name)}"
+            if item.change is ChangeKind.CHANGED:
                 line += ": " + (", ".join(item.fields) if item.fields is not None
-                                else "fields unknown (pass --signed-tools to name them)")
+                                else f"fields unknown ({fields_hint})")
             lines.append(line)
             if item.description_diff:
                 lines += ["      " + printable(d) for d in item.description_diff.splitlines()]
@@ -101,60 +151,54 @@ class DriftResult:
 
 
 def compare(
-    current_tools: Iterable[Any] | Catalog,
-    statement: Mapping[str, Any],
-    signed_tools: Iterable[Any] | Catalog | None = None,
+    signed: StatementLike | JsonValue,
+    tools: ToolsLike,
+    signed_tools: ToolsLike | None = None,
     *,
     source: str = "signed revision",
 ) -> DriftResult:
-    """Compare served tools with a signed revision (a statement or an envelope).
+    """Compare served ``tools`` with a signed revision (a statement or an envelope).
 
-    Raises :class:`InputError` for duplicate names or non-MCP tools in either catalog, and
-    when ``signed_tools`` is not the catalog the statement was built from.
+    ``signed`` is a :class:`~histor_sign.revision.Statement`, a signed envelope, or either's
+    JSON document (named ``source`` in messages). ``signed_tools``, the catalog that was
+    signed, lets the result name changed fields. Raises :class:`InputError` for duplicate
+    names or non-MCP tools in either catalog, and when ``signed_tools`` is not the catalog
+    the statement was built from.
     """
-    # statement_from rejects a non-object (a JSON string, number, null) as one InputError.
-    signed = statement_from(
-        dict(statement) if isinstance(statement, Mapping) else statement, source
-    )
-    current = _tools(current_tools)
+    statement = statement_of(signed, source)
+    current = as_tools(tools)
     manifest, current_digests = digests(current)  # rejects duplicates and non-MCP tools
-    signed_digests: Mapping[str, str] = signed["toolDigests"]
-    signed_by_name = _checked_signed_tools(signed_tools, signed) if signed_tools is not None \
-        else None
+    signed_by_name = (
+        _checked_signed_tools(signed_tools, statement) if signed_tools is not None else None
+    )
     current_by_name = {t.name: t for t in current}
     drift: list[ToolDrift] = []
-    for name in sorted(set(signed_digests) | set(current_digests)):
-        before, now = signed_digests.get(name), current_digests.get(name)
-        if before == now:
-            continue
-        if before is None:
-            drift.append(ToolDrift(name, ADDED, None, now))
-        elif now is None:
-            drift.append(ToolDrift(name, REMOVED, before, None))
+    for diff in diff_digests(statement.tool_digests, current_digests):
+        if diff.change is ChangeKind.CHANGED and signed_by_name is not None:
+            old = signed_by_name[diff.name].projected()
+            new = current_by_name[diff.name].projected()
+            fields = changed_fields(old, new)
+            text_diff = (
+                description_diff(old.get("description"), new.get("description"))
+                if "description" in fields else None
+            )
+            drift.append(ToolDrift(diff.name, diff.change, diff.before, diff.after,
+                                   tuple(fields), text_diff))
         else:
-            item = ToolDrift(name, CHANGED, before, now)
-            if signed_by_name is not None:
-                old = signed_by_name[name].projected()
-                new = current_by_name[name].projected()
-                item.fields = changed_fields(old, new)
-                if "description" in item.fields:
-                    item.description_diff = description_diff(
-                        old.get("description"), new.get("description")
-                    )
-            drift.append(item)
-    same = manifest == signed["manifestDigest"] and not drift
+            drift.append(ToolDrift(diff.name, diff.change, diff.before, diff.after))
+    same = manifest == statement.manifest_digest and not drift
     return DriftResult(
-        status=MATCH if same else DIFFERENT,
-        server=signed["server"],
-        revision=signed["revision"],
-        signed_manifest_digest=signed["manifestDigest"],
+        status=DriftStatus.MATCH if same else DriftStatus.DIFFERENT,
+        server=statement.server,
+        revision=statement.revision,
+        signed_manifest_digest=statement.manifest_digest,
         current_manifest_digest=manifest,
-        tools=drift,
+        tools=tuple(drift),
     )
 
 
 def changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
-    """Which of the seven projected fields differ (added, removed or changed), spec order."""
+    """Which of the seven projected fields differ (added, removed or changed), in MCP order."""
     out = []
     for key in PROJECTED_FIELDS:
         if (key in old) != (key in new):
@@ -180,33 +224,14 @@ def description_diff(old: Any, new: Any) -> str:
     return "\n".join(diff)
 
 
-def _tools(value: Iterable[Any] | Catalog) -> list[Tool]:
-    if isinstance(value, Catalog):
-        return value.tools
-    items = list(value)
-    if all(isinstance(t, Tool) for t in items):
-        return items
-    return tools_from_dicts(items)
-
-
-def _checked_signed_tools(
-    value: Iterable[Any] | Catalog, signed: Mapping[str, Any]
-) -> dict[str, Tool]:
-    tools = _tools(value)
+def _checked_signed_tools(value: ToolsLike, signed: Statement) -> dict[str, Tool]:
+    tools = as_tools(value)
     manifest, per_tool = digests(tools)
-    if manifest != signed["manifestDigest"]:
-        wrong = sorted(
-            n for n in set(per_tool) | set(signed["toolDigests"])
-            if per_tool.get(n) != signed["toolDigests"].get(n)
-        )
-        detail = f" (first differing tool: {wrong[0]!r})" if wrong else ""
+    if manifest != signed.manifest_digest:
+        wrong = diff_digests(signed.tool_digests, per_tool)
+        detail = f" (first differing tool: {wrong[0].name!r})" if wrong else ""
         raise InputError(
             "the signed tools file is not the catalog the revision was built from: its manifest "
-            f"digest {manifest} differs from the signed {signed['manifestDigest']}{detail}"
+            f"digest {manifest} differs from the signed {signed.manifest_digest}{detail}"
         )
     return {t.name: t for t in tools}
-
-
-def tool_digest(tool: Tool) -> str:
-    """Per-tool digest (SPEC §2) of one imported tool."""
-    return sha256_digest(canonical_bytes(tool.projected()))

@@ -1,4 +1,4 @@
-"""The signed revision envelope (SPEC §4): statement members + ``signer`` + ``transparencyLog``.
+"""The signed revision envelope: statement members + ``signer`` + ``transparencyLog``.
 
 Signed bytes = JCS(envelope without ``signer.signature`` and without ``transparencyLog``),
 i.e. the statement plus ``signer.issuer``/``signer.identity``. Those exact bytes are also
@@ -18,7 +18,7 @@ from typing import Any
 
 from histor_sign.canonical import JsonValue, canonical_bytes, read_json_file
 from histor_sign.errors import InputError
-from histor_sign.revision import STATEMENT_KEYS, statement_from
+from histor_sign.revision import STATEMENT_KEYS, Statement
 
 ENVELOPE_KEYS: tuple[str, ...] = (*STATEMENT_KEYS, "signer", "transparencyLog")
 SIGNER_KEYS = ("issuer", "identity", "signature")
@@ -36,6 +36,7 @@ class TransparencyLogRef:
     integrated_time: int | None
 
     def to_json(self) -> dict[str, Any]:
+        """The ``transparencyLog`` member."""
         return {
             "logId": self.log_id,
             "logIndex": self.log_index,
@@ -44,28 +45,42 @@ class TransparencyLogRef:
 
 
 @dataclass(frozen=True)
-class Envelope:
-    statement: dict[str, Any]
+class SignedEnvelope:
+    """A signed revision: the statement, who signed it, the Sigstore bundle and its log entry.
+
+    What is signed is :meth:`signed_bytes`: the statement plus ``signer.issuer`` and
+    ``signer.identity``, so the signer cannot be swapped without breaking the signature.
+    Parsing with :meth:`from_json` checks structure and types only; use
+    :func:`histor_sign.verify` to check the signature and identity.
+    """
+
+    statement: Statement
     issuer: str
     identity: str
-    bundle: dict[str, Any]
+    bundle: Mapping[str, Any]
     transparency_log: TransparencyLogRef
 
     @property
     def server(self) -> str:
-        return str(self.statement["server"])
+        """The statement's server name."""
+        return self.statement.server
 
     @property
     def revision(self) -> int:
-        return int(self.statement["revision"])
+        """The statement's revision number."""
+        return self.statement.revision
 
     def signed_bytes(self) -> bytes:
+        """The exact bytes the signature covers."""
         return signed_bytes(self.statement, issuer=self.issuer, identity=self.identity)
 
     def to_json(self) -> dict[str, Any]:
+        """The envelope document."""
         return {
-            **{k: self.statement[k] for k in STATEMENT_KEYS},
-            "signer": {"issuer": self.issuer, "identity": self.identity, "signature": self.bundle},
+            **self.statement.to_json(),
+            "signer": {
+                "issuer": self.issuer, "identity": self.identity, "signature": self.bundle
+            },
             "transparencyLog": self.transparency_log.to_json(),
         }
 
@@ -73,10 +88,21 @@ class Envelope:
         """Pretty-printed envelope (signed bytes are rebuilt, so layout does not matter)."""
         return (json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
+    @classmethod
+    def from_json(cls, value: JsonValue, source: str = "envelope") -> SignedEnvelope:
+        """Check an envelope document's structure and types; raise :class:`InputError`
+        naming the member that is wrong. Unknown members are refused."""
+        return parse_envelope(value, source)
 
-def signed_bytes(statement: Mapping[str, Any], *, issuer: str, identity: str) -> bytes:
+    @classmethod
+    def load(cls, path: str | Path) -> SignedEnvelope:
+        """Read and parse an envelope file strictly (``-`` for stdin)."""
+        return load_envelope(path)
+
+
+def signed_bytes(statement: Statement, *, issuer: str, identity: str) -> bytes:
     """JCS of the statement members plus ``signer: {issuer, identity}``."""
-    document = {k: statement[k] for k in STATEMENT_KEYS}
+    document = statement.to_json()
     document["signer"] = {"issuer": issuer, "identity": identity}
     return canonical_bytes(document)
 
@@ -97,7 +123,7 @@ def _nonneg_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def parse_envelope(value: JsonValue, source: str) -> Envelope:
+def parse_envelope(value: JsonValue, source: str) -> SignedEnvelope:
     """Check an envelope's structure and types; raise :class:`InputError` naming the member."""
     if isinstance(value, dict) and "type" in value and "transparencyLog" not in value:
         signer = value.get("signer")
@@ -107,7 +133,7 @@ def parse_envelope(value: JsonValue, source: str) -> Envelope:
                 "a signed envelope; verify the *.envelope.json that 'histor-sign sign' wrote"
             )
     document = _exact_keys(value, ENVELOPE_KEYS, f"{source}: envelope")
-    statement = statement_from(document, source)
+    statement = Statement.from_json(document, source)
     signer = _exact_keys(document["signer"], SIGNER_KEYS, f"{source}: signer")
     for key in ("issuer", "identity"):
         if not isinstance(signer[key], str) or not signer[key]:
@@ -123,7 +149,7 @@ def parse_envelope(value: JsonValue, source: str) -> Envelope:
         raise InputError(
             f"{source}: transparencyLog.integratedTime must be a non-negative integer or null"
         )
-    return Envelope(
+    return SignedEnvelope(
         statement=statement,
         issuer=signer["issuer"],
         identity=signer["identity"],
@@ -132,7 +158,8 @@ def parse_envelope(value: JsonValue, source: str) -> Envelope:
     )
 
 
-def load_envelope(path: str | Path) -> Envelope:
+def load_envelope(path: str | Path) -> SignedEnvelope:
+    """Read and parse an envelope file strictly (``-`` for stdin)."""
     return parse_envelope(read_json_file(str(path)), str(path))
 
 

@@ -56,4 +56,9 @@ class VerificationFailed(CheckFailed):
 
 
 class GateFailed(CheckFailed):
-    """Findings reached the ``--fail-on`` threshold."""
+    """Findings reached the release gate's threshold; ``outcome`` is what the release did
+    (the findings and the report files it wrote), when a release raised it."""
+
+    def __init__(self, message: str, outcome: object | None = None) -> None:
+        super().__init__(message)
+        self.outcome = outcome

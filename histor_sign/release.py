@@ -10,21 +10,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from histor_sign._internal.atomic import write_all_atomic
 from histor_sign._internal.untrusted import printable
-from histor_sign.catalog import Catalog, reject_duplicates, require_mcp
-from histor_sign.errors import InputError, VerificationFailed
+from histor_sign.catalog import SNAPSHOT_TYPE, Catalog, reject_duplicates, require_mcp
+from histor_sign.errors import GateFailed, InputError, VerificationFailed
 from histor_sign.report._findings import FailOn, Finding, reaches_threshold, summary
 
 if TYPE_CHECKING:
-    from histor_sign._internal.sigstore_trust import TrustSource
-    from histor_sign.envelope import Envelope
+    from histor_sign._internal.sigstore_trust import Trust
+    from histor_sign.envelope import SignedEnvelope
     from histor_sign.guard._policy import Policy
+    from histor_sign.mcp._snapshot import Snapshot
+    from histor_sign.revision import Statement
     from histor_sign.scan import ScanOptions
+    from histor_sign.signing import SignedRevision, TokenIdentity
     from histor_sign.verify import VerificationReport
 
 #: Output files of a release, by role, inside ``out_dir``.
@@ -38,32 +41,38 @@ OUTPUT_NAMES: dict[str, str] = {
 }
 
 
-@dataclass
+@dataclass(frozen=True)
 class ReleaseRequest:
-    """What to release and how (CLI flags map onto these one to one)."""
+    """What to release and how.
+
+    ``identity`` defaults to the identity in the OIDC token (and must equal it if given);
+    ``previous`` is the revision to chain to: an envelope path, a :class:`SignedEnvelope`
+    (its chain is verified too) or a :class:`Statement`. ``fail_on``/``strict`` set the
+    gate; ``trust`` defaults to production.
+    """
 
     server: str
     server_version: str
     out_dir: Path
     identity: str | None = None
-    previous: str | Path | None = None
+    previous: str | Path | SignedEnvelope | Statement | None = None
     fail_on: FailOn = FailOn.error
     strict: bool = False
     scan: ScanOptions | None = None
     policy: Policy | None = None
-    trust: TrustSource | None = None
+    trust: Trust | None = None
     identity_token: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class ReleaseOutcome:
-    """What happened. ``envelope`` is None when the gate stopped the release."""
+    """What a release did. ``envelope`` is None when the gate stopped the release."""
 
     request: ReleaseRequest
     findings: list[Finding]
     gate_passed: bool
-    files: dict[str, Path] = field(default_factory=dict)
-    envelope: Envelope | None = None
+    files: Mapping[str, Path] = field(default_factory=dict)
+    envelope: SignedEnvelope | None = None
     report: VerificationReport | None = None
     summary_markdown: str = ""
 
@@ -73,23 +82,43 @@ class ReleaseOutcome:
         out.update({name: str(path) for name, path in self.files.items()})
         if self.envelope is not None:
             stmt = self.envelope.statement
-            out["revision"] = str(stmt["revision"])
-            out["manifest-digest"] = stmt["manifestDigest"]
+            out["revision"] = str(stmt.revision)
+            out["manifest-digest"] = stmt.manifest_digest
             out["log-index"] = str(self.envelope.transparency_log.log_index)
         return out
 
 
-def _load_previous(path: str | Path) -> tuple[Mapping[str, Any], Envelope | None]:
+def _load_previous(
+    previous: str | Path | SignedEnvelope | Statement,
+) -> tuple[Statement, SignedEnvelope | None]:
     """A previous revision: an envelope (chain verified too) or a bare statement."""
     from histor_sign.canonical import read_json_file
-    from histor_sign.envelope import parse_envelope
-    from histor_sign.revision import statement_from
+    from histor_sign.envelope import SignedEnvelope, parse_envelope
+    from histor_sign.revision import Statement
 
-    doc = read_json_file(path)
+    if isinstance(previous, SignedEnvelope):
+        return previous.statement, previous
+    if isinstance(previous, Statement):
+        return previous, None
+    doc = read_json_file(str(previous))
     if isinstance(doc, dict) and "signer" in doc:
-        env = parse_envelope(doc, str(path))
+        env = parse_envelope(doc, str(previous))
         return env.statement, env
-    return statement_from(doc, str(path)), None
+    return Statement.from_json(doc, str(previous)), None
+
+
+def _catalog_and_evidence(tools: Snapshot | Catalog) -> tuple[Catalog, dict[str, Any]]:
+    """The catalog to gate and sign, and the snapshot document written beside it.
+
+    A fetch snapshot (live, or a snapshot file) keeps its capture context as evidence for
+    drift checks later; any other catalog is wrapped as ``{"tools": [...]}``.
+    """
+    if isinstance(tools, Catalog):
+        raw = [dict(t.raw) for t in tools.tools]
+        if tools.shape == "snapshot":
+            return tools, {"type": SNAPSHOT_TYPE, "capture": tools.capture, "tools": raw}
+        return tools, {"tools": raw}
+    return tools.to_catalog(), tools.to_json()
 
 
 def gate(
@@ -107,62 +136,107 @@ def gate(
     )
 
 
-def run_release(
-    catalog: Catalog, request: ReleaseRequest, snapshot: Mapping[str, Any] | None = None
-) -> ReleaseOutcome:
-    """Run the whole pipeline for tools already fetched into ``catalog``.
+def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcome:
+    """Run the whole pipeline for tools already fetched (a Snapshot) or loaded (a Catalog).
 
-    ``snapshot`` is the fetch snapshot (served order + capture context), written beside
-    the envelope as evidence for ``check --signed-tools``. Raises on bad input, signing or
-    verification failure (nothing written); a tripped gate is reported in the outcome.
+    Writes every output into ``request.out_dir`` at once and returns the outcome. Raises
+    :class:`GateFailed` (carrying the outcome; only the SARIF report and summary are
+    written) when findings reach the gate, and other errors on bad input, signing or
+    verification failure (nothing written).
     """
-    from histor_sign._internal.sigstore_trust import TrustSource
-    from histor_sign.report._render import render
-    from histor_sign.revision import build_statement
-    from histor_sign.signing import obtain_identity, sign_statement
-    from histor_sign.verify import IdentityPins, verify_envelope
-
+    catalog, evidence = _catalog_and_evidence(tools)
     reject_duplicates(catalog.tools)
     require_mcp(catalog.tools)
     previous, previous_envelope = (
-        _load_previous(request.previous) if request.previous else (None, None)
+        _load_previous(request.previous) if request.previous is not None else (None, None)
     )
     findings, stats, passed = gate(catalog, request)
+    from histor_sign.report._render import render
+
     sarif = render(findings, "sarif", strict=request.strict, stats=stats, command="release")
     outcome = ReleaseOutcome(request=request, findings=findings, gate_passed=passed)
-    out = request.out_dir
     if not passed:
-        outcome.summary_markdown = summary_markdown(outcome, catalog)
-        files = {
-            "sarif": (out / OUTPUT_NAMES["sarif"], sarif.encode()),
-            "summary": (out / OUTPUT_NAMES["summary"], outcome.summary_markdown.encode()),
-        }
-        write_all_atomic(dict(files.values()))
-        outcome.files = {role: path for role, (path, _) in files.items()}
-        return outcome
+        _gate_tripped(outcome, catalog, sarif)
+    signed, report = _sign_and_verify(catalog, request, previous, previous_envelope)
+    outcome = replace(outcome, envelope=signed.envelope, report=report)
+    outcome = replace(outcome, summary_markdown=summary_markdown(outcome, catalog))
+    contents = {
+        "envelope": signed.envelope.to_bytes(),
+        "statement": signed.statement_bytes,
+        "bundle": signed.bundle_json,
+        "sarif": sarif.encode(),
+        "summary": outcome.summary_markdown.encode(),
+        "tools": (json.dumps(evidence, indent=2, ensure_ascii=False) + "\n").encode(),
+    }
+    paths = {role: request.out_dir / OUTPUT_NAMES[role] for role in contents}
+    write_all_atomic({paths[role]: data for role, data in contents.items()})
+    return replace(outcome, files=paths)
+
+
+def _gate_tripped(outcome: ReleaseOutcome, catalog: Catalog, sarif: str) -> None:
+    """Write the SARIF report and summary that say why, then raise :class:`GateFailed`."""
+    out = outcome.request.out_dir
+    text = summary_markdown(outcome, catalog)
+    paths = {"sarif": out / OUTPUT_NAMES["sarif"], "summary": out / OUTPUT_NAMES["summary"]}
+    write_all_atomic({paths["sarif"]: sarif.encode(), paths["summary"]: text.encode()})
+    tripped = replace(outcome, files=paths, summary_markdown=text)
+    raise GateFailed(
+        f"release gate failed: findings at {outcome.request.fail_on.value} or above; "
+        f"nothing was signed (see {paths['sarif']})",
+        tripped,
+    )
+
+
+class IdentityNotSigner(InputError):
+    """The requested ``identity`` is not the one in the OIDC token that signs: a revision
+    can only claim the workflow that signs it."""
+
+    def __init__(self, claimed: str, signer: str) -> None:
+        self.claimed, self.signer = claimed, signer
+        super().__init__(
+            f"identity {claimed!r} is not the identity in the OIDC token ({signer!r}); a "
+            "revision can only claim the workflow that signs it (leave identity unset to use it)"
+        )
+
+
+def _signer(request: ReleaseRequest) -> TokenIdentity:
+    """The OIDC identity that signs; a claimed identity must be that one."""
+    from histor_sign.signing import obtain_identity
 
     who = obtain_identity(request.identity_token)
-    identity = request.identity or who.identity
-    if identity != who.identity:
-        raise InputError(
-            f"--identity {identity!r} is not the identity in the OIDC token ({who.identity!r}); "
-            "a revision can only claim the workflow that signs it (omit --identity to use it)"
-        )
+    if request.identity is not None and request.identity != who.identity:
+        raise IdentityNotSigner(request.identity, who.identity)
+    return who
+
+
+def _sign_and_verify(
+    catalog: Catalog,
+    request: ReleaseRequest,
+    previous: Statement | None,
+    previous_envelope: SignedEnvelope | None,
+) -> tuple[SignedRevision, VerificationReport]:
+    """Build, sign, and verify the fresh envelope fully before anything is written."""
+    from histor_sign._internal.sigstore_trust import Trust
+    from histor_sign.revision import build_statement
+    from histor_sign.signing import sign_statement
+    from histor_sign.verify import Pins, verify
+
+    who = _signer(request)
     statement = build_statement(
-        tools=catalog.tools,
+        catalog,
         server=request.server,
-        identity=identity,
+        identity=who.identity,
         server_version=request.server_version,
         previous=previous,
     )
-    trust = request.trust or TrustSource.production()
+    trust = request.trust or Trust.production()
     signed = sign_statement(statement, trust=trust, token_identity=who)
-    report = verify_envelope(
+    report = verify(
         signed.envelope,
-        pins=IdentityPins(cert_identity=who.identity, cert_oidc_issuer=who.issuer),
+        pins=Pins(cert_identity=who.identity, issuer=who.issuer),
         trust=trust,
         previous=previous_envelope,
-        tools=catalog.tools,
+        tools=catalog,
         source="the fresh envelope",
     )
     if not report.ok:
@@ -171,23 +245,7 @@ def run_release(
             f"the fresh envelope failed verification ({first.axis}: {first.detail}); "
             "nothing was written"
         )
-    outcome.envelope, outcome.report = signed.envelope, report
-    outcome.summary_markdown = summary_markdown(outcome, catalog)
-    snapshot_doc = snapshot if snapshot is not None else {
-        "tools": [dict(t.raw) for t in catalog.tools]
-    }
-    contents = {
-        "envelope": signed.envelope.to_bytes(),
-        "statement": signed.statement_bytes,
-        "bundle": signed.bundle_json,
-        "sarif": sarif.encode(),
-        "summary": outcome.summary_markdown.encode(),
-        "tools": (json.dumps(snapshot_doc, indent=2, ensure_ascii=False) + "\n").encode(),
-    }
-    paths = {role: out / OUTPUT_NAMES[role] for role in contents}
-    write_all_atomic({paths[role]: data for role, data in contents.items()})
-    outcome.files = paths
-    return outcome
+    return signed, report
 
 
 def summary_markdown(outcome: ReleaseOutcome, catalog: Catalog) -> str:
@@ -206,10 +264,10 @@ def summary_markdown(outcome: ReleaseOutcome, catalog: Catalog) -> str:
         lines += [
             "| | |",
             "|---|---|",
-            f"| revision | {stmt['revision']} |",
-            f"| tools | {len(stmt['toolDigests'])} |",
-            f"| manifest digest | `{stmt['manifestDigest']}` |",
-            f"| previous manifest | `{stmt['previousManifestDigest']}` |",
+            f"| revision | {stmt.revision} |",
+            f"| tools | {len(stmt.tool_digests)} |",
+            f"| manifest digest | `{stmt.manifest_digest}` |",
+            f"| previous manifest | `{stmt.previous_manifest_digest}` |",
             f"| signer | `{outcome.envelope.identity}` |",
             f"| Rekor log index | {log.log_index} |",
             "",

@@ -1,15 +1,19 @@
-"""Digests and chained revision statements (SPEC §2, §4; HISTOR-compatible API).
+"""Digests and chained revision statements.
 
-``digests(tools)`` and ``build_statement(...)`` mirror HISTOR's Python API so its example
-runs with only the import changed. The manifest is keyed by tool name and holds the
-projected tools themselves, so its digest commits to every definition, not just names.
+``digests(tools)`` and ``build_statement(...)`` keep HISTOR's Python API shape so its
+example runs with only the import changed. The manifest is keyed by tool name and holds
+the projected tools themselves, so its digest commits to every definition, not just names.
+A :class:`Statement` is the typed form; camelCase member names exist only in its
+:meth:`Statement.to_json` / :meth:`Statement.from_json`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 from histor_sign.canonical import (
     JsonValue,
@@ -17,11 +21,19 @@ from histor_sign.canonical import (
     canonical_object_from_parts,
     sha256_digest,
 )
-from histor_sign.catalog import Tool, reject_duplicates, require_mcp, tools_from_dicts
+from histor_sign.catalog import Tool, ToolsLike, as_tools, reject_duplicates, require_mcp
 from histor_sign.errors import InputError
 
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from histor_sign.envelope import SignedEnvelope
+
+    #: What the library accepts where it needs a statement.
+    StatementLike: TypeAlias = "Statement | SignedEnvelope | Mapping[str, Any]"
+
 STATEMENT_TYPE = "histor.revision/v1"
-#: Members of a statement, in the order we write them.
+#: Members of a statement document, in the order we write them.
 STATEMENT_KEYS: tuple[str, ...] = (
     "type",
     "server",
@@ -43,26 +55,84 @@ _GITHUB_WORKFLOW = re.compile(
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
-def _as_tools(tools: Iterable[Any]) -> list[Tool]:
-    items = list(tools)
-    if all(isinstance(t, Tool) for t in items):
-        return items
-    return tools_from_dicts(items)
+def _tool_bytes(tool: Tool) -> bytes:
+    return canonical_bytes(tool.projected())
 
 
-def tool_digest_parts(tools: Iterable[Any]) -> dict[str, bytes]:
+def tool_digest(tool: Tool) -> str:
+    """The digest of one tool: SHA-256 of the RFC 8785 bytes of its seven-field projection."""
+    return sha256_digest(_tool_bytes(tool))
+
+
+def tool_digest_parts(tools: ToolsLike) -> dict[str, bytes]:
     """Canonical bytes of each projected tool, keyed by name (duplicates rejected)."""
-    imported = _as_tools(tools)
+    imported = as_tools(tools)
     reject_duplicates(imported)
     require_mcp(imported)
-    return {t.name: canonical_bytes(t.projected()) for t in imported}
+    return {t.name: _tool_bytes(t) for t in imported}
 
 
-def digests(tools: Iterable[Any]) -> tuple[str, dict[str, str]]:
-    """Return ``(manifest_digest, {tool name: tool digest})`` for MCP tool definitions."""
+def digests(tools: ToolsLike) -> tuple[str, dict[str, str]]:
+    """Return ``(manifest_digest, {tool name: tool digest})`` for MCP tool definitions.
+
+    Raises :class:`InputError` for duplicate names or tools of another provider.
+    """
     parts = tool_digest_parts(tools)
     per_tool = {name: sha256_digest(data) for name, data in parts.items()}
     return sha256_digest(canonical_object_from_parts(parts)), per_tool
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A revision statement: which tools a server version served, chained to the last one.
+
+    ``tool_digests`` is a read-only mapping (sorted by name when built here). ``revision`` 1 has no
+    ``previous_manifest_digest``; every later revision has one. Build with
+    :func:`build_statement` or read with :meth:`from_json`; both guarantee those rules.
+    """
+
+    server: str
+    server_version: str
+    revision: int
+    identity: str
+    manifest_digest: str
+    tool_digests: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    previous_manifest_digest: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.tool_digests, MappingProxyType):
+            object.__setattr__(
+                self, "tool_digests", MappingProxyType(dict(self.tool_digests))
+            )
+
+    def to_json(self) -> dict[str, Any]:
+        """The statement document (camelCase members, in the order we write them)."""
+        return {
+            "type": STATEMENT_TYPE,
+            "server": self.server,
+            "serverVersion": self.server_version,
+            "revision": self.revision,
+            "identity": self.identity,
+            "manifestDigest": self.manifest_digest,
+            "toolDigests": dict(self.tool_digests),
+            "previousManifestDigest": self.previous_manifest_digest,
+        }
+
+    def to_bytes(self) -> bytes:
+        """The statement's RFC 8785 canonical bytes (what ``build`` writes)."""
+        return canonical_bytes(self.to_json())
+
+    @classmethod
+    def from_json(
+        cls, value: JsonValue | Mapping[str, Any], source: str = "statement"
+    ) -> Statement:
+        """Check a statement document and return it typed.
+
+        Members beyond the statement's own (an envelope's ``signer`` and
+        ``transparencyLog``) are ignored, so an envelope document reads as its statement.
+        Raises :class:`InputError` naming the first member that is missing or mistyped.
+        """
+        return _statement_from_json(value, source)
 
 
 def validate_server_name(server: str) -> str:
@@ -100,14 +170,20 @@ def validate_server_version(version: str) -> str:
 
 
 def build_statement(
+    tools: ToolsLike,
     *,
-    tools: Iterable[Any],
     server: str,
     identity: str,
     server_version: str,
-    previous: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Build a revision statement, chained to ``previous`` (a statement or envelope)."""
+    previous: StatementLike | None = None,
+) -> Statement:
+    """Build a revision statement, chained to ``previous``.
+
+    ``tools`` is anything :func:`~histor_sign.catalog.as_tools` accepts; ``previous`` a
+    :class:`Statement`, a signed envelope, or either's JSON document. The new revision is
+    ``previous.revision + 1`` and records its manifest digest; a previous revision of
+    another server is refused.
+    """
     validate_server_name(server)
     validate_identity(identity)
     validate_server_version(server_version)
@@ -115,31 +191,36 @@ def build_statement(
     revision = 1
     previous_digest: str | None = None
     if previous is not None:
-        prev = statement_from(previous, "previous revision")
-        if prev["server"] != server:
+        prev = statement_of(previous, "previous revision")
+        if prev.server != server:
             raise InputError(
-                f"previous revision is for server {prev['server']!r}, not {server!r}"
+                f"previous revision is for server {prev.server!r}, not {server!r}"
             )
-        revision = prev["revision"] + 1
-        previous_digest = prev["manifestDigest"]
-    return {
-        "type": STATEMENT_TYPE,
-        "server": server,
-        "serverVersion": server_version,
-        "revision": revision,
-        "identity": identity,
-        "manifestDigest": manifest_digest,
-        "toolDigests": dict(sorted(per_tool.items())),
-        "previousManifestDigest": previous_digest,
-    }
+        revision = prev.revision + 1
+        previous_digest = prev.manifest_digest
+    return Statement(
+        server=server,
+        server_version=server_version,
+        revision=revision,
+        identity=identity,
+        manifest_digest=manifest_digest,
+        tool_digests=dict(sorted(per_tool.items())),
+        previous_manifest_digest=previous_digest,
+    )
 
 
-def statement_from(value: JsonValue, source: str) -> dict[str, Any]:
-    """Check a statement (or the statement members of an envelope) and return them.
+def statement_of(value: StatementLike | JsonValue, source: str = "statement") -> Statement:
+    """The statement of a :class:`Statement`, a signed envelope, or a JSON document."""
+    if isinstance(value, Statement):
+        return value
+    inner = getattr(value, "statement", None)
+    if isinstance(inner, Statement):
+        return inner
+    return _statement_from_json(value, source)
 
-    Raises :class:`InputError` naming the first member that is missing or mistyped.
-    """
-    if not isinstance(value, dict):
+
+def _statement_from_json(value: Any, source: str) -> Statement:
+    if not isinstance(value, Mapping):
         raise InputError(f"{source}: a revision statement must be a JSON object")
     missing = [k for k in STATEMENT_KEYS if k not in value]
     if missing:
@@ -169,4 +250,12 @@ def statement_from(value: JsonValue, source: str) -> dict[str, Any]:
         isinstance(d, str) and _DIGEST.match(d) for d in tool_digests.values()
     ):
         raise InputError(f"{source}: toolDigests must map tool names to sha256:<64 hex>")
-    return {k: value[k] for k in STATEMENT_KEYS}
+    return Statement(
+        server=value["server"],
+        server_version=value["serverVersion"],
+        revision=rev,
+        identity=value["identity"],
+        manifest_digest=value["manifestDigest"],
+        tool_digests=tool_digests,
+        previous_manifest_digest=prev,
+    )

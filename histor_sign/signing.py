@@ -1,6 +1,6 @@
-"""Keyless signing of a revision statement (SPEC §4 ``sign``).
+"""Keyless signing of a revision statement.
 
-identity token (``--identity-token`` or ambient GitHub Actions OIDC) → sigstore
+identity token (given, or ambient GitHub Actions OIDC) → sigstore
 ``SigningContext`` from the chosen trust → ``sign_artifact(signed bytes)`` (an ordinary
 ``hashedrekord`` bundle) → the **full Verifier** on the fresh bundle, because the signer
 itself never checks what Rekor answered → ``transparencyLog`` copied from the bundle →
@@ -13,24 +13,23 @@ Every sigstore / requests / cryptography error is turned into a :class:`SigningE
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from histor_sign._internal.atomic import write_all_atomic
-from histor_sign._internal.sigstore_trust import TrustSource, _first_line
-from histor_sign.envelope import Envelope, companion_paths, signed_bytes
+from histor_sign._internal.sigstore_trust import GITHUB_ACTIONS_ISSUER, Trust, _first_line
+from histor_sign.envelope import SignedEnvelope, companion_paths, signed_bytes
 from histor_sign.errors import HistorError, InputError, SigningError, VerificationFailed
-from histor_sign.revision import statement_from
+from histor_sign.revision import statement_of
 
 if TYPE_CHECKING:
     from sigstore.oidc import IdentityToken
 
-GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
+    from histor_sign.revision import StatementLike
 
 _NO_TOKEN = (
-    "no identity token: pass --identity-token, or run in GitHub Actions with "
+    "no identity token: pass one, or run in GitHub Actions with "
     "'permissions: id-token: write'"
 )
 _GITHUB_PERMISSION = (
@@ -43,11 +42,12 @@ _GITHUB_PERMISSION = (
 class SignedRevision:
     """A freshly signed and verified revision: the envelope and its two companion files."""
 
-    envelope: Envelope
+    envelope: SignedEnvelope
     statement_bytes: bytes
     bundle_json: bytes
 
     def files(self, output: str | Path) -> dict[Path, bytes]:
+        """Envelope, statement bytes and bundle, keyed by the path each is written to."""
         statement_path, bundle_path = companion_paths(output)
         return {
             Path(output): self.envelope.to_bytes(),
@@ -147,10 +147,26 @@ def _signing_failure(exc: BaseException) -> SigningError:
     return SigningError(f"signing failed ({kind}): {_first_line(exc)}")
 
 
-def sign_statement(
-    statement: Mapping[str, Any],
+def sign(
+    statement: StatementLike,
     *,
-    trust: TrustSource | None = None,
+    trust: Trust | None = None,
+    identity_token: str | None = None,
+) -> SignedEnvelope:
+    """Sign a revision statement keyless with Sigstore and return the verified envelope.
+
+    ``trust`` defaults to production; ``identity_token`` to ambient credentials (GitHub
+    Actions with ``id-token: write``). The statement's identity must be the one the
+    certificate will carry. Nothing is written; see :func:`sign_statement` for the
+    companion files.
+    """
+    return sign_statement(statement, trust=trust, identity_token=identity_token).envelope
+
+
+def sign_statement(
+    statement: StatementLike,
+    *,
+    trust: Trust | None = None,
     identity_token: str | None = None,
     token_identity: TokenIdentity | None = None,
 ) -> SignedRevision:
@@ -164,12 +180,12 @@ def sign_statement(
     """
     from histor_sign.verify import log_entry_of, verify_artifact_bundle
 
-    trust = trust or TrustSource.production()
-    stmt = statement_from(dict(statement), "statement")
+    trust = trust or Trust.production()
+    stmt = statement_of(statement, "statement")
     who = token_identity or obtain_identity(identity_token)
-    if stmt["identity"] != who.identity:
+    if stmt.identity != who.identity:
         raise InputError(
-            f"statement identity {stmt['identity']!r} is not the signing identity "
+            f"statement identity {stmt.identity!r} is not the signing identity "
             f"{who.identity!r} from the OIDC token; rebuild the statement with that identity"
         )
     data = signed_bytes(stmt, issuer=who.issuer, identity=who.identity)
@@ -186,14 +202,14 @@ def sign_statement(
     except Exception as exc:
         raise _signing_failure(exc) from None
 
-    from histor_sign.verify import IdentityPins
+    from histor_sign.verify import Pins
 
     try:
         verify_artifact_bundle(
             data,
             bundle_text,
             trusted_root=config.trusted_root,
-            pins=IdentityPins(cert_identity=who.identity, cert_oidc_issuer=who.issuer),
+            pins=Pins(cert_identity=who.identity, issuer=who.issuer),
         )
     except VerificationFailed as exc:
         raise SigningError(
@@ -203,7 +219,7 @@ def sign_statement(
     import json
 
     bundle_doc = json.loads(bundle_text)
-    envelope = Envelope(
+    envelope = SignedEnvelope(
         statement=stmt,
         issuer=who.issuer,
         identity=who.identity,
@@ -211,19 +227,3 @@ def sign_statement(
         transparency_log=log_entry_of(bundle_doc),
     )
     return SignedRevision(envelope, data, bundle_text.encode("utf-8"))
-
-
-def sign_file(
-    statement_path: str | Path,
-    output: str | Path,
-    *,
-    trust: TrustSource | None = None,
-    identity_token: str | None = None,
-) -> SignedRevision:
-    """Read a statement file, sign it, write envelope + companions atomically."""
-    from histor_sign.canonical import read_json_file
-
-    statement = statement_from(read_json_file(str(statement_path)), str(statement_path))
-    signed = sign_statement(statement, trust=trust, identity_token=identity_token)
-    signed.write(output)
-    return signed

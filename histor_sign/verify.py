@@ -1,4 +1,4 @@
-"""Verification of a signed revision envelope, axis by axis (SPEC §4 ``verify`` 1–6).
+"""Verification of a signed revision envelope, axis by axis.
 
 Axes, each reported separately so a failure names what broke:
 
@@ -8,8 +8,9 @@ Axes, each reported separately so a failure names what broke:
 ``identity``     issuer, exact workflow pin, ``io.github.<owner>`` namespace owner,
                  optional repository / ref / numeric id pins
 ``log-entry``    ``transparencyLog`` equals the bundle's entry; ``signer`` equals the certificate
-``chain``        ``--previous``: same server, revision + 1, previousManifestDigest
-``tools``        ``--tools``: catalog digests equal the signed ones
+``chain``        given a previous envelope: same server, revision + 1, previousManifestDigest,
+                 and the previous envelope's own signature and signer
+``tools``        given the tools: catalog digests equal the signed ones
 
 The Verifier runs with an accept-all policy and identity is decided here on the same,
 chain-verified certificate, so a wrong identity and a broken signature are told apart.
@@ -20,72 +21,94 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from histor_sign._internal.certificate import CertificateFacts, certificate_facts
-from histor_sign._internal.sigstore_trust import TrustSource, _first_line
-from histor_sign.envelope import Envelope, TransparencyLogRef, load_envelope
+from histor_sign._internal.sigstore_trust import GITHUB_ACTIONS_ISSUER, Trust, _first_line
+from histor_sign.envelope import SignedEnvelope, TransparencyLogRef, load_envelope
 from histor_sign.errors import UsageError, VerificationFailed
 
 if TYPE_CHECKING:
     from cryptography.x509 import Certificate
     from sigstore.models import TrustedRoot
 
-    from histor_sign.catalog import Tool
+    from histor_sign.catalog import Tool, ToolsLike
 
-GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
 AXES = ("well-formed", "signature", "identity", "log-entry", "chain", "tools")
-PASS, FAIL, SKIPPED = "pass", "fail", "skipped"
+
+
+class AxisStatus(StrEnum):
+    """The outcome of one verification axis."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    SKIPPED = "skipped"
+
+
+PASS, FAIL, SKIPPED = AxisStatus.PASS, AxisStatus.FAIL, AxisStatus.SKIPPED
 
 
 # ---------------------------------------------------------------------- results
 @dataclass(frozen=True)
 class AxisResult:
+    """One axis of a verification: its name, outcome and a human-readable reason."""
+
     axis: str
-    status: str
+    status: AxisStatus
     detail: str
 
     def to_json(self) -> dict[str, str]:
-        return {"axis": self.axis, "status": self.status, "detail": self.detail}
+        """The axis entry of ``verify --format json``."""
+        return {"axis": self.axis, "status": self.status.value, "detail": self.detail}
 
 
 @dataclass(frozen=True)
 class VerificationReport:
-    """Outcome of :func:`verify_envelope`; ``ok`` is True only if no axis failed."""
+    """Outcome of :func:`verify`; ``ok`` is True only if no axis failed.
+
+    ``envelope`` is the envelope that was verified, so the report can be handed on
+    (e.g. to ``Guard.from_envelope`` or ``compare``) without re-reading it.
+    """
 
     source: str
-    envelope: Envelope
+    envelope: SignedEnvelope
     trust: str
     axes: tuple[AxisResult, ...]
 
     @property
     def ok(self) -> bool:
-        return all(a.status != FAIL for a in self.axes)
+        """True if no axis failed (skipped axes do not fail)."""
+        return all(a.status is not FAIL for a in self.axes)
 
     @property
     def failed(self) -> list[AxisResult]:
-        return [a for a in self.axes if a.status == FAIL]
+        """The failed axes, in axis order."""
+        return [a for a in self.axes if a.status is FAIL]
 
     def axis(self, name: str) -> AxisResult:
+        """The result of the axis called ``name`` (one of :data:`AXES`)."""
         return next(a for a in self.axes if a.axis == name)
 
     def raise_for_failure(self) -> None:
+        """Raise :class:`VerificationFailed` naming the first failed axis, if any."""
         if not self.ok:
             first = self.failed[0]
             raise VerificationFailed(f"{self.source}: {first.axis}: {first.detail}")
 
     def to_json(self) -> dict[str, Any]:
+        """The ``verify --format json`` document."""
         env = self.envelope
         return {
             "verified": self.ok,
             "envelope": self.source,
             "server": env.server,
-            "serverVersion": env.statement["serverVersion"],
+            "serverVersion": env.statement.server_version,
             "revision": env.revision,
-            "manifestDigest": env.statement["manifestDigest"],
+            "manifestDigest": env.statement.manifest_digest,
             "signer": {"issuer": env.issuer, "identity": env.identity},
             "transparencyLog": env.transparency_log.to_json(),
             "trust": self.trust,
@@ -93,28 +116,48 @@ class VerificationReport:
         }
 
     def to_text(self) -> str:
+        """The human report: a headline, the signer, then one line per axis."""
         env = self.envelope
         head = "VERIFIED" if self.ok else "FAILED"
         lines = [
-            f"{head}: {env.server} revision {env.revision} ({env.statement['serverVersion']})",
+            f"{head}: {env.server} revision {env.revision} ({env.statement.server_version})",
             f"  signer    {env.identity}",
             f"  issuer    {env.issuer}",
             f"  log index {env.transparency_log.log_index}",
             f"  trust     {self.trust}",
         ]
         width = max(len(a) for a in AXES)
-        lines += [f"  {a.status:<7} {a.axis:<{width}}  {a.detail}" for a in self.axes]
+        lines += [f"  {a.status.value:<7} {a.axis:<{width}}  {a.detail}" for a in self.axes]
         return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------- identity
+class IdentityPinRequired(UsageError):
+    """A server outside ``io.github.*`` has no namespace owner to tie the certificate to,
+    so the exact signer identity (``Pins.cert_identity``) must be pinned."""
+
+    def __init__(self, server: str) -> None:
+        self.server = server
+        super().__init__(
+            f"server {server!r} is outside io.github.*, so there is no namespace to tie the "
+            "certificate to: pin the signer identity (as cosign's keyless verify requires)"
+        )
+
+
 @dataclass(frozen=True)
-class IdentityPins:
-    """What the verifier requires of the certificate. ``cert_identity`` is an exact SAN pin
-    (e.g. ``https://github.com/O/R/.github/workflows/sign.yml@refs/heads/main``)."""
+class Pins:
+    """What the verifier requires of the signing certificate.
+
+    ``cert_identity`` is an exact identity (SAN) pin, e.g.
+    ``https://github.com/O/R/.github/workflows/sign.yml@refs/heads/main``; ``issuer`` the
+    OIDC issuer (GitHub Actions by default). ``repository`` (``OWNER/REPO``), ``ref`` and
+    the numeric ``owner_id`` / ``repository_id`` pin the certificate's GitHub extensions.
+    A server in ``io.github.<owner>`` is always tied to that owner; any other server needs
+    ``cert_identity``.
+    """
 
     cert_identity: str | None = None
-    cert_oidc_issuer: str = GITHUB_ACTIONS_ISSUER
+    issuer: str = GITHUB_ACTIONS_ISSUER
     repository: str | None = None
     ref: str | None = None
     owner_id: str | None = None
@@ -130,12 +173,12 @@ def namespace_owner(server: str) -> str | None:
 
 
 def identity_problems(
-    facts: CertificateFacts, pins: IdentityPins, *, server: str | None = None
+    facts: CertificateFacts, pins: Pins, *, server: str | None = None
 ) -> list[str]:
     """Every way the certificate misses the pins or the server's namespace (empty = ok)."""
     problems: list[str] = []
-    if facts.issuer != pins.cert_oidc_issuer:
-        problems.append(f"issuer is {facts.issuer!r}, expected {pins.cert_oidc_issuer!r}")
+    if facts.issuer != pins.issuer:
+        problems.append(f"issuer is {facts.issuer!r}, expected {pins.issuer!r}")
     if pins.cert_identity is not None and pins.cert_identity not in facts.sans:
         shown = ", ".join(facts.sans) or "none"
         problems.append(f"certificate identity is {shown}, expected {pins.cert_identity}")
@@ -171,7 +214,7 @@ def identity_problems(
     return problems
 
 
-def _identity_summary(facts: CertificateFacts, pins: IdentityPins, server: str) -> str:
+def _identity_summary(facts: CertificateFacts, pins: Pins, server: str) -> str:
     parts = [f"issuer {facts.issuer}"]
     parts.append(
         f"identity pinned to {pins.cert_identity}" if pins.cert_identity
@@ -220,7 +263,7 @@ def verify_artifact_bundle(
     bundle: Mapping[str, Any] | str | bytes,
     *,
     trusted_root: TrustedRoot,
-    pins: IdentityPins | None = None,
+    pins: Pins | None = None,
     server: str | None = None,
 ) -> CertificateFacts:
     """Run the sigstore Verifier on ``artifact`` + ``bundle``; then, if ``pins`` are given,
@@ -241,7 +284,7 @@ def verify_artifact_bundle(
         if "certificate chain" in message:
             message += (
                 " (the certificate was not issued by a CA in this trust root: signed with "
-                "another Sigstore instance? check --trust-config / --staging)"
+                "another Sigstore instance? check which trust root is used)"
             )
         raise VerificationFailed(f"signature: {message}") from None
     facts = certificate_facts(parsed.signing_certificate)
@@ -270,7 +313,7 @@ def log_entry_of(bundle: Mapping[str, Any]) -> TransparencyLogRef:
 
 # ---------------------------------------------------------------------- envelope axes
 def _signature_axis(
-    env: Envelope, trusted_root: TrustedRoot
+    env: SignedEnvelope, trusted_root: TrustedRoot
 ) -> tuple[AxisResult, CertificateFacts | None]:
     try:
         facts = verify_artifact_bundle(env.signed_bytes(), env.bundle, trusted_root=trusted_root)
@@ -287,7 +330,7 @@ def _signature_axis(
     ), facts
 
 
-def _identity_axis(env: Envelope, facts: CertificateFacts | None, pins: IdentityPins) -> AxisResult:
+def _identity_axis(env: SignedEnvelope, facts: CertificateFacts | None, pins: Pins) -> AxisResult:
     if facts is None:
         return AxisResult("identity", FAIL, "no readable signing certificate in the bundle")
     problems = identity_problems(facts, pins, server=env.server)
@@ -296,7 +339,7 @@ def _identity_axis(env: Envelope, facts: CertificateFacts | None, pins: Identity
     return AxisResult("identity", PASS, _identity_summary(facts, pins, env.server))
 
 
-def _log_axis(env: Envelope, facts: CertificateFacts | None) -> AxisResult:
+def _log_axis(env: SignedEnvelope, facts: CertificateFacts | None) -> AxisResult:
     problems: list[str] = []
     try:
         logged = log_entry_of(env.bundle)
@@ -322,9 +365,9 @@ def _log_axis(env: Envelope, facts: CertificateFacts | None) -> AxisResult:
             problems.append(
                 f"signer.issuer is {env.issuer!r} but the certificate says {facts.issuer!r}"
             )
-    if env.statement["identity"] != env.identity:
+    if env.statement.identity != env.identity:
         problems.append(
-            f"statement identity {env.statement['identity']!r} differs from signer.identity"
+            f"statement identity {env.statement.identity!r} differs from signer.identity"
         )
     if problems:
         return AxisResult("log-entry", FAIL, "; ".join(problems))
@@ -335,14 +378,14 @@ def _log_axis(env: Envelope, facts: CertificateFacts | None) -> AxisResult:
 
 
 def _chain_axis(
-    env: Envelope,
-    previous: Envelope | None,
+    env: SignedEnvelope,
+    previous: SignedEnvelope | None,
     previous_source: str,
     trusted_root: TrustedRoot,
     issuer: str,
 ) -> AxisResult:
     if previous is None:
-        return AxisResult("chain", SKIPPED, "no --previous given")
+        return AxisResult("chain", SKIPPED, "no previous envelope given")
     problems = _chain_link_problems(env, previous)
     if not problems:
         problems = _previous_signer_problems(env, previous, trusted_root, issuer)
@@ -355,7 +398,7 @@ def _chain_axis(
 
 
 def _previous_signer_problems(
-    env: Envelope, previous: Envelope, trusted_root: TrustedRoot, issuer: str
+    env: SignedEnvelope, previous: SignedEnvelope, trusted_root: TrustedRoot, issuer: str
 ) -> list[str]:
     """A chain link is only worth something if the previous revision is genuine too.
 
@@ -369,13 +412,13 @@ def _previous_signer_problems(
         )
     except VerificationFailed as exc:
         return [f"the previous envelope's signature does not verify: {exc}"]
-    pins = IdentityPins(cert_oidc_issuer=issuer)
+    pins = Pins(issuer=issuer)
     if namespace_owner(env.server) is None:
-        pins = IdentityPins(cert_identity=env.identity, cert_oidc_issuer=issuer)
+        pins = Pins(cert_identity=env.identity, issuer=issuer)
     return [f"previous envelope: {p}" for p in identity_problems(facts, pins, server=env.server)]
 
 
-def _chain_link_problems(env: Envelope, previous: Envelope) -> list[str]:
+def _chain_link_problems(env: SignedEnvelope, previous: SignedEnvelope) -> list[str]:
     problems: list[str] = []
     if previous.server != env.server:
         problems.append(f"previous revision is for {previous.server!r}, not {env.server!r}")
@@ -383,86 +426,92 @@ def _chain_link_problems(env: Envelope, previous: Envelope) -> list[str]:
         problems.append(
             f"revision {env.revision} does not follow previous revision {previous.revision}"
         )
-    if env.statement["previousManifestDigest"] != previous.statement["manifestDigest"]:
+    if env.statement.previous_manifest_digest != previous.statement.manifest_digest:
         problems.append(
             "previousManifestDigest is "
-            f"{env.statement['previousManifestDigest']}, previous manifestDigest is "
-            f"{previous.statement['manifestDigest']}"
+            f"{env.statement.previous_manifest_digest}, previous manifestDigest is "
+            f"{previous.statement.manifest_digest}"
         )
     return problems
 
 
-def _tools_axis(env: Envelope, tools: Sequence[Tool] | None, tools_source: str) -> AxisResult:
+def _tools_axis(env: SignedEnvelope, tools: list[Tool] | None, tools_source: str) -> AxisResult:
     if tools is None:
-        return AxisResult("tools", SKIPPED, "no --tools given")
+        return AxisResult("tools", SKIPPED, "no tools given")
+    from histor_sign.drift import ChangeKind, diff_digests
     from histor_sign.revision import digests
 
     manifest, per_tool = digests(tools)
-    signed: dict[str, str] = env.statement["toolDigests"]
-    added = sorted(set(per_tool) - set(signed))
-    removed = sorted(set(signed) - set(per_tool))
-    changed = sorted(n for n in set(per_tool) & set(signed) if per_tool[n] != signed[n])
+    signed = env.statement
+    changes = diff_digests(signed.tool_digests, per_tool)
     problems = [
-        f"{label}: {', '.join(names)}"
-        for label, names in (("added", added), ("removed", removed), ("changed", changed))
-        if names
+        f"{kind.value}: {', '.join(c.name for c in changes if c.change is kind)}"
+        for kind in ChangeKind
+        if any(c.change is kind for c in changes)
     ]
-    if manifest != env.statement["manifestDigest"] and not problems:
-        problems.append(f"manifest digest is {manifest}, signed {env.statement['manifestDigest']}")
+    if manifest != signed.manifest_digest and not problems:
+        problems.append(f"manifest digest is {manifest}, signed {signed.manifest_digest}")
     if problems:
         return AxisResult("tools", FAIL, f"{tools_source} differs from the signed tools: "
                           + "; ".join(problems))
     return AxisResult("tools", PASS, f"{len(per_tool)} tool digests match {tools_source}")
 
 
-def verify_envelope(
-    envelope: Envelope | str | Path,
+def verify(
+    envelope: SignedEnvelope | str | Path,
     *,
-    pins: IdentityPins | None = None,
-    trust: TrustSource | None = None,
-    previous: Envelope | str | Path | None = None,
-    tools: Sequence[Tool] | str | Path | None = None,
+    pins: Pins | None = None,
+    trust: Trust | None = None,
+    previous: SignedEnvelope | str | Path | None = None,
+    tools: ToolsLike | str | Path | None = None,
+    offline: bool = False,
     source: str | None = None,
     previous_source: str | None = None,
     tools_source: str | None = None,
 ) -> VerificationReport:
     """Verify a signed revision envelope on every axis and report each one.
 
-    ``envelope``/``previous`` are parsed envelopes or paths; ``tools`` a tool list or a
-    catalog path; ``trust`` defaults to production with the vendored root (offline).
-    Bad input (unreadable/malformed envelope, previous or catalog; bad trust files;
-    a non-``io.github`` server without ``cert_identity``) raises an exit-2
+    ``envelope``/``previous`` are :class:`SignedEnvelope` objects or paths; ``tools`` is
+    anything :func:`~histor_sign.catalog.as_tools` accepts, or a catalog path. ``trust``
+    defaults to production; ``offline`` verifies production/staging with the vendored
+    trusted root instead of a TUF refresh. ``source``, ``previous_source`` and
+    ``tools_source`` name the inputs in the report.
+
+    Bad input (unreadable/malformed envelope, previous or catalog; bad trust files; a
+    server outside ``io.github.*`` without ``pins.cert_identity``) raises an exit-2
     :class:`~histor_sign.errors.HistorError`; failed checks are reported, not raised —
     call :meth:`VerificationReport.raise_for_failure` to turn them into exit 1.
     """
-    pins = pins or IdentityPins()
-    trust = trust or TrustSource.production(offline=True)
-    if isinstance(envelope, Envelope):
+    pins = pins or Pins()
+    trust = trust or Trust.production(offline=offline)
+    if offline:
+        trust = trust.with_offline()
+    if isinstance(envelope, SignedEnvelope):
         env, source = envelope, source or "<envelope>"
     else:
         env, source = load_envelope(envelope), source or str(envelope)
     if namespace_owner(env.server) is None and pins.cert_identity is None:
-        raise UsageError(
-            f"server {env.server!r} is outside io.github.*, so there is no namespace to tie "
-            "the certificate to: pass --cert-identity (as cosign's keyless verify requires)"
-        )
-    if previous is None or isinstance(previous, Envelope):
+        raise IdentityPinRequired(env.server)
+    if previous is None or isinstance(previous, SignedEnvelope):
         prev_env = previous
         previous_source = previous_source or "previous envelope"
     else:
         prev_env = load_envelope(previous)
         previous_source = previous_source or str(previous)
-    tool_list: Sequence[Tool] | None
-    if tools is None or (isinstance(tools, Sequence) and not isinstance(tools, str)):
-        tool_list = tools
-        tools_source = tools_source or "the catalog"
-    else:
+    tool_list: list[Tool] | None
+    if tools is None:
+        tool_list = None
+    elif isinstance(tools, str | Path):
         from histor_sign.catalog import load_catalog
 
-        tool_list = load_catalog(str(tools)).tools
+        tool_list = list(load_catalog(str(tools)).tools)
         tools_source = tools_source or str(tools)
-    trusted_root = trust.trusted_root()
+    else:
+        from histor_sign.catalog import as_tools
 
+        tool_list = as_tools(tools)
+    tools_source = tools_source or "the catalog"
+    trusted_root = trust.trusted_root()
     well_formed = AxisResult("well-formed", PASS, "strict JSON; all members present and typed")
     signature, facts = _signature_axis(env, trusted_root)
     identity, log = _identity_axis(env, facts, pins), _log_axis(env, facts)
@@ -477,7 +526,7 @@ def verify_envelope(
         signature,
         identity,
         log,
-        _chain_axis(env, prev_env, previous_source, trusted_root, pins.cert_oidc_issuer),
+        _chain_axis(env, prev_env, previous_source, trusted_root, pins.issuer),
         _tools_axis(env, tool_list, tools_source),
     )
     return VerificationReport(source=source, envelope=env, trust=trust.describe(), axes=axes)
@@ -486,12 +535,13 @@ def verify_envelope(
 __all__ = [
     "AXES",
     "AxisResult",
-    "IdentityPins",
+    "AxisStatus",
+    "Pins",
     "VerificationReport",
     "identity_problems",
     "log_entry_of",
     "namespace_owner",
+    "verify",
     "verify_artifact_bundle",
-    "verify_envelope",
 ]
 

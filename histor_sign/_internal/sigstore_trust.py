@@ -12,7 +12,7 @@ sigstore is imported lazily so the CLI starts fast.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +22,9 @@ from histor_sign.errors import InputError, OperationalError, UsageError
 
 if TYPE_CHECKING:
     from sigstore.models import ClientTrustConfig, TrustedRoot
+
+#: The OIDC issuer of GitHub Actions workflow identities.
+GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
 
 PRODUCTION = "production"
 STAGING = "staging"
@@ -48,60 +51,46 @@ def _ca_certificates(root: Any) -> set[str]:
 
 
 @dataclass(frozen=True)
-class TrustSource:
-    """A choice of Sigstore instance. Build with :meth:`select` (CLI flags) or the
-    ``production()`` / ``staging()`` / ``from_trusted_root()`` / ``from_trust_config()``
-    constructors."""
+class Trust:
+    """Which Sigstore instance to sign with and verify against.
+
+    Build it with :meth:`production` (the public-good instance, the default),
+    :meth:`staging`, :meth:`from_trusted_root` (verify only) or :meth:`from_trust_config`
+    (a private or local instance). ``offline`` production/staging use the trusted roots
+    vendored in the package instead of a TUF refresh, so verification needs no network.
+    """
 
     kind: str = PRODUCTION
     path: Path | None = None
     offline: bool = False
 
     @classmethod
-    def production(cls, *, offline: bool = False) -> TrustSource:
+    def production(cls, *, offline: bool = False) -> Trust:
+        """The public-good Sigstore instance (root refreshed via TUF unless ``offline``)."""
         return cls(PRODUCTION, None, offline)
 
     @classmethod
-    def staging(cls, *, offline: bool = False) -> TrustSource:
+    def staging(cls, *, offline: bool = False) -> Trust:
+        """Sigstore's staging instance: for testing, never for releases."""
         return cls(STAGING, None, offline)
 
     @classmethod
-    def from_trusted_root(cls, path: str | Path) -> TrustSource:
+    def from_trusted_root(cls, path: str | Path) -> Trust:
+        """A Sigstore TrustedRoot file: enough to verify, not to sign."""
         return cls(TRUSTED_ROOT, Path(path), True)
 
     @classmethod
-    def from_trust_config(cls, path: str | Path) -> TrustSource:
+    def from_trust_config(cls, path: str | Path) -> Trust:
+        """A Sigstore ClientTrustConfig file (trusted root plus signing services)."""
         return cls(TRUST_CONFIG, Path(path), True)
 
-    @classmethod
-    def select(
-        cls,
-        *,
-        staging: bool = False,
-        trusted_root: str | Path | None = None,
-        trust_config: str | Path | None = None,
-        offline: bool = False,
-    ) -> TrustSource:
-        """The source named by CLI flags; at most one of them may be given."""
-        chosen = [
-            flag
-            for flag, given in (
-                ("--staging", staging),
-                ("--trusted-root", trusted_root is not None),
-                ("--trust-config", trust_config is not None),
-            )
-            if given
-        ]
-        if len(chosen) > 1:
-            raise UsageError(f"{' and '.join(chosen)} cannot be used together")
-        if trusted_root is not None:
-            return cls.from_trusted_root(trusted_root)
-        if trust_config is not None:
-            return cls.from_trust_config(trust_config)
-        return cls.staging(offline=offline) if staging else cls.production(offline=offline)
+    def with_offline(self) -> Trust:
+        """The same instance, verified with the vendored root (no network)."""
+        return self if self.offline else replace(self, offline=True)
 
     # ------------------------------------------------------------------ description
     def describe(self) -> str:
+        """One line naming the instance, as reports print it."""
         if self.path is not None:
             suffix = " (dev-sigstore, UNTRUSTED)" if self.is_dev_instance() else ""
             return f"{self.kind} {self.path}{suffix}"
@@ -170,8 +159,8 @@ class TrustSource:
             return self._tuf_config()
         if self.kind == TRUSTED_ROOT:
             raise UsageError(
-                "--trusted-root has no signing services; sign with --trust-config FILE "
-                "(a Sigstore ClientTrustConfig), --staging, or production"
+                "a trusted root has no signing services; sign with a Sigstore "
+                "ClientTrustConfig, staging, or production"
             )
         assert self.path is not None
         document = self._root_document()
@@ -192,7 +181,7 @@ class TrustSource:
                 return ClientTrustConfig.staging(offline=self.offline)
             return ClientTrustConfig.production(offline=self.offline)
         except Exception as exc:
-            hint = "" if self.offline else "; use --offline to verify with the vendored root"
+            hint = "" if self.offline else "; verify offline to use the vendored root"
             raise OperationalError(
                 f"cannot load the Sigstore {self.kind} trust root via TUF "
                 f"({_first_line(exc)}){hint}"

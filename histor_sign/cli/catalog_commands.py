@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from histor_sign.canonical import canonical_bytes, read_json_file
+from histor_sign.canonical import read_json_file
 from histor_sign.cli.app import OutputFormat, app, emit
 from histor_sign.cli.target_options import (
     BEARER_OPTION,
@@ -24,7 +24,7 @@ from histor_sign.cli.target_options import (
     target_from_flags,
     tools_from_file_or_target,
 )
-from histor_sign.revision import build_statement, digests, statement_from
+from histor_sign.revision import Statement, build_statement, digests
 
 TOOLS_ARG = typer.Argument(
     None,
@@ -93,7 +93,7 @@ def build(
     protocol: ProtocolChoice = PROTOCOL_OPTION,
 ) -> None:
     """Build a revision statement (canonical RFC 8785 bytes) chained to --previous."""
-    prev = statement_from(read_json_file(previous), previous) if previous else None
+    prev = Statement.from_json(read_json_file(previous), previous) if previous else None
     options = fetch_options_from_flags(
         timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,
         max_tools=max_tools, max_bytes=max_bytes, protocol=protocol,
@@ -108,4 +108,4 @@ def build(
         previous=prev,
     )
     # emit() writes these exact bytes to --output (no newline added to a file).
-    emit(canonical_bytes(statement).decode("utf-8"), output)
+    emit(statement.to_bytes().decode("utf-8"), output)

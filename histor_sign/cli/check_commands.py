@@ -1,4 +1,4 @@
-"""``check``: compare the tools a server serves now with a signed revision (SPEC §4)."""
+"""``check``: compare the tools a server serves now with a signed revision."""
 
 
 import json
@@ -6,10 +6,10 @@ from pathlib import Path
 
 import typer
 
+from histor_sign._internal.sigstore_trust import GITHUB_ACTIONS_ISSUER
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import OutputFormat, app, emit
 from histor_sign.cli.signing_commands import (
-    GITHUB_ACTIONS_ISSUER,
     CertIdentityOpt,
     CertIssuerOpt,
     OfflineOpt,
@@ -104,11 +104,11 @@ def check(
     served = t.tools_from_file_or_target(
         tools, target, options, what="the served tools (TOOLS_FILE)"
     )
-    result = compare(served, signed_statement, signed_catalog, source=envelope)
+    result = compare(signed_statement, served, signed_catalog, source=envelope)
     if format is OutputFormat.json:
         emit(json.dumps(result.to_json(), indent=2, ensure_ascii=False), output)
     else:
-        emit(result.to_text(), output)
+        emit(result.to_text(fields_hint="pass --signed-tools to name them"), output)
     if not result.matches:
         raise typer.Exit(1)
 

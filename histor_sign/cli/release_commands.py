@@ -3,16 +3,21 @@
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import PROG, app, warn
+from histor_sign.errors import UsageError
 from histor_sign.report._findings import FailOn
 
 if TYPE_CHECKING:
+    from histor_sign.catalog import Catalog
+    from histor_sign.guard import Policy
+    from histor_sign.mcp import FetchOptions, Snapshot, Target
     from histor_sign.release import ReleaseOutcome
 
 
@@ -39,9 +44,9 @@ def print_outcome(outcome: "ReleaseOutcome") -> None:
         return
     stmt = outcome.envelope.statement
     sys.stdout.write(
-        f"signed {stmt['server']} {stmt['serverVersion']} revision {stmt['revision']} "
-        f"({len(stmt['toolDigests'])} tools)\n"
-        f"  manifest  {stmt['manifestDigest']}\n"
+        f"signed {stmt.server} {stmt.server_version} revision {stmt.revision} "
+        f"({len(stmt.tool_digests)} tools)\n"
+        f"  manifest  {stmt.manifest_digest}\n"
         f"  signer    {outcome.envelope.identity}\n"
         f"  rekor     log index {outcome.envelope.transparency_log.log_index}\n"
     )
@@ -121,22 +126,18 @@ def release(
     tools.snapshot.json into --out-dir; a failed gate writes only scan.sarif and
     summary.md and exits 1. Appends to $GITHUB_STEP_SUMMARY / $GITHUB_OUTPUT when set.
     """
-    from histor_sign._internal.sigstore_trust import TrustSource
-    from histor_sign.release import ReleaseRequest, run_release
+    from histor_sign.cli.signing_commands import trust_from_flags
+    from histor_sign.errors import GateFailed
+    from histor_sign.release import ReleaseOutcome, ReleaseRequest
+    from histor_sign.release import release as run_release
     from histor_sign.report._findings import parse_threshold
     from histor_sign.scan import ScanOptions
 
     target = t.target_from_flags(stdio, url, header, bearer_token_env, required=tools is None)
     if target is not None and tools is not None:
-        from histor_sign.errors import UsageError
-
         raise UsageError("give --tools FILE or a live server (--stdio/--url), not both")
-    guard_policy = None
-    if policy is not None:
-        from histor_sign.guard._policy import Policy
-
-        guard_policy = Policy.load(policy)
-    trust = TrustSource.select(staging=staging, trust_config=trust_config)
+    guard_policy = _load_policy(policy)
+    trust = trust_from_flags(staging=staging, trust_config=trust_config)
     request = ReleaseRequest(
         server=server,
         server_version=server_version,
@@ -150,34 +151,65 @@ def release(
         trust=trust,
         identity_token=identity_token,
     )
-    snapshot_doc: dict[str, Any] | None
-    if target is not None:
-        options = t.fetch_options_from_flags(
-            timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,
-            max_tools=max_tools, max_bytes=max_bytes, protocol=protocol,
-        )
-        snapshot = t.fetch_snapshot(target, options)
-        catalog, snapshot_doc = snapshot.to_catalog(target.label()), snapshot.to_json()
-    else:
-        from histor_sign.canonical import read_json_file
-        from histor_sign.catalog import parse_catalog
-
-        assert tools is not None
-        document = read_json_file(tools)
-        catalog = parse_catalog(document, tools, max_tools=max_tools)
-        # A fetch snapshot keeps its capture context as evidence; other catalogs are wrapped.
-        snapshot_doc = document if catalog.shape == "snapshot" else None
+    options = t.fetch_options_from_flags(
+        timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,
+        max_tools=max_tools, max_bytes=max_bytes, protocol=protocol,
+    )
+    served = _served_tools(tools, target, options, max_tools)
     warn(trust.warning())
-    outcome = run_release(catalog, request, snapshot_doc)
+    try:
+        outcome = _flag_names(lambda: run_release(served, request))
+    except GateFailed as exc:
+        assert isinstance(exc.outcome, ReleaseOutcome)
+        _report(exc.outcome)
+        sys.stderr.write(
+            f"{PROG}: error: release gate failed: findings at --fail-on {fail_on.value}; "
+            f"nothing was signed (see {exc.outcome.files['sarif']})\n"
+        )
+        raise typer.Exit(1) from None
+    _report(outcome)
+
+
+def _load_policy(path: Path | None) -> "Policy | None":
+    if path is None:
+        return None
+    from histor_sign.guard import Policy
+
+    return Policy.load(path)
+
+
+def _served_tools(
+    path: str | None, target: "Target | None", options: "FetchOptions", max_tools: int
+) -> "Snapshot | Catalog":
+    """A live fetch (every page, with its capture context) or the catalog file."""
+    if target is not None:
+        return t.fetch_snapshot(target, options)
+    from histor_sign.catalog import load_catalog
+
+    assert path is not None
+    return load_catalog(path, max_tools=max_tools)
+
+
+def _flag_names(run: "Callable[[], ReleaseOutcome]") -> "ReleaseOutcome":
+    """Name the flag when the library refuses a parameter."""
+    from histor_sign.errors import InputError
+    from histor_sign.release import IdentityNotSigner
+
+    try:
+        return run()
+    except IdentityNotSigner as exc:
+        raise InputError(
+            f"--identity {exc.claimed!r} is not the identity in the OIDC token "
+            f"({exc.signer!r}); a revision can only claim the workflow that signs it "
+            "(omit --identity to use it)"
+        ) from None
+
+
+def _report(outcome: "ReleaseOutcome") -> None:
+    """Stdout summary, then the GitHub Actions step summary and outputs (when set)."""
     print_outcome(outcome)
     _append("GITHUB_STEP_SUMMARY", outcome.summary_markdown)
     _append("GITHUB_OUTPUT", _github_output_lines(outcome.github_outputs()))
-    if not outcome.gate_passed:
-        sys.stderr.write(
-            f"{PROG}: error: release gate failed: findings at --fail-on {fail_on.value}; "
-            f"nothing was signed (see {outcome.files['sarif']})\n"
-        )
-        raise typer.Exit(1)
 
 
 @app.command()

@@ -8,17 +8,22 @@ Heavy modules (sigstore, cryptography) are imported inside the commands so that
 import json
 import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from histor_sign._internal.sigstore_trust import GITHUB_ACTIONS_ISSUER, Trust
 from histor_sign.canonical import JsonValue
 from histor_sign.cli.app import PROG, OutputFormat, app, emit, warn
 from histor_sign.errors import UsageError
 
-GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
+if TYPE_CHECKING:
+    from histor_sign.verify import Pins
+
 
 
 # Identity pins and trust flags, shared by ``verify``, ``check --verify`` and ``guard --verify``.
@@ -73,6 +78,65 @@ def require_verify_for_pins(verify: bool, *flags: object) -> None:
         raise UsageError("identity and trust flags need --verify")
 
 
+def trust_from_flags(
+    *,
+    staging: bool = False,
+    trusted_root: str | Path | None = None,
+    trust_config: str | Path | None = None,
+    offline: bool = False,
+) -> Trust:
+    """The :class:`Trust` named by ``--staging`` / ``--trusted-root`` / ``--trust-config``
+    (at most one of them) and ``--offline``; production by default."""
+    chosen = [
+        flag
+        for flag, given in (
+            ("--staging", staging),
+            ("--trusted-root", trusted_root is not None),
+            ("--trust-config", trust_config is not None),
+        )
+        if given
+    ]
+    if len(chosen) > 1:
+        raise UsageError(f"{' and '.join(chosen)} cannot be used together")
+    if trusted_root is not None:
+        return Trust.from_trusted_root(trusted_root)
+    if trust_config is not None:
+        return Trust.from_trust_config(trust_config)
+    return Trust.staging(offline=offline) if staging else Trust.production(offline=offline)
+
+
+def pins_from_flags(
+    *,
+    cert_identity: str | None,
+    cert_oidc_issuer: str,
+    repository: str | None,
+    ref: str | None,
+    owner_id: str | None,
+    repository_id: str | None,
+) -> "Pins":
+    """The :class:`~histor_sign.verify.Pins` named by the identity flags of ``verify``."""
+    from histor_sign.verify import Pins
+
+    return Pins(
+        cert_identity=cert_identity, issuer=cert_oidc_issuer, repository=repository,
+        ref=ref, owner_id=owner_id, repository_id=repository_id,
+    )
+
+
+@contextmanager
+def flag_names() -> Iterator[None]:
+    """Name the CLI flag where a library error names the parameter to set."""
+    from histor_sign.verify import IdentityPinRequired
+
+    try:
+        yield
+    except IdentityPinRequired as exc:
+        raise UsageError(
+            f"server {exc.server!r} is outside io.github.*, so there is no namespace to tie "
+            "the certificate to: pass --cert-identity (as cosign's keyless verify requires)"
+        ) from None
+
+
 def verify_signed_envelope(
     document: JsonValue,
     source: str,
@@ -96,20 +160,20 @@ def verify_signed_envelope(
     :class:`~histor_sign.errors.VerificationFailed` (exit 1, the failed axis named) before
     the caller prints anything; a malformed envelope, bad trust files or pins are exit 2.
     """
-    from histor_sign._internal.sigstore_trust import TrustSource
     from histor_sign.envelope import parse_envelope
-    from histor_sign.verify import IdentityPins, verify_envelope
+    from histor_sign.verify import verify
 
     envelope = parse_envelope(document, source)
-    trust = TrustSource.select(
+    trust = trust_from_flags(
         staging=staging, trusted_root=trusted_root, trust_config=trust_config, offline=offline
     )
     warn(trust.warning())
-    pins = IdentityPins(
+    pins = pins_from_flags(
         cert_identity=cert_identity, cert_oidc_issuer=cert_oidc_issuer, repository=repository,
         ref=ref, owner_id=owner_id, repository_id=repository_id,
     )
-    verify_envelope(envelope, pins=pins, trust=trust, source=source).raise_for_failure()
+    with flag_names():
+        verify(envelope, pins=pins, trust=trust, source=source).raise_for_failure()
 
 
 @app.command()
@@ -153,14 +217,13 @@ def sign(
 ) -> None:
     """Sign a revision statement keyless with Sigstore, verify the fresh bundle, and write
     the envelope, statement bytes and bundle atomically."""
-    from histor_sign._internal.sigstore_trust import TrustSource
     from histor_sign.canonical import read_json_file
     from histor_sign.envelope import companion_paths
-    from histor_sign.revision import statement_from
+    from histor_sign.revision import Statement
     from histor_sign.signing import sign_statement
 
-    trust = TrustSource.select(staging=staging, trust_config=trust_config)
-    stmt = statement_from(read_json_file(statement), statement)
+    trust = trust_from_flags(staging=staging, trust_config=trust_config)
+    stmt = Statement.from_json(read_json_file(statement), statement)
     warn(trust.warning())
     signed = sign_statement(stmt, trust=trust, identity_token=identity_token)
     signed.write(output)
@@ -210,12 +273,11 @@ def verify(
 ) -> None:
     """Verify a signed envelope: well-formed, signature/chain/SCT/inclusion, identity,
     transparency-log copy, revision chain and tool digests — each reported separately."""
-    from histor_sign._internal.sigstore_trust import TrustSource
     from histor_sign.catalog import load_catalog
     from histor_sign.envelope import load_envelope
-    from histor_sign.verify import IdentityPins, verify_envelope
+    from histor_sign.verify import verify as verify_envelope
 
-    trust = TrustSource.select(
+    trust = trust_from_flags(
         staging=staging, trusted_root=trusted_root, trust_config=trust_config, offline=offline
     )
     # Bad input first (exit 2, one line), then the trust warning, then the checks.
@@ -223,18 +285,15 @@ def verify(
     prev = load_envelope(previous) if previous is not None else None
     catalog = load_catalog(tools).tools if tools is not None else None
     warn(trust.warning())
-    pins = IdentityPins(
-        cert_identity=cert_identity,
-        cert_oidc_issuer=cert_oidc_issuer,
-        repository=repository,
-        ref=ref,
-        owner_id=owner_id,
-        repository_id=repository_id,
+    pins = pins_from_flags(
+        cert_identity=cert_identity, cert_oidc_issuer=cert_oidc_issuer, repository=repository,
+        ref=ref, owner_id=owner_id, repository_id=repository_id,
     )
-    report = verify_envelope(
-        signed, pins=pins, trust=trust, previous=prev, tools=catalog, source=envelope,
-        previous_source=previous, tools_source=tools,
-    )
+    with flag_names():
+        report = verify_envelope(
+            signed, pins=pins, trust=trust, previous=prev, tools=catalog, source=envelope,
+            previous_source=previous, tools_source=tools,
+        )
     if format is OutputFormat.json:
         emit(json.dumps(report.to_json(), indent=2, ensure_ascii=False), None)
     else:

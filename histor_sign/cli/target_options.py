@@ -163,10 +163,10 @@ def _progress_line(options: FetchOptions) -> Iterator[None]:
 
 def fetch_snapshot(target: Target, options: FetchOptions) -> "Snapshot":
     """Fetch, keeping the terminal progress line tidy on success and on error."""
-    from histor_sign.mcp._client import fetch_tools
+    from histor_sign.mcp._client import fetch
 
     with _progress_line(options):
-        return fetch_tools(target, options)
+        return fetch(target, options)
 
 
 def tools_from_file_or_target(
@@ -180,12 +180,12 @@ def tools_from_file_or_target(
     if target is not None:
         if path is not None:
             raise UsageError(f"give {what} or --stdio/--url, not both")
-        return fetch_catalog(target, options).tools
+        return list(fetch_catalog(target, options).tools)
     if path is None:
         raise UsageError(f"give {what}, or fetch live with --stdio or --url")
     from histor_sign.catalog import load_catalog
 
-    return load_catalog(path).tools
+    return list(load_catalog(path).tools)
 
 
 def fetch_catalog(target: Target, options: FetchOptions) -> Catalog:

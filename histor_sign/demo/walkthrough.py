@@ -11,10 +11,9 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from histor_sign.errors import OperationalError
-from histor_sign.release import OUTPUT_NAMES, ReleaseOutcome, ReleaseRequest, run_release
+from histor_sign.errors import GateFailed, OperationalError
+from histor_sign.release import OUTPUT_NAMES, ReleaseOutcome, ReleaseRequest, release
 
 SERVER = "io.github.example/notes-server"
 IDENTITY = "https://github.com/example/notes-server/.github/workflows/sign.yml@refs/heads/main"
@@ -22,8 +21,10 @@ DRIFTED_TOOL = "search_notes"
 DRIFTED_DESCRIPTION = "Search every note, including private notebooks, and return full texts."
 
 
-@dataclass
+@dataclass(frozen=True)
 class DemoResult:
+    """The demo's releases and the reports it printed."""
+
     output: Path
     releases: list[ReleaseOutcome]
     verification: str
@@ -39,68 +40,65 @@ def example_server_command(*extra: str) -> list[str]:
 def run_demo(output: Path, say: Callable[[str], None] = lambda _msg: None) -> DemoResult:
     """Release revision 1, drift one description, release revision 2, verify, check."""
     from histor_sign._internal.sigstore_dev.instance import LocalSigstore
-    from histor_sign._internal.sigstore_trust import TrustSource
+    from histor_sign._internal.sigstore_trust import Trust
     from histor_sign.drift import compare
-    from histor_sign.mcp import FetchOptions, Target, fetch_tools
-    from histor_sign.verify import IdentityPins, verify_envelope
+    from histor_sign.mcp import FetchOptions, Snapshot, Target, fetch
+    from histor_sign.verify import Pins, verify
 
     try:
         output.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # e.g. a path under a regular file
         raise OperationalError(f"cannot create {output}: {exc.strerror}") from None
     releases: list[ReleaseOutcome] = []
-    snapshots = []
-    statements: list[dict[str, Any]] = []  # the signed statements, revision 1 first
+    snapshots: list[Snapshot] = []
     with LocalSigstore(directory=output / "dev-sigstore") as sigstore:
         say(f"started a local Sigstore instance at {sigstore.url} (UNTRUSTED, demo only)")
-        trust = TrustSource.from_trust_config(sigstore.trust_config_path)
+        trust = Trust.from_trust_config(sigstore.trust_config_path)
         token = sigstore.mint_token(IDENTITY)
         for revision, (version, extra) in enumerate(
             [("1.0.0", ()), ("1.1.0", ("--description", f"{DRIFTED_TOOL}={DRIFTED_DESCRIPTION}"))],
             start=1,
         ):
             target = Target.stdio(example_server_command(*extra))
-            snapshot = fetch_tools(target, FetchOptions())
+            snapshot = fetch(target, FetchOptions())
             snapshots.append(snapshot)
             say(
                 f"fetched {len(snapshot.tools)} tools in {snapshot.capture.get('pages')} pages "
                 f"({snapshot.capture.get('era')} era) from the example server"
             )
             previous = releases[-1].files["envelope"] if releases else None
-            outcome = run_release(
-                snapshot.to_catalog(target.label()),
-                ReleaseRequest(
-                    server=SERVER,
-                    server_version=version,
-                    out_dir=output / f"revision-{revision}",
-                    previous=previous,
-                    trust=trust,
-                    identity_token=token,
-                ),
-                snapshot.to_json(),
+            request = ReleaseRequest(
+                server=SERVER,
+                server_version=version,
+                out_dir=output / f"revision-{revision}",
+                previous=previous,
+                trust=trust,
+                identity_token=token,
             )
+            try:
+                outcome = release(snapshot, request)
+            except GateFailed as exc:  # the bundled server is built to pass the gate
+                raise OperationalError(f"the example server failed the scan gate: {exc}") \
+                    from None
+            assert outcome.envelope is not None
             releases.append(outcome)
-            if outcome.envelope is None:  # the bundled server is built to pass the gate
-                raise OperationalError(
-                    f"the example server failed the scan gate; see {outcome.files['sarif']}"
-                )
-            statements.append(outcome.envelope.statement)
             say(
                 f"signed revision {revision}: manifest "
-                f"{outcome.envelope.statement['manifestDigest']}, Rekor log index "
+                f"{outcome.envelope.statement.manifest_digest}, Rekor log index "
                 f"{outcome.envelope.transparency_log.log_index}"
             )
     say("stopped the local Sigstore instance; verifying offline")
     first, second = releases
-    report = verify_envelope(
+    report = verify(
         second.files["envelope"],
-        pins=IdentityPins(cert_identity=IDENTITY),
-        trust=TrustSource.from_trust_config(sigstore.trust_config_path),
+        pins=Pins(cert_identity=IDENTITY),
+        trust=Trust.from_trust_config(sigstore.trust_config_path),
         previous=first.files["envelope"],
         tools=second.files["tools"],
     )
     report.raise_for_failure()
-    drift = compare(snapshots[1].to_catalog("served now"), statements[0],
+    assert first.envelope is not None
+    drift = compare(first.envelope, snapshots[1].to_catalog("served now"),
                     signed_tools=snapshots[0].to_catalog("revision-1 snapshot"))
     return DemoResult(
         output=output,

@@ -1,4 +1,4 @@
-"""The pre-dispatch argument guard (SPEC §6, seed 003).
+"""The pre-dispatch argument guard.
 
 ``Guard`` is built once from the contract (a catalog, or a catalog bound to a signed
 envelope) and decides calls: :meth:`Guard.check` returns a :class:`Decision` with every
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from histor_sign._internal.calls import (
     CallProblem,
@@ -22,8 +22,8 @@ from histor_sign._internal.calls import (
     shown_name,
     shown_pointer,
 )
-from histor_sign.canonical import JsonValue, canonical_bytes, sha256_digest
-from histor_sign.catalog import Catalog, Tool, parse_catalog, reject_duplicates, tools_from_dicts
+from histor_sign.canonical import JsonValue
+from histor_sign.catalog import Tool, ToolsLike, as_tools, reject_duplicates
 from histor_sign.errors import InputError
 from histor_sign.guard._policy import Policy
 from histor_sign.guard._schema import (
@@ -34,6 +34,9 @@ from histor_sign.guard._schema import (
     json_type,
     schema_reasons,
 )
+
+if TYPE_CHECKING:
+    from histor_sign.revision import StatementLike
 
 NOT_SIGNED = "not-signed"
 
@@ -62,7 +65,7 @@ def is_destructive(tool: Tool) -> bool:
     """Explicit hints only: ``readOnlyHint: false`` *and* ``destructiveHint: true``.
 
     Annotations are untrusted metadata and an omitted hint is not replaced by the spec's
-    default (SPEC §5); a policy can still force ``require_dry_run`` for any tool.
+    default; a policy can still force ``require_dry_run`` for any tool.
     """
     hints = tool.annotations
     return hints.get("readOnlyHint") is False and hints.get("destructiveHint") is True
@@ -168,47 +171,49 @@ class Guard:
     @classmethod
     def from_catalog(
         cls,
-        catalog: Catalog | Iterable[Any] | Mapping[str, Any],
+        catalog: ToolsLike,
         policy: Policy | Mapping[str, Any] | None = None,
         *,
         engine: str = "jsonschema-rs",
     ) -> Guard:
-        """A guard for every tool of ``catalog`` (a Catalog, Tools, tool dicts, or a
-        parsed catalog document); ``policy`` is a :class:`Policy` or a policy dict."""
-        return cls(_as_tools(catalog), _as_policy(policy), engine)
+        """A guard for every tool of ``catalog`` (anything
+        :func:`~histor_sign.catalog.as_tools` accepts: a Catalog, a Snapshot, Tools, tool
+        dicts, or a parsed catalog document); ``policy`` is a :class:`Policy` or a dict."""
+        return cls(as_tools(catalog), _as_policy(policy), engine)
 
     @classmethod
     def from_envelope(
         cls,
-        envelope: Mapping[str, Any],
-        tools: Catalog | Iterable[Any] | Mapping[str, Any],
+        envelope: StatementLike | JsonValue,
+        tools: ToolsLike,
         policy: Policy | Mapping[str, Any] | None = None,
         *,
         engine: str = "jsonschema-rs",
     ) -> Guard:
         """A guard whose contract is the signed revision: a tool whose digest differs
-        from the envelope's ``toolDigests`` (or that was not signed) is always denied.
+        from the signed tool digests (or that was not signed) is always denied.
 
-        This checks digests only, by design: verification needs trust material and
-        identity pins, so it is a separate step. Verify the envelope first with
-        :func:`histor_sign.verify.verify_envelope` (``report.raise_for_failure()``), or use
-        ``histor-sign guard --verify``, which does both.
+        ``envelope`` is a :class:`~histor_sign.envelope.SignedEnvelope` (e.g. a verification
+        report's ``envelope``), a :class:`~histor_sign.revision.Statement`, or either's JSON
+        document; ``tools`` the catalog holding the schemas. This checks digests only, by
+        design: verification needs trust material and identity pins, so it is a separate
+        step — :func:`histor_sign.verify` first, then ``report.raise_for_failure()``.
         """
-        from histor_sign.revision import statement_from
+        from histor_sign.revision import statement_of, tool_digest
 
-        statement = statement_from(envelope, "envelope")
-        signed: Mapping[str, str] = statement["toolDigests"]
-        guard = cls(_as_tools(tools), _as_policy(policy), engine)
+        statement = statement_of(envelope, "envelope")
+        signed = statement.tool_digests
+        guard = cls(as_tools(tools), _as_policy(policy), engine)
         for name, contract in guard._contracts.items():
             if contract.tool.provider != "mcp":
                 raise InputError(
                     f"{contract.tool.location}: only MCP tool definitions can be bound to a "
                     "signed revision"
                 )
-            current = sha256_digest(canonical_bytes(contract.tool.projected()))
+            current = tool_digest(contract.tool)
             if name not in signed:
                 contract.unsigned = f"tool {name!r} is not the signed definition: the signed " \
-                    f"revision {statement['revision']} of {statement['server']} has no such tool"
+                    f"revision {statement.revision} of {statement.server} has no such tool"
             elif signed[name] != current:
                 contract.unsigned = f"tool {name!r} is not the signed definition: its digest " \
                     f"{current[:19]}… differs from the signed {signed[name][:19]}…"
@@ -338,17 +343,6 @@ def _effect_reasons(
             where,
         )
     ]
-
-
-def _as_tools(catalog: Catalog | Iterable[Any] | Mapping[str, Any]) -> list[Tool]:
-    if isinstance(catalog, Catalog):
-        return catalog.tools
-    if isinstance(catalog, Mapping):
-        return parse_catalog(catalog, "<catalog>").tools
-    items = list(catalog)
-    if all(isinstance(t, Tool) for t in items):
-        return items
-    return tools_from_dicts(items)
 
 
 def _as_policy(policy: Policy | Mapping[str, Any] | None) -> Policy:

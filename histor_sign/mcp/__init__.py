@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING, Any
 from histor_sign.mcp._target import FetchOptions, Target
 
 if TYPE_CHECKING:
-    from histor_sign.mcp._client import fetch_tools, fetch_tools_async
+    from histor_sign.mcp._client import fetch, fetch_async
     from histor_sign.mcp._snapshot import Snapshot
 
-__all__ = ["FetchOptions", "Snapshot", "Target", "fetch_tools", "fetch_tools_async"]
+__all__ = ["FetchOptions", "Snapshot", "Target", "fetch", "fetch_async"]
 
 
 def __getattr__(name: str) -> Any:
     # The client pulls in asyncio, ssl and httpx machinery; load it on first use so that
     # importing the flag definitions (and `histor-sign --help`) stays fast.
-    if name in ("fetch_tools", "fetch_tools_async"):
+    if name in ("fetch", "fetch_async"):
         from histor_sign.mcp import _client as client
 
         return getattr(client, name)

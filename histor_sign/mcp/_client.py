@@ -1,4 +1,4 @@
-"""``fetch_tools``: connect, negotiate, walk every page, shut down — always shut down.
+"""``fetch``: connect, negotiate, walk every page, shut down — always shut down.
 
 Any failure is one :class:`~histor_sign.errors.HistorError` (exit 2) whose message has
 every secret value scrubbed, and the server process / HTTP session is closed on every
@@ -24,13 +24,18 @@ from histor_sign.mcp._walk import Walk, walk_tools
 MAX_SESSION_RENEWALS = 1
 
 
-def fetch_tools(target: Target, options: FetchOptions | None = None) -> Snapshot:
-    """Fetch the complete tools/list of ``target`` (blocking; runs its own event loop)."""
-    return asyncio.run(fetch_tools_async(target, options or FetchOptions()))
+def fetch(target: Target, options: FetchOptions | None = None) -> Snapshot:
+    """Fetch the complete tools/list of ``target``, every page, as served.
+
+    Blocking (runs its own event loop). Any failure is one
+    :class:`~histor_sign.errors.HistorError` with secrets scrubbed; the server process or
+    HTTP session is closed on every path.
+    """
+    return asyncio.run(fetch_async(target, options or FetchOptions()))
 
 
-async def fetch_tools_async(target: Target, options: FetchOptions | None = None) -> Snapshot:
-    """Async form of :func:`fetch_tools`, for callers that already run an event loop."""
+async def fetch_async(target: Target, options: FetchOptions | None = None) -> Snapshot:
+    """Async form of :func:`fetch`, for callers that already run an event loop."""
     options = options or FetchOptions()
     try:
         return await _fetch(target, options)
@@ -89,7 +94,7 @@ async def _fetch(target: Target, options: FetchOptions) -> Snapshot:
         capture["sessionRenewals"] = renewals
     if walk.duplicates:
         capture["duplicates"] = walk.duplicates
-    snapshot = Snapshot(tools=walk.tools, capture=capture)
+    snapshot = Snapshot(tools=walk.tools, capture=capture, source=target.label())
     _refuse_echoed_secrets(snapshot, target.secrets())
     return snapshot
 

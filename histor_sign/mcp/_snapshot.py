@@ -9,16 +9,26 @@ capabilities and credentials.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from histor_sign.catalog import SNAPSHOT_TYPE, Catalog, parse_catalog
+from histor_sign.errors import InputError
 
 
 @dataclass(frozen=True)
 class Snapshot:
+    """What one fetch saw: the raw tool objects as served, and how they were captured.
+
+    ``tools`` are the served JSON objects, untouched (what is signed must be what was
+    served). A Snapshot is accepted wherever the library takes tools; ``source`` names
+    it in messages (the fetched target, never a secret).
+    """
+
     tools: list[dict[str, Any]]
     capture: dict[str, Any]
+    source: str = field(default="<fetch>", compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """The snapshot document (a plain JSON value)."""
@@ -29,6 +39,19 @@ class Snapshot:
         text = json.dumps(self.to_json(), indent=2, ensure_ascii=False)
         return (text + "\n").encode("utf-8")
 
-    def to_catalog(self, source: str = "<fetch>") -> Catalog:
+    def to_catalog(self, source: str | None = None) -> Catalog:
         """The snapshot as a catalog, for digests, scans and checks."""
-        return parse_catalog(self.to_json(), source)
+        return parse_catalog(self.to_json(), source or self.source)
+
+    @classmethod
+    def from_json(cls, value: Any, source: str = "snapshot") -> Snapshot:
+        """Read a snapshot document; raises :class:`InputError` if it is not one."""
+        if (
+            not isinstance(value, Mapping)
+            or value.get("type") != SNAPSHOT_TYPE
+            or not isinstance(value.get("tools"), list)
+            or not isinstance(value.get("capture"), dict)
+        ):
+            raise InputError(f"{source}: not a {SNAPSHOT_TYPE} document")
+        parse_catalog(dict(value), source)  # every tool importable
+        return cls(tools=list(value["tools"]), capture=dict(value["capture"]), source=source)

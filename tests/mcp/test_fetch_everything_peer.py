@@ -13,7 +13,7 @@ from cli_harness import assert_clean_error, run_cli
 from everything_peer import TOOL_NAMES, serve, stdio_command
 
 from histor_sign.errors import FetchError
-from histor_sign.mcp import FetchOptions, Target, fetch_tools
+from histor_sign.mcp import FetchOptions, Target, fetch
 from histor_sign.mcp._snapshot import Snapshot
 from histor_sign.revision import digests
 
@@ -39,9 +39,9 @@ def check_snapshot(snap: Snapshot, transport: str) -> None:
 
 def test_same_tools_and_digest_over_stdio_and_http_across_fetches() -> None:
     options = FetchOptions(timeout=20)
-    stdio = [fetch_tools(Target.stdio(stdio_command()), options) for _ in range(2)]
+    stdio = [fetch(Target.stdio(stdio_command()), options) for _ in range(2)]
     with serve("streamableHttp", "/mcp") as url:
-        http = [fetch_tools(Target.http(url), options) for _ in range(2)]
+        http = [fetch(Target.http(url), options) for _ in range(2)]
     for snap in stdio:
         check_snapshot(snap, "stdio")
     for snap in http:
@@ -71,7 +71,7 @@ def test_cli_fetch_over_http_then_digest_matches_stdio(tmp_path: Path) -> None:
 def test_deprecated_http_sse_mode_is_named_in_one_error(tmp_path: Path) -> None:
     with serve("sse", "/sse") as url:
         with pytest.raises(FetchError, match=r"only speaks the deprecated HTTP\+SSE transport"):
-            fetch_tools(Target.http(url), FetchOptions(timeout=10))
+            fetch(Target.http(url), FetchOptions(timeout=10))
         out = tmp_path / "snap.json"
         run = run_cli("fetch", "--url", url, "-o", str(out))
     assert_clean_error(run, 2)

@@ -13,7 +13,7 @@ from mcp_helpers import free_port
 from raw_http_server import Reply, Seen, json_reply, serve, sse_reply
 
 from histor_sign.errors import FetchError, HistorError, LimitExceeded
-from histor_sign.mcp import FetchOptions, Target, fetch_tools
+from histor_sign.mcp import FetchOptions, Target, fetch
 
 TOOLS_P1 = '[{"name":"alpha","inputSchema":{"type":"object"},"x-extra":[1,2]}]'
 TOOLS_P2 = '[{"name":"beta","inputSchema":{"type":"object"}}]'
@@ -76,7 +76,7 @@ def test_sse_framing_session_and_server_requests() -> None:
                          + b"\r\n\r\n")
 
     with serve(legacy(tools_list)) as (url, seen):
-        snap = fetch_tools(Target.http(url))
+        snap = fetch(Target.http(url))
     assert [t["name"] for t in snap.tools] == ["alpha", "beta"]
     assert snap.tools[0]["x-extra"] == [1, 2]
     assert snap.capture["era"] == "legacy" and snap.capture["serverInfo"]["name"] == "raw-http"
@@ -107,7 +107,7 @@ def test_modern_http_headers_and_meta() -> None:
         return json_reply(page(msg["id"], TOOLS_P1))
 
     with serve(behaviour) as (url, seen):
-        snap = fetch_tools(Target.http(url))
+        snap = fetch(Target.http(url))
     assert snap.capture["era"] == "modern" and snap.capture["serverInfo"] == {"name": "m",
                                                                               "version": "1"}
     assert [s.method for s in seen] == ["POST", "POST"]  # no DELETE in the modern era
@@ -122,7 +122,7 @@ def test_unsupported_version_400_falls_back_to_listed_legacy_version() -> None:
         return json_reply(page(req.body["id"], TOOLS_P2))
 
     with serve(legacy(tools_list, discover=discover)) as (url, seen):
-        snap = fetch_tools(Target.http(url))
+        snap = fetch(Target.http(url))
     assert snap.capture["protocolVersion"] == "2025-06-18"
     init = [s for s in seen if s.method == "POST" and s.body.get("method") == "initialize"]
     assert init[0].body["params"]["protocolVersion"] == "2025-06-18"
@@ -131,7 +131,7 @@ def test_unsupported_version_400_falls_back_to_listed_legacy_version() -> None:
 def fails(behaviour: Any, match: str, exc: type[HistorError] = FetchError,
           **options: Any) -> None:
     with serve(behaviour) as (url, _seen), pytest.raises(exc, match=match):
-        fetch_tools(Target.http(url), FetchOptions(**options))
+        fetch(Target.http(url), FetchOptions(**options))
 
 
 def test_404_405_redirect_and_other_statuses() -> None:
@@ -170,9 +170,9 @@ def test_hang_past_timeout() -> None:
 def test_connection_refused_and_tls_errors() -> None:
     port = free_port()
     with pytest.raises(FetchError, match=r"cannot connect to http://127.0.0.1:\d+/mcp"):
-        fetch_tools(Target.http(f"http://127.0.0.1:{port}/mcp"))
+        fetch(Target.http(f"http://127.0.0.1:{port}/mcp"))
     with serve(lambda r: Reply(404)) as (url, _), pytest.raises(FetchError, match=r"TLS|SSL"):
-        fetch_tools(Target.http(url.replace("http://", "https://")))
+        fetch(Target.http(url.replace("http://", "https://")))
 
 
 def test_401_shows_challenge_never_the_token(tmp_path: Path) -> None:

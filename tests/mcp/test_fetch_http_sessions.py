@@ -14,7 +14,7 @@ from mcp_helpers import raw_command
 from raw_http_server import Reply, Seen, json_reply, serve, sse_reply
 
 from histor_sign.errors import FetchError
-from histor_sign.mcp import FetchOptions, Target, fetch_tools
+from histor_sign.mcp import FetchOptions, Target, fetch
 
 TOOLS_P1 = '[{"name":"alpha","inputSchema":{"type":"object"}}]'
 TOOLS_P2 = '[{"name":"beta","inputSchema":{"type":"object"}}]'
@@ -70,7 +70,7 @@ class ExpiringServer:
 def test_expired_session_is_renewed_once_and_the_walk_restarts() -> None:
     server = ExpiringServer()
     with serve(server) as (url, seen):
-        snap = fetch_tools(Target.http(url))
+        snap = fetch(Target.http(url))
     assert [t["name"] for t in snap.tools] == ["alpha", "beta"]
     assert snap.capture["sessionRenewals"] == 1 and snap.capture["pageSizes"] == [1, 1]
     assert snap.capture["protocolVersion"] == "2025-06-18"
@@ -93,7 +93,7 @@ def test_a_second_expiry_is_one_clear_error(tmp_path: Path) -> None:
     server = ExpiringServer(expire_every=True)
     with serve(server) as (url, _seen):
         with pytest.raises(FetchError, match=r"ended the session .* expired the new session too"):
-            fetch_tools(Target.http(url))
+            fetch(Target.http(url))
         out = tmp_path / "snap.json"
         run = run_cli("fetch", "--url", url, "-o", str(out))
     assert_clean_error(run, 2)
@@ -104,7 +104,7 @@ def test_a_second_expiry_is_one_clear_error(tmp_path: Path) -> None:
 def test_404_without_a_session_is_not_a_renewal() -> None:
     with serve(lambda r: Reply(404, SESSION_GONE.encode(), {"Content-Type": "application/json"})
                ) as (url, seen), pytest.raises(FetchError, match=r"-32001"):
-        fetch_tools(Target.http(url), FetchOptions(protocol="legacy"))
+        fetch(Target.http(url), FetchOptions(protocol="legacy"))
     assert [s.body["method"] for s in seen if s.method == "POST"] == ["initialize"]
 
 
@@ -124,7 +124,7 @@ def deprecated_sse(post_status: int, *, greeting: bytes = b"event: endpoint\r\n"
 @pytest.mark.parametrize("protocol", ["auto", "modern", "legacy"])
 def test_deprecated_http_sse_transport_is_named(status: int, protocol: str) -> None:
     with serve(deprecated_sse(status)) as (url, seen), pytest.raises(FetchError) as info:
-        fetch_tools(Target.http(url), FetchOptions(protocol=protocol))  # type: ignore[arg-type]
+        fetch(Target.http(url), FetchOptions(protocol=protocol))  # type: ignore[arg-type]
     message = info.value.message
     assert message.startswith(f"{url} only speaks the deprecated HTTP+SSE transport (2024-11-05")
     assert "abc123" not in message
@@ -148,10 +148,10 @@ def test_not_deprecated_sse_keeps_the_original_error() -> None:
     # A GET stream whose first event is not `endpoint` is not the old transport.
     with serve(deprecated_sse(405, greeting=b'data: {"jsonrpc":"2.0","method":"x"}\n\n')) as (
         url, _seen), pytest.raises(FetchError, match=r"HTTP 405 Method Not Allowed"):
-        fetch_tools(Target.http(url))
+        fetch(Target.http(url))
     # 401 is an auth failure: no probing, no second request of any kind.
     with serve(lambda r: Reply(401)) as (url, seen), pytest.raises(FetchError, match="401"):
-        fetch_tools(Target.http(url))
+        fetch(Target.http(url))
     assert [s.method for s in seen] == ["POST"]
 
 
@@ -197,6 +197,6 @@ def test_capture_records_auth_context_never_values(tmp_path: Path, header: str,
 def test_stdio_capture_names_the_extra_environment_only(tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
     target = Target.stdio(raw_command("legacy", pidfile), env={"HS_API_KEY": "env-secret-9"})
-    snap = fetch_tools(target)
+    snap = fetch(target)
     assert snap.capture["target"]["env"] == ["HS_API_KEY"]
     assert b"env-secret-9" not in snap.to_bytes()

@@ -13,7 +13,7 @@ import pytest
 from cli_harness import run_cli
 from mcp_helpers import sdk_stdio_command, start_sdk_http, stop
 
-from histor_sign.mcp import FetchOptions, Target, fetch_tools
+from histor_sign.mcp import FetchOptions, Target, fetch
 from histor_sign.revision import digests
 
 pytestmark = pytest.mark.slow
@@ -61,7 +61,7 @@ def check(snapshot_tools: list[dict[str, Any]]) -> None:
 @pytest.mark.parametrize(("protocol", "era"), [("auto", "modern"), ("modern", "modern"),
                                                ("legacy", "legacy")])
 def test_stdio_sdk_peer(defs_file: Path, protocol: str, era: str) -> None:
-    snap = fetch_tools(Target.stdio(sdk_stdio_command(defs_file, PAGE)),
+    snap = fetch(Target.stdio(sdk_stdio_command(defs_file, PAGE)),
                        FetchOptions(protocol=protocol))  # type: ignore[arg-type]
     check(snap.tools)
     assert snap.capture["era"] == era
@@ -72,7 +72,7 @@ def test_stdio_sdk_peer(defs_file: Path, protocol: str, era: str) -> None:
 
 def test_stdio_sdk_peer_empty_string_cursor(defs_file: Path) -> None:
     """The SDK server hands out "" as the page-2 cursor: it must be followed."""
-    snap = fetch_tools(Target.stdio(sdk_stdio_command(defs_file, PAGE, "--empty-cursor-first")))
+    snap = fetch(Target.stdio(sdk_stdio_command(defs_file, PAGE, "--empty-cursor-first")))
     check(snap.tools)
 
 
@@ -92,7 +92,7 @@ def http_peer(request: pytest.FixtureRequest, defs_file: Path) -> Iterator[str]:
     ("auto", "modern", "2026-07-28"), ("legacy", "legacy", "2025-11-25"),
 ])
 def test_http_sdk_peer(http_peer: str, protocol: str, era: str, version: str) -> None:
-    snap = fetch_tools(Target.http(http_peer), FetchOptions(protocol=protocol))  # type: ignore[arg-type]
+    snap = fetch(Target.http(http_peer), FetchOptions(protocol=protocol))  # type: ignore[arg-type]
     check(snap.tools)
     assert (snap.capture["era"], snap.capture["protocolVersion"]) == (era, version)
     assert snap.capture["target"] == {"transport": "streamable-http", "url": http_peer}
