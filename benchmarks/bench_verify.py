@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from histor_sign._internal.sigstore_dev import LocalSigstore  # noqa: E402
-from histor_sign._internal.sigstore_trust import TrustSource  # noqa: E402
+from histor_sign._internal.sigstore_trust import Trust  # noqa: E402
 from histor_sign.canonical import read_json_file  # noqa: E402
 from histor_sign.revision import build_statement  # noqa: E402
 from histor_sign.signing import sign_statement  # noqa: E402
@@ -55,7 +55,7 @@ def main() -> None:
     stmt = build_statement(tools=tools, server="io.github.octo-org/docs", identity=WF,
                            server_version="1.0.0")
     with LocalSigstore(directory=work) as inst:
-        signed = sign_statement(stmt, trust=TrustSource.from_trust_config(inst.trust_config_path),
+        signed = sign_statement(stmt, trust=Trust.from_trust_config(inst.trust_config_path),
                                 identity_token=inst.mint_token(WF))
         signed.write(work / "release.envelope.json")
         config = inst.trust_config_path

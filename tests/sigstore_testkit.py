@@ -11,9 +11,8 @@ from typing import Any
 from cli_harness import Run, assert_clean_error, cli_env, run_cli  # noqa: F401  (re-exported)
 
 from histor_sign._internal.sigstore_dev import LocalSigstore
-from histor_sign._internal.sigstore_trust import TrustSource
-from histor_sign.canonical import canonical_bytes
-from histor_sign.revision import build_statement
+from histor_sign._internal.sigstore_trust import Trust
+from histor_sign.revision import Statement, build_statement
 from histor_sign.signing import sign_statement
 
 REPO = Path(__file__).resolve().parent.parent
@@ -63,14 +62,14 @@ def write_json(path: Path, value: Any) -> Path:
 
 
 def statement(server: str, identity: str, tools: list[dict[str, Any]], previous: Any = None,
-              version: str = "1.0.0") -> dict[str, Any]:
+              version: str = "1.0.0") -> Statement:
     return build_statement(
         tools=tools, server=server, identity=identity, server_version=version, previous=previous
     )
 
 
-def write_statement(path: Path, stmt: dict[str, Any]) -> Path:
-    path.write_bytes(canonical_bytes(stmt))
+def write_statement(path: Path, stmt: Statement) -> Path:
+    path.write_bytes(stmt.to_bytes())
     return path
 
 
@@ -78,9 +77,9 @@ def make_signed_set(directory: Path) -> SignedSet:
     """Sign five envelopes against a fresh LocalSigstore, then stop it."""
     directory.mkdir(parents=True, exist_ok=True)
     with LocalSigstore(directory=directory) as inst:
-        trust = TrustSource.from_trust_config(inst.trust_config_path)
+        trust = Trust.from_trust_config(inst.trust_config_path)
 
-        def sign(name: str, stmt: dict[str, Any], identity: str, **claims: Any) -> Path:
+        def sign(name: str, stmt: Statement, identity: str, **claims: Any) -> Path:
             token = inst.mint_token(
                 identity, owner_id=ALICE_OWNER_ID, repository_id=ALICE_REPO_ID, **claims
             )

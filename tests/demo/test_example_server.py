@@ -187,12 +187,12 @@ def test_drift_and_collision_options() -> None:
                "identity": "https://github.com/example/notes/.github/workflows/s.yml@refs/heads/main"}
     signed = list_tools()
     statement = build_statement(tools=signed, **release)
-    assert compare(list_tools(), statement).status == "match"
+    assert compare(statement, list_tools()).status == "match"
     drifted = list_tools(env={"HISTOR_DEMO_DESCRIPTION":
                               "search_notes=Search the private notes of every user."})
-    result = compare(drifted, statement, signed_tools=signed)
+    result = compare(statement, drifted, signed_tools=signed)
     assert [(t.name, t.change, t.fields) for t in result.tools] == \
-        [("search_notes", "changed", ["description"])]
+        [("search_notes", "changed", ("description",))]
     assert list_tools("--description", "get_note=Get one note.") != signed
     collided = {t["name"]: t for t in list_tools("--collision")}
     assert collided["fetch_note"]["annotations"]["readOnlyHint"] is True

@@ -12,7 +12,7 @@ from cli_harness import assert_clean_error, run_cli
 
 from histor_sign.drift import compare
 from histor_sign.errors import InputError
-from histor_sign.revision import build_statement
+from histor_sign.revision import Statement, build_statement
 
 SEARCH = {"name": "search", "description": "Search the docs.", "inputSchema": {
     "type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}
@@ -27,7 +27,7 @@ RELEASE = {"server": "io.github.example/docs", "server_version": "1.4.2",
 
 
 @pytest.fixture(scope="module")
-def statement() -> dict[str, Any]:
+def statement() -> Statement:
     return build_statement(tools=SIGNED, **RELEASE)
 
 
@@ -35,16 +35,16 @@ def served() -> list[dict[str, Any]]:
     return copy.deepcopy(SIGNED)
 
 
-def test_match_in_any_order(statement: dict[str, Any]) -> None:
-    result = compare(list(reversed(served())), statement)
-    assert result.status == "match" and result.tools == []
+def test_match_in_any_order(statement: Statement) -> None:
+    result = compare(statement, list(reversed(served())))
+    assert result.status == "match" and result.tools == ()
     assert result.to_json()["summary"] == {"added": 0, "removed": 0, "changed": 0}
 
 
-def test_seed_description_drift(statement: dict[str, Any]) -> None:
+def test_seed_description_drift(statement: Statement) -> None:
     tools = served()
     tools[0]["description"] = "Search the private docs."
-    result = compare(tools, statement)
+    result = compare(statement, tools)
     assert result.status == "different"
     [item] = result.tools
     assert (item.name, item.change, item.fields) == ("search", "changed", None)
@@ -52,47 +52,47 @@ def test_seed_description_drift(statement: dict[str, Any]) -> None:
         "sha256:1d0511838d72f698c74705d26cf73cc20bd7bb01071cce6900c0a31435eb788e"
     assert item.signed_digest == \
         "sha256:896aa19c0d891787f6a9f964ef5dbbde7fc840099a33a465678bc152df6fb7e0"
-    named = compare(tools, statement, signed_tools=SIGNED).tools[0]
-    assert named.fields == ["description"]
+    named = compare(statement, tools, signed_tools=SIGNED).tools[0]
+    assert named.fields == ("description",)
     assert named.description_diff == (
         "--- signed\n+++ current\n@@ -1 +1 @@\n-Search the docs.\n+Search the private docs.")
 
 
-def test_added_removed_and_several_fields(statement: dict[str, Any]) -> None:
+def test_added_removed_and_several_fields(statement: Statement) -> None:
     tools = served()
     del tools[2]  # delete removed
     tools[1]["annotations"] = {"readOnlyHint": False, "destructiveHint": True}
     del tools[1]["title"]
     tools[1]["inputSchema"]["properties"]["id"]["type"] = "integer"
     tools.append({"name": "purge", "inputSchema": {"type": "object"}})
-    result = compare(tools, statement, SIGNED)
+    result = compare(statement, tools, SIGNED)
     summary = [(t.name, t.change, t.fields) for t in result.tools]
     assert summary == [("delete", "removed", None),
-                       ("get", "changed", ["title", "inputSchema", "annotations"]),
+                       ("get", "changed", ("title", "inputSchema", "annotations")),
                        ("purge", "added", None)]
     doc = result.to_json()
     assert doc["summary"] == {"added": 1, "removed": 1, "changed": 1}
     assert doc["tools"][0]["currentDigest"] is None
 
 
-def test_unprojected_fields_do_not_drift(statement: dict[str, Any]) -> None:
+def test_unprojected_fields_do_not_drift(statement: Statement) -> None:
     tools = served()
     tools[0]["_meta"] = {"com.example/seq": 1}
     tools[0]["icons"] = [{"src": "https://example.com/i.png"}]
-    assert compare(tools, statement).status == "match"
+    assert compare(statement, tools).status == "match"
 
 
-def test_bad_inputs(statement: dict[str, Any]) -> None:
+def test_bad_inputs(statement: Statement) -> None:
     with pytest.raises(InputError, match="duplicate tool name 'search'"):
-        compare([SEARCH, SEARCH], statement)
+        compare(statement, [SEARCH, SEARCH])
     with pytest.raises(InputError, match="not the catalog the revision was built from"):
-        compare(served(), statement, signed_tools=[SEARCH, GET])
+        compare(statement, served(), signed_tools=[SEARCH, GET])
     with pytest.raises(InputError, match="not a revision statement"):
-        compare(served(), {"type": "histor.revision/v1"})
+        compare({"type": "histor.revision/v1"}, served())
 
 
-def files(tmp_path: Path, statement: dict[str, Any], tools: list[dict[str, Any]]) -> list[str]:
-    envelope = {**statement, "signer": {"issuer": "i", "identity": "x", "signature": {}},
+def files(tmp_path: Path, statement: Statement, tools: list[dict[str, Any]]) -> list[str]:
+    envelope = {**statement.to_json(), "signer": {"issuer": "i", "identity": "x", "signature": {}},
                 "transparencyLog": {"logId": "00", "logIndex": 1, "integratedTime": 1}}
     paths = {"release.envelope.json": envelope, "signed.json": {"tools": SIGNED},
              "served.json": {"tools": tools}}
@@ -101,7 +101,7 @@ def files(tmp_path: Path, statement: dict[str, Any], tools: list[dict[str, Any]]
     return [str(tmp_path / n) for n in paths]
 
 
-def test_cli_match_and_different(tmp_path: Path, statement: dict[str, Any]) -> None:
+def test_cli_match_and_different(tmp_path: Path, statement: Statement) -> None:
     envelope, signed, current = files(tmp_path, statement, served())
     run = run_cli("check", "--envelope", envelope, current)
     assert run.code == 0 and run.stdout.startswith("match: io.github.example/docs revision 1")
@@ -120,7 +120,7 @@ def test_cli_match_and_different(tmp_path: Path, statement: dict[str, Any]) -> N
     assert doc["tools"][0]["fields"] == ["description"]
 
 
-def test_cli_bad_input(tmp_path: Path, statement: dict[str, Any]) -> None:
+def test_cli_bad_input(tmp_path: Path, statement: Statement) -> None:
     envelope, signed, current = files(tmp_path, statement, [SEARCH, SEARCH])
     run = run_cli("check", "--envelope", envelope, current)
     assert_clean_error(run, 2)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from histor_sign.catalog import PROJECTED_FIELDS
 from histor_sign.errors import InputError
-from histor_sign.revision import build_statement, digests, statement_from
+from histor_sign.revision import Statement, build_statement, digests
 
 TOOL: dict[str, Any] = {
     "name": "search",
@@ -43,15 +43,16 @@ def test_spec_vectors_bit_for_bit() -> None:
     assert manifest == "sha256:cdf20eebf43ac1464672edff0a7e98507429031e9ad382ad98862c8ac8fcf635"
 
 
-def test_seed_002_example_runs_with_only_the_import_changed(capsys: pytest.CaptureFixture[str]) -> None:
+def test_histor_example_runs_on_the_typed_statement(capsys: pytest.CaptureFixture[str]) -> None:
     tool = TOOL
     changed = {**tool, "description": "Search the private docs."}
     before = build_statement(tools=[tool], **RELEASE)
     after = build_statement(tools=[changed], previous=before, **RELEASE)
-    assert before["serverVersion"] == after["serverVersion"] == "1.4.2"
-    assert after["previousManifestDigest"] == before["manifestDigest"]
-    assert before["manifestDigest"] != after["manifestDigest"]
-    assert before["toolDigests"]["search"] != after["toolDigests"]["search"]
+    assert before.server_version == after.server_version == "1.4.2"
+    assert after.previous_manifest_digest == before.manifest_digest
+    assert before.manifest_digest != after.manifest_digest
+    assert before.tool_digests["search"] != after.tool_digests["search"]
+    assert after.to_json()["previousManifestDigest"] == before.to_json()["manifestDigest"]
     for snapshot in ([tool], [changed]):
         manifest, per_tool = digests(snapshot)
         print(per_tool["search"][7:15], manifest[7:15])
@@ -114,16 +115,16 @@ def test_chain_numbers_and_previous_digest() -> None:
     first = build_statement(tools=[TOOL], **RELEASE)
     second = build_statement(tools=[TOOL], previous=first, **RELEASE)
     third = build_statement(tools=[{**TOOL, "title": "S"}], previous=second, **RELEASE)
-    assert [first["revision"], second["revision"], third["revision"]] == [1, 2, 3]
-    assert first["previousManifestDigest"] is None
-    assert second["previousManifestDigest"] == first["manifestDigest"]
-    assert third["previousManifestDigest"] == second["manifestDigest"]
+    assert [first.revision, second.revision, third.revision] == [1, 2, 3]
+    assert first.previous_manifest_digest is None
+    assert second.previous_manifest_digest == first.manifest_digest
+    assert third.previous_manifest_digest == second.manifest_digest
 
 
 def test_previous_may_be_an_envelope() -> None:
     first = build_statement(tools=[TOOL], **RELEASE)
-    envelope = {**first, "signer": {"issuer": "x", "identity": "y", "signature": {}}}
-    assert build_statement(tools=[TOOL], previous=envelope, **RELEASE)["revision"] == 2
+    envelope = {**first.to_json(), "signer": {"issuer": "x", "identity": "y", "signature": {}}}
+    assert build_statement(tools=[TOOL], previous=envelope, **RELEASE).revision == 2
 
 
 def test_server_mismatch_is_refused() -> None:
@@ -160,7 +161,7 @@ def test_invalid_identities(identity: str) -> None:
     ],
 )
 def test_statement_validation(mutate: Any, fragment: str) -> None:
-    statement = build_statement(tools=[TOOL], **RELEASE)
+    statement = build_statement(tools=[TOOL], **RELEASE).to_json()
     mutate(statement)
     with pytest.raises(InputError, match=fragment):
-        statement_from(statement, "prev.json")
+        Statement.from_json(statement, "prev.json")

@@ -74,7 +74,7 @@ def test_envelope_drift_denied(files: Path) -> None:
     statement = build_statement(
         tools=SEED_TOOLS, server="io.github.example/users", server_version="1",
         identity="https://github.com/example/users/.github/workflows/s.yml@refs/heads/main")
-    envelope = write(files / "release.envelope.json", statement)
+    envelope = write(files / "release.envelope.json", statement.to_json())
     served = [dict(SEED_TOOLS[0], description="Changed."), *SEED_TOOLS[1:]]
     tools = write(files / "served.json", {"tools": served})
     call = write(files / "c.json", {"name": "update_user_email", "arguments": {

@@ -23,7 +23,7 @@ RELEASE = {
 
 def envelope_for(tools: list[dict[str, Any]]) -> dict[str, Any]:
     statement = build_statement(tools=tools, **RELEASE)
-    return {**statement, "signer": {"issuer": "x", "identity": "y", "signature": {}},
+    return {**statement.to_json(), "signer": {"issuer": "x", "identity": "y", "signature": {}},
             "transparencyLog": {"logId": "00", "logIndex": 1, "integratedTime": None}}
 
 

@@ -16,11 +16,11 @@ from guard_fixtures import SEED_TOOLS
 from sigstore_testkit import assert_bad_input, assert_failed_check, run_cli, run_main
 
 from histor_sign._internal.sigstore_dev import LocalSigstore
-from histor_sign._internal.sigstore_trust import TrustSource
+from histor_sign._internal.sigstore_trust import Trust
 from histor_sign.guard import Guard
 from histor_sign.revision import build_statement
 from histor_sign.signing import sign_statement
-from histor_sign.verify import IdentityPins, verify_envelope
+from histor_sign.verify import Pins, verify
 
 pytestmark = pytest.mark.slow
 
@@ -48,7 +48,7 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> Signed:
     statement = build_statement(tools=SEED_TOOLS, server=SERVER, identity=WORKFLOW,
                                 server_version="1.0.0")
     with LocalSigstore(directory=base / "sigstore") as sigstore:
-        trust = TrustSource.from_trust_config(sigstore.trust_config_path)
+        trust = Trust.from_trust_config(sigstore.trust_config_path)
         token = sigstore.mint_token(WORKFLOW)
         sign_statement(statement, trust=trust, identity_token=token).write(
             base / "release.envelope.json")
@@ -56,7 +56,7 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> Signed:
     drifted = [dict(SEED_TOOLS[0], description="Change any email, no questions asked."),
                *SEED_TOOLS[1:]]
     files = {
-        "statement.json": statement,
+        "statement.json": statement.to_json(),
         "tools.json": {"tools": SEED_TOOLS},
         "drifted.json": {"tools": drifted},
         "call.json": GOOD,
@@ -141,13 +141,13 @@ def test_verify_flag_misuse_is_bad_input(signed: Signed) -> None:
 
 
 def test_python_api_verify_then_bind(signed: Signed) -> None:
-    """The documented two-step API: verify_envelope, then Guard.from_envelope."""
-    trust = TrustSource.from_trust_config(signed.trust_config)
-    report = verify_envelope(signed.envelope, pins=IdentityPins(cert_identity=WORKFLOW),
-                             trust=trust)
+    """The documented two-step API: verify, then Guard.from_envelope with the report's
+    envelope (the object one returns is accepted by the next)."""
+    trust = Trust.from_trust_config(signed.trust_config)
+    report = verify(signed.envelope, pins=Pins(cert_identity=WORKFLOW), trust=trust)
     report.raise_for_failure()
-    g = Guard.from_envelope(report.envelope.to_json(), SEED_TOOLS)
+    g = Guard.from_envelope(report.envelope, SEED_TOOLS)
     assert g.check(GOOD).allowed
-    wrong = verify_envelope(signed.envelope, pins=IdentityPins(cert_identity=OTHER_WORKFLOW),
-                            trust=trust)
+    assert Guard.from_envelope(report.envelope.to_json(), SEED_TOOLS).check(GOOD).allowed
+    wrong = verify(signed.envelope, pins=Pins(cert_identity=OTHER_WORKFLOW), trust=trust)
     assert not wrong.ok and wrong.failed[0].axis == "identity"

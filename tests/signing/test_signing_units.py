@@ -51,7 +51,7 @@ def test_obtain_identity_then_sign(tmp_path: Path) -> None:
     from sigstore_testkit import TOOLS_V1, WF_ALICE, statement
 
     from histor_sign._internal.sigstore_dev import LocalSigstore
-    from histor_sign._internal.sigstore_trust import TrustSource
+    from histor_sign._internal.sigstore_trust import Trust
     from histor_sign.signing import obtain_identity, sign_statement
 
     with LocalSigstore(directory=tmp_path) as inst:
@@ -59,7 +59,7 @@ def test_obtain_identity_then_sign(tmp_path: Path) -> None:
         assert who.identity == WF_ALICE
         stmt = statement("io.github.alice/docs", who.identity, TOOLS_V1)
         signed = sign_statement(
-            stmt, trust=TrustSource.from_trust_config(inst.trust_config_path), token_identity=who
+            stmt, trust=Trust.from_trust_config(inst.trust_config_path), token_identity=who
         )
     assert signed.envelope.identity == WF_ALICE
     assert signed.envelope.transparency_log.log_index == 0

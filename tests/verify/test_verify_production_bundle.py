@@ -7,10 +7,10 @@ import pytest
 from sigstore_testkit import DATA
 
 from histor_sign._internal.certificate import certificate_facts
-from histor_sign._internal.sigstore_trust import TrustSource
+from histor_sign._internal.sigstore_trust import Trust
 from histor_sign.errors import InputError, VerificationFailed
 from histor_sign.verify import (
-    IdentityPins,
+    Pins,
     load_bundle_certificate,
     log_entry_of,
     verify_artifact_bundle,
@@ -25,11 +25,11 @@ SERVER = "io.github.trailofbits/rfc8785.py"
 
 @pytest.fixture(scope="module")
 def production_root():  # type: ignore[no-untyped-def]
-    return TrustSource.production(offline=True).trusted_root()
+    return Trust.production(offline=True).trusted_root()
 
 
 def test_production_bundle_verifies_with_all_pins(production_root) -> None:  # type: ignore[no-untyped-def]
-    pins = IdentityPins(
+    pins = Pins(
         cert_identity=IDENTITY, repository="trailofbits/rfc8785.py", ref="refs/tags/v0.1.2",
         owner_id="2314423", repository_id="768213997",
     )
@@ -41,13 +41,13 @@ def test_production_bundle_verifies_with_all_pins(production_root) -> None:  # t
     # owner comparison is case-insensitive (GitHub logins are)
     verify_artifact_bundle(
         WHEEL, BUNDLE, trusted_root=production_root,
-        pins=IdentityPins(repository="TrailOfBits/rfc8785.py"), server="io.github.TrailOfBits/x",
+        pins=Pins(repository="TrailOfBits/rfc8785.py"), server="io.github.TrailOfBits/x",
     )
 
 
 def test_vendored_root_file_same_result() -> None:
-    root = TrustSource.from_trusted_root(DATA / "production.trusted_root.json").trusted_root()
-    verify_artifact_bundle(WHEEL, BUNDLE, trusted_root=root, pins=IdentityPins(IDENTITY))
+    root = Trust.from_trusted_root(DATA / "production.trusted_root.json").trusted_root()
+    verify_artifact_bundle(WHEEL, BUNDLE, trusted_root=root, pins=Pins(IDENTITY))
 
 
 def test_log_entry_read_from_bundle() -> None:
@@ -62,16 +62,16 @@ def test_log_entry_read_from_bundle() -> None:
 @pytest.mark.parametrize(
     ("pins", "server", "needle"),
     [
-        (IdentityPins(IDENTITY.replace("v0.1.2", "v0.1.3")), SERVER, "certificate identity"),
-        (IdentityPins(IDENTITY), "io.github.evil/rfc8785.py", "'trailofbits'"),
-        (IdentityPins(IDENTITY, repository="evil/rfc8785.py"), SERVER, "repository is"),
-        (IdentityPins(IDENTITY, owner_id="1"), SERVER, "owner id"),
-        (IdentityPins(IDENTITY, cert_oidc_issuer="https://accounts.google.com"), SERVER,
+        (Pins(IDENTITY.replace("v0.1.2", "v0.1.3")), SERVER, "certificate identity"),
+        (Pins(IDENTITY), "io.github.evil/rfc8785.py", "'trailofbits'"),
+        (Pins(IDENTITY, repository="evil/rfc8785.py"), SERVER, "repository is"),
+        (Pins(IDENTITY, owner_id="1"), SERVER, "owner id"),
+        (Pins(IDENTITY, issuer="https://accounts.google.com"), SERVER,
          "issuer is"),
     ],
     ids=["identity", "namespace-owner", "repository", "owner-id", "issuer"],
 )
-def test_identity_mismatch(production_root, pins: IdentityPins, server: str, needle: str) -> None:  # type: ignore[no-untyped-def]
+def test_identity_mismatch(production_root, pins: Pins, server: str, needle: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(VerificationFailed, match=r"^identity: ") as info:
         verify_artifact_bundle(WHEEL, BUNDLE, trusted_root=production_root, pins=pins,
                                server=server)
@@ -82,11 +82,11 @@ def test_identity_mismatch(production_root, pins: IdentityPins, server: str, nee
 def test_tampered_artifact_rejected(production_root) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(VerificationFailed, match=r"^signature: .*digest"):
         verify_artifact_bundle(WHEEL + b"\0", BUNDLE, trusted_root=production_root,
-                               pins=IdentityPins(IDENTITY))
+                               pins=Pins(IDENTITY))
 
 
 def test_staging_root_rejects_production_bundle() -> None:
-    root = TrustSource.staging(offline=True).trusted_root()
+    root = Trust.staging(offline=True).trusted_root()
     with pytest.raises(VerificationFailed, match=r"^signature: "):
         verify_artifact_bundle(WHEEL, BUNDLE, trusted_root=root)
 
@@ -108,6 +108,6 @@ def test_trusted_root_file_errors(tmp_path) -> None:  # type: ignore[no-untyped-
     bad = tmp_path / "root.json"
     bad.write_text('{"mediaType": 1}')
     with pytest.raises(InputError, match="not a Sigstore trusted root"):
-        TrustSource.from_trusted_root(bad).trusted_root()
+        Trust.from_trusted_root(bad).trusted_root()
     with pytest.raises(InputError):
-        TrustSource.from_trusted_root(tmp_path / "missing.json").trusted_root()
+        Trust.from_trusted_root(tmp_path / "missing.json").trusted_root()
