@@ -32,6 +32,8 @@ MAX_LISTED_TOOLS = 20
 
 @dataclass
 class ReplayOptions:
+    """Bounds of a replay: catalog size, calls, schema validations, trace and argument bytes."""
+
     max_tools: int = 20_000
     max_calls: int = DEFAULT_MAX_CALLS
     max_validations: int = DEFAULT_MAX_VALIDATIONS
@@ -41,6 +43,8 @@ class ReplayOptions:
 
 @dataclass
 class ReplayResult:
+    """Findings (TC006–TC009, sorted) plus counts for the summary."""
+
     findings: list[Finding]
     stats: dict[str, Any]
 

@@ -1,8 +1,8 @@
 """Digests and chained revision statements.
 
 ``digests(tools)`` and ``build_statement(...)`` take HISTOR's arguments; the statement is
-typed, and :meth:`Statement.to_json` gives HISTOR's document. The manifest is keyed by tool name and holds
-the projected tools themselves, so its digest commits to every definition, not just names.
+typed, and :meth:`Statement.to_json` gives HISTOR's document. The manifest is keyed by
+tool name and holds the projected tools themselves, so its digest commits to every definition, not just names.
 A :class:`Statement` is the typed form; camelCase member names exist only in its
 :meth:`Statement.to_json` / :meth:`Statement.from_json`.
 """

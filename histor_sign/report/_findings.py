@@ -16,6 +16,8 @@ from histor_sign.errors import UsageError
 
 
 class Severity(StrEnum):
+    """How serious a finding is, in SARIF's levels (note < warning < error)."""
+
     note = "note"
     warning = "warning"
     error = "error"
@@ -96,6 +98,9 @@ class CallRef:
 
 @dataclass
 class Finding:
+    """One rule result: the rule, its severity, a message, and the tools (or call) it is
+    about; renderers turn it into human text, JSON or SARIF."""
+
     rule: str
     severity: Severity
     message: str

@@ -6,7 +6,7 @@ Usage (tests, demo, ``histor-sign dev-sigstore``)::
     with LocalSigstore(directory=tmp) as inst:
         token = inst.mint_token("https://github.com/o/r/.github/workflows/sign.yml@refs/heads/main")
         env = inst.github_env("https://github.com/o/r/.github/workflows/sign.yml@refs/heads/main")
-        sign_statement(stmt, trust=TrustSource.from_trust_config(inst.trust_config_path), ...)
+        sign_statement(stmt, trust=Trust.from_trust_config(inst.trust_config_path), ...)
     # verification keeps working after the server stopped: only the trust config is needed
 """
 
