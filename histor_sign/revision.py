@@ -2,8 +2,8 @@
 
 ``digests(tools)`` and ``build_statement(...)`` take HISTOR's arguments; the statement is
 typed, and :meth:`Statement.to_json` gives HISTOR's document. The manifest is keyed by
-tool name and holds the projected tools themselves, so its digest commits to every definition, not just names.
-A :class:`Statement` is the typed form; camelCase member names exist only in its
+tool name and holds the projected tools themselves, so its digest commits to every
+definition, not just names. camelCase member names exist only in
 :meth:`Statement.to_json` / :meth:`Statement.from_json`.
 """
 
