@@ -28,10 +28,15 @@ if TYPE_CHECKING:
 
     from histor_sign.revision import StatementLike
 
-_NO_TOKEN = (
-    "no identity token: pass one, or run in GitHub Actions with "
-    "'permissions: id-token: write'"
-)
+class NoIdentityToken(SigningError):
+    """No ``identity_token`` was given and no ambient credential was found."""
+
+    def __init__(self, given_as: str = "pass one") -> None:
+        super().__init__(
+            f"no identity token: {given_as}, or run in GitHub Actions with "
+            "'permissions: id-token: write'"
+        )
+
 _GITHUB_PERMISSION = (
     "GitHub Actions did not provide an OIDC token: the workflow (or job) needs "
     "'permissions: id-token: write' (pull requests from forks never get one)"
@@ -98,7 +103,7 @@ def obtain_identity(identity_token: str | None) -> TokenIdentity:
             raise SigningError(f"ambient OIDC credential detection failed: {_first_line(exc)}") \
                 from None
         if not raw:
-            raise SigningError(_NO_TOKEN)
+            raise NoIdentityToken()
     claims = _unverified_claims(raw)
     aud = claims.get("aud")
     audiences = aud if isinstance(aud, list) else [aud]

@@ -3,7 +3,6 @@
 
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -126,7 +125,7 @@ def release(
     tools.snapshot.json into --out-dir; a failed gate writes only scan.sarif and
     summary.md and exits 1. Appends to $GITHUB_STEP_SUMMARY / $GITHUB_OUTPUT when set.
     """
-    from histor_sign.cli.signing_commands import trust_from_flags
+    from histor_sign.cli.signing_commands import flag_names, trust_from_flags
     from histor_sign.errors import GateFailed
     from histor_sign.release import ReleaseOutcome, ReleaseRequest
     from histor_sign.release import release as run_release
@@ -158,7 +157,8 @@ def release(
     served = _served_tools(tools, target, options, max_tools)
     warn(trust.warning())
     try:
-        outcome = _flag_names(lambda: run_release(served, request))
+        with flag_names():
+            outcome = run_release(served, request)
     except GateFailed as exc:
         assert isinstance(exc.outcome, ReleaseOutcome)
         _report(exc.outcome)
@@ -188,21 +188,6 @@ def _served_tools(
 
     assert path is not None
     return load_catalog(path, max_tools=max_tools)
-
-
-def _flag_names(run: "Callable[[], ReleaseOutcome]") -> "ReleaseOutcome":
-    """Name the flag when the library refuses a parameter."""
-    from histor_sign.errors import InputError
-    from histor_sign.release import IdentityNotSigner
-
-    try:
-        return run()
-    except IdentityNotSigner as exc:
-        raise InputError(
-            f"--identity {exc.claimed!r} is not the identity in the OIDC token "
-            f"({exc.signer!r}); a revision can only claim the workflow that signs it "
-            "(omit --identity to use it)"
-        ) from None
 
 
 def _report(outcome: "ReleaseOutcome") -> None:

@@ -22,7 +22,7 @@ from histor_sign.cli.app import PROG, OutputFormat, app, emit, warn
 from histor_sign.errors import UsageError
 
 if TYPE_CHECKING:
-    from histor_sign.verify import Pins
+    from histor_sign.verify import Pins, VerificationReport
 
 
 
@@ -126,10 +126,21 @@ def pins_from_flags(
 @contextmanager
 def flag_names() -> Iterator[None]:
     """Name the CLI flag where a library error names the parameter to set."""
+    from histor_sign.errors import InputError
+    from histor_sign.release import IdentityNotSigner
+    from histor_sign.signing import NoIdentityToken
     from histor_sign.verify import IdentityPinRequired
 
     try:
         yield
+    except IdentityNotSigner as exc:
+        raise InputError(
+            f"--identity {exc.claimed!r} is not the identity in the OIDC token "
+            f"({exc.signer!r}); a revision can only claim the workflow that signs it "
+            "(omit --identity to use it)"
+        ) from None
+    except NoIdentityToken:
+        raise NoIdentityToken("pass --identity-token") from None
     except IdentityPinRequired as exc:
         raise UsageError(
             f"server {exc.server!r} is outside io.github.*, so there is no namespace to tie "
@@ -225,7 +236,8 @@ def sign(
     trust = trust_from_flags(staging=staging, trust_config=trust_config)
     stmt = Statement.from_json(read_json_file(statement), statement)
     warn(trust.warning())
-    signed = sign_statement(stmt, trust=trust, identity_token=identity_token)
+    with flag_names():
+        signed = sign_statement(stmt, trust=trust, identity_token=identity_token)
     signed.write(output)
     statement_path, bundle_path = companion_paths(output)
     env = signed.envelope
@@ -294,11 +306,29 @@ def verify(
             signed, pins=pins, trust=trust, previous=prev, tools=catalog, source=envelope,
             previous_source=previous, tools_source=tools,
         )
+    report = _skips_named_by_flag(report)
     if format is OutputFormat.json:
         emit(json.dumps(report.to_json(), indent=2, ensure_ascii=False), None)
     else:
         emit(report.to_text(), None)
     report.raise_for_failure()
+
+
+#: Why an optional axis was skipped, in the CLI's words (the library names no flags).
+_SKIP_FLAGS = {"chain": "no --previous given", "tools": "no --tools given"}
+
+
+def _skips_named_by_flag(report: "VerificationReport") -> "VerificationReport":
+    from dataclasses import replace
+
+    from histor_sign.verify import AxisStatus
+
+    axes = tuple(
+        replace(a, detail=_SKIP_FLAGS[a.axis])
+        if a.status is AxisStatus.SKIPPED and a.axis in _SKIP_FLAGS else a
+        for a in report.axes
+    )
+    return replace(report, axes=axes)
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
