@@ -21,10 +21,15 @@ from histor_sign._internal.calls import (
     ObservedCall,
     load_calls,
 )
+from histor_sign._internal.schema_validation import (
+    LEGACY_REF_DIALECTS,
+    SchemaRoot,
+    Untrusted,
+    prepare_root,
+)
 from histor_sign.catalog import Tool, load_catalogs
 from histor_sign.report._findings import RULES, CallRef, Finding, ToolRef, sorted_findings
 from histor_sign.scan._effects import contradictions, explicit_hints
-from histor_sign.scan._validation import SchemaRoot, Untrusted, prepare_root
 
 DEFAULT_MAX_VALIDATIONS = 50_000
 MAX_LISTED_TOOLS = 20
@@ -56,7 +61,7 @@ class _Prepared:
         self.required: frozenset[str] = frozenset()
         self.closed: frozenset[str] | None = None
         s = self.root.schema
-        legacy_ref = self.root.dialect in ("draft-06", "draft-07") and isinstance(s, dict) and (
+        legacy_ref = self.root.dialect in LEGACY_REF_DIALECTS and isinstance(s, dict) and (
             "$ref" in s)
         if self.root.problem is None and isinstance(s, dict) and not legacy_ref:
             req = s.get("required")

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from histor_sign._internal.schema_validation import LEGACY_REF_DIALECTS
+
 #: Keywords that never constrain an instance (annotations and structure).
 NO_CONSTRAINT = frozenset({
     "title", "description", "$comment", "examples", "default", "deprecated", "readOnly",
@@ -91,9 +93,8 @@ def negate(
         return None
     if keys & _WHOLE_ONLY:
         return None
-    legacy = dialect in ("draft-06", "draft-07")
-    if "$ref" in keys and legacy:
-        # draft-06/07 ignore the siblings of $ref
+    if "$ref" in keys and dialect in LEGACY_REF_DIALECTS:
+        # the siblings of $ref are ignored
         return [{"not": resolve(schema["$ref"])}] if resolve is not None else None
     out: list[Any] = []
     handled: set[str] = set()

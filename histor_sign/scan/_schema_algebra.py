@@ -10,7 +10,8 @@ and every constraint it does not understand is *ignored* (a relaxation). So:
 
 * "no value" (``None``) over a relaxation means the real schemas are disjoint too;
 * a value found over a relaxation is only a *candidate*: it becomes an ``overlap`` witness
-  only after the exact validator (:mod:`.validation`) accepts it for both original schemas.
+  only after the exact validator (:mod:`histor_sign._internal.schema_validation`) accepts
+  it for both original schemas.
 
 Keywords we reason about exactly: boolean schemas, ``type``, ``enum``, ``const``, ``allOf``,
 ``anyOf``, ``oneOf``, local ``$ref`` into ``$defs``/``definitions`` (or any local pointer),
@@ -37,10 +38,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from histor_sign._internal.regex_subset import ecma_safe, printable_ascii
+from histor_sign._internal.schema_validation import LEGACY_REF_DIALECTS, SchemaRoot, Untrusted
 from histor_sign.scan._negation import conditional, dependent_schemas, negate
-from histor_sign.scan._regex_subset import ecma_safe, printable_ascii
 from histor_sign.scan._regex_witness import examples
-from histor_sign.scan._validation import SchemaRoot, Untrusted
 
 KINDS = ("object", "null", "boolean", "int", "frac", "string", "array")
 _TYPE_KINDS: dict[str, frozenset[str]] = {
@@ -176,7 +177,7 @@ def _flatten(
         for key in _HARD_UNKNOWN:
             if key in schema:
                 raise Undecided(f"{key} is not supported")
-        legacy = sub.root.dialect in ("draft-06", "draft-07")
+        legacy = sub.root.dialect in LEGACY_REF_DIALECTS
         if "$ref" in schema:
             ref = schema["$ref"]
             ref_key = (id(sub.root), str(ref))
