@@ -48,6 +48,14 @@ DIALECTS: dict[str, str] = {
 DEFAULT_DIALECT = "2020-12"
 #: The dialects whose keyword semantics the schema algebra (scan, replay) models.
 ANALYSED_DIALECTS = frozenset({"2020-12", "2019-09", "draft-07", "draft-06"})
+#: Keywords that never constrain an instance for scan and replay: annotations, structure,
+#: and ``format`` (an annotation under this stack's format policy). A schema made only of
+#: these accepts everything; the schema algebra drops them wherever it reasons about keys.
+NO_CONSTRAINT_KEYWORDS = frozenset({
+    "title", "description", "$comment", "examples", "default", "deprecated", "readOnly",
+    "writeOnly", "$schema", "$defs", "definitions", "$anchor", "contentMediaType",
+    "contentEncoding", "contentSchema", "format", "$vocabulary",
+})
 #: Dialects whose ``$ref`` ignores its sibling keywords.
 LEGACY_REF_DIALECTS = frozenset({"draft-07", "draft-06", "draft-04"})
 

@@ -39,7 +39,12 @@ from fractions import Fraction
 from typing import Any
 
 from histor_sign._internal.regex_subset import ecma_safe, printable_ascii
-from histor_sign._internal.schema_validation import LEGACY_REF_DIALECTS, SchemaRoot, Untrusted
+from histor_sign._internal.schema_validation import (
+    LEGACY_REF_DIALECTS,
+    NO_CONSTRAINT_KEYWORDS,
+    SchemaRoot,
+    Untrusted,
+)
 from histor_sign.scan._negation import conditional, dependent_schemas, negate
 from histor_sign.scan._regex_witness import examples
 
@@ -416,18 +421,21 @@ def _close_required(m: Merged, deps: dict[str, Any]) -> None:
                         changed = True
 
 
-_ANNOTATION_KEYS = frozenset({"title", "description", "$comment", "examples", "default"})
-
-
 def _merge_not(m: Merged, negated: Any) -> None:
-    """Use ``not`` exactly when it negates only a type, const or enum; else relax."""
+    """Use ``not`` exactly when it negates only a type, const or enum; else relax.
+
+    Keys are read with :data:`NO_CONSTRAINT_KEYWORDS`, the same set :func:`negate` uses to
+    decide that the merge handles a negation, so the two never disagree about a ``not``.
+    """
     if negated is True:
         m.kinds = frozenset()
         return
     if not isinstance(negated, dict):
         return
-    keys = set(negated) - _ANNOTATION_KEYS
-    if keys == {"type"}:
+    keys = set(negated) - NO_CONSTRAINT_KEYWORDS
+    if not keys:
+        m.kinds = frozenset()  # the negated schema accepts everything
+    elif keys == {"type"}:
         t = negated["type"]
         names = [t] if isinstance(t, str) else t
         if isinstance(names, list) and all(n in _TYPE_KINDS for n in names):
