@@ -365,9 +365,13 @@ def compile_validator(schema: Any, engine: str = ENGINES[0]) -> ArgumentValidato
     """
     if not isinstance(schema, (dict, bool)):
         raise SchemaProblem(SCHEMA_INVALID, "the tool's inputSchema is not a JSON Schema")
+    try:
+        dialect = dialect_of(schema, VALIDATED_DIALECTS)
+    except Untrusted:
+        raise _invalid() from None
     if engine == "jsonschema-rs":
         return _RsValidator(schema)
-    return _ReferenceValidator(schema)
+    return _ReferenceValidator(schema, dialect)
 
 
 def _pointer(parts: Any) -> str:
@@ -381,13 +385,9 @@ class _ReferenceValidator(ArgumentValidator):
 
     __slots__ = ("_v",)
 
-    def __init__(self, schema: dict[str, Any] | bool) -> None:
+    def __init__(self, schema: dict[str, Any] | bool, dialect: str) -> None:
         from jsonschema import exceptions
 
-        try:
-            dialect = dialect_of(schema, VALIDATED_DIALECTS)
-        except Untrusted:
-            raise _invalid() from None
         cls = validator_class(dialect, guard_regex=False)
         try:
             cls.check_schema(schema)

@@ -122,8 +122,8 @@ def release(
     summary.md and exits 1. Appends to $GITHUB_STEP_SUMMARY / $GITHUB_OUTPUT when set.
     """
     from histor_sign._internal.sigstore_trust import TrustSource
+    from histor_sign.cli.scan_commands import parse_threshold
     from histor_sign.release import ReleaseRequest, run_release
-    from histor_sign.report._findings import parse_threshold
     from histor_sign.scan import ScanOptions
 
     target = t.target_from_flags(stdio, url, header, bearer_token_env, required=tools is None)

@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from histor_sign.errors import UsageError
-
 
 class Severity(StrEnum):
     note = "note"
@@ -181,16 +179,6 @@ def reaches_threshold(findings: Iterable[Finding], fail_on: FailOn, strict: bool
         return False
     floor = Severity(fail_on.value).rank
     return any(effective_severity(f, strict).rank >= floor for f in items)
-
-
-def parse_threshold(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise UsageError(f"--threshold must be a number in (0, 1], got {value!r}") from None
-    if not 0 < number <= 1:
-        raise UsageError(f"--threshold must be in (0, 1], got {value}")
-    return number
 
 
 def sort_key(finding: Finding) -> tuple[Any, ...]:
