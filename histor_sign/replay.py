@@ -92,11 +92,8 @@ class _Replayer:
         self.max_validations = max_validations
         self.validations = 0
 
-    def accepts(self, i: int, arguments: dict[str, Any]) -> bool | str:
-        """Whether tool ``i`` accepts ``arguments``, or why that cannot be decided."""
-        p = self.prepared[i]
-        if p.quick_reject(arguments):
-            return False
+    def validate(self, p: _Prepared, arguments: dict[str, Any]) -> bool | str:
+        """Full validation of ``arguments`` (within the bound), or why it cannot be decided."""
         if self.validations >= self.max_validations:
             return f"validation bound ({self.max_validations}) reached"
         self.validations += 1
@@ -109,17 +106,21 @@ class _Replayer:
         """Validate the call's arguments against every schema, the selected name first."""
         selected = self.by_name.get(call.name, [])
         others = [i for i, t in enumerate(self.tools) if t.name != call.name]
+        arguments = call.arguments
         accepted: list[int] = []
         unknown: dict[int, str] = {}
         rejected = 0
         for i in [*selected, *others]:
-            verdict = self.accepts(i, call.arguments)
-            if isinstance(verdict, str):
-                unknown[i] = verdict
-            elif verdict:
+            p = self.prepared[i]
+            # the cheap exact pre-check rejects most tools without a full validation
+            verdict = False if p.quick_reject(arguments) else self.validate(p, arguments)
+            if verdict is True:
                 accepted.append(i)
-            elif i in selected:
-                rejected += 1
+            elif verdict is False:
+                if i in selected:
+                    rejected += 1
+            else:
+                unknown[i] = verdict
         return CallOutcome(
             ref=CallRef(call.source, call.index, call.name, call.arguments_digest),
             selected=[self.tools[i] for i in selected],
