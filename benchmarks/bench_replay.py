@@ -20,9 +20,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from histor_sign._internal.calls import calls_from_bytes
+from histor_sign._internal.schema_validation import prepare_root
 from histor_sign.catalog import tools_from_dicts
 from histor_sign.replay import ReplayOptions, replay_calls
-from histor_sign.scan._validation import prepare_root
 from histor_sign.scan._witness import decide_roots
 
 CORPUS = Path("/work/shared/testdata/corpora/livemcpbench-tools.json")

@@ -18,7 +18,7 @@ from histor_sign._internal.atomic import write_all_atomic
 from histor_sign._internal.untrusted import printable
 from histor_sign.catalog import SNAPSHOT_TYPE, Catalog, reject_duplicates, require_mcp
 from histor_sign.errors import GateFailed, InputError, VerificationFailed
-from histor_sign.report._findings import FailOn, Finding, reaches_threshold, summary
+from histor_sign.report._findings import FailOn, Finding, count_by_severity, reaches_threshold
 
 if TYPE_CHECKING:
     from histor_sign._internal.sigstore_trust import Trust
@@ -251,7 +251,7 @@ def _sign_and_verify(
 def summary_markdown(outcome: ReleaseOutcome, catalog: Catalog) -> str:
     """A short Markdown report for ``$GITHUB_STEP_SUMMARY`` and ``summary.md``."""
     req = outcome.request
-    counts = summary(outcome.findings)
+    counts = count_by_severity(outcome.findings, req.strict)
     lines = [f"## histor-sign release: `{req.server}` {req.server_version}", ""]
     if outcome.envelope is None:
         lines += [

@@ -21,13 +21,17 @@ from histor_sign._internal.calls import (
     ObservedCall,
     load_calls,
 )
+from histor_sign._internal.schema_validation import (
+    LEGACY_REF_DIALECTS,
+    SchemaRoot,
+    Untrusted,
+    prepare_root,
+)
 from histor_sign.catalog import Tool, load_catalogs
-from histor_sign.report._findings import RULES, CallRef, Finding, ToolRef, sorted_findings
-from histor_sign.scan._effects import contradictions, explicit_hints
-from histor_sign.scan._validation import SchemaRoot, Untrusted, prepare_root
+from histor_sign.report._findings import CallRef, Finding, sorted_findings
+from histor_sign.scan._rules import CallOutcome, replay_findings
 
 DEFAULT_MAX_VALIDATIONS = 50_000
-MAX_LISTED_TOOLS = 20
 
 
 @dataclass
@@ -60,7 +64,7 @@ class _Prepared:
         self.required: frozenset[str] = frozenset()
         self.closed: frozenset[str] | None = None
         s = self.root.schema
-        legacy_ref = self.root.dialect in ("draft-06", "draft-07") and isinstance(s, dict) and (
+        legacy_ref = self.root.dialect in LEGACY_REF_DIALECTS and isinstance(s, dict) and (
             "$ref" in s)
         if self.root.problem is None and isinstance(s, dict) and not legacy_ref:
             req = s.get("required")
@@ -80,13 +84,54 @@ class _Prepared:
         return self.closed is not None and not self.closed.issuperset(arguments)
 
 
-def _ref(tool: Tool) -> ToolRef:
-    return ToolRef(name=tool.name, source=tool.source, index=tool.index, pointer=tool.pointer)
+class _Replayer:
+    """Decides observed calls against one catalog, within one validation budget."""
 
+    def __init__(self, tools: Sequence[Tool], max_validations: int) -> None:
+        self.tools = tools
+        self.prepared = [_Prepared(t) for t in tools]
+        self.by_name: dict[str, list[int]] = {}
+        for i, tool in enumerate(tools):
+            self.by_name.setdefault(tool.name, []).append(i)
+        self.max_validations = max_validations
+        self.validations = 0
 
-def _names(tools: Sequence[Tool]) -> str:
-    shown = ", ".join(f"{t.name!r} ({t.location})" for t in tools[:5])
-    return shown + (f" and {len(tools) - 5} more" if len(tools) > 5 else "")
+    def validate(self, p: _Prepared, arguments: dict[str, Any]) -> bool | str:
+        """Full validation of ``arguments`` (within the bound), or why it cannot be decided."""
+        if self.validations >= self.max_validations:
+            return f"validation bound ({self.max_validations}) reached"
+        self.validations += 1
+        try:
+            return p.root.accepts(arguments)
+        except Untrusted as exc:
+            return exc.reason
+
+    def outcome(self, call: ObservedCall) -> CallOutcome:
+        """Validate the call's arguments against every schema, the selected name first."""
+        selected = self.by_name.get(call.name, [])
+        others = [i for i, t in enumerate(self.tools) if t.name != call.name]
+        arguments = call.arguments
+        accepted: list[int] = []
+        unknown: dict[int, str] = {}
+        rejected = 0
+        for i in [*selected, *others]:
+            p = self.prepared[i]
+            # the cheap exact pre-check rejects most tools without a full validation
+            verdict = False if p.quick_reject(arguments) else self.validate(p, arguments)
+            if verdict is True:
+                accepted.append(i)
+            elif verdict is False:
+                if i in selected:
+                    rejected += 1
+            else:
+                unknown[i] = verdict
+        return CallOutcome(
+            ref=CallRef(call.source, call.index, call.name, call.arguments_digest),
+            selected=[self.tools[i] for i in selected],
+            accepted=[self.tools[i] for i in accepted],
+            unknown=[(self.tools[i], unknown[i]) for i in sorted(unknown)],
+            selected_rejected=rejected,
+        )
 
 
 def replay_calls(
@@ -94,100 +139,12 @@ def replay_calls(
 ) -> ReplayResult:
     """Replay observed calls against a catalog (library entry point)."""
     opts = options or ReplayOptions()
-    prepared = [_Prepared(t) for t in tools]
-    by_name: dict[str, list[int]] = {}
-    for i, tool in enumerate(tools):
-        by_name.setdefault(tool.name, []).append(i)
+    replayer = _Replayer(tools, opts.max_validations)
     findings: list[Finding] = []
-    validations = 0
     for call in calls:
-        ref = CallRef(call.source, call.index, call.name, call.arguments_digest)
-        label = f"call {call.index} in {call.source} selected {call.name!r}"
-        selected = by_name.get(call.name, [])
-        others = [i for i in range(len(tools)) if tools[i].name != call.name]
-        accepted: list[int] = []
-        unknown: dict[int, str] = {}
-        rejected_selected = 0
-        for i in [*selected, *others]:
-            p = prepared[i]
-            if p.quick_reject(call.arguments):
-                ok = False
-            elif validations >= opts.max_validations:
-                unknown[i] = f"--max-validations {opts.max_validations} reached"
-                continue
-            else:
-                validations += 1
-                try:
-                    ok = p.root.accepts(call.arguments)
-                except Untrusted as exc:
-                    unknown[i] = exc.reason
-                    continue
-            if ok:
-                accepted.append(i)
-            elif i in selected:
-                rejected_selected += 1
-        counts = {"accepted": len(accepted), "unknown": len(unknown)}
-        if not selected:
-            findings.append(Finding(
-                rule="TC008", severity=RULES["TC008"].severity, tools=[], call=ref,
-                properties={**counts, "reason": "missing"},
-                message=f"{label}, but no catalog tool has that name",
-            ))
-        elif rejected_selected == len(selected):
-            findings.append(Finding(
-                rule="TC008", severity=RULES["TC008"].severity, call=ref,
-                tools=[_ref(tools[i]) for i in selected], outcome="disjoint",
-                properties={**counts, "reason": "rejected"},
-                message=(f"{label}, but every catalog schema with that name rejects its "
-                         f"arguments ({ref.arguments_digest})"),
-            ))
-        if len(accepted) >= 2:
-            acc = [tools[i] for i in accepted]
-            findings.append(Finding(
-                rule="TC006", severity=RULES["TC006"].severity, call=ref,
-                tools=[_ref(t) for t in acc[:MAX_LISTED_TOOLS]], outcome="overlap",
-                properties=dict(counts),
-                message=(f"{label}; {len(acc)} catalog tools accept the same arguments "
-                         f"({ref.arguments_digest}): {_names(acc)}"),
-            ))
-            clashes = _clashes(acc)
-            if clashes:
-                involved = sorted({i for pair in clashes for i in pair[:2]})
-                findings.append(Finding(
-                    rule="TC007", severity=RULES["TC007"].severity, call=ref,
-                    tools=[_ref(acc[i]) for i in involved], outcome="overlap",
-                    properties={**counts, "contradictions": [
-                        {"tools": [acc[a].name, acc[b].name], "hints": keys}
-                        for a, b, keys in clashes]},
-                    message=(f"{label}; accepting tools have contradictory explicit effect "
-                             f"hints: " + "; ".join(
-                                 f"{acc[a].name!r} vs {acc[b].name!r} ({', '.join(keys)})"
-                                 for a, b, keys in clashes[:5])),
-                ))
-        if unknown:
-            first = sorted(unknown)[:MAX_LISTED_TOOLS]
-            reasons = sorted(set(unknown.values()))
-            findings.append(Finding(
-                rule="TC009", severity=RULES["TC009"].severity, call=ref, incomplete=True,
-                tools=[_ref(tools[i]) for i in first], outcome="unknown",
-                properties={**counts, "reasons": reasons[:10]},
-                message=(f"{label}; {len(unknown)} catalog schema(s) could not be decided: "
-                         f"{reasons[0]}" + (f" (and {len(reasons) - 1} other reasons)"
-                                            if len(reasons) > 1 else "")),
-            ))
-    stats = {"calls": len(calls), "tools": len(tools), "validations": validations}
+        findings.extend(replay_findings(replayer.outcome(call)))
+    stats = {"calls": len(calls), "tools": len(tools), "validations": replayer.validations}
     return ReplayResult(findings=sorted_findings(findings), stats=stats)
-
-
-def _clashes(accepted: Sequence[Tool]) -> list[tuple[int, int, list[str]]]:
-    out = []
-    hinted = [i for i, t in enumerate(accepted) if explicit_hints(t.annotations)]
-    for x, a in enumerate(hinted):
-        for b in hinted[x + 1:]:
-            keys = contradictions(accepted[a].annotations, accepted[b].annotations)
-            if keys:
-                out.append((a, b, keys))
-    return out
 
 
 def replay_paths(

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from histor_sign._internal import untrusted
+from histor_sign._internal.untrusted import printable as printable  # the one escaper
 from histor_sign.canonical import (
     JsonValue,
     canonical_bytes,
@@ -103,12 +103,17 @@ class CallTooLarge(CallError, LimitExceeded):
     """A call's arguments exceed the per-call byte bound."""
 
 
+class TraceLimitExceeded(LimitExceeded):
+    """Traces exceed a bound of :func:`load_calls`: ``parameter`` names it
+    (``max_trace_bytes`` or ``max_calls``) and ``limit`` is its value."""
+
+    def __init__(self, message: str, parameter: str, limit: int) -> None:
+        super().__init__(message)
+        self.parameter = parameter
+        self.limit = limit
+
+
 # ---------------------------------------------------------------- safe display
-def printable(text: str, limit: int = 200) -> str:
-    """Model-chosen text as one inert, bounded line (see :mod:`histor_sign._internal.untrusted`)."""
-    return untrusted.printable(text, limit)
-
-
 def shown_name(name: object) -> str:
     """A model-chosen *name* (argument or tool) for a message: clipped, quoted, escaped."""
     text = str(name)
@@ -386,10 +391,13 @@ def load_calls(
         try:
             data = read_bytes(path, max_bytes=max(remaining, 0))
         except LimitExceeded:
-            raise LimitExceeded(
-                f"{path}: traces exceed --max-trace-bytes {max_trace_bytes}") from None
+            raise TraceLimitExceeded(
+                f"{path}: traces exceed the bound of {max_trace_bytes} bytes",
+                "max_trace_bytes", max_trace_bytes) from None
         used += len(data)
         calls.extend(calls_from_bytes(data, path, max_argument_bytes=max_argument_bytes))
         if len(calls) > max_calls:
-            raise LimitExceeded(f"{len(calls)} observed calls is more than --max-calls {max_calls}")
+            raise TraceLimitExceeded(
+                f"{len(calls)} observed calls is more than the bound of {max_calls}",
+                "max_calls", max_calls)
     return calls

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from histor_sign._internal.untrusted import printable
 from histor_sign.canonical import read_json_file
 from histor_sign.cli.app import OutputFormat, app, emit
 from histor_sign.cli.target_options import (
@@ -63,9 +64,11 @@ def digest(
         doc = {"manifestDigest": manifest, "toolDigests": dict(sorted(per_tool.items()))}
         emit(json.dumps(doc, indent=2, ensure_ascii=False), output)
         return
-    width = max([len("manifest"), *(len(n) for n in per_tool)])
+    # Tool names are chosen by the server: shown escaped, like every human renderer does.
+    shown = {printable(name): d for name, d in sorted(per_tool.items())}
+    width = max([len("manifest"), *(len(n) for n in shown)])
     lines = [f"{'manifest':<{width}}  {manifest}"]
-    lines += [f"{name:<{width}}  {d}" for name, d in sorted(per_tool.items())]
+    lines += [f"{name:<{width}}  {d}" for name, d in shown.items()]
     emit("\n".join(lines), output)
 
 

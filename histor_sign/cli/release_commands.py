@@ -125,11 +125,11 @@ def release(
     tools.snapshot.json into --out-dir; a failed gate writes only scan.sarif and
     summary.md and exits 1. Appends to $GITHUB_STEP_SUMMARY / $GITHUB_OUTPUT when set.
     """
+    from histor_sign.cli.scan_commands import parse_threshold
     from histor_sign.cli.signing_commands import flag_names, trust_from_flags
     from histor_sign.errors import GateFailed
     from histor_sign.release import ReleaseOutcome, ReleaseRequest
     from histor_sign.release import release as run_release
-    from histor_sign.report._findings import parse_threshold
     from histor_sign.scan import ScanOptions
 
     target = t.target_from_flags(stdio, url, header, bearer_token_env, required=tools is None)

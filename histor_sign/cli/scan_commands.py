@@ -1,4 +1,4 @@
-"""``scan`` and ``replay``: catalog collisions and observed-call replay (ToolClash parity)."""
+"""``scan`` and ``replay``: catalog collisions and observed-call replay."""
 
 
 import os
@@ -7,10 +7,11 @@ from pathlib import Path
 
 import typer
 
+from histor_sign._internal.calls import TraceLimitExceeded
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import app, emit
-from histor_sign.errors import UsageError
-from histor_sign.report._findings import FailOn, Finding, parse_threshold, reaches_threshold
+from histor_sign.errors import LimitExceeded, UsageError
+from histor_sign.report._findings import FailOn, Finding, reaches_threshold
 from histor_sign.report._render import ReportFormat, render
 
 FORMAT_OPT = typer.Option(
@@ -36,6 +37,21 @@ TRACES_ARG = typer.Argument(
     ..., help="Trace files: provider responses, MCP tools/call requests, or JSONL mixes."
 )
 CATALOG_OPT = typer.Option(..., "--catalog", "-c", help="Catalog to replay against (repeatable).")
+
+
+def parse_threshold(value: str) -> float:
+    """``--threshold``: a similarity in (0, 1] (scan and release)."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise UsageError(f"--threshold must be a number in (0, 1], got {value!r}") from None
+    if not 0 < number <= 1:
+        raise UsageError(f"--threshold must be in (0, 1], got {value}")
+    return number
+
+
+#: Library bound parameters and the replay flags that set them.
+_REPLAY_FLAGS = {"max_trace_bytes": "--max-trace-bytes", "max_calls": "--max-calls"}
 
 
 def _positive(name: str, value: int) -> int:
@@ -130,5 +146,9 @@ def replay(
         max_validations=_positive("--max-validations", max_validations),
         max_trace_bytes=_positive("--max-trace-bytes", max_trace_bytes),
     )
-    result = replay_paths(catalog, traces, options)
+    try:
+        result = replay_paths(catalog, traces, options)
+    except TraceLimitExceeded as exc:
+        flag = _REPLAY_FLAGS.get(exc.parameter, exc.parameter)
+        raise LimitExceeded(f"{exc} ({flag} {exc.limit})") from None
     _finish(result.findings, result.stats, format, output, fail_on, strict, "replay")

@@ -1,4 +1,4 @@
-"""Pre-dispatch argument contract guard and its release-time lint (SPEC §6, seed 003).
+"""Pre-dispatch argument contract guard and its release-time lint.
 
 ``Guard.from_catalog(tools, policy)`` / ``Guard.from_envelope(envelope, tools, policy)``
 build a guard; ``guard.check(call)`` returns a :class:`Decision`. ``lint_catalog`` turns

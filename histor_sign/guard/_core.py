@@ -30,7 +30,7 @@ from histor_sign.guard._schema import (
     ENGINES,
     Reason,
     SchemaProblem,
-    compile_schema,
+    compile_validator,
     json_type,
     schema_reasons,
 )
@@ -64,8 +64,9 @@ class Decision:
 def is_destructive(tool: Tool) -> bool:
     """Explicit hints only: ``readOnlyHint: false`` *and* ``destructiveHint: true``.
 
-    Annotations are untrusted metadata and an omitted hint is not replaced by the spec's
-    default; a policy can still force ``require_dry_run`` for any tool.
+    Annotations are untrusted metadata and an omitted hint is not replaced by the MCP
+    default (which would call every unannotated tool destructive); a policy can still force
+    ``require_dry_run`` for any tool.
     """
     hints = tool.annotations
     return hints.get("readOnlyHint") is False and hints.get("destructiveHint") is True
@@ -96,7 +97,7 @@ class _Contract:
         if self._validator is None and self.problem is None:
             schema = self.tool.input_schema if self.tool.has_input_schema else {"type": "object"}
             try:
-                self._validator = compile_schema(schema, self.engine)
+                self._validator = compile_validator(schema, self.engine)
             except SchemaProblem as exc:
                 self.problem = exc
         return self._validator

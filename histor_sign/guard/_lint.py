@@ -2,7 +2,8 @@
 
 What the guard would have to deny at run time (a destructive tool with no way to ask for a
 dry run) or cannot bound (open objects, unbounded arrays, ids without a floor) is cheaper
-to fix before release. Rules HS101–HS105 are registered in the shared rule registry.
+to fix before release. Rules HS101–HS105 are defined with every other rule in
+:data:`histor_sign.report._findings.RULES`.
 """
 
 from __future__ import annotations
@@ -15,28 +16,7 @@ from histor_sign.canonical import pointer
 from histor_sign.catalog import Tool
 from histor_sign.guard._core import requires_dry_run
 from histor_sign.guard._policy import Policy
-from histor_sign.report._findings import Finding, Rule, Severity, ToolRef, register_rule
-
-RULES = [
-    Rule("HS101", "destructive-without-dry-run", Severity.warning, "lint",
-         "A tool that needs a dry run has no dry-run parameter in its input schema.",
-         "Add a boolean dry-run parameter (default: dry_run) so the guard can allow "
-         "previews and hold real runs for approval."),
-    Rule("HS102", "open-object-schema", Severity.note, "lint",
-         "An object schema does not say additionalProperties: false.",
-         "Unknown arguments (e.g. an extra admin: true) may be accepted silently."),
-    Rule("HS103", "unbounded-array", Severity.note, "lint",
-         "An array schema has no maxItems.",
-         "A single call can then affect an unbounded number of records."),
-    Rule("HS104", "id-without-minimum", Severity.note, "lint",
-         "An integer id-like property has no minimum.",
-         "0 or negative ids are often sentinels for 'all' or 'none'."),
-    Rule("HS105", "policy-argument-not-in-schema", Severity.warning, "lint",
-         "The policy names an argument the tool's schema does not declare.",
-         "An effect budget, secret or dry-run parameter that never matches is a no-op."),
-]
-for _rule in RULES:
-    register_rule(_rule)
+from histor_sign.report._findings import Finding, ToolRef, new_finding
 
 _ID_NAME = re.compile(r"(^|_|-)ids?$|[a-z0-9]Ids?$|^ID$")
 _MAX_DEPTH = 64
@@ -59,7 +39,7 @@ def _lint_tool(tool: Tool, policy: Policy) -> Iterator[Finding]:
 
     def finding(rule: str, message: str, pointers: list[str] | None = None) -> Finding:
         extra = {"pointers": pointers} if pointers else {}
-        return Finding(rule, _severity(rule), message, [ref], properties=extra)
+        return new_finding(rule, message, [ref], properties=extra)
 
     param = policy.dry_run_parameter_for(tool.name)
     if requires_dry_run(tool, policy):
@@ -115,10 +95,6 @@ def _lint_tool(tool: Tool, policy: Policy) -> Iterator[Finding]:
             f"policy for {tool.name!r} names argument(s) its schema does not declare: "
             + ", ".join(repr(n) for n in missing),
         )
-
-
-def _severity(rule_id: str) -> Severity:
-    return next(r.severity for r in RULES if r.id == rule_id)
 
 
 def _types(node: dict[str, Any]) -> set[str]:

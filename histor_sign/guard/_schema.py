@@ -1,13 +1,12 @@
-"""Validate arguments against a tool's ``inputSchema`` and explain every failure.
+"""Explain every way arguments fail a tool's ``inputSchema``, without echoing them.
 
-Engine (chosen on measurements, benchmarks/bench_guard.py): ``jsonschema-rs`` by default,
-Draft 2020-12 unless the schema names another ``$schema``, formats asserted. Over the pure
-Python ``jsonschema`` it is ~50–80x faster on allowed calls and, more importantly for a
-guard, *stricter where it matters*: ``pattern`` uses ECMA-262 semantics (Python's ``re``
-lets a backslash-d match Arabic-Indic digits) and ``uri``/``date-time``/… formats are checked
-(``jsonschema`` skips them unless optional packages are installed). Remote ``$ref``s are
-never fetched (an untrusted schema must not make the guard send requests).
-``engine="jsonschema"`` selects the pure-Python engine, which ``scan``/``replay`` use.
+Validation itself is the shared stack (:mod:`histor_sign._internal.schema_validation`):
+``jsonschema-rs`` by default (chosen on measurements, benchmarks/bench_guard.py: ~50-80x
+faster on allowed calls, and stricter where it matters for a guard: ``pattern`` uses
+ECMA-262 semantics, where Python's ``re`` lets a backslash-d match Arabic-Indic digits, and
+``uri``/``date-time``/... formats are checked). ``engine="jsonschema"`` selects the
+pure-Python reference engine with the same dialect, number and format rules. Remote
+``$ref``s are never fetched (an untrusted schema must not make the guard send requests).
 
 Exact JSON types come from the engine: ``"42"`` is not an integer, ``true`` is not a
 number, ``1.0`` is an integer. Messages never contain argument values — only JSON
@@ -22,7 +21,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from histor_sign._internal.calls import shown_name, shown_pointer
-from histor_sign.canonical import pointer
+from histor_sign._internal.schema_validation import (
+    ENGINES,
+    ArgumentValidator,
+    Failure,
+    SchemaProblem,
+    compile_validator,
+)
+
+__all__ = [
+    "ENGINES",
+    "Reason",
+    "SchemaProblem",
+    "compile_validator",
+    "json_type",
+    "schema_reasons",
+]
 
 MAX_SHOWN = 10  # enum members / names shown in one message
 
@@ -64,142 +78,29 @@ class Reason:
         return out
 
 
-class SchemaProblem(Exception):
-    """The tool's own schema is unusable (invalid, or a ``$ref`` we cannot resolve)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-ENGINES = ("jsonschema-rs", "jsonschema")
-
-
-def compile_schema(schema: Any, engine: str = "jsonschema-rs") -> Any:
-    """A ready validator for ``schema``; raises :class:`SchemaProblem` if it is invalid."""
-    if engine == "jsonschema-rs":
-        return _RsValidator(schema)
-    import jsonschema
-    from jsonschema import exceptions
-
-    if not isinstance(schema, (dict, bool)):
-        raise SchemaProblem("schema-invalid", "the tool's inputSchema is not a JSON Schema")
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    try:
-        cls.check_schema(schema)
-    except exceptions.SchemaError as exc:
-        where = pointer(exc.absolute_path) or "/"
-        raise SchemaProblem(
-            "schema-invalid", f"the tool's inputSchema is not a valid JSON Schema at {where}"
-        ) from None
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
-
-
 def schema_reasons(
-    validator: Any, arguments: Mapping[str, Any], secret: frozenset[str]
+    validator: ArgumentValidator, arguments: Mapping[str, Any], secret: frozenset[str]
 ) -> list[Reason]:
     """Every schema violation of ``arguments`` as a value-free :class:`Reason`."""
-    from jsonschema import exceptions
-
-    if isinstance(validator, _RsValidator):
-        return validator.reasons(arguments, secret)
+    if validator.is_valid(arguments):
+        return []
     reasons: list[Reason] = []
-    try:
-        for error in validator.iter_errors(arguments):
-            for reason in _explain(error, secret):
-                if reason not in reasons:
-                    reasons.append(reason)
-    except exceptions._RefResolutionError:  # public alias differs across versions
-        raise SchemaProblem(
-            "schema-unresolvable", "the tool's inputSchema has a $ref that cannot be resolved"
-        ) from None
-    except Exception as exc:  # referencing.exceptions.Unresolvable and friends
-        if "Unresolvable" in type(exc).__name__ or "Referencing" in type(exc).__name__:
-            raise SchemaProblem(
-                "schema-unresolvable",
-                "the tool's inputSchema has a $ref that cannot be resolved",
-            ) from None
-        raise
+    for failure in validator.failures(arguments):
+        for reason in _explain(failure, secret):
+            if reason not in reasons:
+                reasons.append(reason)
     return reasons
 
 
-def _refuse_remote(uri: str) -> Any:
-    raise ValueError("remote $ref retrieval is disabled in the guard")
-
-
-class _RsValidator:
-    """``jsonschema-rs`` validator whose errors are explained like ``jsonschema``'s."""
-
-    __slots__ = ("_rs", "_schema")
-
-    def __init__(self, schema: Any) -> None:
-        import jsonschema_rs
-
-        if not isinstance(schema, (dict, bool)):
-            raise SchemaProblem("schema-invalid", "the tool's inputSchema is not a JSON Schema")
-        self._schema = schema
-        try:
-            self._rs = jsonschema_rs.validator_for(
-                schema, validate_formats=True, retriever=_refuse_remote
-            )
-        except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as exc:
-            text = str(exc)
-            if "registry" in text or "retriev" in text or "resolve" in text:
-                raise SchemaProblem(
-                    "schema-unresolvable",
-                    "the tool's inputSchema has a $ref that cannot be resolved",
-                ) from None
-            where = pointer(getattr(exc, "instance_path", []) or []) or "/"
-            raise SchemaProblem(
-                "schema-invalid", f"the tool's inputSchema is not a valid JSON Schema at {where}"
-            ) from None
-
-    def reasons(self, arguments: Mapping[str, Any], secret: frozenset[str]) -> list[Reason]:
-        if self._rs.is_valid(arguments):
-            return []
-        reasons: list[Reason] = []
-        for error in self._rs.iter_errors(arguments):
-            for reason in _explain(_RsError(error, self._schema), secret):
-                if reason not in reasons:
-                    reasons.append(reason)
-        return reasons
-
-
-class _RsError:
-    """Adapts a ``jsonschema_rs.ValidationError`` to the attributes :func:`_explain` reads."""
-
-    def __init__(self, error: Any, root: Any) -> None:
-        path = list(error.schema_path)
-        self.absolute_path = list(error.instance_path)
-        self.instance = error.instance
-        self.validator = path[-1] if path and isinstance(path[-1], str) else error.kind.name
-        found, value = _resolve(root, path)
-        self.validator_value = value if found else error.kind.as_dict()
-        self.schema = _resolve(root, path[:-1])[1]
-
-
-def _resolve(root: Any, path: list[Any]) -> tuple[bool, Any]:
-    node = root
-    for part in path:
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            node = node[part]
-        else:
-            return False, None
-    return True, node
-
-
-def _explain(error: Any, secret: frozenset[str]) -> Iterable[Reason]:
-    path = list(error.absolute_path)
+def _explain(error: Failure, secret: frozenset[str]) -> Iterable[Reason]:
+    path = list(error.path)
     is_secret = bool(path) and path[0] in secret
     if is_secret:
         path = path[:1]
     where = shown_pointer(path)
     label = where or "arguments"
-    keyword = str(error.validator)
-    value = error.validator_value
+    keyword = error.keyword
+    value = error.value
     instance = error.instance
     got = "" if is_secret else f", got {json_type(instance)}"
 

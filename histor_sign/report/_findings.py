@@ -7,12 +7,10 @@ overlaps the witness that both schemas accepted. Rendering lives beside this mod
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
-
-from histor_sign.errors import UsageError
 
 
 class Severity(StrEnum):
@@ -37,36 +35,69 @@ class Rule:
     help: str = ""
 
 
-#: Every rule the toolkit can report. Scan TC001–TC005, replay TC006–TC009 (ToolClash
-#: semantics, seed 000); contract lint HS1xx (seed 003).
+#: Every rule the toolkit can report, in one table: the collision scan (TC001-TC005), the
+#: replay of observed calls (TC006-TC009) and the guard's release-time lint (HS101-HS105).
+#: ``severity`` is the default; a strict run promotes incomplete analysis (see
+#: :func:`effective_severity`). Help texts say what to do, never which CLI flag to pass.
 RULES: dict[str, Rule] = {
     r.id: r
     for r in [
         Rule("TC001", "duplicate-name", Severity.error, "scan",
-             "Two catalog entries have the same tool name."),
+             "Two catalog entries have the same tool name.",
+             "A client cannot tell the two tools apart; rename one of them."),
         Rule("TC002", "normalized-name-collision", Severity.warning, "scan",
-             "Names collide after separator and case normalization."),
+             "Names collide after separator and case normalization.",
+             "Models and some clients normalize names; choose names that differ after "
+             "case folding and separator removal."),
         Rule("TC003", "confusable-overlap", Severity.warning, "scan",
-             "Confusable names/descriptions with a proven input-schema overlap."),
+             "Confusable names/descriptions with a proven input-schema overlap.",
+             "The witness is accepted by both tools, so a model that picks the wrong one "
+             "still makes a valid call. Make the names, descriptions or schemas distinct."),
         Rule("TC004", "contradictory-effects", Severity.error, "scan",
-             "A proven confusable overlap whose explicit effect hints contradict."),
+             "A proven confusable overlap whose explicit effect hints contradict.",
+             "One of two interchangeable-looking tools is read-only (or non-destructive) and "
+             "the other is not; a confused call can change data. Separate them clearly."),
         Rule("TC005", "undecided-confusable", Severity.note, "scan",
-             "A lexically confusable pair could not be decided safely."),
+             "A lexically confusable pair could not be decided safely.",
+             "The schemas use semantics outside the analysed subset or hit a bound; the "
+             "reason says which. A strict run treats this as a warning."),
         Rule("TC006", "replay-multiple-accept", Severity.warning, "replay",
-             "Several catalog tools accept an observed call's arguments."),
+             "Several catalog tools accept an observed call's arguments.",
+             "The arguments the model actually sent would be valid for another tool too."),
         Rule("TC007", "replay-contradictory-effects", Severity.error, "replay",
-             "Tools accepting an observed call have contradictory explicit effect hints."),
+             "Tools accepting an observed call have contradictory explicit effect hints.",
+             "A mix-up between the accepting tools would change what the call does to data."),
         Rule("TC008", "replay-selected-rejects", Severity.error, "replay",
-             "The selected tool is missing, or every matching schema rejects the call."),
+             "The selected tool is missing, or every matching schema rejects the call.",
+             "The trace was recorded against a different catalog, or the schema changed."),
         Rule("TC009", "replay-incomplete", Severity.note, "replay",
-             "Replay is incomplete: invalid, unsupported or bounded schema semantics."),
+             "Replay is incomplete: invalid, unsupported or bounded schema semantics.",
+             "Some catalog schemas could not be decided for this call; the reasons say why. "
+             "A strict run treats this as a warning."),
+        Rule("HS101", "destructive-without-dry-run", Severity.warning, "lint",
+             "A tool that needs a dry run has no dry-run parameter in its input schema.",
+             "Add a boolean dry-run parameter (default: dry_run) so the guard can allow "
+             "previews and hold real runs for approval."),
+        Rule("HS102", "open-object-schema", Severity.note, "lint",
+             "An object schema does not say additionalProperties: false.",
+             "Unknown arguments (e.g. an extra admin: true) may be accepted silently."),
+        Rule("HS103", "unbounded-array", Severity.note, "lint",
+             "An array schema has no maxItems.",
+             "A single call can then affect an unbounded number of records."),
+        Rule("HS104", "id-without-minimum", Severity.note, "lint",
+             "An integer id-like property has no minimum.",
+             "0 or negative ids are often sentinels for 'all' or 'none'."),
+        Rule("HS105", "policy-argument-not-in-schema", Severity.warning, "lint",
+             "The policy names an argument the tool's schema does not declare.",
+             "An effect budget, secret or dry-run parameter that never matches is a no-op."),
     ]
 }
 
 
-def register_rule(rule: Rule) -> None:
-    """Add a rule (used by modules that define their own, e.g. the contract lint)."""
-    RULES[rule.id] = rule
+def new_finding(rule: str, message: str, tools: list[ToolRef], **fields: Any) -> Finding:
+    """A finding of ``rule`` at its default severity (the one place findings get one)."""
+    return Finding(rule=rule, severity=RULES[rule].severity, message=message, tools=tools,
+                   **fields)
 
 
 @dataclass(frozen=True)
@@ -138,14 +169,14 @@ class FailOn(StrEnum):
 
 
 def effective_severity(finding: Finding, strict: bool) -> Severity:
-    """``--strict`` promotes incomplete-analysis findings to warning."""
+    """A strict run promotes incomplete-analysis findings to warning."""
     if strict and finding.incomplete and finding.severity is Severity.note:
         return Severity.warning
     return finding.severity
 
 
 def reaches_threshold(findings: Iterable[Finding], fail_on: FailOn, strict: bool) -> bool:
-    """True when any finding is at or above ``--fail-on`` (or strict sees incompleteness)."""
+    """True when any finding is at or above ``fail_on`` (or strict sees incompleteness)."""
     items = list(findings)
     if strict and any(f.incomplete for f in items):
         return True
@@ -153,16 +184,6 @@ def reaches_threshold(findings: Iterable[Finding], fail_on: FailOn, strict: bool
         return False
     floor = Severity(fail_on.value).rank
     return any(effective_severity(f, strict).rank >= floor for f in items)
-
-
-def parse_threshold(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise UsageError(f"--threshold must be a number in (0, 1], got {value!r}") from None
-    if not 0 < number <= 1:
-        raise UsageError(f"--threshold must be in (0, 1], got {value}")
-    return number
 
 
 def sort_key(finding: Finding) -> tuple[Any, ...]:
@@ -180,8 +201,13 @@ def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
     return sorted(findings, key=sort_key)
 
 
-def summary(findings: Iterable[Finding]) -> Mapping[str, int]:
-    counts = {"error": 0, "warning": 0, "note": 0}
+def count_by_severity(findings: Iterable[Finding], strict: bool = False) -> dict[str, int]:
+    """``{"error": n, "warning": n, "note": n}`` by *effective* severity.
+
+    Every report (human, JSON, SARIF levels, the release summary) counts with this, so a
+    strict run reports the same numbers everywhere.
+    """
+    counts = {s.value: 0 for s in sorted(Severity, key=lambda s: -s.rank)}
     for f in findings:
-        counts[f.severity.value] += 1
+        counts[effective_severity(f, strict).value] += 1
     return counts

@@ -6,7 +6,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from histor_sign._internal.untrusted import printable
-from histor_sign.report._findings import Finding, Severity, effective_severity, sorted_findings
+from histor_sign.report._findings import (
+    Finding,
+    Severity,
+    count_by_severity,
+    effective_severity,
+    sorted_findings,
+)
 
 _COLORS = {Severity.error: "\033[31m", Severity.warning: "\033[33m", Severity.note: "\033[36m"}
 _RESET = "\033[0m"
@@ -20,15 +26,14 @@ def render_human(
     color: bool = False,
 ) -> str:
     lines: list[str] = []
-    counts = {"error": 0, "warning": 0, "note": 0}
     for finding in sorted_findings(findings):
         severity = effective_severity(finding, strict)
-        counts[severity.value] += 1
         label = f"{severity.value:<7}"
         if color:
             label = f"{_COLORS[severity]}{label}{_RESET}"
         # Messages quote tool names and descriptions chosen by servers: keep them inert.
         lines.append(f"{finding.rule} {label} {printable(finding.message)}")
+    counts = count_by_severity(findings, strict)
     total = sum(counts.values())
     head = (f"{total} finding{'s' if total != 1 else ''}: {counts['error']} error, "
             f"{counts['warning']} warning, {counts['note']} note") if total else "no findings"

@@ -6,21 +6,23 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from histor_sign.report._findings import Finding, effective_severity, sorted_findings
+from histor_sign.report._findings import (
+    Finding,
+    count_by_severity,
+    effective_severity,
+    sorted_findings,
+)
 
 
 def report_document(
     findings: Sequence[Finding], *, strict: bool = False, stats: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     items = []
-    counts = {"error": 0, "warning": 0, "note": 0}
     for finding in sorted_findings(findings):
         doc = finding.to_json()
-        severity = effective_severity(finding, strict)
-        doc["severity"] = severity.value
-        counts[severity.value] += 1
+        doc["severity"] = effective_severity(finding, strict).value
         items.append(doc)
-    summary: dict[str, Any] = {"findings": len(items), **counts}
+    summary: dict[str, Any] = {"findings": len(items), **count_by_severity(findings, strict)}
     if stats:
         summary.update(stats)
     return {"findings": items, "summary": dict(sorted(summary.items()))}

@@ -16,12 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-#: Keywords that never constrain an instance (annotations and structure).
-NO_CONSTRAINT = frozenset({
-    "title", "description", "$comment", "examples", "default", "deprecated", "readOnly",
-    "writeOnly", "$schema", "$defs", "definitions", "$anchor", "contentMediaType",
-    "contentEncoding", "contentSchema", "format", "$vocabulary",
-})
+from histor_sign._internal.schema_validation import LEGACY_REF_DIALECTS, NO_CONSTRAINT_KEYWORDS
+
 #: ``not`` of only these is subtracted exactly while merging (see ``_merge_not``).
 MERGED_NOT = (frozenset({"type"}), frozenset({"const"}), frozenset({"enum"}))
 
@@ -84,16 +80,15 @@ def negate(
         return [True]
     if not isinstance(schema, dict) or "$id" in schema:
         return None  # a nested $id changes what "#" means: leave it to the exact validator
-    keys = set(schema) - NO_CONSTRAINT
+    keys = set(schema) - NO_CONSTRAINT_KEYWORDS
     if not keys:
         return []  # the schema accepts everything: its negation accepts nothing
     if any(keys == k for k in MERGED_NOT):
         return None
     if keys & _WHOLE_ONLY:
         return None
-    legacy = dialect in ("draft-06", "draft-07")
-    if "$ref" in keys and legacy:
-        # draft-06/07 ignore the siblings of $ref
+    if "$ref" in keys and dialect in LEGACY_REF_DIALECTS:
+        # the siblings of $ref are ignored
         return [{"not": resolve(schema["$ref"])}] if resolve is not None else None
     out: list[Any] = []
     handled: set[str] = set()

@@ -1,6 +1,6 @@
 """Example strings for ECMA-safe patterns, so ``pattern`` pairs can be decided as overlaps.
 
-Only patterns in :func:`~histor_sign.scan._regex_subset.ecma_safe` are used, examples are
+Only patterns in :func:`~histor_sign._internal.regex_subset.ecma_safe` are used, examples are
 printable ASCII, and every example is still checked by the exact validator — this module
 only proposes candidates; it never decides anything by itself.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import string
 from typing import Any
 
-from histor_sign.scan._regex_subset import ecma_safe
+from histor_sign._internal.regex_subset import ecma_safe
 
 _PRINTABLE = string.ascii_lowercase + string.ascii_uppercase + string.digits + "_-. /:@"
 

@@ -1,12 +1,20 @@
-"""Turn catalog facts into findings TC001–TC005 (ToolClash semantics, seed 000)."""
+"""Build the findings of the collision rules: TC001–TC005 (scan) and TC006–TC009 (replay).
+
+Rule ids, names, default severities and help live in
+:data:`histor_sign.report._findings.RULES`; this module says, for each rule, which facts
+make a finding and how its message reads. Messages quote server-chosen names with
+``repr`` and are escaped once more by every renderer.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from histor_sign.catalog import Tool
-from histor_sign.report._findings import RULES, Finding, ToolRef
+from histor_sign.report._findings import CallRef, Finding, ToolRef, new_finding
 from histor_sign.scan._effects import contradictions, describe, explicit_hints
 from histor_sign.scan._lexical import Similarity
 from histor_sign.scan._witness import Decision
@@ -26,15 +34,15 @@ def short_json(value: Any, limit: int = 160) -> str:
 
 
 def duplicate_name(first: Tool, other: Tool) -> Finding:
-    return Finding(
-        rule="TC001", severity=RULES["TC001"].severity, tools=[tool_ref(first), tool_ref(other)],
+    return new_finding(
+        "TC001", tools=[tool_ref(first), tool_ref(other)],
         message=f"duplicate tool name {first.name!r}: {first.location} and {other.location}",
     )
 
 
 def normalized_collision(first: Tool, other: Tool, key: str) -> Finding:
-    return Finding(
-        rule="TC002", severity=RULES["TC002"].severity, tools=[tool_ref(first), tool_ref(other)],
+    return new_finding(
+        "TC002", tools=[tool_ref(first), tool_ref(other)],
         message=(f"names {first.name!r} and {other.name!r} collide after separator and case "
                  f"normalization ({key!r}): {first.location} and {other.location}"),
         properties={"normalizedName": key},
@@ -53,16 +61,16 @@ def pair_findings(
            else basis)
     if decision.outcome == "unknown":
         props["reason"] = decision.reason
-        return [Finding(
-            rule="TC005", severity=RULES["TC005"].severity, tools=refs, outcome="unknown",
+        return [new_finding(
+            "TC005", tools=refs, outcome="unknown",
             incomplete=True, properties=props,
             message=(f"{_where(a)} and {_where(b)} are confusable ({why}) but their input "
                      f"schemas could not be decided: {decision.reason}"),
         )]
     if decision.outcome != "overlap":
         return []
-    out = [Finding(
-        rule="TC003", severity=RULES["TC003"].severity, tools=refs, outcome="overlap",
+    out = [new_finding(
+        "TC003", tools=refs, outcome="overlap",
         witness=decision.witness, has_witness=True, properties=dict(props),
         message=(f"{_where(a)} and {_where(b)} are confusable ({why}) and both accept "
                  f"{short_json(decision.witness)}"),
@@ -73,8 +81,8 @@ def pair_findings(
         hint_props = dict(props)
         hint_props["contradictions"] = clash
         hint_props["hints"] = [ha, hb]
-        out.append(Finding(
-            rule="TC004", severity=RULES["TC004"].severity, tools=refs, outcome="overlap",
+        out.append(new_finding(
+            "TC004", tools=refs, outcome="overlap",
             witness=decision.witness, has_witness=True, properties=hint_props,
             message=(f"{_where(a)} is {describe(ha)} but {_where(b)} is {describe(hb)} "
                      f"({', '.join(clash)} differ), and both accept "
@@ -85,12 +93,111 @@ def pair_findings(
 
 def not_analysed(a: Tool, b: Tool, similarity: Similarity | None, basis: str,
                  limit: int) -> Finding:
-    props: dict[str, Any] = {"basis": basis, "reason": f"--max-candidates {limit} reached"}
+    props: dict[str, Any] = {"basis": basis, "reason": f"candidate pair bound ({limit}) reached"}
     if similarity is not None:
         props["similarity"] = similarity.to_json()
-    return Finding(
-        rule="TC005", severity=RULES["TC005"].severity, tools=[tool_ref(a), tool_ref(b)],
+    return new_finding(
+        "TC005", tools=[tool_ref(a), tool_ref(b)],
         outcome="unknown", incomplete=True, properties=props,
         message=(f"{_where(a)} and {_where(b)} are confusable but were not analysed: "
-                 f"more candidate pairs than --max-candidates {limit}"),
+                 f"more candidate pairs than the bound of {limit}"),
     )
+
+
+# --- replay: TC006-TC009 ----------------------------------------------------------------
+
+MAX_LISTED_TOOLS = 20
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """What the catalog said about one observed call, before it becomes findings."""
+
+    ref: CallRef
+    selected: Sequence[Tool]  # catalog tools with the call's name
+    accepted: Sequence[Tool]  # every catalog tool whose schema accepts the arguments
+    unknown: Sequence[tuple[Tool, str]]  # tools that could not be decided, with the reason
+    selected_rejected: int  # how many of ``selected`` reject the arguments
+
+    @property
+    def label(self) -> str:
+        return f"call {self.ref.index} in {self.ref.source} selected {self.ref.tool!r}"
+
+    @property
+    def counts(self) -> dict[str, Any]:
+        return {"accepted": len(self.accepted), "unknown": len(self.unknown)}
+
+
+def _names(tools: Sequence[Tool]) -> str:
+    shown = ", ".join(_where(t) for t in tools[:5])
+    return shown + (f" and {len(tools) - 5} more" if len(tools) > 5 else "")
+
+
+def replay_findings(outcome: CallOutcome) -> list[Finding]:
+    """TC008 (selected tool missing or rejecting), TC006/TC007 (several accept, with
+    contradictory hints) and TC009 (undecided schemas) for one call."""
+    return [*_selected_rejects(outcome), *_multiple_accept(outcome), *_incomplete(outcome)]
+
+
+def _selected_rejects(o: CallOutcome) -> list[Finding]:
+    if not o.selected:
+        return [new_finding(
+            "TC008", f"{o.label}, but no catalog tool has that name", [], call=o.ref,
+            properties={**o.counts, "reason": "missing"})]
+    if o.selected_rejected != len(o.selected):
+        return []
+    return [new_finding(
+        "TC008",
+        f"{o.label}, but every catalog schema with that name rejects its arguments "
+        f"({o.ref.arguments_digest})",
+        [tool_ref(t) for t in o.selected], call=o.ref, outcome="disjoint",
+        properties={**o.counts, "reason": "rejected"})]
+
+
+def _multiple_accept(o: CallOutcome) -> list[Finding]:
+    acc = o.accepted
+    if len(acc) < 2:
+        return []
+    out = [new_finding(
+        "TC006",
+        f"{o.label}; {len(acc)} catalog tools accept the same arguments "
+        f"({o.ref.arguments_digest}): {_names(acc)}",
+        [tool_ref(t) for t in acc[:MAX_LISTED_TOOLS]], call=o.ref, outcome="overlap",
+        properties=dict(o.counts))]
+    clashes = _clashes(acc)
+    if clashes:
+        involved = sorted({i for pair in clashes for i in pair[:2]})
+        out.append(new_finding(
+            "TC007",
+            f"{o.label}; accepting tools have contradictory explicit effect hints: "
+            + "; ".join(f"{acc[a].name!r} vs {acc[b].name!r} ({', '.join(keys)})"
+                        for a, b, keys in clashes[:5]),
+            [tool_ref(acc[i]) for i in involved], call=o.ref, outcome="overlap",
+            properties={**o.counts, "contradictions": [
+                {"tools": [acc[a].name, acc[b].name], "hints": keys} for a, b, keys in clashes]},
+        ))
+    return out
+
+
+def _clashes(accepted: Sequence[Tool]) -> list[tuple[int, int, list[str]]]:
+    """Pairs of accepting tools (by position) whose explicit hints contradict."""
+    out = []
+    hinted = [i for i, t in enumerate(accepted) if explicit_hints(t.annotations)]
+    for x, a in enumerate(hinted):
+        for b in hinted[x + 1:]:
+            keys = contradictions(accepted[a].annotations, accepted[b].annotations)
+            if keys:
+                out.append((a, b, keys))
+    return out
+
+
+def _incomplete(o: CallOutcome) -> list[Finding]:
+    if not o.unknown:
+        return []
+    reasons = sorted({reason for _, reason in o.unknown})
+    more = f" (and {len(reasons) - 1} other reasons)" if len(reasons) > 1 else ""
+    return [new_finding(
+        "TC009",
+        f"{o.label}; {len(o.unknown)} catalog schema(s) could not be decided: {reasons[0]}{more}",
+        [tool_ref(t) for t, _ in o.unknown[:MAX_LISTED_TOOLS]], call=o.ref, outcome="unknown",
+        incomplete=True, properties={**o.counts, "reasons": reasons[:10]})]

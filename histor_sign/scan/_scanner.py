@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from histor_sign._internal.schema_validation import SchemaRoot, prepare_root
 from histor_sign.catalog import Catalog, Tool, find_duplicates, load_catalogs
 from histor_sign.report._findings import Finding, sorted_findings
 from histor_sign.scan import _rules as rules
 from histor_sign.scan._lexical import Profile, Similarity, candidate_pairs, normalized_name
 from histor_sign.scan._schema_algebra import Bounds
-from histor_sign.scan._validation import SchemaRoot, prepare_root
 from histor_sign.scan._witness import DEFAULT_MAX_WITNESS_BYTES, decide_roots
 
 DEFAULT_THRESHOLD = 0.62

@@ -10,7 +10,8 @@ and every constraint it does not understand is *ignored* (a relaxation). So:
 
 * "no value" (``None``) over a relaxation means the real schemas are disjoint too;
 * a value found over a relaxation is only a *candidate*: it becomes an ``overlap`` witness
-  only after the exact validator (:mod:`.validation`) accepts it for both original schemas.
+  only after the exact validator (:mod:`histor_sign._internal.schema_validation`) accepts
+  it for both original schemas.
 
 Keywords we reason about exactly: boolean schemas, ``type``, ``enum``, ``const``, ``allOf``,
 ``anyOf``, ``oneOf``, local ``$ref`` into ``$defs``/``definitions`` (or any local pointer),
@@ -37,10 +38,15 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from histor_sign._internal.regex_subset import ecma_safe, printable_ascii
+from histor_sign._internal.schema_validation import (
+    LEGACY_REF_DIALECTS,
+    NO_CONSTRAINT_KEYWORDS,
+    SchemaRoot,
+    Untrusted,
+)
 from histor_sign.scan._negation import conditional, dependent_schemas, negate
-from histor_sign.scan._regex_subset import ecma_safe, printable_ascii
 from histor_sign.scan._regex_witness import examples
-from histor_sign.scan._validation import SchemaRoot, Untrusted
 
 KINDS = ("object", "null", "boolean", "int", "frac", "string", "array")
 _TYPE_KINDS: dict[str, frozenset[str]] = {
@@ -176,7 +182,7 @@ def _flatten(
         for key in _HARD_UNKNOWN:
             if key in schema:
                 raise Undecided(f"{key} is not supported")
-        legacy = sub.root.dialect in ("draft-06", "draft-07")
+        legacy = sub.root.dialect in LEGACY_REF_DIALECTS
         if "$ref" in schema:
             ref = schema["$ref"]
             ref_key = (id(sub.root), str(ref))
@@ -312,93 +318,112 @@ def _merge(atoms: list[Sub], bounds: Bounds) -> Merged | None:
     m = Merged()
     for atom in atoms:
         s = atom.schema
-        dialect = atom.root.dialect
         if any(k in s for k in RELAXED):
             m.relaxed = True
-        if "type" in s:
-            t = s["type"]
-            names = [t] if isinstance(t, str) else t
-            if not isinstance(names, list) or not all(n in _TYPE_KINDS for n in names):
-                raise Undecided("type is not a known type name or list of them")
-            allowed: frozenset[str] = frozenset().union(*(_TYPE_KINDS[n] for n in names))
-            m.kinds = m.kinds & allowed
-        for key in ("const", "enum"):
-            if key not in s:
-                continue
-            if key == "enum":
-                if not isinstance(s["enum"], list):
-                    raise Undecided("enum is not an array")
-                options = s["enum"]
-            else:
-                options = [s["const"]]
-            if len(options) > bounds.max_enum:
-                raise Undecided(f"enum bound ({bounds.max_enum}) reached")
-            if m.values is None:
-                m.values = list(options)
-            else:
-                m.values = [v for v in m.values if any(_json_equal(v, o) for o in options)]
-        if "not" in s:
-            _merge_not(m, s["not"])
-        # numbers
-        if "minimum" in s:
-            m.lower(_num(s["minimum"], "minimum"), False)
-        if "maximum" in s:
-            m.upper(_num(s["maximum"], "maximum"), False)
-        if "exclusiveMinimum" in s:
-            m.lower(_num(s["exclusiveMinimum"], "exclusiveMinimum"), True)
-        if "exclusiveMaximum" in s:
-            m.upper(_num(s["exclusiveMaximum"], "exclusiveMaximum"), True)
-        if "multipleOf" in s:
-            divisor = _num(s["multipleOf"], "multipleOf")
-            if divisor <= 0:
-                raise Undecided("multipleOf is not positive")
-            m.mults.append(divisor)
-        # strings
-        if "minLength" in s:
-            m.min_len = max(m.min_len, _count(s["minLength"], "minLength"))
-        if "maxLength" in s:
-            value = _count(s["maxLength"], "maxLength")
-            m.max_len = value if m.max_len is None else min(m.max_len, value)
-        if isinstance(s.get("format"), str):
-            m.formats.append(s["format"])
-        if isinstance(s.get("pattern"), str):
-            m.patterns.append(s["pattern"])
-        # arrays
-        if "minItems" in s:
-            m.min_items = max(m.min_items, _count(s["minItems"], "minItems"))
-        if "maxItems" in s:
-            value = _count(s["maxItems"], "maxItems")
-            m.max_items = value if m.max_items is None else min(m.max_items, value)
-        if any(k in s for k in ("items", "prefixItems", "additionalItems")):
-            m.arrays.append(atom)
-        if "contains" in s:
-            if "minContains" not in s and "maxContains" not in s:  # else relaxed
-                m.contains.append(Sub(s["contains"], atom.root))
-        if s.get("uniqueItems") is True:
-            m.unique = True
-        # objects
-        if any(k in s for k in _OBJECT_SHAPE):
-            m.objects.append(atom)
-        if "required" in s:
-            req = s["required"]
-            if not isinstance(req, list) or not all(isinstance(r, str) for r in req):
-                raise Undecided("required is not an array of strings")
-            m.required.extend(r for r in req if r not in m.required)
-        if "minProperties" in s:
-            m.min_props = max(m.min_props, _count(s["minProperties"], "minProperties"))
-        if "maxProperties" in s:
-            value = _count(s["maxProperties"], "maxProperties")
-            m.max_props = value if m.max_props is None else min(m.max_props, value)
-        deps = s.get("dependentRequired") if dialect in ("2020-12", "2019-09") else None
-        if dialect in ("draft-06", "draft-07") and isinstance(s.get("dependencies"), dict):
-            deps = {k: v for k, v in s["dependencies"].items() if isinstance(v, list)}
-        if isinstance(deps, dict):
-            _close_required(m, deps)
+        _merge_values(m, s, bounds)
+        _merge_numbers(m, s)
+        _merge_strings(m, s)
+        _merge_arrays(m, atom)
+        _merge_objects(m, atom)
     if m.values is not None:
         m.values = [v for v in m.values if _kind_of(v) in m.kinds]
         if not m.values:
             return None
     return m if m.kinds else None
+
+
+def _merge_values(m: Merged, s: dict[str, Any], bounds: Bounds) -> None:
+    """``type``, ``const``, ``enum`` and an exactly subtractable ``not``."""
+    if "type" in s:
+        t = s["type"]
+        names = [t] if isinstance(t, str) else t
+        if not isinstance(names, list) or not all(n in _TYPE_KINDS for n in names):
+            raise Undecided("type is not a known type name or list of them")
+        allowed: frozenset[str] = frozenset().union(*(_TYPE_KINDS[n] for n in names))
+        m.kinds = m.kinds & allowed
+    for key in ("const", "enum"):
+        if key not in s:
+            continue
+        if key == "enum":
+            if not isinstance(s["enum"], list):
+                raise Undecided("enum is not an array")
+            options = s["enum"]
+        else:
+            options = [s["const"]]
+        if len(options) > bounds.max_enum:
+            raise Undecided(f"enum bound ({bounds.max_enum}) reached")
+        if m.values is None:
+            m.values = list(options)
+        else:
+            m.values = [v for v in m.values if any(_json_equal(v, o) for o in options)]
+    if "not" in s:
+        _merge_not(m, s["not"])
+
+
+def _merge_numbers(m: Merged, s: dict[str, Any]) -> None:
+    if "minimum" in s:
+        m.lower(_num(s["minimum"], "minimum"), False)
+    if "maximum" in s:
+        m.upper(_num(s["maximum"], "maximum"), False)
+    if "exclusiveMinimum" in s:
+        m.lower(_num(s["exclusiveMinimum"], "exclusiveMinimum"), True)
+    if "exclusiveMaximum" in s:
+        m.upper(_num(s["exclusiveMaximum"], "exclusiveMaximum"), True)
+    if "multipleOf" in s:
+        divisor = _num(s["multipleOf"], "multipleOf")
+        if divisor <= 0:
+            raise Undecided("multipleOf is not positive")
+        m.mults.append(divisor)
+
+
+def _merge_strings(m: Merged, s: dict[str, Any]) -> None:
+    if "minLength" in s:
+        m.min_len = max(m.min_len, _count(s["minLength"], "minLength"))
+    if "maxLength" in s:
+        value = _count(s["maxLength"], "maxLength")
+        m.max_len = value if m.max_len is None else min(m.max_len, value)
+    if isinstance(s.get("format"), str):
+        m.formats.append(s["format"])
+    if isinstance(s.get("pattern"), str):
+        m.patterns.append(s["pattern"])
+
+
+def _merge_arrays(m: Merged, atom: Sub) -> None:
+    s = atom.schema
+    if "minItems" in s:
+        m.min_items = max(m.min_items, _count(s["minItems"], "minItems"))
+    if "maxItems" in s:
+        value = _count(s["maxItems"], "maxItems")
+        m.max_items = value if m.max_items is None else min(m.max_items, value)
+    if any(k in s for k in ("items", "prefixItems", "additionalItems")):
+        m.arrays.append(atom)
+    if "contains" in s:
+        if "minContains" not in s and "maxContains" not in s:  # else relaxed
+            m.contains.append(Sub(s["contains"], atom.root))
+    if s.get("uniqueItems") is True:
+        m.unique = True
+
+
+def _merge_objects(m: Merged, atom: Sub) -> None:
+    s = atom.schema
+    dialect = atom.root.dialect
+    if any(k in s for k in _OBJECT_SHAPE):
+        m.objects.append(atom)
+    if "required" in s:
+        req = s["required"]
+        if not isinstance(req, list) or not all(isinstance(r, str) for r in req):
+            raise Undecided("required is not an array of strings")
+        m.required.extend(r for r in req if r not in m.required)
+    if "minProperties" in s:
+        m.min_props = max(m.min_props, _count(s["minProperties"], "minProperties"))
+    if "maxProperties" in s:
+        value = _count(s["maxProperties"], "maxProperties")
+        m.max_props = value if m.max_props is None else min(m.max_props, value)
+    deps = s.get("dependentRequired") if dialect in ("2020-12", "2019-09") else None
+    if dialect in ("draft-06", "draft-07") and isinstance(s.get("dependencies"), dict):
+        deps = {k: v for k, v in s["dependencies"].items() if isinstance(v, list)}
+    if isinstance(deps, dict):
+        _close_required(m, deps)
 
 
 def _close_required(m: Merged, deps: dict[str, Any]) -> None:
@@ -415,18 +440,21 @@ def _close_required(m: Merged, deps: dict[str, Any]) -> None:
                         changed = True
 
 
-_ANNOTATION_KEYS = frozenset({"title", "description", "$comment", "examples", "default"})
-
-
 def _merge_not(m: Merged, negated: Any) -> None:
-    """Use ``not`` exactly when it negates only a type, const or enum; else relax."""
+    """Use ``not`` exactly when it negates only a type, const or enum; else relax.
+
+    Keys are read with :data:`NO_CONSTRAINT_KEYWORDS`, the same set :func:`negate` uses to
+    decide that the merge handles a negation, so the two never disagree about a ``not``.
+    """
     if negated is True:
         m.kinds = frozenset()
         return
     if not isinstance(negated, dict):
         return
-    keys = set(negated) - _ANNOTATION_KEYS
-    if keys == {"type"}:
+    keys = set(negated) - NO_CONSTRAINT_KEYWORDS
+    if not keys:
+        m.kinds = frozenset()  # the negated schema accepts everything
+    elif keys == {"type"}:
         t = negated["type"]
         names = [t] if isinstance(t, str) else t
         if isinstance(names, list) and all(n in _TYPE_KINDS for n in names):

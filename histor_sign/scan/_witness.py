@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from histor_sign._internal.schema_validation import SchemaRoot, Untrusted, prepare_root
 from histor_sign.canonical import canonical_bytes
 from histor_sign.scan._schema_algebra import Bounds, Budget, Sub, Undecided, solve
-from histor_sign.scan._validation import SchemaRoot, Untrusted, prepare_root
 
 OVERLAP = "overlap"
 DISJOINT = "disjoint"

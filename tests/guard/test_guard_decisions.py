@@ -267,3 +267,38 @@ def test_contract_errors_are_input_errors() -> None:
         Policy.from_dict({"tools": {"bulk_update_emails": {"max_effect": 3}}}, "p.toml")
     with pytest.raises(InputError, match=r"p.toml: unknown key defaults.dry_runs"):
         Policy.from_dict({"defaults": {"dry_runs": True}}, "p.toml")
+
+
+@pytest.mark.parametrize("engine", ["jsonschema-rs", "jsonschema"])
+def test_engines_share_exact_numbers_and_dialects(engine: str) -> None:
+    # One validation stack: multipleOf is exact on both engines (0.3 is a multiple of 0.1,
+    # which float division denies), and both refuse a $schema no engine supports.
+    tools = [{"name": "m", "inputSchema": {"type": "object", "properties": {
+                 "x": {"type": "number", "multipleOf": 0.1}}}},
+             {"name": "d", "inputSchema": {"$schema": "https://example.invalid/s",
+                                           "type": "object"}},
+             {"name": "d4", "inputSchema": {"$schema": "http://json-schema.org/draft-04/schema#",
+                                            "type": "object",
+                                            "properties": {"n": {"maximum": 1,
+                                                                 "exclusiveMaximum": True}}}}]
+    g = Guard.from_catalog(tools, engine=engine)
+    assert g.check({"name": "m", "arguments": {"x": 0.3}}).allowed
+    assert codes(g.check({"name": "m", "arguments": {"x": 0.35}})) == [("constraint", "/x")]
+    assert codes(g.check({"name": "d", "arguments": {}})) == [("schema-invalid", "")]
+    assert g.check({"name": "d4", "arguments": {"n": 0}}).allowed
+    assert codes(g.check({"name": "d4", "arguments": {"n": 1}})) == [("constraint", "/n")]
+
+
+def test_scan_replay_and_guard_read_dialects_from_one_table() -> None:
+    from histor_sign._internal.schema_validation import (
+        ANALYSED_DIALECTS,
+        DIALECTS,
+        Untrusted,
+        dialect_of,
+    )
+
+    assert ANALYSED_DIALECTS < set(DIALECTS.values())
+    draft4 = {"$schema": "http://json-schema.org/draft-04/schema#"}
+    with pytest.raises(Untrusted):
+        dialect_of(draft4)  # the schema algebra does not model draft-04
+    assert dialect_of(draft4, frozenset(DIALECTS.values())) == "draft-04"

@@ -112,3 +112,47 @@ def test_human_output_escapes_control_characters_in_tool_names() -> None:
     assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
     assert len(text.splitlines()) == 2  # the finding and the summary: no forged line
     assert "\\u001b]0;owned\\u0007\\u202ename\\nTC001" in text
+
+
+def _strict_mix() -> list[Finding]:
+    ref = [ToolRef("a", "c.json", 0)]
+    return [
+        Finding(rule="TC005", severity=Severity.note, message="undecided", tools=ref,
+                outcome="unknown", incomplete=True),
+        Finding(rule="TC005", severity=Severity.note, message="undecided too", tools=ref,
+                outcome="unknown", incomplete=True),
+        Finding(rule="TC003", severity=Severity.warning, message="overlap", tools=ref),
+        Finding(rule="TC004", severity=Severity.error, message="contradiction", tools=ref),
+        Finding(rule="HS102", severity=Severity.note, message="open object", tools=ref),
+    ]
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_every_report_counts_severities_alike(strict: bool) -> None:
+    import re
+    from collections import Counter
+
+    from histor_sign.catalog import parse_catalog
+    from histor_sign.release import ReleaseOutcome, ReleaseRequest, summary_markdown
+    from histor_sign.report._findings import count_by_severity
+
+    findings = _strict_mix()
+    counts = count_by_severity(findings, strict)
+    assert counts == ({"error": 1, "warning": 3, "note": 1} if strict
+                      else {"error": 1, "warning": 1, "note": 3})
+    sarif = json.loads(render(findings, "sarif", strict=strict))
+    levels = Counter(r["level"] for r in sarif["runs"][0]["results"])
+    assert {k: levels.get(k, 0) for k in counts} == counts
+    summary = json.loads(render(findings, "json", strict=strict))["summary"]
+    assert {k: summary[k] for k in counts} == counts
+    human = render(findings, "human", strict=strict).splitlines()[-1]
+    assert human.startswith(f"5 findings: {counts['error']} error, {counts['warning']} "
+                            f"warning, {counts['note']} note")
+    outcome = ReleaseOutcome(
+        request=ReleaseRequest(server="io.github.a/b", server_version="1", out_dir=Path("o"),
+                               strict=strict),
+        findings=findings, gate_passed=False)
+    text = summary_markdown(outcome, parse_catalog({"tools": []}, "c.json"))
+    match = re.search(r"(\d+) errors, (\d+) warnings, (\d+) notes", text)
+    assert match is not None
+    assert dict(zip(("error", "warning", "note"), map(int, match.groups()), strict=True)) == counts

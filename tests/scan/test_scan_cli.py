@@ -135,7 +135,7 @@ def test_output_file_and_max_candidates(tmp_path: Path) -> None:
     doc = json.loads(out.read_text())
     reasons = [f["properties"].get("reason", "") for f in doc["findings"]
                if f["rule"] == "TC005"]
-    assert any("--max-candidates 1" in r for r in reasons)
+    assert any("candidate pair bound (1) reached" in r for r in reasons)
 
 
 def test_bad_input_is_one_clean_line(tmp_path: Path) -> None:

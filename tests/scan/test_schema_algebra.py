@@ -184,3 +184,22 @@ def test_safe_patterns_are_decided_as_overlaps_with_validated_witnesses() -> Non
     assert w == {"tel": "000-0000"}
     # outside the shared Python/ECMA subset: unknown, never a guess
     assert_unknown(obj(p={"type": "string", "pattern": "^\\p{L}+$"}), obj(p={}), "ECMA-safe")
+
+
+@pytest.mark.parametrize("annotation", [
+    {"title": "t"}, {"deprecated": True}, {"readOnly": True}, {"description": "d"},
+    {"$comment": "c"}, {"examples": ["x"]}, {"format": "email"}, {},
+])
+def test_negated_type_with_any_annotation_is_the_same_decision(annotation: Any) -> None:
+    # One set of no-constraint keywords: an annotation beside a negated type never changes
+    # the answer (once `deprecated` made it unknown while `title` made it disjoint).
+    a = obj(x={"type": "string"})
+    b = obj(x={"not": {"type": "string", **annotation}})
+    assert_disjoint(a, b)
+    c = obj(x={"not": {"type": "integer", **annotation}})
+    witness = assert_overlap(a, c)
+    assert isinstance(witness["x"], str)
+
+
+def test_negated_annotation_only_schema_accepts_nothing() -> None:
+    assert_disjoint(obj(x={"type": "string"}), obj(x={"not": {"deprecated": True}}))
