@@ -19,7 +19,6 @@ from histor_sign.errors import FetchError, HistorError
 from histor_sign.mcp._jsonrpc import (
     Channel,
     Era,
-    RequestTimeout,
     clip,
     encode,
     notification,
@@ -152,7 +151,7 @@ class HttpChannel(Channel):
                 "POST", self.url, content=encode(message), headers=self._headers(extra)
             ) as resp:
                 self._last_headers = {k.lower(): v for k, v in resp.headers.items()}
-                kind = await self._check_status(resp, method, msg_id)
+                kind = await self._check_status(resp, method)
                 if kind == "json":
                     data = await self._read_body(resp)
                     source = f"{self.shown_url} ({method} response)"
@@ -178,10 +177,7 @@ class HttpChannel(Channel):
                 result = await self._resume(parser, msg_id, method)
             return result
         except httpx.TimeoutException:
-            raise RequestTimeout(
-                f"no answer to {method}{self.peer} within {self.timeout:g} s (`timeout`)",
-                param="timeout",
-            ) from None
+            raise self.timed_out(method, self.timeout) from None
         except httpx.HTTPError as exc:
             raise FetchError(self._transport_error(exc)) from None
 
@@ -248,7 +244,7 @@ class HttpChannel(Channel):
             parts.append(chunk)
         return b"".join(parts)
 
-    async def _check_status(self, resp: httpx.Response, method: str, msg_id: int) -> str:
+    async def _check_status(self, resp: httpx.Response, method: str) -> str:
         """``json`` or ``sse`` for a usable response; raises for everything else."""
         status = resp.status_code
         where = self.shown_url
@@ -375,13 +371,10 @@ class HttpChannel(Channel):
                     headers=self._headers(None),
                 ) as resp:
                     # 202 Accepted: the body (if any) is never read.
-                    if resp.status_code in (401, 403) or not 200 <= resp.status_code < 300:
-                        await self._check_status(resp, method, 0)
+                    if not 200 <= resp.status_code < 300:
+                        await self._check_status(resp, method)
         except TimeoutError:
-            raise RequestTimeout(
-                f"no answer to {method}{self.peer} within {self.timeout:g} s (`timeout`)",
-                param="timeout",
-            ) from None
+            raise self.timed_out(method, self.timeout) from None
         except httpx.HTTPError as exc:
             raise FetchError(self._transport_error(exc)) from None
 

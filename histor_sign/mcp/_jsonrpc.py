@@ -160,8 +160,7 @@ class Channel(ABC):
         self._abandoned.add(msg_id)
 
     def match_response(
-        self, message: dict[str, Any], msg_id: int, method: str, source: str,
-        status: int | None = None,
+        self, message: dict[str, Any], msg_id: int, method: str, source: str
     ) -> dict[str, Any] | None:
         """The result if ``message`` answers ``msg_id``; None for a late abandoned answer."""
         got = message.get("id")
@@ -173,7 +172,7 @@ class Channel(ABC):
                 f"but the pending {method} request has id {msg_id}"
             )
         if "error" in message:
-            raise rpc_error(method, message["error"], source, status)
+            raise rpc_error(method, message["error"], source)
         result = message["result"]
         if not isinstance(result, dict):
             raise FetchError(f"{source}: the result of {method} is not a JSON object")
@@ -199,10 +198,13 @@ class Channel(ABC):
                 return await self._request(request(msg_id, method, params), method, headers)
         except TimeoutError:
             self.abandon(msg_id)
-            raise RequestTimeout(
-                f"no answer to {method}{self.peer} within {timeout:g} s (`timeout`)",
-                param="timeout",
-            ) from None
+            raise self.timed_out(method, timeout) from None
+
+    def timed_out(self, method: str, timeout: float) -> RequestTimeout:
+        return RequestTimeout(
+            f"no answer to {method}{self.peer} within {timeout:g} s (`timeout`)",
+            param="timeout",
+        )
 
     @property
     def peer(self) -> str:

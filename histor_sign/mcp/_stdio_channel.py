@@ -56,10 +56,6 @@ class StdioChannel(Channel):
         self._stderr_tail: deque[str] = deque(maxlen=5)
         self._stderr_task: asyncio.Task[None] | None = None
 
-    @property
-    def pid(self) -> int | None:
-        return self.proc.pid if self.proc else None
-
     async def start(self) -> None:
         try:
             self.proc = await asyncio.create_subprocess_exec(
