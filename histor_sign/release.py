@@ -183,7 +183,7 @@ def _gate_tripped(outcome: ReleaseOutcome, catalog: Catalog, sarif: str) -> None
     raise GateFailed(
         f"release gate failed: findings at {outcome.request.fail_on.value} or above; "
         f"nothing was signed (see {paths['sarif']})",
-        tripped,
+        outcome=tripped,
     )
 
 

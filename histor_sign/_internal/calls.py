@@ -103,15 +103,6 @@ class CallTooLarge(CallError, LimitExceeded):
     """A call's arguments exceed the per-call byte bound."""
 
 
-class TraceLimitExceeded(LimitExceeded):
-    """Traces exceed a bound of :func:`load_calls`: ``parameter`` names it
-    (``max_trace_bytes`` or ``max_calls``) and ``limit`` is its value."""
-
-    def __init__(self, message: str, parameter: str, limit: int) -> None:
-        super().__init__(message)
-        self.parameter = parameter
-        self.limit = limit
-
 
 # ---------------------------------------------------------------- safe display
 def shown_name(name: object) -> str:
@@ -391,13 +382,15 @@ def load_calls(
         try:
             data = read_bytes(path, max_bytes=max(remaining, 0))
         except LimitExceeded:
-            raise TraceLimitExceeded(
-                f"{path}: traces exceed the bound of {max_trace_bytes} bytes",
-                "max_trace_bytes", max_trace_bytes) from None
+            raise LimitExceeded(
+                f"{path}: traces exceed the bound of {max_trace_bytes} bytes "
+                f"(`max_trace_bytes` {max_trace_bytes})",
+                limit="max_trace_bytes", value=max_trace_bytes) from None
         used += len(data)
         calls.extend(calls_from_bytes(data, path, max_argument_bytes=max_argument_bytes))
         if len(calls) > max_calls:
-            raise TraceLimitExceeded(
-                f"{len(calls)} observed calls is more than the bound of {max_calls}",
-                "max_calls", max_calls)
+            raise LimitExceeded(
+                f"{len(calls)} observed calls is more than the bound of {max_calls} "
+                f"(`max_calls` {max_calls})",
+                limit="max_calls", value=max_calls)
     return calls

@@ -74,6 +74,63 @@ def emit(text: str, output: Path | None) -> None:
         write_atomic(output, text.encode("utf-8"))
 
 
+#: How the CLI spells each library parameter an error may name (``HistorError.param``).
+FLAGS: dict[str, str] = {
+    # fetching (histor_sign.mcp: Target and FetchOptions)
+    "command": "--stdio",
+    "url": "--url",
+    "headers": "--header",
+    "bearer_token": "--bearer-token-env",
+    "timeout": "--timeout",
+    "total_timeout": "--total-timeout",
+    "max_pages": "--max-pages",
+    "max_tools": "--max-tools",
+    "max_bytes": "--max-bytes",
+    "protocol": "--protocol",
+    "allow_duplicates": "--allow-duplicates",
+    # scan, replay, release gate
+    "max_candidates": "--max-candidates",
+    "threshold": "--threshold",
+    "strict": "--strict",
+    "fail_on": "--fail-on",
+    "max_calls": "--max-calls",
+    "max_trace_bytes": "--max-trace-bytes",
+    "max_validations": "--max-validations",
+    # statements, signing and verification
+    "identity": "--identity",
+    "identity_token": "--identity-token",
+    "cert_identity": "--cert-identity",
+    "previous": "--previous",
+    "tools": "--tools",
+    "signed_tools": "--signed-tools",
+    "trust_config": "--trust-config",
+    "trusted_root": "--trusted-root",
+    "staging": "--staging",
+    "offline": "--offline",
+}
+
+
+def cli_message(exc: HistorError) -> str:
+    """The error's message with the parameters it names spelled as this CLI's flags.
+
+    The library writes a parameter as `name` (backquoted); each mention of the error's own
+    parameter or of its alternatives becomes the flag. A message that does not mention its
+    own parameter gets the flag as a prefix, so the line always says which flag to fix.
+    """
+    message = exc.message
+    names = (exc.param, *exc.alternatives) if exc.param is not None else exc.alternatives
+    for name in names:
+        flag = FLAGS.get(name)
+        if flag is None:
+            continue
+        mention = f"`{name}`"
+        if mention in message:
+            message = message.replace(mention, flag)
+        elif name == exc.param:
+            message = f"{flag}: {message}"
+    return message
+
+
 def main(argv: list[str] | None = None) -> NoReturn:
     """Console entry point: run the app with one error boundary."""
     from histor_sign.canonical import reset_stdin
@@ -83,7 +140,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
         # Not standalone: click hands back exit codes and raises errors to us.
         result = app(args=argv, prog_name=PROG, standalone_mode=False)
     except HistorError as exc:
-        fail(str(exc), exc.exit_code)
+        fail(cli_message(exc), exc.exit_code)
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
     except typer.Abort:

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import typer
 
-from histor_sign._internal.calls import TraceLimitExceeded
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import app, emit
-from histor_sign.errors import LimitExceeded, UsageError
+from histor_sign.errors import UsageError
 from histor_sign.report._findings import FailOn, Finding, reaches_threshold
 from histor_sign.report._render import ReportFormat, render
 
@@ -51,8 +50,6 @@ def parse_threshold(value: str) -> float:
 
 
 #: Library bound parameters and the replay flags that set them.
-_REPLAY_FLAGS = {"max_trace_bytes": "--max-trace-bytes", "max_calls": "--max-calls"}
-
 
 def _positive(name: str, value: int) -> int:
     if value < 1:
@@ -146,9 +143,5 @@ def replay(
         max_validations=_positive("--max-validations", max_validations),
         max_trace_bytes=_positive("--max-trace-bytes", max_trace_bytes),
     )
-    try:
-        result = replay_paths(catalog, traces, options)
-    except TraceLimitExceeded as exc:
-        flag = _REPLAY_FLAGS.get(exc.parameter, exc.parameter)
-        raise LimitExceeded(f"{exc} ({flag} {exc.limit})") from None
+    result = replay_paths(catalog, traces, options)
     _finish(result.findings, result.stats, format, output, fail_on, strict, "replay")

@@ -1,6 +1,6 @@
 """Flags that name an MCP server to fetch from, shared by every command that fetches.
 
-``fetch``, ``digest``/``build`` (and later ``scan``, ``check``, ``release``) declare their
+``fetch``, ``digest``/``build``, ``scan``, ``check`` and ``release`` declare their
 parameters with the ``*_OPTION`` objects below and call :func:`target_from_flags` and
 :func:`fetch_options_from_flags`, so flag names, help and validation are the same
 everywhere. Importing this module does not import httpx.

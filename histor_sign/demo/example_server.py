@@ -154,7 +154,7 @@ def build_tools(description: str | None = None, collision: bool = False) -> list
         name, sep, text = description.partition("=")
         matches = [t for t in tools if t["name"] == name]
         if not sep or not matches:
-            raise ValueError(f"--description must be TOOL=TEXT for a served tool, got {name!r}")
+            raise ValueError(f"the description must be TOOL=TEXT for a served tool, got {name!r}")
         matches[0]["description"] = text
     return tools
 
@@ -359,18 +359,26 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
     try:
-        args = parse_args(argv)
-        server = ExampleServer(build_tools(args.description, args.collision), args.page_size)
+        tools = build_tools(args.description, args.collision)
     except ValueError as exc:
-        sys.stderr.write(f"example_server: error: {exc}\n")
-        return 2
+        return _usage_error("--description", exc)
+    try:
+        server = ExampleServer(tools, args.page_size)
+    except ValueError as exc:
+        return _usage_error("--page-size", exc)
     sys.stderr.write(f"example-notes: serving {len(server.tools)} tools on stdio\n")
     try:
         serve(server, sys.stdin, sys.stdout)
     except (BrokenPipeError, KeyboardInterrupt):
         pass
     return 0
+
+
+def _usage_error(flag: str, exc: ValueError) -> int:
+    sys.stderr.write(f"example_server: error: {flag}: {exc}\n")
+    return 2
 
 
 if __name__ == "__main__":

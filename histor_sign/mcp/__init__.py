@@ -21,7 +21,7 @@ __all__ = ["FetchOptions", "Snapshot", "Target", "fetch", "fetch_async"]
 
 def __getattr__(name: str) -> Any:
     # The client pulls in asyncio, ssl and httpx machinery; load it on first use so that
-    # importing the flag definitions (and `histor-sign --help`) stays fast.
+    # importing the flag definitions (and the CLI's help) stays fast.
     if name in ("fetch", "fetch_async"):
         from histor_sign.mcp import _client as client
 

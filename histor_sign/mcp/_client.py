@@ -73,7 +73,8 @@ async def _fetch(target: Target, options: FetchOptions) -> Snapshot:
         except TimeoutError:
             raise LimitExceeded(
                 f"fetching tools/list from {target.label()} took longer than "
-                f"--total-timeout {options.total_timeout:g} s"
+                f"`total_timeout` {options.total_timeout:g} s",
+                limit="total_timeout", value=options.total_timeout,
             ) from None
     finally:
         await asyncio.shield(channel.aclose())
@@ -115,8 +116,9 @@ def _refuse_echoed_secrets(snapshot: Snapshot, secrets: list[str]) -> None:
         if isinstance(node, str):
             if any(secret in node for secret in needles):
                 raise FetchError(
-                    "the MCP server echoed a credential (a --header or --bearer-token-env "
-                    "value) back in its tools/list or server info; refusing to record it"
+                    "the MCP server echoed a credential (a `headers` or `bearer_token` "
+                    "value) back in its tools/list or server info; refusing to record it",
+                    param="headers", alternatives=("bearer_token",),
                 )
         elif isinstance(node, dict):
             stack.extend(node)

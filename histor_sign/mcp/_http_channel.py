@@ -1,4 +1,4 @@
-"""Streamable HTTP transport on httpx (imported lazily: ``--help`` must stay fast).
+"""Streamable HTTP transport on httpx (imported lazily: the CLI's help must stay fast).
 
 One POST per client message. A response is ``application/json`` (one message) or
 ``text/event-stream`` (SSE: notifications and server requests may come first, then our
@@ -18,12 +18,12 @@ from histor_sign import __version__
 from histor_sign.errors import FetchError, HistorError
 from histor_sign.mcp._jsonrpc import (
     Channel,
-    RequestTimeout,
+    Era,
     clip,
     encode,
     notification,
     reply_to_server_request,
-    request,
+    rpc_error,
 )
 from histor_sign.mcp._sse import SSEParser
 from histor_sign.mcp._target import safe_url
@@ -33,13 +33,15 @@ if TYPE_CHECKING:
 
 ACCEPT = "application/json, text/event-stream"
 MAX_RESUMES = 3
+#: Legacy versions that define the ``MCP-Protocol-Version`` HTTP header.
+_VERSION_HEADER_SINCE = "2025-06-18"
 
 
 class HttpStatusError(FetchError):
     """An HTTP status that is not a JSON-RPC answer (the probe may fall back on it)."""
 
-    def __init__(self, message: str, status: int) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, status: int, *, param: str | None = None) -> None:
+        super().__init__(message, param=param)
         self.status = status
 
 
@@ -60,6 +62,9 @@ _PROBE_MAX_BYTES = 64 * 1024
 
 
 class HttpChannel(Channel):
+    """A Streamable HTTP endpoint. A legacy session's ``Mcp-Session-Id`` and the negotiated
+    ``MCP-Protocol-Version`` live here and are set through the era hooks."""
+
     def __init__(
         self,
         url: str,
@@ -86,13 +91,31 @@ class HttpChannel(Channel):
         #: ``MCP-Protocol-Version`` header value for every request (None: don't send).
         self.protocol_header: str | None = None
         self.modern = False
-        self.last_headers: dict[str, str] = {}
+        self._last_headers: dict[str, str] = {}
         self._client: httpx.AsyncClient | None = None
 
-    def end_session(self) -> None:
-        """Forget an expired legacy session so the next ``initialize`` goes without it."""
+    @property
+    def peer(self) -> str:
+        return f" from {self.shown_url}"
+
+    def enter_era(self, era: Era) -> None:
+        # A fresh negotiation: no session id or version header from an earlier attempt (an
+        # expired session, a failed modern probe); modern servers are never answered.
         self.session_id = None
         self.protocol_header = None
+        self.modern = era is Era.MODERN
+
+    def on_protocol_negotiated(self, era: Era, version: str) -> None:
+        if era is Era.MODERN:
+            self.protocol_header = version
+            return
+        session_id = self._last_headers.get("mcp-session-id")
+        if session_id is not None:
+            if not session_id or not all(0x21 <= ord(c) <= 0x7E for c in session_id):
+                raise FetchError("the server sent an invalid Mcp-Session-Id header")
+            self.session_id = session_id
+        if version >= _VERSION_HEADER_SINCE:
+            self.protocol_header = version
 
     async def start(self) -> None:
         import httpx
@@ -116,36 +139,19 @@ class HttpChannel(Channel):
 
     # --- requests ------------------------------------------------------------------
 
-    async def call(
-        self,
-        method: str,
-        params: dict[str, Any] | None,
-        *,
-        timeout: float,
-        headers: dict[str, str] | None = None,
-    ) -> dict[str, Any]:
-        msg_id = self.new_id()
-        body = encode(request(msg_id, method, params))
-        try:
-            async with asyncio.timeout(timeout):
-                return await self._exchange(body, msg_id, method, headers)
-        except TimeoutError:
-            raise RequestTimeout(
-                f"no answer to {method} from {self.shown_url} within {timeout:g} s (--timeout)"
-            ) from None
-
-    async def _exchange(
-        self, body: bytes, msg_id: int, method: str, extra: dict[str, str] | None
+    async def _request(
+        self, message: dict[str, Any], method: str, extra: dict[str, str] | None
     ) -> dict[str, Any]:
         import httpx
 
         assert self._client is not None
+        msg_id: int = message["id"]
         try:
             async with self._client.stream(
-                "POST", self.url, content=body, headers=self._headers(extra)
+                "POST", self.url, content=encode(message), headers=self._headers(extra)
             ) as resp:
-                self.last_headers = {k.lower(): v for k, v in resp.headers.items()}
-                kind = await self._check_status(resp, method, msg_id)
+                self._last_headers = {k.lower(): v for k, v in resp.headers.items()}
+                kind = await self._check_status(resp, method)
                 if kind == "json":
                     data = await self._read_body(resp)
                     source = f"{self.shown_url} ({method} response)"
@@ -171,10 +177,7 @@ class HttpChannel(Channel):
                 result = await self._resume(parser, msg_id, method)
             return result
         except httpx.TimeoutException:
-            raise RequestTimeout(
-                f"no answer to {method} from {self.shown_url} within {self.timeout:g} s "
-                "(--timeout)"
-            ) from None
+            raise self.timed_out(method, self.timeout) from None
         except httpx.HTTPError as exc:
             raise FetchError(self._transport_error(exc)) from None
 
@@ -241,7 +244,7 @@ class HttpChannel(Channel):
             parts.append(chunk)
         return b"".join(parts)
 
-    async def _check_status(self, resp: httpx.Response, method: str, msg_id: int) -> str:
+    async def _check_status(self, resp: httpx.Response, method: str) -> str:
         """``json`` or ``sse`` for a usable response; raises for everything else."""
         status = resp.status_code
         where = self.shown_url
@@ -258,9 +261,13 @@ class HttpChannel(Channel):
         if status in (401, 403):
             challenge = resp.headers.get("www-authenticate")
             shown = f"; WWW-Authenticate: {clip(challenge, 300)}" if challenge else ""
-            hint = "" if self._has_auth else " (no credentials were sent: use --bearer-token-env)"
             word = "Unauthorized" if status == 401 else "Forbidden"
-            raise AuthError(f"HTTP {status} {word} from {where}{shown}{hint}", status)
+            if self._has_auth:
+                raise AuthError(f"HTTP {status} {word} from {where}{shown}", status)
+            raise AuthError(
+                f"HTTP {status} {word} from {where}{shown} (no credentials were sent: use "
+                "`bearer_token`)", status, param="bearer_token",
+            )
         if status == 202:
             raise FetchError(f"{where}: HTTP 202 Accepted without a response to {method}")
         if 300 <= status < 400:
@@ -268,7 +275,7 @@ class HttpChannel(Channel):
             to = f" to {safe_url(location)}" if location else ""
             raise HttpStatusError(
                 f"{where}: HTTP {status} redirect{to}; redirects are not followed, give the "
-                "final URL with --url", status
+                "final URL as `url`", status, param="url",
             )
         self._check_session_expired(status, method)
         # A JSON-RPC error body (400 -32022, modern 404 -32601, ...) is an RPC answer.
@@ -279,8 +286,6 @@ class HttpChannel(Channel):
             except HistorError:
                 message = None
             if isinstance(message, dict) and isinstance(message.get("error"), dict):
-                from histor_sign.mcp._jsonrpc import rpc_error
-
                 raise rpc_error(method, message["error"], where, status)
         if status == 404:
             raise HttpStatusError(
@@ -305,7 +310,24 @@ class HttpChannel(Channel):
                 "(Mcp-Session-Id no longer valid)", status
             )
 
-    async def speaks_deprecated_sse(self) -> bool:
+    async def refuse_deprecated_transport(self, status: int | None) -> None:
+        """After a POST failed with 400/404/405 (no JSON-RPC body), tell an HTTP+SSE server apart.
+
+        The spec's backwards-compatibility rule: GET the URL; a stream whose first event is
+        ``endpoint`` is the deprecated HTTP+SSE transport (2024-11-05), which histor-sign does
+        not speak — say so in one clear error instead of a bare 404/405.
+        """
+        if status not in (400, 404, 405) or not await self._speaks_deprecated_sse():
+            return
+        raise FetchError(
+            f"{self.shown_url} only speaks the deprecated HTTP+SSE transport (2024-11-05: "
+            "POST is refused and GET opens an event stream announcing an 'endpoint'); "
+            "histor-sign supports Streamable HTTP only: point `url` at the server's "
+            "Streamable HTTP endpoint (often /mcp) or run the server over stdio (`command`)",
+            param="url", alternatives=("command",),
+        )
+
+    async def _speaks_deprecated_sse(self) -> bool:
         """True if a GET on the URL opens an SSE stream whose first event is ``endpoint``.
 
         That is how the deprecated HTTP+SSE transport (2024-11-05) greets a client, and it
@@ -338,26 +360,21 @@ class HttpChannel(Channel):
 
     # --- notifications and teardown ------------------------------------------------
 
-    async def notify(
-        self, method: str, params: dict[str, Any] | None = None,
-        *, headers: dict[str, str] | None = None,
-    ) -> None:
+    async def notify(self, method: str) -> None:
         import httpx
 
         assert self._client is not None
         try:
             async with asyncio.timeout(self.timeout):
                 async with self._client.stream(
-                    "POST", self.url, content=encode(notification(method, params)),
-                    headers=self._headers(headers),
+                    "POST", self.url, content=encode(notification(method)),
+                    headers=self._headers(None),
                 ) as resp:
                     # 202 Accepted: the body (if any) is never read.
-                    if resp.status_code in (401, 403) or not 200 <= resp.status_code < 300:
-                        await self._check_status(resp, method, 0)
+                    if not 200 <= resp.status_code < 300:
+                        await self._check_status(resp, method)
         except TimeoutError:
-            raise RequestTimeout(
-                f"no answer to {method} from {self.shown_url} within {self.timeout:g} s"
-            ) from None
+            raise self.timed_out(method, self.timeout) from None
         except httpx.HTTPError as exc:
             raise FetchError(self._transport_error(exc)) from None
 

@@ -9,9 +9,11 @@ I-JSON reader so hostile bytes fail the same way as a hostile file.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from abc import ABC, abstractmethod
-from typing import Any
+from enum import StrEnum
+from typing import Any, ClassVar
 
 from histor_sign.canonical import parse_json
 from histor_sign.errors import FetchError, LimitExceeded
@@ -19,6 +21,13 @@ from histor_sign.errors import FetchError, LimitExceeded
 LIST_CHANGED = "notifications/tools/list_changed"
 METHOD_NOT_FOUND = -32601
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+
+class Era(StrEnum):
+    """The two protocol eras: stateless ``modern`` and the ``legacy`` initialize handshake."""
+
+    MODERN = "modern"
+    LEGACY = "legacy"
 
 
 class RpcError(FetchError):
@@ -62,11 +71,8 @@ def request(msg_id: int, method: str, params: dict[str, Any] | None) -> dict[str
     return msg
 
 
-def notification(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-    if params is not None:
-        msg["params"] = params
-    return msg
+def notification(method: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": method}
 
 
 def reply_to_server_request(message: dict[str, Any]) -> dict[str, Any]:
@@ -89,7 +95,18 @@ def same_id(a: Any, b: Any) -> bool:
 
 
 class Channel(ABC):
-    """One connection to a server, carrying one request at a time."""
+    """One connection to a server, carrying one request at a time.
+
+    A transport implements :meth:`start`, :meth:`_request`, :meth:`notify` and
+    :meth:`aclose`; the session drives the protocol through :meth:`call` and the era hooks
+    (:meth:`enter_era`, :meth:`on_protocol_negotiated`, :meth:`refuse_deprecated_transport`),
+    which are no-ops unless a transport keeps per-session state.
+    """
+
+    #: True when a server of the older era may leave an unknown request unanswered, so a
+    #: ``server/discover`` probe that times out means "try the handshake" (stdio). Over HTTP
+    #: every POST gets an answer, so a timeout there is a timeout.
+    unanswered_probe_means_legacy: ClassVar[bool] = False
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
@@ -106,7 +123,8 @@ class Channel(ABC):
         self.bytes_received += n
         if self.bytes_received > self.max_bytes:
             raise LimitExceeded(
-                f"the server sent more than --max-bytes {self.max_bytes} bytes"
+                f"the server sent more than `max_bytes` {self.max_bytes} bytes",
+                limit="max_bytes", value=self.max_bytes,
             )
 
     def parse(self, data: bytes, source: str) -> Any:
@@ -142,8 +160,7 @@ class Channel(ABC):
         self._abandoned.add(msg_id)
 
     def match_response(
-        self, message: dict[str, Any], msg_id: int, method: str, source: str,
-        status: int | None = None,
+        self, message: dict[str, Any], msg_id: int, method: str, source: str
     ) -> dict[str, Any] | None:
         """The result if ``message`` answers ``msg_id``; None for a late abandoned answer."""
         got = message.get("id")
@@ -155,17 +172,12 @@ class Channel(ABC):
                 f"but the pending {method} request has id {msg_id}"
             )
         if "error" in message:
-            raise rpc_error(method, message["error"], source, status)
+            raise rpc_error(method, message["error"], source)
         result = message["result"]
         if not isinstance(result, dict):
             raise FetchError(f"{source}: the result of {method} is not a JSON object")
         return result
 
-    @abstractmethod
-    async def start(self) -> None:
-        """Open the connection (start the process / the HTTP client)."""
-
-    @abstractmethod
     async def call(
         self,
         method: str,
@@ -174,14 +186,58 @@ class Channel(ABC):
         timeout: float,
         headers: dict[str, str] | None = None,
     ) -> dict[str, Any]:
-        """Send a request and return its ``result`` object (or raise)."""
+        """Send a request and return its ``result`` object (or raise).
+
+        ``headers`` are extra transport headers for this request (ignored where the
+        transport has none). No answer within ``timeout`` seconds raises
+        :class:`RequestTimeout`; a late answer to it is then skipped.
+        """
+        msg_id = self.new_id()
+        try:
+            async with asyncio.timeout(timeout):
+                return await self._request(request(msg_id, method, params), method, headers)
+        except TimeoutError:
+            self.abandon(msg_id)
+            raise self.timed_out(method, timeout) from None
+
+    def timed_out(self, method: str, timeout: float) -> RequestTimeout:
+        return RequestTimeout(
+            f"no answer to {method}{self.peer} within {timeout:g} s (`timeout`)",
+            param="timeout",
+        )
+
+    @property
+    def peer(self) -> str:
+        """`` from <where>`` for messages, or empty when the server needs no naming."""
+        return ""
+
+    def enter_era(self, era: Era) -> None:
+        """About to negotiate ``era`` from scratch: forget any earlier session's state."""
+        return  # no per-session state by default
+
+    def on_protocol_negotiated(self, era: Era, version: str) -> None:
+        """The server agreed to ``era``/``version``: adopt what later requests must carry."""
+        return  # nothing to carry by default
+
+    async def refuse_deprecated_transport(self, status: int | None) -> None:
+        """The first exchange failed with transport ``status``: if the endpoint speaks a
+        transport histor-sign does not, raise a :class:`FetchError` that says so."""
+        return  # one transport only by default
 
     @abstractmethod
-    async def notify(
-        self, method: str, params: dict[str, Any] | None = None,
-        *, headers: dict[str, str] | None = None,
-    ) -> None:
-        """Send a notification."""
+    async def start(self) -> None:
+        """Open the connection (start the process / the HTTP client)."""
+
+    @abstractmethod
+    async def _request(
+        self, message: dict[str, Any], method: str, headers: dict[str, str] | None
+    ) -> dict[str, Any]:
+        """Send request ``message`` and return the ``result`` of its response."""
+
+    @abstractmethod
+    async def notify(self, method: str) -> None:
+        """Send a notification (without parameters: the client sends only
+        ``notifications/initialized``)."""
 
     @abstractmethod
     async def aclose(self) -> None:

@@ -15,10 +15,11 @@ from typing import Any
 
 from histor_sign import __version__
 from histor_sign.errors import FetchError
-from histor_sign.mcp._http_channel import AuthError, HttpChannel, HttpStatusError, SessionExpired
+from histor_sign.mcp._http_channel import AuthError, HttpStatusError, SessionExpired
 from histor_sign.mcp._jsonrpc import (
     UNSUPPORTED_PROTOCOL_VERSION,
     Channel,
+    Era,
     RequestTimeout,
     RpcError,
     clip,
@@ -27,8 +28,6 @@ from histor_sign.mcp._target import FetchOptions
 
 MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
 LEGACY_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-#: Legacy versions that define the ``MCP-Protocol-Version`` HTTP header.
-_VERSION_HEADER_SINCE = "2025-06-18"
 
 CLIENT_INFO: dict[str, str] = {"name": "histor-sign", "version": __version__}
 #: We declare no client capabilities: the list we sign is the one any bare client sees.
@@ -45,27 +44,20 @@ class Session:
     """A negotiated conversation: which era and version, and what the server said."""
 
     channel: Channel
-    era: str
+    era: Era
     protocol_version: str
     timeout: float
     server_info: Any = None
     server_capabilities: Any = None
     client_capabilities: dict[str, Any] = field(default_factory=lambda: dict(CLIENT_CAPABILITIES))
 
-    def params(self, extra: dict[str, Any] | None = None) -> dict[str, Any] | None:
-        if self.era == "modern":
-            params: dict[str, Any] = {"_meta": modern_meta(self.protocol_version)}
-            params.update(extra or {})
-            return params
-        return extra or None
-
-    def headers(self, method: str) -> dict[str, str] | None:
-        return modern_headers(self.protocol_version, method) if self.era == "modern" else None
-
     async def call(self, method: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-        return await self.channel.call(
-            method, self.params(extra), timeout=self.timeout, headers=self.headers(method)
-        )
+        params: dict[str, Any] | None = extra or None
+        headers: dict[str, str] | None = None
+        if self.era is Era.MODERN:
+            params = {"_meta": modern_meta(self.protocol_version), **(extra or {})}
+            headers = modern_headers(self.protocol_version, method)
+        return await self.channel.call(method, params, timeout=self.timeout, headers=headers)
 
 
 def modern_meta(version: str) -> dict[str, Any]:
@@ -85,14 +77,17 @@ async def open_session(channel: Channel, options: FetchOptions) -> Session:
     try:
         return await _negotiate(channel, options)
     except HttpStatusError as exc:
-        await _refuse_deprecated_sse(channel, exc.status, exc)
+        if not isinstance(exc, (AuthError, SessionExpired)):
+            await channel.refuse_deprecated_transport(exc.status)
         raise
     except _FallBack as fallback:
-        # Only --protocol modern gets here: auto falls back, legacy never probes.
-        await _refuse_deprecated_sse(channel, fallback.status, None)
+        # Only a forced modern protocol gets here: auto falls back, legacy never probes.
+        if fallback.status is not None:
+            await channel.refuse_deprecated_transport(fallback.status)
         raise FetchError(
             f"the server does not speak the modern protocol ({MODERN_VERSIONS[0]}): "
-            f"{fallback.reason}; try --protocol legacy or auto"
+            f"{fallback.reason}; try `protocol` legacy or auto",
+            param="protocol",
         ) from None
 
 
@@ -102,10 +97,7 @@ async def renew_session(session: Session, options: FetchOptions) -> Session:
     The spec says the client MUST start a new session: a new ``initialize`` without the
     old ``Mcp-Session-Id``, asking for the version the old session had negotiated.
     """
-    channel = session.channel
-    if isinstance(channel, HttpChannel):
-        channel.end_session()
-    return await _legacy(channel, options, session.protocol_version)
+    return await _legacy(session.channel, options, session.protocol_version)
 
 
 async def _negotiate(channel: Channel, options: FetchOptions) -> Session:
@@ -117,30 +109,6 @@ async def _negotiate(channel: Channel, options: FetchOptions) -> Session:
         if options.protocol == "modern":
             raise
         return await _legacy(channel, options, fallback.version or LEGACY_VERSIONS[0])
-
-
-async def _refuse_deprecated_sse(
-    channel: Channel, status: int | None, cause: HttpStatusError | None
-) -> None:
-    """After a POST failed with 400/404/405 (no JSON-RPC body), tell an HTTP+SSE server apart.
-
-    The spec's backwards-compatibility rule: GET the URL; a stream whose first event is
-    ``endpoint`` is the deprecated HTTP+SSE transport (2024-11-05), which histor-sign does
-    not speak — say so in one clear error instead of a bare 404/405.
-    """
-    if (
-        not isinstance(channel, HttpChannel)
-        or status not in (400, 404, 405)
-        or isinstance(cause, (AuthError, SessionExpired))
-    ):
-        return
-    if await channel.speaks_deprecated_sse():
-        raise FetchError(
-            f"{channel.shown_url} only speaks the deprecated HTTP+SSE transport (2024-11-05: "
-            "POST is refused and GET opens an event stream announcing an 'endpoint'); "
-            "histor-sign supports Streamable HTTP only: point --url at the server's "
-            "Streamable HTTP endpoint (often /mcp) or use --stdio"
-        )
 
 
 class _FallBack(Exception):
@@ -155,8 +123,7 @@ class _FallBack(Exception):
 
 async def _modern(channel: Channel, options: FetchOptions) -> Session:
     version = MODERN_VERSIONS[0]
-    if isinstance(channel, HttpChannel):
-        channel.modern = True
+    channel.enter_era(Era.MODERN)
     try:
         result = await channel.call(
             "server/discover",
@@ -184,12 +151,9 @@ async def _modern(channel: Channel, options: FetchOptions) -> Session:
     except HttpStatusError as exc:
         raise _FallBack(exc.message, status=exc.status) from None
     except RequestTimeout as exc:
-        if isinstance(channel, HttpChannel):
+        if not channel.unanswered_probe_means_legacy:
             raise
         raise _FallBack(exc.message) from None
-    finally:
-        if isinstance(channel, HttpChannel):
-            channel.modern = False
     supported = result.get("supportedVersions")
     if not isinstance(supported, list) or version not in supported:
         shown = ", ".join(clip(str(v), 40) for v in supported[:8]) if isinstance(
@@ -199,14 +163,12 @@ async def _modern(channel: Channel, options: FetchOptions) -> Session:
             f"server/discover lists protocol versions {shown}, not {version} which "
             "histor-sign speaks"
         )
-    if isinstance(channel, HttpChannel):
-        channel.modern = True
-        channel.protocol_header = version
+    channel.on_protocol_negotiated(Era.MODERN, version)
     meta = result.get("_meta")
     server_info = meta.get(META_SERVER) if isinstance(meta, dict) else None
     return Session(
         channel=channel,
-        era="modern",
+        era=Era.MODERN,
         protocol_version=version,
         timeout=options.timeout,
         server_info=server_info,
@@ -215,6 +177,7 @@ async def _modern(channel: Channel, options: FetchOptions) -> Session:
 
 
 async def _legacy(channel: Channel, options: FetchOptions, requested: str) -> Session:
+    channel.enter_era(Era.LEGACY)
     result = await channel.call(
         "initialize",
         {"protocolVersion": requested, "capabilities": dict(CLIENT_CAPABILITIES),
@@ -229,18 +192,11 @@ async def _legacy(channel: Channel, options: FetchOptions, requested: str) -> Se
             f"the server chose protocol version {clip(version, 40)!r}, which histor-sign does "
             f"not speak ({', '.join(LEGACY_VERSIONS)})"
         )
-    if isinstance(channel, HttpChannel):
-        session_id = channel.last_headers.get("mcp-session-id")
-        if session_id is not None:
-            if not session_id or not all(0x21 <= ord(c) <= 0x7E for c in session_id):
-                raise FetchError("the server sent an invalid Mcp-Session-Id header")
-            channel.session_id = session_id
-        if version >= _VERSION_HEADER_SINCE:
-            channel.protocol_header = version
+    channel.on_protocol_negotiated(Era.LEGACY, version)
     await channel.notify("notifications/initialized")
     return Session(
         channel=channel,
-        era="legacy",
+        era=Era.LEGACY,
         protocol_version=version,
         timeout=options.timeout,
         server_info=result.get("serverInfo"),

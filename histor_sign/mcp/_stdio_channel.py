@@ -19,19 +19,22 @@ from typing import Any
 from histor_sign.errors import FetchError
 from histor_sign.mcp._jsonrpc import (
     Channel,
-    RequestTimeout,
     ServerGone,
     clip,
     encode,
     notification,
     reply_to_server_request,
-    request,
 )
 
 _CHUNK = 1 << 16
 
 
 class StdioChannel(Channel):
+    """A server started as our subprocess; no per-session state, so the era hooks are no-ops."""
+
+    #: A handshake-era server may ignore ``server/discover`` and stay silent.
+    unanswered_probe_means_legacy = True
+
     def __init__(
         self,
         argv: tuple[str, ...],
@@ -52,10 +55,6 @@ class StdioChannel(Channel):
         self._line_no = 0
         self._stderr_tail: deque[str] = deque(maxlen=5)
         self._stderr_task: asyncio.Task[None] | None = None
-
-    @property
-    def pid(self) -> int | None:
-        return self.proc.pid if self.proc else None
 
     async def start(self) -> None:
         try:
@@ -149,26 +148,11 @@ class StdioChannel(Channel):
 
     # --- Channel ----------------------------------------------------------------------
 
-    async def call(
-        self,
-        method: str,
-        params: dict[str, Any] | None,
-        *,
-        timeout: float,
-        headers: dict[str, str] | None = None,
+    async def _request(
+        self, message: dict[str, Any], method: str, headers: dict[str, str] | None
     ) -> dict[str, Any]:
-        msg_id = self.new_id()
-        await self._write(request(msg_id, method, params), method)
-        try:
-            async with asyncio.timeout(timeout):
-                return await self._await_response(msg_id, method)
-        except TimeoutError:
-            self.abandon(msg_id)
-            raise RequestTimeout(
-                f"no answer to {method} within {timeout:g} s (--timeout)"
-            ) from None
-
-    async def _await_response(self, msg_id: int, method: str) -> dict[str, Any]:
+        await self._write(message, method)
+        msg_id = message["id"]
         while True:
             line = await self._read_line()
             if line is None:
@@ -185,11 +169,8 @@ class StdioChannel(Channel):
                 if result is not None:
                     return result
 
-    async def notify(
-        self, method: str, params: dict[str, Any] | None = None,
-        *, headers: dict[str, str] | None = None,
-    ) -> None:
-        await self._write(notification(method, params), method)
+    async def notify(self, method: str) -> None:
+        await self._write(notification(method), method)
 
     async def aclose(self) -> None:
         proc = self.proc

@@ -80,26 +80,34 @@ class Target:
         if (self.command is None) == (self.url is None):
             raise UsageError("give exactly one of a stdio command or a URL")
         if self.command is not None and not self.command:
-            raise UsageError("--stdio: the command is empty")
+            raise UsageError("`command`: the command is empty", param="command")
         if self.url is not None:
             parts = urlsplit(self.url)
             if parts.scheme not in ("http", "https") or not parts.hostname:
                 raise UsageError(
-                    f"--url: expected an http:// or https:// URL, got {safe_url(self.url)!r}"
+                    f"`url`: expected an http:// or https:// URL, got {safe_url(self.url)!r}",
+                    param="url",
                 )
             if parts.username or parts.password:
                 raise UsageError(
-                    "--url: credentials in the URL are not allowed; use --bearer-token-env "
-                    "or --header"
+                    "`url`: credentials in the URL are not allowed; use `bearer_token` or "
+                    "`headers`",
+                    param="url", alternatives=("bearer_token", "headers"),
                 )
         if self.command is not None and (self.headers or self.bearer_token):
-            raise UsageError("--header and --bearer-token-env apply only to --url targets")
+            raise UsageError(
+                "`headers` and `bearer_token` apply only to `url` targets",
+                param="headers", alternatives=("bearer_token", "url"),
+            )
         for name, value in self.headers:
             check_header(name, value)
         if self.bearer_token is not None and any(
             n.lower() == "authorization" for n, _ in self.headers
         ):
-            raise UsageError("give the Authorization header once: --bearer-token-env or --header")
+            raise UsageError(
+                "give the Authorization header once: `bearer_token` or `headers`",
+                param="bearer_token", alternatives=("headers",),
+            )
 
     @classmethod
     def stdio(
@@ -114,7 +122,9 @@ class Target:
             try:
                 argv = tuple(shlex.split(command))
             except ValueError as exc:
-                raise UsageError(f"--stdio: cannot split the command: {exc}") from None
+                raise UsageError(
+                    f"`command`: cannot split the command: {exc}", param="command"
+                ) from None
         else:
             argv = tuple(command)
         return cls(command=argv, cwd=cwd, env=env)
@@ -147,7 +157,7 @@ class Target:
         A server's list may depend on who asks, so the snapshot says how we asked: header
         names (never values, nor hashes of values — a hash of a low-entropy key is a
         guessing oracle), the scheme of the ``Authorization`` header (``bearer`` whether it
-        came from ``--bearer-token-env`` or ``--header``), and for stdio the names of the
+        came from ``bearer_token`` or a ``headers`` entry), and for stdio the names of the
         extra environment variables.
         """
         if self.command is not None:
@@ -187,11 +197,15 @@ class Target:
 def check_header(name: str, value: str) -> None:
     """Reject header names/values that are invalid or that the client must own."""
     if not _TOKEN.match(name):
-        raise UsageError(f"--header: {name!r} is not a valid header name")
+        raise UsageError(f"`headers`: {name!r} is not a valid header name", param="headers")
     if name.lower() in _RESERVED_HEADERS:
-        raise UsageError(f"--header: {name} is set by histor-sign itself and cannot be given")
+        raise UsageError(
+            f"`headers`: {name} is set by histor-sign itself and cannot be given", param="headers"
+        )
     if any(c in value for c in "\r\n\0"):
-        raise UsageError(f"--header {name}: the value must not contain line breaks or NUL")
+        raise UsageError(
+            f"`headers` {name}: the value must not contain line breaks or NUL", param="headers"
+        )
 
 
 def parse_header(text: str) -> tuple[str, str]:
@@ -200,7 +214,9 @@ def parse_header(text: str) -> tuple[str, str]:
     name = name.strip()
     if not sep or not name:
         # No echo: without the ':' there is no telling name from (secret) value.
-        raise UsageError("--header: expected NAME:VALUE (no ':' or no name before it)")
+        raise UsageError(
+            "`headers`: expected NAME:VALUE (no ':' or no name before it)", param="headers"
+        )
     value = value.strip()
     check_header(name, value)
     return name, value
@@ -228,15 +244,21 @@ class FetchOptions:
     def __post_init__(self) -> None:
         # Bounds on time are bounds: inf (or nan) would silently remove them.
         if not 0 < self.timeout < math.inf:
-            raise UsageError("--timeout must be greater than 0 seconds and finite")
+            raise UsageError(
+                "`timeout` must be greater than 0 seconds and finite", param="timeout"
+            )
         if self.total_timeout is not None and not 0 < self.total_timeout < math.inf:
-            raise UsageError("--total-timeout must be greater than 0 seconds and finite")
-        for flag, value in (
-            ("--max-pages", self.max_pages),
-            ("--max-tools", self.max_tools),
-            ("--max-bytes", self.max_bytes),
+            raise UsageError(
+                "`total_timeout` must be greater than 0 seconds and finite", param="total_timeout"
+            )
+        for param, value in (
+            ("max_pages", self.max_pages),
+            ("max_tools", self.max_tools),
+            ("max_bytes", self.max_bytes),
         ):
             if value < 1:
-                raise UsageError(f"{flag} must be at least 1")
+                raise UsageError(f"`{param}` must be at least 1", param=param)
         if self.protocol not in PROTOCOLS:
-            raise UsageError(f"--protocol must be one of {', '.join(PROTOCOLS)}")
+            raise UsageError(
+                f"`protocol` must be one of {', '.join(PROTOCOLS)}", param="protocol"
+            )

@@ -58,7 +58,8 @@ async def _walk_once(session: Session, options: FetchOptions) -> Walk:
     while True:
         if page >= options.max_pages:
             raise LimitExceeded(
-                f"tools/list has more than --max-pages {options.max_pages} pages"
+                f"tools/list has more than `max_pages` {options.max_pages} pages",
+                limit="max_pages", value=options.max_pages,
             )
         page += 1
         result = await session.call("tools/list", None if cursor is None else {"cursor": cursor})
@@ -83,7 +84,8 @@ async def _walk_once(session: Session, options: FetchOptions) -> Walk:
                 if not options.allow_duplicates:
                     raise InputError(
                         f"duplicate tool name {clip(name, 80)!r}: {_where(p, i, x)} and {where} "
-                        "(use --allow-duplicates to keep both as evidence)"
+                        "(use `allow_duplicates` to keep both as evidence)",
+                        param="allow_duplicates",
                     )
                 walk.duplicates.append({"name": name, "first": x, "second": index})
             else:
@@ -91,7 +93,8 @@ async def _walk_once(session: Session, options: FetchOptions) -> Walk:
             walk.tools.append(tool)
             if len(walk.tools) > options.max_tools:
                 raise LimitExceeded(
-                    f"tools/list has more than --max-tools {options.max_tools} tools"
+                    f"tools/list has more than `max_tools` {options.max_tools} tools",
+                    limit="max_tools", value=options.max_tools,
                 )
         walk.page_sizes.append(len(items))
         if options.progress is not None:

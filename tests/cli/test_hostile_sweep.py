@@ -1,5 +1,5 @@
-"""Adversarial sweep of SPEC §8 over every command: hostile files, flags, outputs, stdin,
-tampered envelopes, hostile servers and Ctrl-C.
+"""Adversarial sweep of the error contract over every command: hostile files, flags,
+outputs, stdin, tampered envelopes, hostile servers and Ctrl-C.
 
 Every case must end in exactly one ``histor-sign: error:`` line (warnings may precede it),
 the documented exit code, no traceback, no new file (partial output or temp file), and no
@@ -133,7 +133,7 @@ def in_work(world: World, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
 
 
 def assert_one_error(run: Run, code: int, *needles: str) -> None:
-    """The §8 contract: exit code, one error line (warnings may precede), no traceback,
+    """The error contract: exit code, one error line (warnings may precede), no traceback,
     no secret."""
     assert run.code == code, (run.code, run.stdout[-500:], run.stderr)
     assert "Traceback" not in run.stderr and "Exception ignored" not in run.stderr
@@ -681,9 +681,14 @@ def test_ctrl_c_during_release_fetch_and_signing(tmp_path: Path) -> None:
         hanging.write_text(config.replace(real, f"http://127.0.0.1:{blackhole.getsockname()[1]}"))
         tools = tmp_path / "tools.json"
         tools.write_text(json.dumps({"tools": TOOLS_V1}))
+        # Hold the accepted connection until the CLI is gone: closing it early resets the
+        # connection and races the signal (the CLI may fail on the reset first).
+        held: list[socket.socket] = []
         run = _interrupt([*rel, "--tools", str(tools), "--trust-config", str(hanging)],
-                         lambda: (blackhole.accept()[0], time.sleep(0.2)), tmp_path,
-                         env={"SIGSTORE_IDENTITY_TOKEN": token})
+                         lambda: (held.append(blackhole.accept()[0]), time.sleep(0.2)),
+                         tmp_path, env={"SIGSTORE_IDENTITY_TOKEN": token})
+        for conn in held:
+            conn.close()
     assert_interrupted(run)
     assert token not in run.stderr
     assert not (tmp_path / "rel").exists()

@@ -147,7 +147,7 @@ def test_wrong_id_oversized_non_json_and_truncated_stream() -> None:
           r"response has id 8 but the pending tools/list request has id 3")
     big = page(3, '[{"name":"a","description":"' + "x" * 200_000 + '"}]')
     fails(legacy(lambda r: sse_reply(b"data: " + big.encode() + b"\n\n")),
-          r"more than --max-bytes 100000", LimitExceeded, max_bytes=100_000)
+          r"more than `max_bytes` 100000", LimitExceeded, max_bytes=100_000)
     fails(legacy(lambda r: Reply(200, b"<html>", {"Content-Type": "application/json"})),
           r"not valid JSON", HistorError)
     fails(legacy(lambda r: sse_reply(b": only a comment\n\n")),

@@ -31,8 +31,6 @@ from histor_sign._internal.sigstore_dev.trust import DEV_ORGANIZATION, client_tr
 
 MAX_REQUEST_BYTES = 1 << 20
 TOKEN_PATH = "/github/token"
-#: Fault injections a test can switch on: the log then answers with a broken SET or proof.
-FAULTS = frozenset({"corrupt-set", "corrupt-inclusion-proof"})
 
 
 class LocalSigstore:
@@ -53,6 +51,8 @@ class LocalSigstore:
         self.ca = CertificateAuthority(DEV_ORGANIZATION, now - dt.timedelta(days=1))
         self.log = TransparencyLog()
         self.tokens = TokenIssuer()
+        #: Fault injections a test can switch on: with "corrupt-set" or
+        #: "corrupt-inclusion-proof" the log answers with a broken SET or inclusion proof.
         self.faults: set[str] = set()
         self.url = ""
         self.trust_config: dict[str, Any] = {}
@@ -114,14 +114,14 @@ class LocalSigstore:
     # ------------------------------------------------------------------ trust files
     @property
     def trust_config_path(self) -> Path:
-        """ClientTrustConfig JSON (for ``--trust-config``); readable after :meth:`stop`."""
+        """A ClientTrustConfig JSON file (signing and verification); readable after :meth:`stop`."""
         if self.directory is None:
             raise RuntimeError("LocalSigstore is not started")
         return self.directory / "dev-sigstore.trust.json"
 
     @property
     def trusted_root_path(self) -> Path:
-        """The TrustedRoot alone (for ``--trusted-root``)."""
+        """The TrustedRoot alone (enough to verify, not to sign)."""
         if self.directory is None:
             raise RuntimeError("LocalSigstore is not started")
         return self.directory / "dev-sigstore.trusted_root.json"
