@@ -22,7 +22,12 @@ from histor_sign._internal.calls import (
     shown_name,
     shown_pointer,
 )
-from histor_sign.canonical import JsonValue, canonical_bytes, sha256_digest
+from histor_sign.canonical import (
+    JsonValue,
+    canonical_bytes,
+    sha256_digest,
+    unescape_pointer_token,
+)
 from histor_sign.catalog import Catalog, Tool, parse_catalog, reject_duplicates, tools_from_dicts
 from histor_sign.errors import InputError
 from histor_sign.guard._policy import Policy
@@ -136,7 +141,7 @@ def _local_ref(root: Mapping[str, Any], node: Any) -> Any:
         return None
     target: Any = root
     for part in ref[2:].split("/"):
-        part = part.replace("~1", "/").replace("~0", "~")
+        part = unescape_pointer_token(part)
         if not isinstance(target, dict) or part not in target:
             return None
         target = target[part]
