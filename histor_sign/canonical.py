@@ -30,11 +30,10 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from histor_sign._internal.limits import DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_BYTES
 from histor_sign.errors import InputError, LimitExceeded, UsageError
 
 MAX_SAFE_INTEGER = 2**53 - 1
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024
-DEFAULT_MAX_DEPTH = 256
 
 JsonValue = Any  # dict[str, JsonValue] | list[JsonValue] | str | int | float | bool | None
 
@@ -171,7 +170,7 @@ def parse_json(
     source: str,
     *,
     max_depth: int = DEFAULT_MAX_DEPTH,
-    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
 ) -> JsonValue:
     """Parse strict I-JSON from bytes, or raise :class:`InputError` naming where it broke."""
     if len(data) > max_bytes:
@@ -245,7 +244,7 @@ def read_json_file(
     path: str | Path,
     *,
     max_depth: int = DEFAULT_MAX_DEPTH,
-    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
 ) -> JsonValue:
     """Read and strictly parse a JSON file; ``-`` reads standard input."""
     source = str(path)
@@ -265,7 +264,7 @@ def reset_stdin() -> None:
     _Stdin.consumed = False
 
 
-def read_bytes(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+def read_bytes(source: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
     """Read a file (or stdin for ``-``) with a size bound, as one clear error on failure."""
     try:
         if source == "-":

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from histor_sign.canonical import DEFAULT_MAX_BYTES, JsonValue, pointer, read_json_file
+from histor_sign._internal.limits import DEFAULT_MAX_FILE_BYTES
+from histor_sign.canonical import JsonValue, pointer, read_json_file
 from histor_sign.errors import InputError, LimitExceeded
 
 #: The seven fields a tool is projected onto for digests (SPEC §1), in spec order.
@@ -182,7 +183,7 @@ def parse_catalog(document: JsonValue, source: str, *, max_tools: int | None = N
 
 
 def load_catalog(
-    path: str | Path, *, max_tools: int | None = None, max_bytes: int = DEFAULT_MAX_BYTES
+    path: str | Path, *, max_tools: int | None = None, max_bytes: int = DEFAULT_MAX_FILE_BYTES
 ) -> Catalog:
     """Read a catalog file (``-`` for stdin) strictly and import its tools."""
     source = str(path)

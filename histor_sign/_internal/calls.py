@@ -28,6 +28,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from histor_sign._internal import untrusted
+from histor_sign._internal.limits import (
+    DEFAULT_MAX_ARGUMENT_BYTES,
+    DEFAULT_MAX_CALLS,
+    DEFAULT_MAX_TRACE_BYTES,
+)
 from histor_sign.canonical import (
     JsonValue,
     canonical_bytes,
@@ -37,10 +42,6 @@ from histor_sign.canonical import (
     sha256_digest,
 )
 from histor_sign.errors import InputError, LimitExceeded
-
-DEFAULT_MAX_ARGUMENT_BYTES = 1024 * 1024
-DEFAULT_MAX_CALLS = 4096
-DEFAULT_MAX_TRACE_BYTES = 32 * 1024 * 1024
 
 OPENAI_RESPONSES = "openai-responses"
 OPENAI_CHAT = "openai-chat"
