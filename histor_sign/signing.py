@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from histor_sign._internal.atomic import write_all_atomic
+from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
 from histor_sign._internal.sigstore_trust import TrustSource, _first_line
 from histor_sign.envelope import Envelope, companion_paths, signed_bytes
 from histor_sign.errors import HistorError, InputError, SigningError, VerificationFailed
@@ -27,7 +28,6 @@ from histor_sign.revision import statement_from
 if TYPE_CHECKING:
     from sigstore.oidc import IdentityToken
 
-GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
 
 _NO_TOKEN = (
     "no identity token: pass --identity-token, or run in GitHub Actions with "

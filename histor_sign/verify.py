@@ -25,7 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from histor_sign._internal.certificate import CertificateFacts, certificate_facts
+from histor_sign._internal.certificate import (
+    GITHUB_ACTIONS_ISSUER,
+    CertificateFacts,
+    certificate_facts,
+)
 from histor_sign._internal.sigstore_trust import TrustSource, _first_line
 from histor_sign.envelope import Envelope, TransparencyLogRef, load_envelope
 from histor_sign.errors import UsageError, VerificationFailed
@@ -36,7 +40,6 @@ if TYPE_CHECKING:
 
     from histor_sign.catalog import Tool
 
-GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
 AXES = ("well-formed", "signature", "identity", "log-entry", "chain", "tools")
 PASS, FAIL, SKIPPED = "pass", "fail", "skipped"
 

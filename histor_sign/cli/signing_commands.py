@@ -14,12 +14,10 @@ from typing import Annotated
 
 import typer
 
+from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
 from histor_sign.canonical import JsonValue
 from histor_sign.cli.app import PROG, OutputFormat, app, emit, warn
 from histor_sign.errors import UsageError
-
-GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
-
 
 # Identity pins and trust flags, shared by ``verify``, ``check --verify`` and ``guard --verify``.
 CertIdentityOpt = Annotated[

@@ -28,7 +28,14 @@ from histor_sign.canonical import (
     sha256_digest,
     unescape_pointer_token,
 )
-from histor_sign.catalog import Catalog, Tool, parse_catalog, reject_duplicates, tools_from_dicts
+from histor_sign.catalog import (
+    Catalog,
+    Provider,
+    Tool,
+    parse_catalog,
+    reject_duplicates,
+    tools_from_dicts,
+)
 from histor_sign.errors import InputError
 from histor_sign.guard._policy import Policy
 from histor_sign.guard._schema import (
@@ -205,7 +212,7 @@ class Guard:
         signed: Mapping[str, str] = statement["toolDigests"]
         guard = cls(_as_tools(tools), _as_policy(policy), engine)
         for name, contract in guard._contracts.items():
-            if contract.tool.provider != "mcp":
+            if contract.tool.provider != Provider.MCP:
                 raise InputError(
                     f"{contract.tool.location}: only MCP tool definitions can be bound to a "
                     "signed revision"
