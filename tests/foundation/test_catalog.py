@@ -1,4 +1,4 @@
-"""Catalog import: every shape of SPEC §1, positions kept, nothing rewritten."""
+"""Catalog import: every supported shape, positions kept, nothing rewritten."""
 
 from __future__ import annotations
 

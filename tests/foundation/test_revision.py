@@ -1,4 +1,4 @@
-"""Digests and chained revision statements: SPEC §2 vectors and HISTOR's example."""
+"""Digests and chained revision statements: the published digest vectors and HISTOR's example."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def test_spec_vectors_bit_for_bit() -> None:
     assert manifest == "sha256:cdf20eebf43ac1464672edff0a7e98507429031e9ad382ad98862c8ac8fcf635"
 
 
-def test_seed_002_example_runs_with_only_the_import_changed(capsys: pytest.CaptureFixture[str]) -> None:
+def test_histor_example_runs_with_only_the_import_changed(capsys: pytest.CaptureFixture[str]) -> None:
     tool = TOOL
     changed = {**tool, "description": "Search the private docs."}
     before = build_statement(tools=[tool], **RELEASE)
