@@ -4,6 +4,14 @@ Everything we sign or compare goes through here, so two rules hold without excep
 input that is not I-JSON (RFC 7493) is rejected with the file and JSON pointer of the
 problem, never "fixed"; and canonical bytes are exactly RFC 8785 (JCS).
 
+Numbers follow I-JSON: a number must be exactly an IEEE double, and a number whose value is
+an integer must lie within ±(2^53−1) however it is spelled. So ``9007199254740992``,
+``9007199254740992.0`` and ``1e20`` are all rejected — JCS would write the last two as bare
+integers outside that range, so accepting them would produce canonical bytes the reader
+itself refuses. The guarantee this buys: every value :func:`parse_json` accepts re-reads
+from its own :func:`canonical_bytes` to an equal value, and :func:`canonical_bytes` refuses
+exactly what ``rfc8785.dumps`` refuses (raising :class:`InputError`).
+
 Parsing uses the C ``json`` scanner with hooks that mark violations instead of raising;
 only when a mark was made do we walk the tree to find the pointer, so the happy path
 stays close to ``json.loads`` speed. Canonicalization uses ``json.dumps`` where its output
@@ -22,11 +30,10 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from histor_sign._internal.limits import DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_BYTES
 from histor_sign.errors import InputError, LimitExceeded, UsageError
 
 MAX_SAFE_INTEGER = 2**53 - 1
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024
-DEFAULT_MAX_DEPTH = 256
 
 JsonValue = Any  # dict[str, JsonValue] | list[JsonValue] | str | int | float | bool | None
 
@@ -45,13 +52,33 @@ class _ParseState:
     violations: int = 0
 
 
-def _escape_pointer_token(token: str) -> str:
+# --- RFC 6901 JSON pointers -------------------------------------------------------------
+
+
+def escape_pointer_token(token: str) -> str:
+    """One reference token as it appears in a pointer: ``~`` → ``~0``, ``/`` → ``~1``."""
     return token.replace("~", "~0").replace("/", "~1")
+
+
+def unescape_pointer_token(token: str) -> str:
+    """Inverse of :func:`escape_pointer_token`. ``~1`` is undone before ``~0`` so ``~01``
+    reads as ``~1`` (RFC 6901 §4); any other ``~`` sequence is kept as it is."""
+    return token.replace("~1", "/").replace("~0", "~")
 
 
 def pointer(parts: Iterable[str | int]) -> str:
     """RFC 6901 JSON pointer for a path (``""`` is the whole document)."""
-    return "".join("/" + _escape_pointer_token(str(p)) for p in parts)
+    return "".join("/" + escape_pointer_token(str(p)) for p in parts)
+
+
+def pointer_parts(ptr: str) -> list[str]:
+    """The unescaped reference tokens of a pointer (array indices stay strings);
+    ``pointer_parts(pointer(p)) == [str(x) for x in p]``."""
+    if ptr == "":
+        return []
+    if not ptr.startswith("/"):
+        raise InputError(f"JSON pointer {ptr[:60]!r} must be empty or start with '/'")
+    return [unescape_pointer_token(token) for token in ptr[1:].split("/")]
 
 
 def _make_hooks(state: _ParseState) -> dict[str, Any]:
@@ -91,9 +118,14 @@ def _make_hooks(state: _ParseState) -> dict[str, Any]:
             return _Violation(
                 f"number {_clip(text)} changes value as a double (becomes {value!r})"
             )
-        if value.is_integer() and abs(value) <= MAX_SAFE_INTEGER:
-            # Below 2^53 JCS prints an integral double as that integer; so does int.
-            return int(value)
+        if value.is_integer():
+            if abs(value) <= MAX_SAFE_INTEGER:
+                # Below 2^53 JCS prints an integral double as that integer; so does int.
+                return int(value)
+            # JCS would print this double as a bare integer (1e20 -> 100000000000000000000),
+            # which on_int rejects: refuse it here too, so every accepted value re-reads.
+            state.violations += 1
+            return _Violation(f"number {_clip(text)} is an integer outside ±(2^53−1)")
         return value
 
     return {
@@ -138,7 +170,7 @@ def parse_json(
     source: str,
     *,
     max_depth: int = DEFAULT_MAX_DEPTH,
-    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
 ) -> JsonValue:
     """Parse strict I-JSON from bytes, or raise :class:`InputError` naming where it broke."""
     if len(data) > max_bytes:
@@ -212,7 +244,7 @@ def read_json_file(
     path: str | Path,
     *,
     max_depth: int = DEFAULT_MAX_DEPTH,
-    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
 ) -> JsonValue:
     """Read and strictly parse a JSON file; ``-`` reads standard input."""
     source = str(path)
@@ -232,7 +264,7 @@ def reset_stdin() -> None:
     _Stdin.consumed = False
 
 
-def read_bytes(source: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+def read_bytes(source: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
     """Read a file (or stdin for ``-``) with a size bound, as one clear error on failure."""
     try:
         if source == "-":
@@ -277,7 +309,10 @@ def _fast_path_ok(value: Any) -> bool:
         node = stack.pop()
         if isinstance(node, dict):
             for key in node:
-                if not key.isascii() and any(ord(c) > 0xFFFF for c in key):
+                # json.dumps would stringify int/bool/None keys; rfc8785 rejects them.
+                if type(key) is not str or (
+                    not key.isascii() and any(ord(c) > 0xFFFF for c in key)
+                ):
                     return False
             stack.extend(node.values())
         elif isinstance(node, list):
@@ -285,11 +320,18 @@ def _fast_path_ok(value: Any) -> bool:
         elif isinstance(node, float):
             if node.is_integer() or abs(node) < 1e-4:
                 return False
+        elif isinstance(node, int) and not -MAX_SAFE_INTEGER <= node <= MAX_SAFE_INTEGER:
+            return False  # json.dumps would print it; rfc8785 rejects it
     return True
 
 
 def canonical_bytes(value: JsonValue) -> bytes:
-    """RFC 8785 canonical UTF-8 bytes of a JSON value."""
+    """RFC 8785 canonical UTF-8 bytes of a JSON value.
+
+    Raises :class:`InputError` for exactly the values ``rfc8785.dumps`` refuses: integers
+    outside ±(2^53−1), NaN and infinities, object keys that are not strings, lone
+    surrogates, and types JSON has no spelling for.
+    """
     if _fast_path_ok(value):
         try:
             return _FAST_DUMPS(value).encode("utf-8")
@@ -299,18 +341,14 @@ def canonical_bytes(value: JsonValue) -> bytes:
 
     try:
         return bytes(rfc8785.dumps(value))
-    except rfc8785.CanonicalizationError as exc:
+    except (rfc8785.CanonicalizationError, UnicodeEncodeError) as exc:
+        # rfc8785 lets a lone surrogate in an object key escape as UnicodeEncodeError.
         raise InputError(f"cannot canonicalize value: {exc}") from None
 
 
 def sha256_digest(data: bytes) -> str:
     """``sha256:<lowercase hex>``."""
     return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-def digest_of(value: JsonValue) -> str:
-    """SHA-256 digest of the canonical bytes of ``value``."""
-    return sha256_digest(canonical_bytes(value))
 
 
 def utf16_key(key: str) -> bytes:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
-from histor_sign.canonical import DEFAULT_MAX_BYTES, JsonValue, pointer, read_json_file
+from histor_sign._internal.limits import DEFAULT_MAX_FILE_BYTES
+from histor_sign.canonical import JsonValue, pointer, read_json_file
 from histor_sign.errors import InputError, LimitExceeded
 
 #: The seven fields a tool is projected onto for digests, in the order MCP defines them.
@@ -29,10 +31,20 @@ PROJECTED_FIELDS: tuple[str, ...] = (
 
 SNAPSHOT_TYPE = "histor.snapshot/v1"
 
-MCP = "mcp"
-OPENAI_RESPONSES = "openai-responses"
-OPENAI_CHAT = "openai-chat"
-ANTHROPIC = "anthropic"
+
+class Provider(StrEnum):
+    """The API shape a tool definition or an observed call came in.
+
+    Catalogs yield the first four; ``ANTHROPIC_MCP`` (``mcp_tool_use`` blocks) and ``PLAIN``
+    (a bare ``{"name", "arguments"}`` object) exist only for observed calls.
+    """
+
+    MCP = "mcp"
+    OPENAI_RESPONSES = "openai-responses"
+    OPENAI_CHAT = "openai-chat"
+    ANTHROPIC = "anthropic"
+    ANTHROPIC_MCP = "anthropic-mcp"
+    PLAIN = "plain"
 
 
 @dataclass(frozen=True)
@@ -62,12 +74,12 @@ class Tool:
     @property
     def annotations(self) -> Mapping[str, Any]:
         """MCP annotations if the tool has an object of them, else an empty mapping."""
-        value = self.raw.get("annotations") if self.provider == MCP else None
+        value = self.raw.get("annotations") if self.provider == Provider.MCP else None
         return value if isinstance(value, dict) else {}
 
     def projected(self) -> dict[str, Any]:
         """The seven-field projection used for digests (only keys the server sent)."""
-        if self.provider == MCP:
+        if self.provider == Provider.MCP:
             return {k: self.raw[k] for k in PROJECTED_FIELDS if k in self.raw}
         # Non-MCP tools are scanned, not signed; map their schema key for comparison.
         out: dict[str, Any] = {"name": self.name}
@@ -101,12 +113,12 @@ def _classify(obj: Mapping[str, Any]) -> tuple[str, Mapping[str, Any], str | Non
     """Return (provider, the object holding name/description, schema key or None)."""
     fn = obj.get("function")
     if obj.get("type") == "function" and isinstance(fn, dict):
-        return OPENAI_CHAT, fn, "parameters"
+        return Provider.OPENAI_CHAT, fn, "parameters"
     if obj.get("type") == "function":
-        return OPENAI_RESPONSES, obj, "parameters"
+        return Provider.OPENAI_RESPONSES, obj, "parameters"
     if "input_schema" in obj and "inputSchema" not in obj:
-        return ANTHROPIC, obj, "input_schema"
-    return MCP, obj, "inputSchema"
+        return Provider.ANTHROPIC, obj, "input_schema"
+    return Provider.MCP, obj, "inputSchema"
 
 
 def tool_from_object(obj: Any, source: str, index: int, ptr: str) -> Tool:
@@ -188,7 +200,7 @@ def parse_catalog(document: JsonValue, source: str, *, max_tools: int | None = N
 
 
 def load_catalog(
-    path: str | Path, *, max_tools: int | None = None, max_bytes: int = DEFAULT_MAX_BYTES
+    path: str | Path, *, max_tools: int | None = None, max_bytes: int = DEFAULT_MAX_FILE_BYTES
 ) -> Catalog:
     """Read a catalog file (``-`` for stdin) strictly and import its tools."""
     source = str(path)
@@ -242,7 +254,7 @@ def require_mcp(tools: Iterable[Tool]) -> None:
     """Only MCP tool definitions are signed as revisions: the projection and digests are
     defined on MCP's fields, so another provider's tool would be signed half-read."""
     for tool in tools:
-        if tool.provider != MCP:
+        if tool.provider != Provider.MCP:
             raise InputError(
                 f"{tool.location}: {tool.provider} tool {tool.name!r} is not an MCP tool "
                 "definition; only MCP catalogs can be digested or signed (use scan for others)"

@@ -14,12 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from histor_sign._internal.calls import (
+from histor_sign._internal.calls import ObservedCall, load_calls
+from histor_sign._internal.limits import (
     DEFAULT_MAX_ARGUMENT_BYTES,
     DEFAULT_MAX_CALLS,
+    DEFAULT_MAX_SCAN_TOOLS,
     DEFAULT_MAX_TRACE_BYTES,
-    ObservedCall,
-    load_calls,
+    DEFAULT_MAX_VALIDATIONS,
 )
 from histor_sign._internal.schema_validation import (
     LEGACY_REF_DIALECTS,
@@ -31,14 +32,14 @@ from histor_sign.catalog import Tool, load_catalogs
 from histor_sign.report._findings import CallRef, Finding, sorted_findings
 from histor_sign.scan._rules import CallOutcome, replay_findings
 
-DEFAULT_MAX_VALIDATIONS = 50_000
+MAX_LISTED_TOOLS = 20
 
 
 @dataclass
 class ReplayOptions:
     """Bounds of a replay: catalog size, calls, schema validations, trace and argument bytes."""
 
-    max_tools: int = 20_000
+    max_tools: int = DEFAULT_MAX_SCAN_TOOLS
     max_calls: int = DEFAULT_MAX_CALLS
     max_validations: int = DEFAULT_MAX_VALIDATIONS
     max_trace_bytes: int = DEFAULT_MAX_TRACE_BYTES

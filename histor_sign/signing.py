@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from histor_sign._internal.atomic import write_all_atomic
-from histor_sign._internal.sigstore_trust import GITHUB_ACTIONS_ISSUER, Trust, _first_line
+from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
+from histor_sign._internal.sigstore_trust import Trust, _first_line
 from histor_sign.envelope import SignedEnvelope, companion_paths, signed_bytes
 from histor_sign.errors import HistorError, InputError, SigningError, VerificationFailed
 from histor_sign.revision import statement_of

@@ -27,8 +27,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from histor_sign._internal.certificate import CertificateFacts, certificate_facts
-from histor_sign._internal.sigstore_trust import GITHUB_ACTIONS_ISSUER, Trust, _first_line
+from histor_sign._internal.certificate import (
+    GITHUB_ACTIONS_ISSUER,
+    CertificateFacts,
+    certificate_facts,
+)
+from histor_sign._internal.sigstore_trust import Trust, _first_line
 from histor_sign.envelope import SignedEnvelope, TransparencyLogRef, load_envelope
 from histor_sign.errors import UsageError, VerificationFailed
 

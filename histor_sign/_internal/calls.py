@@ -27,6 +27,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from histor_sign._internal.limits import (
+    DEFAULT_MAX_ARGUMENT_BYTES,
+    DEFAULT_MAX_CALLS,
+    DEFAULT_MAX_TRACE_BYTES,
+)
 from histor_sign._internal.untrusted import printable as printable  # the one escaper
 from histor_sign.canonical import (
     JsonValue,
@@ -36,18 +41,8 @@ from histor_sign.canonical import (
     read_bytes,
     sha256_digest,
 )
+from histor_sign.catalog import Provider
 from histor_sign.errors import InputError, LimitExceeded
-
-DEFAULT_MAX_ARGUMENT_BYTES = 1024 * 1024
-DEFAULT_MAX_CALLS = 4096
-DEFAULT_MAX_TRACE_BYTES = 32 * 1024 * 1024
-
-OPENAI_RESPONSES = "openai-responses"
-OPENAI_CHAT = "openai-chat"
-ANTHROPIC = "anthropic"
-ANTHROPIC_MCP = "anthropic-mcp"
-MCP = "mcp"
-PLAIN = "plain"
 
 # Why a call cannot be imported (the guard's deny reason codes).
 CALL_MALFORMED = "call-malformed"
@@ -57,7 +52,7 @@ ARGUMENTS_TOO_LARGE = "arguments-too-large"
 
 _SHORT_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _LONG_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
-_LONG_NAME_PROVIDERS = (MCP, ANTHROPIC_MCP, PLAIN)
+_LONG_NAME_PROVIDERS = (Provider.MCP, Provider.ANTHROPIC_MCP, Provider.PLAIN)
 _PLAIN_KEYS = frozenset({"name", "arguments", "_meta"})
 SHOWN_CHARACTERS = 64  # of a model-chosen name or pointer segment in a message
 _ABSENT: Any = object()  # an argument member the call does not have
@@ -252,10 +247,11 @@ class _Importer:
                 params = doc.get("params")
                 if not isinstance(params, dict):
                     raise self.fail("tools/call request without params")
-                self.add(MCP, params.get("name"), params.get("arguments", {}), encoded=False)
+                self.add(Provider.MCP, params.get("name"), params.get("arguments", {}),
+                         encoded=False)
             # other requests, responses and notifications carry no completed call
         elif "name" in doc and _PLAIN_KEYS.issuperset(doc):
-            self.add(PLAIN, doc["name"], doc.get("arguments", {}), encoded=None)
+            self.add(Provider.PLAIN, doc["name"], doc.get("arguments", {}), encoded=None)
         else:
             raise self.unsupported()
 
@@ -263,7 +259,7 @@ class _Importer:
         status = item.get("status")
         if status is not None and status != "completed":
             return  # only completed calls are replayed or decided
-        self.add(OPENAI_RESPONSES, item.get("name"), item.get("arguments", _ABSENT),
+        self.add(Provider.OPENAI_RESPONSES, item.get("name"), item.get("arguments", _ABSENT),
                  encoded=True)
 
     def _chat_tool_calls(self, calls: list[Any]) -> None:
@@ -273,14 +269,17 @@ class _Importer:
             fn = call.get("function")
             if not isinstance(fn, dict):
                 raise self.fail("tool_calls entry without a function object")
-            self.add(OPENAI_CHAT, fn.get("name"), fn.get("arguments", _ABSENT), encoded=True)
+            self.add(Provider.OPENAI_CHAT, fn.get("name"), fn.get("arguments", _ABSENT),
+                     encoded=True)
 
     def _anthropic_block(self, block: dict[str, Any]) -> None:
         kind = block.get("type")
         if kind == "tool_use":
-            self.add(ANTHROPIC, block.get("name"), block.get("input", _ABSENT), encoded=False)
+            self.add(Provider.ANTHROPIC, block.get("name"), block.get("input", _ABSENT),
+                     encoded=False)
         elif kind == "mcp_tool_use":
-            self.add(ANTHROPIC_MCP, block.get("name"), block.get("input", _ABSENT), encoded=False)
+            self.add(Provider.ANTHROPIC_MCP, block.get("name"), block.get("input", _ABSENT),
+                     encoded=False)
 
 
 def import_call(

@@ -1,8 +1,12 @@
 """What a Fulcio certificate says about its holder: SAN, OIDC issuer, and the GitHub
 Actions extensions (repository, owner, ref, numeric ids) that identity pins compare.
 
-Fulcio writes extensions .1–.6 as raw strings (legacy) and .8–.22 as DER UTF8String; we
-read both and prefer the newer one when both are present.
+Fulcio writes extensions .1–.6 as raw UTF-8 bytes (legacy) and .8–.22, like the
+``otherName`` SAN, as a DER UTF8String; we read both and prefer the newer one when both
+are present. ``cryptography`` hands unknown extensions over as their DER bytes, and its
+own DER decoder (``cryptography.hazmat.asn1``, cryptography ≥ 47) reads the UTF8String —
+strictly: a wrong tag, a non-minimal length, trailing bytes or invalid UTF-8 make the
+value absent, never a guess.
 """
 
 from __future__ import annotations
@@ -13,31 +17,29 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from cryptography.x509 import Certificate
 
+#: The OIDC issuer of GitHub Actions workflow tokens, as Fulcio records it in certificates.
+GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
 FULCIO_OID = "1.3.6.1.4.1.57264.1."
 SIGSTORE_OTHERNAME_OID = "1.3.6.1.4.1.57264.1.7"
 _LEGACY = frozenset({"1", "2", "3", "4", "5", "6"})
 
 
-def _der_string(value: bytes) -> str | None:
-    """Decode a DER UTF8String (tag 0x0c), short or long form length."""
-    if len(value) < 2 or value[0] != 0x0C:
-        return None
-    length, offset = value[1], 2
-    if length & 0x80:
-        count = length & 0x7F
-        if count == 0 or count > 4 or len(value) < 2 + count:
-            return None
-        length, offset = int.from_bytes(value[2 : 2 + count], "big"), 2 + count
-    if len(value) != offset + length:
-        return None
+def _der_utf8_string(der: bytes) -> str | None:
+    """The text of a DER-encoded UTF8String, or None when ``der`` is not exactly one."""
+    from cryptography.hazmat import asn1
+
     try:
-        return value[offset:].decode("utf-8")
-    except UnicodeDecodeError:
+        value = asn1.decode_der(str, der)
+    except ValueError:
         return None
+    return value if isinstance(value, str) else None
 
 
 @dataclass(frozen=True)
 class CertificateFacts:
+    """The holder's SANs and the Fulcio extensions by their last OID arc (``"12"`` is
+    1.3.6.1.4.1.57264.1.12, the source repository URI)."""
+
     sans: tuple[str, ...]
     extensions: dict[str, str] = field(default_factory=dict)
 
@@ -88,6 +90,7 @@ class CertificateFacts:
 
 
 def certificate_facts(cert: Certificate) -> CertificateFacts:
+    """Read the facts from a certificate; extensions that do not decode are left out."""
     from cryptography import x509
 
     sans: list[str] = []
@@ -100,7 +103,7 @@ def certificate_facts(cert: Certificate) -> CertificateFacts:
         sans += san.get_values_for_type(x509.RFC822Name)
         for other in san.get_values_for_type(x509.OtherName):
             if other.type_id.dotted_string == SIGSTORE_OTHERNAME_OID:
-                decoded = _der_string(other.value)
+                decoded = _der_utf8_string(other.value)
                 if decoded is not None:
                     sans.append(decoded)
     extensions: dict[str, str] = {}
@@ -118,7 +121,7 @@ def certificate_facts(cert: Certificate) -> CertificateFacts:
             except UnicodeDecodeError:
                 continue
         else:
-            decoded = _der_string(raw)
+            decoded = _der_utf8_string(raw)
             if decoded is not None:
                 extensions[number] = decoded
     return CertificateFacts(tuple(sans), extensions)

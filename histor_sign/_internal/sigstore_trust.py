@@ -17,6 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from histor_sign._internal.limits import MAX_TRUST_FILE_BYTES
 from histor_sign.canonical import parse_json, read_bytes
 from histor_sign.errors import InputError, OperationalError, UsageError
 
@@ -30,7 +31,6 @@ PRODUCTION = "production"
 STAGING = "staging"
 TRUSTED_ROOT = "trusted-root"
 TRUST_CONFIG = "trust-config"
-MAX_TRUST_FILE_BYTES = 4 * 1024 * 1024
 
 
 def vendored_root_path(name: str) -> Path:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from histor_sign._internal.sigstore_trust import GITHUB_ACTIONS_ISSUER
+from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
 from histor_sign.cli.app import OutputFormat, app, emit
 from histor_sign.cli.signing_commands import (
     CertIdentityOpt,

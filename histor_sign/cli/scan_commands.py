@@ -7,6 +7,13 @@ from pathlib import Path
 
 import typer
 
+from histor_sign._internal.limits import (
+    DEFAULT_MAX_CALLS,
+    DEFAULT_MAX_CANDIDATES,
+    DEFAULT_MAX_SCAN_TOOLS,
+    DEFAULT_MAX_TRACE_BYTES,
+    DEFAULT_MAX_VALIDATIONS,
+)
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import app, emit
 from histor_sign.errors import UsageError
@@ -86,9 +93,13 @@ def scan(
         "0.62", "--threshold", metavar="FLOAT", help="Lexical similarity threshold in (0, 1]."
     ),
     strict: bool = STRICT_OPT,
-    max_tools: int = typer.Option(20_000, "--max-tools", help="Imported-tool limit."),
+    max_tools: int = typer.Option(
+        DEFAULT_MAX_SCAN_TOOLS, "--max-tools", help="Imported-tool limit."
+    ),
     max_candidates: int = typer.Option(
-        2_048, "--max-candidates", help="Schema-proof limit: candidate pairs analysed."
+        DEFAULT_MAX_CANDIDATES,
+        "--max-candidates",
+        help="Schema-proof limit: candidate pairs analysed.",
     ),
     stdio: str | None = t.STDIO_OPTION,
     url: str | None = t.URL_OPTION,
@@ -125,13 +136,15 @@ def replay(
     output: Path | None = OUTPUT_OPT,
     fail_on: FailOn = FAIL_ON_OPT,
     strict: bool = STRICT_OPT,
-    max_tools: int = typer.Option(20_000, "--max-tools", help="Imported-tool limit."),
-    max_calls: int = typer.Option(4096, "--max-calls", help="Observed-call limit."),
+    max_tools: int = typer.Option(
+        DEFAULT_MAX_SCAN_TOOLS, "--max-tools", help="Imported-tool limit."
+    ),
+    max_calls: int = typer.Option(DEFAULT_MAX_CALLS, "--max-calls", help="Observed-call limit."),
     max_validations: int = typer.Option(
-        50_000, "--max-validations", help="Call-by-tool schema validation limit."
+        DEFAULT_MAX_VALIDATIONS, "--max-validations", help="Call-by-tool schema validation limit."
     ),
     max_trace_bytes: int = typer.Option(
-        33_554_432, "--max-trace-bytes", help="Aggregate trace-byte limit."
+        DEFAULT_MAX_TRACE_BYTES, "--max-trace-bytes", help="Aggregate trace-byte limit."
     ),
 ) -> None:
     """Replay observed calls: which other catalog tools accept the same arguments (TC006–TC009)."""

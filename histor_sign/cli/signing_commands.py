@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from histor_sign._internal.sigstore_trust import GITHUB_ACTIONS_ISSUER, Trust
+from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
+from histor_sign._internal.sigstore_trust import Trust
 from histor_sign.canonical import JsonValue
 from histor_sign.cli.app import PROG, OutputFormat, app, emit, warn
 from histor_sign.errors import UsageError

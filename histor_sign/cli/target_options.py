@@ -16,14 +16,16 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from histor_sign.catalog import Catalog, Tool
-from histor_sign.errors import UsageError
-from histor_sign.mcp._target import (
-    DEFAULT_MAX_BYTES,
+from histor_sign._internal.limits import (
     DEFAULT_MAX_PAGES,
+    DEFAULT_MAX_RECEIVED_BYTES,
     DEFAULT_MAX_TOOLS,
     DEFAULT_TIMEOUT,
     DEFAULT_TOTAL_TIMEOUT,
+)
+from histor_sign.catalog import Catalog, Tool
+from histor_sign.errors import UsageError
+from histor_sign.mcp._target import (
     FetchOptions,
     Target,
     parse_header,
@@ -71,7 +73,7 @@ MAX_TOOLS_OPTION = typer.Option(
     DEFAULT_MAX_TOOLS, "--max-tools", metavar="N", help="Fail if the server lists more tools."
 )
 MAX_BYTES_OPTION = typer.Option(
-    DEFAULT_MAX_BYTES, "--max-bytes", metavar="N",
+    DEFAULT_MAX_RECEIVED_BYTES, "--max-bytes", metavar="N",
     help="Fail if the server sends more bytes in total (default 32 MiB).",
 )
 PROTOCOL_OPTION = typer.Option(
@@ -129,7 +131,7 @@ def fetch_options_from_flags(
     total_timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
     max_pages: int = DEFAULT_MAX_PAGES,
     max_tools: int = DEFAULT_MAX_TOOLS,
-    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_bytes: int = DEFAULT_MAX_RECEIVED_BYTES,
     protocol: ProtocolChoice | str = ProtocolChoice.auto,
     allow_duplicates: bool = False,
 ) -> FetchOptions:

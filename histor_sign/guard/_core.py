@@ -22,8 +22,8 @@ from histor_sign._internal.calls import (
     shown_name,
     shown_pointer,
 )
-from histor_sign.canonical import JsonValue
-from histor_sign.catalog import Tool, ToolsLike, as_tools, reject_duplicates
+from histor_sign.canonical import JsonValue, unescape_pointer_token
+from histor_sign.catalog import Provider, Tool, ToolsLike, as_tools, reject_duplicates
 from histor_sign.errors import InputError
 from histor_sign.guard._policy import Policy
 from histor_sign.guard._schema import (
@@ -140,7 +140,7 @@ def _local_ref(root: Mapping[str, Any], node: Any) -> Any:
         return None
     target: Any = root
     for part in ref[2:].split("/"):
-        part = part.replace("~1", "/").replace("~0", "~")
+        part = unescape_pointer_token(part)
         if not isinstance(target, dict) or part not in target:
             return None
         target = target[part]
@@ -206,7 +206,7 @@ class Guard:
         signed = statement.tool_digests
         guard = cls(as_tools(tools), _as_policy(policy), engine)
         for name, contract in guard._contracts.items():
-            if contract.tool.provider != "mcp":
+            if contract.tool.provider != Provider.MCP:
                 raise InputError(
                     f"{contract.tool.location}: only MCP tool definitions can be bound to a "
                     "signed revision"

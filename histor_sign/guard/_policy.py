@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from histor_sign._internal.limits import MAX_POLICY_BYTES
 from histor_sign.canonical import read_bytes
 from histor_sign.errors import InputError
-
-MAX_POLICY_BYTES = 1024 * 1024
 
 _DEFAULT_KEYS = {"require_dry_run_for_destructive", "dry_run_parameter", "deny_unknown_arguments"}
 _TOOL_KEYS = {

@@ -15,16 +15,18 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
+from histor_sign._internal.limits import (
+    DEFAULT_MAX_PAGES,
+    DEFAULT_MAX_RECEIVED_BYTES,
+    DEFAULT_MAX_TOOLS,
+    DEFAULT_TIMEOUT,
+    DEFAULT_TOTAL_TIMEOUT,
+)
 from histor_sign.errors import UsageError
 
 Protocol = Literal["auto", "modern", "legacy"]
 PROTOCOLS: tuple[str, ...] = ("auto", "modern", "legacy")
 
-DEFAULT_TIMEOUT = 30.0
-DEFAULT_TOTAL_TIMEOUT = 600.0
-DEFAULT_MAX_PAGES = 1000
-DEFAULT_MAX_TOOLS = 100_000
-DEFAULT_MAX_BYTES = 32 * 1024 * 1024
 
 # Headers the client owns: a user value would break the protocol or smuggle a session.
 _RESERVED_HEADERS = frozenset(
@@ -233,7 +235,7 @@ class FetchOptions:
     total_timeout: float | None = DEFAULT_TOTAL_TIMEOUT
     max_pages: int = DEFAULT_MAX_PAGES
     max_tools: int = DEFAULT_MAX_TOOLS
-    max_bytes: int = DEFAULT_MAX_BYTES
+    max_bytes: int = DEFAULT_MAX_RECEIVED_BYTES
     protocol: Protocol = "auto"
     allow_duplicates: bool = False
     #: Called after every page with (pages so far, tools so far).

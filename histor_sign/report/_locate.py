@@ -11,14 +11,10 @@ import json
 import re
 from collections.abc import Iterable
 
-from histor_sign.canonical import read_bytes
+from histor_sign._internal.limits import DEFAULT_MAX_FILE_BYTES
+from histor_sign.canonical import escape_pointer_token, read_bytes
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
-_MAX_BYTES = 64 * 1024 * 1024
-
-
-def _escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
 
 
 def pointer_lines(text: str, wanted: set[str]) -> dict[str, int]:
@@ -50,7 +46,7 @@ def pointer_lines(text: str, wanted: set[str]) -> dict[str, int]:
                 return found
             stack[-1][3] = False
             continue
-        ptr = "" if not stack else f"{stack[-1][1]}/{_escape(str(stack[-1][2]))}"
+        ptr = "" if not stack else f"{stack[-1][1]}/{escape_pointer_token(str(stack[-1][2]))}"
         if ptr in wanted and ptr not in found:
             found[ptr] = bisect.bisect_right(newlines, m.start()) + 1
             remaining -= 1
@@ -68,7 +64,7 @@ def lines_for(source: str, pointers: Iterable[str]) -> dict[str, int]:
     if source == "-":
         return {}
     try:
-        text = read_bytes(source, max_bytes=_MAX_BYTES).decode("utf-8", "replace")
+        text = read_bytes(source, max_bytes=DEFAULT_MAX_FILE_BYTES).decode("utf-8", "replace")
     except Exception:
         return {}
     return pointer_lines(text, set(pointers))

@@ -7,17 +7,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from histor_sign._internal.limits import (
+    DEFAULT_MAX_CANDIDATES,
+    DEFAULT_MAX_SCAN_TOOLS,
+    DEFAULT_MAX_WITNESS_BYTES,
+)
 from histor_sign._internal.schema_validation import SchemaRoot, prepare_root
 from histor_sign.catalog import Catalog, Tool, find_duplicates, load_catalogs
 from histor_sign.report._findings import Finding, sorted_findings
 from histor_sign.scan import _rules as rules
 from histor_sign.scan._lexical import Profile, Similarity, candidate_pairs, normalized_name
 from histor_sign.scan._schema_algebra import Bounds
-from histor_sign.scan._witness import DEFAULT_MAX_WITNESS_BYTES, decide_roots
+from histor_sign.scan._witness import decide_roots
 
 DEFAULT_THRESHOLD = 0.62
-DEFAULT_MAX_TOOLS = 20_000
-DEFAULT_MAX_CANDIDATES = 2_048
 
 
 @dataclass
@@ -25,7 +28,7 @@ class ScanOptions:
     """Knobs of a scan (CLI flags map 1:1)."""
 
     threshold: float = DEFAULT_THRESHOLD
-    max_tools: int = DEFAULT_MAX_TOOLS
+    max_tools: int = DEFAULT_MAX_SCAN_TOOLS
     max_candidates: int = DEFAULT_MAX_CANDIDATES
     bounds: Bounds = field(default_factory=Bounds)
     max_witness_bytes: int = DEFAULT_MAX_WITNESS_BYTES

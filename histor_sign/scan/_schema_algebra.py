@@ -45,6 +45,7 @@ from histor_sign._internal.schema_validation import (
     SchemaRoot,
     Untrusted,
 )
+from histor_sign.canonical import unescape_pointer_token
 from histor_sign.scan._negation import conditional, dependent_schemas, negate
 from histor_sign.scan._regex_witness import examples
 
@@ -146,7 +147,7 @@ def _resolve(root: SchemaRoot, ref: Any) -> Any:
 
     node = root.schema
     for raw in fragment.split("/")[1:] if fragment else []:
-        token = unquote(raw).replace("~1", "/").replace("~0", "~")
+        token = unescape_pointer_token(unquote(raw))
         if isinstance(node, dict) and token in node:
             node = node[token]
         elif isinstance(node, list) and token.isdigit() and int(token) < len(node):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from histor_sign._internal.limits import DEFAULT_MAX_WITNESS_BYTES
 from histor_sign._internal.schema_validation import SchemaRoot, Untrusted, prepare_root
 from histor_sign.canonical import canonical_bytes
 from histor_sign.scan._schema_algebra import Bounds, Budget, Sub, Undecided, solve
@@ -20,7 +21,6 @@ DISJOINT = "disjoint"
 UNKNOWN = "unknown"
 
 _OBJECT_ROOT = prepare_root({"type": "object"}, "<tool arguments>", check=False)
-DEFAULT_MAX_WITNESS_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 
 import pytest
 import rfc8785
@@ -11,9 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from histor_sign.canonical import (
+    MAX_SAFE_INTEGER,
     canonical_bytes,
+    escape_pointer_token,
     nesting_depth,
     parse_json,
+    pointer,
+    pointer_parts,
+    unescape_pointer_token,
 )
 from histor_sign.errors import InputError, LimitExceeded
 
@@ -35,6 +39,9 @@ def test_ordinary_number_spellings_canonicalize_per_rfc8785() -> None:
         (b'{"big":9007199254740992}', "outside ±(2^53−1) at /big"),
         (b'{"f":0.10000000000000000001}', "changes value as a double (becomes 0.1) at /f"),
         (b'{"f":1e400}', "outside the range of a double at /f"),
+        (b'{"f":1e20}', "number 1e20 is an integer outside ±(2^53−1) at /f"),
+        (b'{"f":-9007199254740992.0}', "is an integer outside ±(2^53−1) at /f"),
+        (b'{"f":9007199254740992e0}', "is an integer outside ±(2^53−1) at /f"),
         (b'{"s":"\\ud800"}', "lone UTF-16 surrogate at /s"),
         (b'{"\\udfff":1}', "object key contains a lone UTF-16 surrogate at /"),
         (b'{"a~b/c":{"d":NaN}}', "at /a~0b~1c/d"),
@@ -109,8 +116,13 @@ def test_canonical_bytes_equal_rfc8785(value: object) -> None:
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_parsed_floats_canonicalize_like_rfc8785(number: float) -> None:
     text = repr(number).encode()
+    if number.is_integer() and abs(number) > MAX_SAFE_INTEGER:
+        # An integral value outside ±(2^53−1) is refused however it is spelled.
+        with pytest.raises(InputError, match="integer outside"):
+            parse_json(text, "t")
+        return
     parsed = parse_json(text, "t")
-    assert canonical_bytes(parsed) == rfc8785.dumps(number if not math.isnan(number) else 0)
+    assert canonical_bytes(parsed) == rfc8785.dumps(number)
 
 
 def test_astral_keys_sort_by_utf16_code_units() -> None:
@@ -138,3 +150,139 @@ def _depth(value: object) -> int:
 def test_nesting_depth_matches_the_parsed_structure(value: object) -> None:
     for text in (json.dumps(value), json.dumps(value, ensure_ascii=False, indent=1)):
         assert nesting_depth(text.encode("utf-8", "surrogatepass"), 1000) == _depth(value)
+
+
+# --- canonical_bytes refuses exactly what rfc8785 refuses ---------------------------------
+
+
+def _rfc8785_outcome(value: object) -> bytes | None:
+    try:
+        return bytes(rfc8785.dumps(value))
+    except (rfc8785.CanonicalizationError, UnicodeEncodeError):
+        return None
+
+
+def _ours(value: object) -> bytes | None:
+    try:
+        return canonical_bytes(value)
+    except InputError:
+        return None
+
+
+def test_large_integers_and_non_string_keys_raise_input_error() -> None:
+    for bad in ({"a": 2**60}, 2**53, -(2**53), [1, {"b": -(2**70)}],
+                {1: "x"}, {None: 1}, {True: 1}, {1.5: 1}, {("t",): 1},
+                {"\ud800": 1}, "\udfff", float("nan"), {"a": b"bytes"}):
+        with pytest.raises(InputError):
+            canonical_bytes(bad)
+        assert _rfc8785_outcome(bad) is None, bad
+    assert canonical_bytes({"a": 2**53 - 1, "b": -(2**53 - 1)}) == (
+        b'{"a":9007199254740991,"b":-9007199254740991}')
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.integers() | st.integers(min_value=-(2**54), max_value=2**54))
+def test_integers_agree_with_rfc8785_over_the_full_range(number: int) -> None:
+    for value in (number, {"k": number}, [0.5, number]):
+        assert _ours(value) == _rfc8785_outcome(value)
+
+
+@pytest.mark.parametrize("edge", [2**53 - 2, 2**53 - 1, 2**53, 2**53 + 1, 2**64, 10**400])
+def test_integer_edges_agree_with_rfc8785(edge: int) -> None:
+    for number in (edge, -edge):
+        assert _ours({"n": number}) == _rfc8785_outcome({"n": number})
+
+
+keys = st.text(max_size=6) | st.integers() | st.none() | st.booleans() | st.floats()
+any_json = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(keys, children, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(any_json)
+def test_generated_values_raise_together_or_agree_with_rfc8785(value: object) -> None:
+    assert _ours(value) == _rfc8785_outcome(value)
+
+
+# --- the reader's round trip --------------------------------------------------------------
+
+numbers_as_text = st.one_of(
+    st.integers().map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.from_regex(r"-?(0|[1-9][0-9]{0,25})(\.[0-9]{1,20})?([eE][+-]?[0-9]{1,3})?", fullmatch=True),
+)
+
+
+@st.composite
+def json_texts(draw: st.DrawFn) -> bytes:
+    """JSON text with arbitrary number spellings, including ones the reader must refuse."""
+    leaf = st.one_of(numbers_as_text, st.text(max_size=5).map(json.dumps),
+                     st.sampled_from(["true", "false", "null"]))
+    tree = draw(st.recursive(
+        leaf,
+        lambda children: st.lists(children, max_size=4).map(lambda xs: "[" + ",".join(xs) + "]")
+        | st.dictionaries(st.text(max_size=4), children, max_size=4).map(
+            lambda d: "{" + ",".join(f"{json.dumps(k)}:{v}" for k, v in d.items()) + "}"),
+        max_leaves=12,
+    ))
+    return tree.encode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=600, deadline=None)
+@given(json_texts())
+def test_every_accepted_value_rereads_from_its_canonical_bytes(text: bytes) -> None:
+    try:
+        value = parse_json(text, "t")
+    except InputError:
+        return
+    again = parse_json(canonical_bytes(value), "canonical")
+    assert again == value
+    assert canonical_bytes(again) == canonical_bytes(value)
+
+
+@pytest.mark.parametrize("text", [b"1e20", b"9007199254740992.0", b"[1E16]", b"-1.8e308"])
+def test_integral_doubles_beyond_the_safe_range_are_refused_like_their_canonical_bytes(
+    text: bytes,
+) -> None:
+    with pytest.raises(InputError):
+        parse_json(text, "t")
+    as_double = json.loads(text)
+    with pytest.raises(InputError):
+        parse_json(canonical_bytes(as_double), "t")
+
+
+def test_integral_doubles_inside_the_safe_range_read_as_integers() -> None:
+    assert parse_json(b"[9007199254740991.0, 1e15, -2.0]", "t") == [2**53 - 1, 10**15, -2]
+
+
+# --- JSON pointers ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("parts", "text"),
+    [([], ""), ([""], "/"), (["a/b", "m~n", 0], "/a~1b/m~0n/0"), (["~1"], "/~01"), (["/", "~"], "/~1/~0")],
+)
+def test_pointer_escaping(parts: list[str | int], text: str) -> None:
+    assert pointer(parts) == text
+    assert pointer_parts(text) == [str(p) for p in parts]
+
+
+def test_pointer_parts_rejects_a_relative_pointer() -> None:
+    with pytest.raises(InputError, match="start with '/'"):
+        pointer_parts("a/b")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="~/01a", max_size=6), max_size=5))
+def test_pointer_round_trip(parts: list[str]) -> None:
+    assert pointer_parts(pointer(parts)) == parts
+    for part in parts:
+        assert unescape_pointer_token(escape_pointer_token(part)) == part

@@ -1,4 +1,4 @@
-"""Catalog import: every shape of SPEC §1, positions kept, nothing rewritten."""
+"""Catalog import: every supported shape, positions kept, nothing rewritten."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from histor_sign.catalog import ANTHROPIC, MCP, OPENAI_CHAT, OPENAI_RESPONSES, parse_catalog
+from histor_sign.catalog import Provider, parse_catalog
 from histor_sign.errors import InputError
 from histor_sign.revision import digests
 
@@ -16,13 +16,13 @@ SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "require
 @pytest.mark.parametrize(
     ("doc", "provider", "pointer"),
     [
-        ({"tools": [{"name": "read_file", "inputSchema": SCHEMA}]}, MCP, "/tools/0"),
-        ({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "read_file", "inputSchema": SCHEMA}]}}, MCP, "/result/tools/0"),
-        ({"tools": [{"type": "function", "name": "read_file", "parameters": SCHEMA, "strict": True}]}, OPENAI_RESPONSES, "/tools/0"),
-        ({"tools": [{"type": "function", "function": {"name": "read_file", "parameters": SCHEMA}}]}, OPENAI_CHAT, "/tools/0"),
-        ({"tools": [{"name": "read_file", "input_schema": SCHEMA}]}, ANTHROPIC, "/tools/0"),
-        ([{"name": "read_file", "input_schema": SCHEMA}], ANTHROPIC, "/0"),
-        ({"type": "histor.snapshot/v1", "capture": {"transport": "stdio"}, "tools": [{"name": "read_file", "inputSchema": SCHEMA}]}, MCP, "/tools/0"),
+        ({"tools": [{"name": "read_file", "inputSchema": SCHEMA}]}, Provider.MCP, "/tools/0"),
+        ({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "read_file", "inputSchema": SCHEMA}]}}, Provider.MCP, "/result/tools/0"),
+        ({"tools": [{"type": "function", "name": "read_file", "parameters": SCHEMA, "strict": True}]}, Provider.OPENAI_RESPONSES, "/tools/0"),
+        ({"tools": [{"type": "function", "function": {"name": "read_file", "parameters": SCHEMA}}]}, Provider.OPENAI_CHAT, "/tools/0"),
+        ({"tools": [{"name": "read_file", "input_schema": SCHEMA}]}, Provider.ANTHROPIC, "/tools/0"),
+        ([{"name": "read_file", "input_schema": SCHEMA}], Provider.ANTHROPIC, "/0"),
+        ({"type": "histor.snapshot/v1", "capture": {"transport": "stdio"}, "tools": [{"name": "read_file", "inputSchema": SCHEMA}]}, Provider.MCP, "/tools/0"),
     ],
 )
 def test_shapes(doc: Any, provider: str, pointer: str) -> None:

@@ -1,4 +1,4 @@
-"""Digests and chained revision statements: SPEC §2 vectors and HISTOR's example."""
+"""Digests and chained revision statements: the published digest vectors and HISTOR's example."""
 
 from __future__ import annotations
 

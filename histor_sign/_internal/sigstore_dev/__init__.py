@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
 from histor_sign._internal.sigstore_dev.trust import DEV_ORGANIZATION, is_dev_trusted_root
 
 if TYPE_CHECKING:
     from histor_sign._internal.sigstore_dev.instance import LocalSigstore
-    from histor_sign._internal.sigstore_dev.oidc import GITHUB_ACTIONS_ISSUER, WorkflowIdentity
+    from histor_sign._internal.sigstore_dev.oidc import WorkflowIdentity
 
 __all__ = [
     "DEV_ORGANIZATION",
@@ -33,8 +34,8 @@ def __getattr__(name: str) -> Any:
         from histor_sign._internal.sigstore_dev.instance import LocalSigstore
 
         return LocalSigstore
-    if name in ("GITHUB_ACTIONS_ISSUER", "WorkflowIdentity"):
-        from histor_sign._internal.sigstore_dev import oidc
+    if name == "WorkflowIdentity":
+        from histor_sign._internal.sigstore_dev.oidc import WorkflowIdentity
 
-        return getattr(oidc, name)
+        return WorkflowIdentity
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,7 +18,8 @@ from typing import Any
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec
 
-GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
+from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
+
 SIGSTORE_AUDIENCE = "sigstore"
 
 _WORKFLOW_URI = re.compile(

@@ -1,0 +1,72 @@
+"""Default bounds on untrusted input, in one place.
+
+Every byte, tool, call and second histor-sign accepts from a file, a server or a trace is
+bounded, so hostile input ends in a clean ``LimitExceeded`` instead of exhausting memory or
+time. Each bound below is a *default*: the function that enforces it takes it as a keyword
+parameter and the CLI exposes it as an option; the CLI help and the docs quote these values.
+
+Two pairs look alike but bound different things, on purpose:
+
+* bytes — :data:`DEFAULT_MAX_RECEIVED_BYTES` counts everything one server sends during a
+  fetch (framing included); :data:`DEFAULT_MAX_FILE_BYTES` bounds one JSON file read from
+  disk or stdin. The file bound is the larger because what ``fetch`` and ``release`` write
+  is pretty-printed: a catalog received within the fetch bound must still be readable as a
+  file by ``digest``, ``build``, ``scan`` and ``check``.
+* tools — :data:`DEFAULT_MAX_TOOLS` bounds one server's ``tools/list``;
+  :data:`DEFAULT_MAX_SCAN_TOOLS` bounds the tools one ``scan``/``replay`` imports across all
+  its catalogs, where every tool is indexed against every other and the candidate pairs
+  get schema proofs — work that grows faster than the tool count.
+"""
+
+from __future__ import annotations
+
+_KIB = 1024
+_MIB = 1024 * _KIB
+
+# --- JSON documents -------------------------------------------------------------------------
+
+#: One JSON file (or stdin) read by the strict reader.
+DEFAULT_MAX_FILE_BYTES = 64 * _MIB
+#: Nesting depth of any JSON document; real tool schemas stay far below, and the bound keeps
+#: every recursive consumer (schema validators, the scanner) clear of Python's stack limit.
+DEFAULT_MAX_DEPTH = 256
+
+# --- fetching tools/list --------------------------------------------------------------------
+
+#: Pages of one ``tools/list`` walk: a server that paginates forever is cut off.
+DEFAULT_MAX_PAGES = 1000
+#: Tools one server may list; far above any real server, low enough to bound memory.
+DEFAULT_MAX_TOOLS = 100_000
+#: Everything one server sends during a fetch (responses, notifications, framing).
+DEFAULT_MAX_RECEIVED_BYTES = 32 * _MIB
+#: Seconds for one request, and for the whole fetch including starting the server.
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_TOTAL_TIMEOUT = 600.0
+
+# --- scan and replay ------------------------------------------------------------------------
+
+#: Tools imported into one scan or replay, across all catalogs given.
+DEFAULT_MAX_SCAN_TOOLS = 20_000
+#: Candidate pairs analysed per scan; pairs beyond it (in priority order) are reported as
+#: not analysed rather than silently dropped.
+DEFAULT_MAX_CANDIDATES = 2_048
+#: Size of one generated witness (an argument object both tools accept).
+DEFAULT_MAX_WITNESS_BYTES = 64 * _KIB
+#: Full schema validations one replay may run (calls × accepting tools).
+DEFAULT_MAX_VALIDATIONS = 50_000
+
+# --- observed calls (guard, replay) ---------------------------------------------------------
+
+#: Calls one replay imports from all its traces.
+DEFAULT_MAX_CALLS = 4096
+#: Trace bytes one replay reads, summed over all trace files.
+DEFAULT_MAX_TRACE_BYTES = 32 * _MIB
+#: One call's argument object (encoded or as JSON); larger arguments are denied, not parsed.
+DEFAULT_MAX_ARGUMENT_BYTES = 1 * _MIB
+
+# --- small configuration files --------------------------------------------------------------
+
+#: A guard policy file: a few rules, never megabytes.
+MAX_POLICY_BYTES = 1 * _MIB
+#: A Sigstore trusted root or signing config (a handful of certificates and keys).
+MAX_TRUST_FILE_BYTES = 4 * _MIB
