@@ -191,7 +191,8 @@ def parse_catalog(document: JsonValue, source: str, *, max_tools: int | None = N
         raise InputError(f"{source}#{pointer(base)}: \"tools\" must be an array")
     if max_tools is not None and len(items) > max_tools:
         raise LimitExceeded(
-            f"{source}: {len(items)} tools is more than --max-tools {max_tools}"
+            f"{source}: {len(items)} tools is more than `max_tools` {max_tools}",
+            limit="max_tools", value=max_tools,
         )
     tools = tuple(
         tool_from_object(obj, source, i, pointer([*base, i])) for i, obj in enumerate(items)
@@ -220,7 +221,8 @@ def load_catalogs(
         total += len(catalog.tools)
         if max_tools is not None and total > max_tools:
             raise LimitExceeded(
-                f"{total} imported tools is more than --max-tools {max_tools}"
+                f"{total} imported tools is more than `max_tools` {max_tools}",
+                limit="max_tools", value=max_tools,
             )
         catalogs.append(catalog)
     return catalogs

@@ -18,7 +18,13 @@ from histor_sign._internal.atomic import write_all_atomic
 from histor_sign._internal.untrusted import printable
 from histor_sign.catalog import SNAPSHOT_TYPE, Catalog, reject_duplicates, require_mcp
 from histor_sign.errors import GateFailed, InputError, VerificationFailed
-from histor_sign.report._findings import FailOn, Finding, count_by_severity, reaches_threshold
+from histor_sign.report._findings import (
+    FailOn,
+    Finding,
+    count_by_severity,
+    effective_severity,
+    reaches_threshold,
+)
 
 if TYPE_CHECKING:
     from histor_sign._internal.sigstore_trust import Trust
@@ -48,7 +54,9 @@ class ReleaseRequest:
     ``identity`` defaults to the identity in the OIDC token (and must equal it if given);
     ``previous`` is the revision to chain to: an envelope path, a :class:`SignedEnvelope`
     (its chain is verified too) or a :class:`Statement`. ``fail_on``/``strict`` set the
-    gate; ``trust`` defaults to production.
+    gate; ``trust`` defaults to production. ``verify_command``, when given, is the command
+    line ``summary.md`` shows under "Verify it yourself", with ``{envelope}`` and
+    ``{identity}`` filled in (a front end names its own verify command there).
     """
 
     server: str
@@ -62,6 +70,7 @@ class ReleaseRequest:
     policy: Policy | None = None
     trust: Trust | None = None
     identity_token: str | None = None
+    verify_command: str | None = None
 
 
 @dataclass(frozen=True)
@@ -194,8 +203,9 @@ class IdentityNotSigner(InputError):
     def __init__(self, claimed: str, signer: str) -> None:
         self.claimed, self.signer = claimed, signer
         super().__init__(
-            f"identity {claimed!r} is not the identity in the OIDC token ({signer!r}); a "
-            "revision can only claim the workflow that signs it (leave identity unset to use it)"
+            f"`identity` {claimed!r} is not the identity in the OIDC token ({signer!r}); a "
+            "revision can only claim the workflow that signs it (omit `identity` to use it)",
+            param="identity",
         )
 
 
@@ -255,7 +265,7 @@ def summary_markdown(outcome: ReleaseOutcome, catalog: Catalog) -> str:
     lines = [f"## histor-sign release: `{req.server}` {req.server_version}", ""]
     if outcome.envelope is None:
         lines += [
-            f"**Gate failed** at `--fail-on {req.fail_on.value}`: nothing was signed.",
+            f"**Gate failed**: findings at `{req.fail_on.value}` or above; nothing was signed.",
             "",
         ]
     else:
@@ -280,21 +290,18 @@ def summary_markdown(outcome: ReleaseOutcome, catalog: Catalog) -> str:
         lines += ["", "| rule | severity | tools | message |", "|---|---|---|---|"]
         for f in outcome.findings[:50]:
             names = ", ".join(_md_cell(t.name) for t in f.tools)
-            lines.append(f"| {f.rule} | {f.severity.value} | {names} | {_md_cell(f.message)} |")
+            severity = effective_severity(f, req.strict).value
+            lines.append(f"| {f.rule} | {severity} | {names} | {_md_cell(f.message)} |")
         if len(outcome.findings) > 50:
             lines.append(f"\n… and {len(outcome.findings) - 50} more in scan.sarif.")
     if outcome.report is not None:
         lines += ["", "Verification of the fresh envelope:", ""]
         lines += [f"- {a.axis}: {a.status} — {a.detail}" for a in outcome.report.axes]
-        lines += [
-            "",
-            "Verify it yourself:",
-            "",
-            "```",
-            f"histor-sign verify {OUTPUT_NAMES['envelope']} --cert-identity "
-            f"{outcome.envelope.identity if outcome.envelope else ''}",
-            "```",
-        ]
+    if outcome.envelope is not None and req.verify_command is not None:
+        command = req.verify_command.format(
+            envelope=OUTPUT_NAMES["envelope"], identity=outcome.envelope.identity
+        )
+        lines += ["", "Verify it yourself:", "", "```", command, "```"]
     return "\n".join(lines) + "\n"
 
 

@@ -32,10 +32,11 @@ if TYPE_CHECKING:
 class NoIdentityToken(SigningError):
     """No ``identity_token`` was given and no ambient credential was found."""
 
-    def __init__(self, given_as: str = "pass one") -> None:
+    def __init__(self) -> None:
         super().__init__(
-            f"no identity token: {given_as}, or run in GitHub Actions with "
-            "'permissions: id-token: write'"
+            "no identity token: pass `identity_token`, or run in GitHub Actions with "
+            "'permissions: id-token: write'",
+            param="identity_token",
         )
 
 _GITHUB_PERMISSION = (

@@ -144,7 +144,8 @@ class IdentityPinRequired(UsageError):
         self.server = server
         super().__init__(
             f"server {server!r} is outside io.github.*, so there is no namespace to tie the "
-            "certificate to: pin the signer identity (as cosign's keyless verify requires)"
+            "certificate to: pass `cert_identity` (as cosign's keyless verify requires)",
+            param="cert_identity",
         )
 
 

@@ -15,9 +15,13 @@ from histor_sign.report._findings import FailOn
 
 if TYPE_CHECKING:
     from histor_sign.catalog import Catalog
+    from histor_sign.demo.walkthrough import DemoResult
     from histor_sign.guard import Policy
     from histor_sign.mcp import FetchOptions, Snapshot, Target
     from histor_sign.release import ReleaseOutcome
+
+#: The command a release's summary.md shows for verifying the envelope it wrote.
+VERIFY_COMMAND = f"{PROG} verify {{envelope}} --cert-identity {{identity}}"
 
 
 def _append(path_var: str, text: str) -> None:
@@ -126,7 +130,7 @@ def release(
     summary.md and exits 1. Appends to $GITHUB_STEP_SUMMARY / $GITHUB_OUTPUT when set.
     """
     from histor_sign.cli.scan_commands import parse_threshold
-    from histor_sign.cli.signing_commands import flag_names, trust_from_flags
+    from histor_sign.cli.signing_commands import trust_from_flags
     from histor_sign.errors import GateFailed
     from histor_sign.release import ReleaseOutcome, ReleaseRequest
     from histor_sign.release import release as run_release
@@ -149,6 +153,7 @@ def release(
         policy=guard_policy,
         trust=trust,
         identity_token=identity_token,
+        verify_command=VERIFY_COMMAND,
     )
     options = t.fetch_options_from_flags(
         timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,
@@ -157,8 +162,7 @@ def release(
     served = _served_tools(tools, target, options, max_tools)
     warn(trust.warning())
     try:
-        with flag_names():
-            outcome = run_release(served, request)
+        outcome = run_release(served, request)
     except GateFailed as exc:
         assert isinstance(exc.outcome, ReleaseOutcome)
         _report(exc.outcome)
@@ -205,15 +209,46 @@ def demo(
 ) -> None:
     """Run a complete release offline: the bundled example MCP server, a local Sigstore
     instance (UNTRUSTED, demo only), two chained revisions, verification and a drift check."""
-    from histor_sign.demo.walkthrough import guide, run_demo
+    from histor_sign.demo.walkthrough import run_demo
 
     def say(message: str) -> None:
         sys.stdout.write(f"• {message}\n")
         sys.stdout.flush()
 
-    result = run_demo(output, say)
+    result = run_demo(output, say, verify_command=VERIFY_COMMAND)
     sys.stdout.write("\nVerification of revision 2 (chained to revision 1):\n")
     sys.stdout.write(result.verification.rstrip("\n") + "\n")
     sys.stdout.write("\nDrift check (a description changed between the revisions):\n")
     sys.stdout.write(result.drift.rstrip("\n") + "\n")
-    sys.stdout.write(guide(result))
+    sys.stdout.write(_demo_guide(result))
+
+
+def _demo_guide(result: "DemoResult") -> str:
+    """What each file is, and how the same runs in GitHub Actions."""
+    from histor_sign.demo.walkthrough import IDENTITY
+    from histor_sign.release import OUTPUT_NAMES
+
+    rev = result.output / "revision-2"
+    names = OUTPUT_NAMES
+    return f"""
+Files in {rev}/ (revision-1/ has the same):
+  {names['envelope']:<20} the signed revision envelope (statement + signer + Sigstore bundle)
+  {names['statement']:<20} the exact signed bytes (RFC 8785), for upstream sigstore/cosign
+  {names['bundle']:<20} the Sigstore bundle (certificate, signature, Rekor inclusion proof)
+  {names['tools']:<20} what the server served (every page, in order) + capture context
+  {names['sarif']:<20} collision scan + contract lint, SARIF 2.1.0 for GitHub code scanning
+  {names['summary']:<20} the Markdown summary (also written to $GITHUB_STEP_SUMMARY in CI)
+  dev-sigstore/ holds the local instance's trust config: trust it for this demo only.
+
+Verify it yourself (offline):
+  {PROG} verify {rev}/envelope.json --previous {result.output}/revision-1/envelope.json \\
+      --trust-config {result.trust_config} --cert-identity {IDENTITY}
+
+In GitHub Actions (permissions: id-token: write), the same release against public Sigstore:
+  - uses: histor-sign/histor-sign@<sha>
+    with:
+      server: io.github.OWNER/NAME
+      server-version: ${{{{ github.ref_name }}}}
+      stdio: node dist/index.js
+      previous: revisions/latest.envelope.json
+"""

@@ -8,8 +8,6 @@ Heavy modules (sigstore, cryptography) are imported inside the commands so that
 import json
 import signal
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Annotated
@@ -19,7 +17,7 @@ import typer
 from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
 from histor_sign._internal.sigstore_trust import Trust
 from histor_sign.canonical import JsonValue
-from histor_sign.cli.app import PROG, OutputFormat, app, emit, warn
+from histor_sign.cli.app import FLAGS, PROG, OutputFormat, app, emit, warn
 from histor_sign.errors import UsageError
 
 if TYPE_CHECKING:
@@ -124,31 +122,6 @@ def pins_from_flags(
     )
 
 
-@contextmanager
-def flag_names() -> Iterator[None]:
-    """Name the CLI flag where a library error names the parameter to set."""
-    from histor_sign.errors import InputError
-    from histor_sign.release import IdentityNotSigner
-    from histor_sign.signing import NoIdentityToken
-    from histor_sign.verify import IdentityPinRequired
-
-    try:
-        yield
-    except IdentityNotSigner as exc:
-        raise InputError(
-            f"--identity {exc.claimed!r} is not the identity in the OIDC token "
-            f"({exc.signer!r}); a revision can only claim the workflow that signs it "
-            "(omit --identity to use it)"
-        ) from None
-    except NoIdentityToken:
-        raise NoIdentityToken("pass --identity-token") from None
-    except IdentityPinRequired as exc:
-        raise UsageError(
-            f"server {exc.server!r} is outside io.github.*, so there is no namespace to tie "
-            "the certificate to: pass --cert-identity (as cosign's keyless verify requires)"
-        ) from None
-
-
 def verify_signed_envelope(
     document: JsonValue,
     source: str,
@@ -184,8 +157,7 @@ def verify_signed_envelope(
         cert_identity=cert_identity, cert_oidc_issuer=cert_oidc_issuer, repository=repository,
         ref=ref, owner_id=owner_id, repository_id=repository_id,
     )
-    with flag_names():
-        verify(envelope, pins=pins, trust=trust, source=source).raise_for_failure()
+    verify(envelope, pins=pins, trust=trust, source=source).raise_for_failure()
 
 
 @app.command()
@@ -237,8 +209,7 @@ def sign(
     trust = trust_from_flags(staging=staging, trust_config=trust_config)
     stmt = Statement.from_json(read_json_file(statement), statement)
     warn(trust.warning())
-    with flag_names():
-        signed = sign_statement(stmt, trust=trust, identity_token=identity_token)
+    signed = sign_statement(stmt, trust=trust, identity_token=identity_token)
     signed.write(output)
     statement_path, bundle_path = companion_paths(output)
     env = signed.envelope
@@ -302,11 +273,10 @@ def verify(
         cert_identity=cert_identity, cert_oidc_issuer=cert_oidc_issuer, repository=repository,
         ref=ref, owner_id=owner_id, repository_id=repository_id,
     )
-    with flag_names():
-        report = verify_envelope(
-            signed, pins=pins, trust=trust, previous=prev, tools=catalog, source=envelope,
-            previous_source=previous, tools_source=tools,
-        )
+    report = verify_envelope(
+        signed, pins=pins, trust=trust, previous=prev, tools=catalog, source=envelope,
+        previous_source=previous, tools_source=tools,
+    )
     report = _skips_named_by_flag(report)
     if format is OutputFormat.json:
         emit(json.dumps(report.to_json(), indent=2, ensure_ascii=False), None)
@@ -315,8 +285,8 @@ def verify(
     report.raise_for_failure()
 
 
-#: Why an optional axis was skipped, in the CLI's words (the library names no flags).
-_SKIP_FLAGS = {"chain": "no --previous given", "tools": "no --tools given"}
+#: The parameter whose absence skips an optional axis; the CLI names it by its flag.
+_SKIPPED_FOR = {"chain": "previous", "tools": "tools"}
 
 
 def _skips_named_by_flag(report: "VerificationReport") -> "VerificationReport":
@@ -325,8 +295,8 @@ def _skips_named_by_flag(report: "VerificationReport") -> "VerificationReport":
     from histor_sign.verify import AxisStatus
 
     axes = tuple(
-        replace(a, detail=_SKIP_FLAGS[a.axis])
-        if a.status is AxisStatus.SKIPPED and a.axis in _SKIP_FLAGS else a
+        replace(a, detail=f"no {FLAGS[_SKIPPED_FOR[a.axis]]} given")
+        if a.status is AxisStatus.SKIPPED and a.axis in _SKIPPED_FOR else a
         for a in report.axes
     )
     return replace(report, axes=axes)

@@ -338,6 +338,13 @@ def serve(server: ExampleServer, stdin: TextIO, stdout: TextIO) -> None:
             stdout.flush()
 
 
+def server_command(*, description: str | None = None) -> list[str]:
+    """The argv that starts this server over stdio (``description``: ``TOOL=TEXT``, as
+    ``--description`` takes it)."""
+    extra = ["--description", description] if description is not None else []
+    return [sys.executable, "-m", "histor_sign.demo.example_server", *extra]
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     env = os.environ
     parser = argparse.ArgumentParser(

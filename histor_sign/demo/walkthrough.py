@@ -7,13 +7,12 @@ keyless signing, full verification); only the Sigstore instance is local and UNT
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from histor_sign.errors import GateFailed, OperationalError
-from histor_sign.release import OUTPUT_NAMES, ReleaseOutcome, ReleaseRequest, release
+from histor_sign.release import ReleaseOutcome, ReleaseRequest, release
 
 SERVER = "io.github.example/notes-server"
 IDENTITY = "https://github.com/example/notes-server/.github/workflows/sign.yml@refs/heads/main"
@@ -32,15 +31,21 @@ class DemoResult:
     trust_config: Path
 
 
-def example_server_command(*extra: str) -> list[str]:
-    """How the demo (and tests) start the bundled example server over stdio."""
-    return [sys.executable, "-m", "histor_sign.demo.example_server", *extra]
 
 
-def run_demo(output: Path, say: Callable[[str], None] = lambda _msg: None) -> DemoResult:
-    """Release revision 1, drift one description, release revision 2, verify, check."""
+def run_demo(
+    output: Path,
+    say: Callable[[str], None] = lambda _msg: None,
+    *,
+    verify_command: str | None = None,
+) -> DemoResult:
+    """Release revision 1, drift one description, release revision 2, verify, check.
+
+    ``verify_command`` is passed to each release (the command its ``summary.md`` shows).
+    """
     from histor_sign._internal.sigstore_dev.instance import LocalSigstore
     from histor_sign._internal.sigstore_trust import Trust
+    from histor_sign.demo.example_server import server_command
     from histor_sign.drift import compare
     from histor_sign.mcp import FetchOptions, Snapshot, Target, fetch
     from histor_sign.verify import Pins, verify
@@ -55,11 +60,10 @@ def run_demo(output: Path, say: Callable[[str], None] = lambda _msg: None) -> De
         say(f"started a local Sigstore instance at {sigstore.url} (UNTRUSTED, demo only)")
         trust = Trust.from_trust_config(sigstore.trust_config_path)
         token = sigstore.mint_token(IDENTITY)
-        for revision, (version, extra) in enumerate(
-            [("1.0.0", ()), ("1.1.0", ("--description", f"{DRIFTED_TOOL}={DRIFTED_DESCRIPTION}"))],
-            start=1,
+        for revision, (version, description) in enumerate(
+            [("1.0.0", None), ("1.1.0", f"{DRIFTED_TOOL}={DRIFTED_DESCRIPTION}")], start=1
         ):
-            target = Target.stdio(example_server_command(*extra))
+            target = Target.stdio(server_command(description=description))
             snapshot = fetch(target, FetchOptions())
             snapshots.append(snapshot)
             say(
@@ -74,6 +78,7 @@ def run_demo(output: Path, say: Callable[[str], None] = lambda _msg: None) -> De
                 previous=previous,
                 trust=trust,
                 identity_token=token,
+                verify_command=verify_command,
             )
             try:
                 outcome = release(snapshot, request)
@@ -107,31 +112,3 @@ def run_demo(output: Path, say: Callable[[str], None] = lambda _msg: None) -> De
         drift=drift.to_text(),
         trust_config=sigstore.trust_config_path,
     )
-
-
-def guide(result: DemoResult) -> str:
-    """What each file is, and how the same runs in GitHub Actions."""
-    rev = result.output / "revision-2"
-    names = OUTPUT_NAMES
-    return f"""
-Files in {rev}/ (revision-1/ has the same):
-  {names['envelope']:<20} the signed revision envelope (statement + signer + Sigstore bundle)
-  {names['statement']:<20} the exact signed bytes (RFC 8785), for upstream sigstore/cosign
-  {names['bundle']:<20} the Sigstore bundle (certificate, signature, Rekor inclusion proof)
-  {names['tools']:<20} what the server served (every page, in order) + capture context
-  {names['sarif']:<20} collision scan + contract lint, SARIF 2.1.0 for GitHub code scanning
-  {names['summary']:<20} the Markdown summary (also written to $GITHUB_STEP_SUMMARY in CI)
-  dev-sigstore/ holds the local instance's trust config: trust it for this demo only.
-
-Verify it yourself (offline):
-  histor-sign verify {rev}/envelope.json --previous {result.output}/revision-1/envelope.json \\
-      --trust-config {result.trust_config} --cert-identity {IDENTITY}
-
-In GitHub Actions (permissions: id-token: write), the same release against public Sigstore:
-  - uses: histor-sign/histor-sign@<sha>
-    with:
-      server: io.github.OWNER/NAME
-      server-version: ${{{{ github.ref_name }}}}
-      stdio: node dist/index.js
-      previous: revisions/latest.envelope.json
-"""

@@ -156,3 +156,6 @@ def test_every_report_counts_severities_alike(strict: bool) -> None:
     match = re.search(r"(\d+) errors, (\d+) warnings, (\d+) notes", text)
     assert match is not None
     assert dict(zip(("error", "warning", "note"), map(int, match.groups()), strict=True)) == counts
+    rows = [line.split(" | ")[1] for line in text.splitlines() if line.startswith("| HS")
+            or line.startswith("| TC")]
+    assert Counter(rows) == {k: v for k, v in counts.items() if v}
