@@ -339,9 +339,14 @@ def _identity_axis(env: SignedEnvelope, facts: CertificateFacts | None, pins: Pi
     if facts is None:
         return AxisResult("identity", FAIL, "no readable signing certificate in the bundle")
     problems = identity_problems(facts, pins, server=env.server)
+    return _judged("identity", problems, _identity_summary(facts, pins, env.server))
+
+
+def _judged(axis: str, problems: list[str], passed: str) -> AxisResult:
+    """FAIL with every problem named, or PASS with what was established."""
     if problems:
-        return AxisResult("identity", FAIL, "; ".join(problems))
-    return AxisResult("identity", PASS, _identity_summary(facts, pins, env.server))
+        return AxisResult(axis, FAIL, "; ".join(problems))
+    return AxisResult(axis, PASS, passed)
 
 
 def _log_axis(env: SignedEnvelope, facts: CertificateFacts | None) -> AxisResult:
@@ -374,10 +379,8 @@ def _log_axis(env: SignedEnvelope, facts: CertificateFacts | None) -> AxisResult
         problems.append(
             f"statement identity {env.statement.identity!r} differs from signer.identity"
         )
-    if problems:
-        return AxisResult("log-entry", FAIL, "; ".join(problems))
-    return AxisResult(
-        "log-entry", PASS,
+    return _judged(
+        "log-entry", problems,
         f"log index {ours.log_index} and signer match the bundle and certificate",
     )
 
@@ -394,10 +397,8 @@ def _chain_axis(
     problems = _chain_link_problems(env, previous)
     if not problems:
         problems = _previous_signer_problems(env, previous, trusted_root, issuer)
-    if problems:
-        return AxisResult("chain", FAIL, "; ".join(problems))
-    return AxisResult(
-        "chain", PASS,
+    return _judged(
+        "chain", problems,
         f"follows revision {previous.revision} ({previous_source}), whose signature verifies",
     )
 

@@ -18,9 +18,9 @@ from histor_sign.cli.signing_commands import (
     RepositoryIdOpt,
     RepositoryOpt,
     TrustedRootOpt,
+    VerifyFlags,
     VerifyStagingOpt,
     VerifyTrustConfigOpt,
-    require_verify_for_pins,
     verify_signed_envelope,
 )
 
@@ -88,18 +88,15 @@ def check(
     from histor_sign.drift import compare
 
     target = t.target_from_flags(stdio, url, header, bearer_token_env, required=False)
-    require_verify_for_pins(verify, cert_identity, repository, ref, owner_id, repository_id,
-                            trusted_root, trust_config, staging, offline)
+    flags = VerifyFlags(
+        cert_identity, cert_oidc_issuer, repository, ref, owner_id, repository_id,
+        trusted_root, trust_config, staging, offline,
+    )
+    flags.require_verify(verify)
     signed_statement = read_json_file(envelope)
     signed_catalog = load_catalog(signed_tools).tools if signed_tools else None
     if verify:
-        verify_signed_envelope(
-            signed_statement, envelope,
-            cert_identity=cert_identity, cert_oidc_issuer=cert_oidc_issuer,
-            repository=repository, ref=ref, owner_id=owner_id, repository_id=repository_id,
-            trusted_root=trusted_root, trust_config=trust_config, staging=staging,
-            offline=offline,
-        )
+        verify_signed_envelope(signed_statement, envelope, flags)
     options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)
     served = t.tools_from_file_or_target(
         tools, target, options, what="the served tools (TOOLS_FILE)"

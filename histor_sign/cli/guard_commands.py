@@ -17,9 +17,9 @@ from histor_sign.cli.signing_commands import (
     RepositoryIdOpt,
     RepositoryOpt,
     TrustedRootOpt,
+    VerifyFlags,
     VerifyStagingOpt,
     VerifyTrustConfigOpt,
-    require_verify_for_pins,
     verify_signed_envelope,
 )
 from histor_sign.errors import UsageError
@@ -91,8 +91,11 @@ def guard(
         )
     if verify and envelope is None:
         raise UsageError("--verify needs --envelope: it verifies the signed revision")
-    require_verify_for_pins(verify, cert_identity, repository, ref, owner_id, repository_id,
-                            trusted_root, trust_config, staging, offline)
+    flags = VerifyFlags(
+        cert_identity, cert_oidc_issuer, repository, ref, owner_id, repository_id,
+        trusted_root, trust_config, staging, offline,
+    )
+    flags.require_verify(verify)
     if [call, catalog, policy, envelope].count("-") > 1:
         raise UsageError("standard input (-) can be read only once")
     # Bad input first (exit 2), then verification (exit 1), then the decision.
@@ -105,13 +108,7 @@ def guard(
         g = Guard.from_catalog(tools, rules)
     data = read_bytes(call)
     if verify and envelope is not None:
-        verify_signed_envelope(
-            signed, envelope,
-            cert_identity=cert_identity, cert_oidc_issuer=cert_oidc_issuer,
-            repository=repository, ref=ref, owner_id=owner_id, repository_id=repository_id,
-            trusted_root=trusted_root, trust_config=trust_config, staging=staging,
-            offline=offline,
-        )
+        verify_signed_envelope(signed, envelope, flags)
     decision = g.check_document(data, call)
     if format is OutputFormat.json:
         emit(json.dumps(decision.to_json(), indent=2, ensure_ascii=False), output)

@@ -8,6 +8,7 @@ Heavy modules (sigstore, cryptography) are imported inside the commands so that
 import json
 import signal
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Annotated
@@ -71,12 +72,6 @@ OfflineOpt = Annotated[
 ]
 
 
-def require_verify_for_pins(verify: bool, *flags: object) -> None:
-    """Pins and trust flags without ``--verify`` would be silently ignored: refuse them."""
-    if not verify and any(f is not None and f is not False for f in flags):
-        raise UsageError("identity and trust flags need --verify")
-
-
 def trust_from_flags(
     *,
     staging: bool = False,
@@ -104,39 +99,48 @@ def trust_from_flags(
     return Trust.staging(offline=offline) if staging else Trust.production(offline=offline)
 
 
-def pins_from_flags(
-    *,
-    cert_identity: str | None,
-    cert_oidc_issuer: str,
-    repository: str | None,
-    ref: str | None,
-    owner_id: str | None,
-    repository_id: str | None,
-) -> "Pins":
-    """The :class:`~histor_sign.verify.Pins` named by the identity flags of ``verify``."""
-    from histor_sign.verify import Pins
+@dataclass(frozen=True)
+class VerifyFlags:
+    """The identity pins and trust flags of ``verify``, ``check --verify`` and
+    ``guard --verify``: one place turns them into :class:`Pins` and :class:`Trust`."""
 
-    return Pins(
-        cert_identity=cert_identity, issuer=cert_oidc_issuer, repository=repository,
-        ref=ref, owner_id=owner_id, repository_id=repository_id,
-    )
+    cert_identity: str | None
+    cert_oidc_issuer: str
+    repository: str | None
+    ref: str | None
+    owner_id: str | None
+    repository_id: str | None
+    trusted_root: Path | None
+    trust_config: Path | None
+    staging: bool
+    offline: bool
+
+    def require_verify(self, verify: bool) -> None:
+        """Pins and trust flags without ``--verify`` would be silently ignored: refuse them."""
+        given = (self.cert_identity, self.repository, self.ref, self.owner_id,
+                 self.repository_id, self.trusted_root, self.trust_config)
+        if not verify and (any(v is not None for v in given) or self.staging or self.offline):
+            raise UsageError("identity and trust flags need --verify")
+
+    def trust(self) -> Trust:
+        """The trust these flags name (production by default)."""
+        return trust_from_flags(
+            staging=self.staging, trusted_root=self.trusted_root,
+            trust_config=self.trust_config, offline=self.offline,
+        )
+
+    def pins(self) -> "Pins":
+        """The identity pins these flags name."""
+        from histor_sign.verify import Pins
+
+        return Pins(
+            cert_identity=self.cert_identity, issuer=self.cert_oidc_issuer,
+            repository=self.repository, ref=self.ref, owner_id=self.owner_id,
+            repository_id=self.repository_id,
+        )
 
 
-def verify_signed_envelope(
-    document: JsonValue,
-    source: str,
-    *,
-    cert_identity: str | None,
-    cert_oidc_issuer: str,
-    repository: str | None,
-    ref: str | None,
-    owner_id: str | None,
-    repository_id: str | None,
-    trusted_root: Path | None,
-    trust_config: Path | None,
-    staging: bool,
-    offline: bool,
-) -> None:
+def verify_signed_envelope(document: JsonValue, source: str, flags: VerifyFlags) -> None:
     """The signature, chain-to-root, log and identity checks of ``verify`` for a command
     that goes on to *use* the envelope (``check --verify``, ``guard --verify``).
 
@@ -149,15 +153,9 @@ def verify_signed_envelope(
     from histor_sign.verify import verify
 
     envelope = parse_envelope(document, source)
-    trust = trust_from_flags(
-        staging=staging, trusted_root=trusted_root, trust_config=trust_config, offline=offline
-    )
+    trust = flags.trust()
     warn(trust.warning())
-    pins = pins_from_flags(
-        cert_identity=cert_identity, cert_oidc_issuer=cert_oidc_issuer, repository=repository,
-        ref=ref, owner_id=owner_id, repository_id=repository_id,
-    )
-    verify(envelope, pins=pins, trust=trust, source=source).raise_for_failure()
+    verify(envelope, pins=flags.pins(), trust=trust, source=source).raise_for_failure()
 
 
 @app.command()
@@ -261,18 +259,17 @@ def verify(
     from histor_sign.envelope import load_envelope
     from histor_sign.verify import verify as verify_envelope
 
-    trust = trust_from_flags(
-        staging=staging, trusted_root=trusted_root, trust_config=trust_config, offline=offline
+    flags = VerifyFlags(
+        cert_identity, cert_oidc_issuer, repository, ref, owner_id, repository_id,
+        trusted_root, trust_config, staging, offline,
     )
+    trust = flags.trust()
     # Bad input first (exit 2, one line), then the trust warning, then the checks.
     signed = load_envelope(envelope)
     prev = load_envelope(previous) if previous is not None else None
     catalog = load_catalog(tools).tools if tools is not None else None
     warn(trust.warning())
-    pins = pins_from_flags(
-        cert_identity=cert_identity, cert_oidc_issuer=cert_oidc_issuer, repository=repository,
-        ref=ref, owner_id=owner_id, repository_id=repository_id,
-    )
+    pins = flags.pins()
     report = verify_envelope(
         signed, pins=pins, trust=trust, previous=prev, tools=catalog, source=envelope,
         previous_source=previous, tools_source=tools,
