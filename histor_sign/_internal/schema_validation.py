@@ -68,6 +68,25 @@ class Untrusted(Exception):
         self.reason = reason
 
 
+def json_type(value: Any) -> str:
+    """JSON type name of a value (never the value itself); ``1.0`` is an integer."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
 def dialect_of(schema: Any, supported: frozenset[str] = ANALYSED_DIALECTS) -> str:
     """The dialect a root schema declares, or :class:`Untrusted` if not in ``supported``."""
     if not isinstance(schema, dict) or "$schema" not in schema:

@@ -27,6 +27,7 @@ from histor_sign._internal.schema_validation import (
     Failure,
     SchemaProblem,
     compile_validator,
+    json_type,
 )
 
 __all__ = [
@@ -39,25 +40,6 @@ __all__ = [
 ]
 
 MAX_SHOWN = 10  # enum members / names shown in one message
-
-
-def json_type(value: Any) -> str:
-    """JSON type name of a value (never the value itself); ``1.0`` is an integer."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "integer" if value.is_integer() else "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 @dataclass(frozen=True)

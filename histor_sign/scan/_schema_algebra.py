@@ -44,6 +44,7 @@ from histor_sign._internal.schema_validation import (
     NO_CONSTRAINT_KEYWORDS,
     SchemaRoot,
     Untrusted,
+    json_type,
 )
 from histor_sign.canonical import unescape_pointer_token
 from histor_sign.scan._negation import conditional, dependent_schemas, negate
@@ -247,20 +248,13 @@ def _frac(n: Any) -> Fraction:
     return Fraction(repr(n)) if isinstance(n, float) else Fraction(n)
 
 
+#: The algebra's value kinds: JSON types, with numbers split into integral and fractional.
+_KINDS = {"integer": "int", "number": "frac", "null": "null", "boolean": "boolean",
+          "string": "string", "array": "array"}
+
+
 def _kind_of(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "int" if value.is_integer() else "frac"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
+    return _KINDS.get(json_type(value), "object")
 
 
 def _num(value: Any, keyword: str) -> Fraction:
