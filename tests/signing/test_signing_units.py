@@ -62,5 +62,5 @@ def test_obtain_identity_then_sign(tmp_path: Path) -> None:
             stmt, trust=Trust.from_trust_config(inst.trust_config_path), token_identity=who
         )
     assert signed.envelope.identity == WF_ALICE
-    assert signed.envelope.transparency_log.log_index == 0
+    assert signed.envelope.transparency_log.log_index == 1  # the default first index
     assert signed.statement_bytes == signed.envelope.signed_bytes()
