@@ -32,7 +32,7 @@ from histor_sign._internal.certificate import (
     CertificateFacts,
     certificate_facts,
 )
-from histor_sign._internal.sigstore_trust import Trust, _first_line
+from histor_sign._internal.sigstore_trust import Trust, _first_line, stale_root_hint
 from histor_sign.envelope import SignedEnvelope, TransparencyLogRef, load_envelope
 from histor_sign.errors import UsageError, VerificationFailed
 
@@ -101,7 +101,9 @@ class VerificationReport:
         """Raise :class:`VerificationFailed` naming the first failed axis, if any."""
         if not self.ok:
             first = self.failed[0]
-            raise VerificationFailed(f"{self.source}: {first.axis}: {first.detail}")
+            message = f"{self.source}: {first.axis}: {first.detail}"
+            named = tuple(p for p in ("trusted_root",) if f"`{p}`" in message)
+            raise VerificationFailed(message, alternatives=named)
 
     def to_json(self) -> dict[str, Any]:
         """The ``verify --format json`` document."""
@@ -520,6 +522,8 @@ def verify(
     trusted_root = trust.trusted_root()
     well_formed = AxisResult("well-formed", PASS, "strict JSON; all members present and typed")
     signature, facts = _signature_axis(env, trusted_root)
+    if signature.status == FAIL and (hint := stale_root_hint(trust, signature.detail)):
+        signature = AxisResult("signature", FAIL, f"{signature.detail}; {hint}")
     identity, log = _identity_axis(env, facts, pins), _log_axis(env, facts)
     if signature.status == FAIL:  # the certificate they looked at is not vouched for
         identity, log = (

@@ -94,7 +94,11 @@ class Trust:
         if self.path is not None:
             suffix = " (dev-sigstore, UNTRUSTED)" if self.is_dev_instance() else ""
             return f"{self.kind} {self.path}{suffix}"
-        return f"{self.kind}{' (offline, vendored root)' if self.offline else ''}"
+        if not self.offline:
+            return self.kind
+        cached = tuf_cached_root_path(self.kind)
+        source = f"sigstore's TUF cache {cached}" if cached else "vendored root"
+        return f"{self.kind} (offline, {source})"
 
     def _root_document(self) -> Any:
         if self.path is None:
@@ -139,7 +143,7 @@ class Trust:
 
         if self.kind in (PRODUCTION, STAGING):
             if self.offline:
-                return TrustedRoot.from_file(str(vendored_root_path(self.kind)))
+                return offline_trusted_root(self.kind)
             return self._tuf_config().trusted_root
         if self.kind == TRUST_CONFIG:
             return self.client_trust_config().trusted_root
@@ -191,3 +195,81 @@ class Trust:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0][:300]
+
+
+# ---------------------------------------------------------------------- offline roots, staleness
+#: Where the vendored roots were copied from, and when: the age check in
+#: tests/verify/test_trust_root_staleness.py counts from this date. Refresh both together.
+VENDORED_FROM = "sigstore 4.5.1"
+VENDORED_ON = "2026-11-29"
+#: The TUF repositories whose roots sigstore-python caches (its cache directory names).
+TUF_URLS = {
+    PRODUCTION: "https://tuf-repo-cdn.sigstore.dev",
+    STAGING: "https://tuf-repo-cdn.sigstage.dev",
+}
+#: Verifier failures caused by trust material the root lacks (a CA, CT log, Rekor or TSA key),
+#: as opposed to a bad signature or a mismatched log entry.
+_TRUST_MATERIAL_FAILURES = (
+    "certificate chain",
+    "SCT",
+    "checkpoint: invalid signature",
+    "checkpoint: Signature not found",
+    "keyring",
+    "SET: invalid inclusion promise",
+    "not enough sources of verified time",
+    "no Timestamp Authorities",
+)
+
+
+def tuf_cached_root_path(name: str) -> Path | None:
+    """sigstore-python's cached ``trusted_root.json`` for ``production``/``staging``, if any.
+
+    An online ``sigstore`` run (or ``sigstore plumbing update-trust-root``) refreshes it
+    through TUF, so after a key rotation it is newer than the root vendored here. Like
+    sigstore-python's own offline mode it is read without re-checking TUF signatures: it is
+    exactly as trustworthy as the user's cache directory.
+    """
+    from urllib.parse import quote
+
+    import platformdirs
+
+    base = Path(platformdirs.user_cache_dir("sigstore-python", "sigstore"))
+    path = base / "tuf" / quote(TUF_URLS[name], safe="") / "trusted_root.json"
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_TRUST_FILE_BYTES:
+            return None
+        document = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    return path if isinstance(document, dict) and "tlogs" in document else None
+
+
+def offline_trusted_root(name: str) -> TrustedRoot:
+    """The offline root for ``production``/``staging``: sigstore's TUF cache when it holds a
+    readable one, else the vendored copy."""
+    from sigstore.models import TrustedRoot
+
+    cached = tuf_cached_root_path(name)
+    if cached is not None:
+        try:
+            return TrustedRoot.from_file(str(cached))
+        except Exception:  # unreadable cache: the vendored root is known good
+            pass
+    return TrustedRoot.from_file(str(vendored_root_path(name)))
+
+
+def stale_root_hint(trust: Trust, failure: str) -> str | None:
+    """Why an offline production/staging verification may have failed for want of newer keys.
+
+    Only for the built-in offline roots (a root the caller passed is theirs to refresh), and
+    only for failures about trust material, not a signature that does not match.
+    """
+    if trust.kind not in (PRODUCTION, STAGING) or not trust.offline:
+        return None
+    if not any(marker in failure for marker in _TRUST_MATERIAL_FAILURES):
+        return None
+    which = "cached" if tuf_cached_root_path(trust.kind) else "vendored"
+    return (
+        f"the {which} {trust.kind} trusted root may be out of date: Sigstore may have rotated "
+        "keys since; retry online or pass a current trusted root with `trusted_root`"
+    )

@@ -1,5 +1,6 @@
-"""``LocalSigstore``: the local Fulcio, Rekor and token endpoint behind one loopback HTTP
-server, plus the ClientTrustConfig that points sigstore clients at it.
+"""``LocalSigstore``: the local Fulcio, Rekor (v1 or v2), token endpoint and optional RFC 3161
+timestamp authority behind one loopback HTTP server, plus the ClientTrustConfig that points
+sigstore clients at it.
 
 Usage (tests, demo, ``histor-sign dev-sigstore``)::
 
@@ -27,21 +28,40 @@ from urllib.parse import parse_qs, urlparse
 from histor_sign._internal.sigstore_dev.fulcio import CertificateAuthority
 from histor_sign._internal.sigstore_dev.oidc import SIGSTORE_AUDIENCE, TokenIssuer, WorkflowIdentity
 from histor_sign._internal.sigstore_dev.rekor import TransparencyLog
-from histor_sign._internal.sigstore_dev.trust import DEV_ORGANIZATION, client_trust_config
+from histor_sign._internal.sigstore_dev.trust import (
+    DEV_ORGANIZATION,
+    TIMESTAMP_PATH,
+    client_trust_config,
+)
+from histor_sign._internal.sigstore_dev.tsa import TimestampAuthority
 
 MAX_REQUEST_BYTES = 1 << 20
 TOKEN_PATH = "/github/token"
 
 
 class LocalSigstore:
-    """A running local Sigstore instance (Fulcio + Rekor v1 + GitHub-style OIDC).
+    """A running local Sigstore instance (Fulcio + Rekor + GitHub-style OIDC [+ TSA]).
 
     ``directory``: where ``trust_config_path`` / ``trusted_root_path`` are written; when
     omitted a temporary directory is used and removed again by :meth:`stop`.
+
+    ``rekor_version``: 1 (``hashedrekord`` 0.0.1 with integrated time and SET, what the
+    public-good signing config still hands out) or 2 (``hashedrekord`` 0.0.2, checkpoint
+    only, ``integratedTime`` absent — production Rekor v2). ``tsa``: run an RFC 3161
+    timestamp authority and list it in the signing config and trusted root; defaults to on
+    for Rekor v2 (whose entries carry no time of their own), off for v1.
+    ``first_index``: log index of the first signed entry (default 1; see ``rekor``).
     """
 
     def __init__(
-        self, *, directory: str | Path | None = None, host: str = "127.0.0.1", port: int = 0
+        self,
+        *,
+        directory: str | Path | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        rekor_version: int = 1,
+        tsa: bool | None = None,
+        first_index: int = 1,
     ) -> None:
         self._own_directory = directory is None
         self.directory = Path(directory) if directory is not None else None
@@ -49,7 +69,9 @@ class LocalSigstore:
         self.port = port
         now = dt.datetime.now(dt.UTC).replace(microsecond=0)
         self.ca = CertificateAuthority(DEV_ORGANIZATION, now - dt.timedelta(days=1))
-        self.log = TransparencyLog()
+        self.log = TransparencyLog(version=rekor_version, first_index=first_index)
+        use_tsa = rekor_version == 2 if tsa is None else tsa
+        self.tsa = TimestampAuthority(DEV_ORGANIZATION, self.ca.not_before) if use_tsa else None
         self.tokens = TokenIssuer()
         #: Fault injections a test can switch on: with "corrupt-set" or
         #: "corrupt-inclusion-proof" the log answers with a broken SET or inclusion proof.
@@ -67,7 +89,9 @@ class LocalSigstore:
         self._server.daemon_threads = True
         host, port = self._server.server_address[:2]
         self.url = f"http://{host!s}:{port}"
-        self.trust_config = client_trust_config(self.url, self.ca, self.log)
+        # the checkpoint signer name must occur in the log's baseUrl (@sigstore/verify)
+        self.log.name = f"{host!s}:{port}"
+        self.trust_config = client_trust_config(self.url, self.ca, self.log, self.tsa)
         if self.directory is None:
             self.directory = Path(tempfile.mkdtemp(prefix="dev-sigstore-"))
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -199,6 +223,14 @@ class LocalSigstore:
             entry["verification"]["inclusionProof"]["rootHash"] = "00" * 32
         return response
 
+    def _log_entry_v2(self, request: dict[str, Any]) -> dict[str, Any]:
+        entry = self.log.add(request)
+        if "corrupt-inclusion-proof" in self.faults:
+            entry["inclusionProof"]["rootHash"] = base64.b64encode(bytes(32)).decode()
+        return entry
+
+
+
     def _github_token(self, authorization: str, query: str) -> dict[str, Any]:
         scheme, _, request_token = authorization.partition(" ")
         who = self.tokens.lookup(request_token) if scheme.lower() == "bearer" else None
@@ -236,19 +268,34 @@ def _handler_for(instance: LocalSigstore) -> type[BaseHTTPRequestHandler]:
             except PermissionError as exc:
                 self._error(403, str(exc))
 
+        def _send_bytes(self, status: int, content_type: str, data: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             if length > MAX_REQUEST_BYTES:
                 return self._error(413, "request too large")
             try:
-                request = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                if self.path == TIMESTAMP_PATH:
+                    if instance.tsa is None:
+                        return self._error(404, "this instance runs no timestamp authority")
+                    reply = instance.tsa.respond(raw)
+                    return self._send_bytes(200, "application/timestamp-reply", reply)
+                request = json.loads(raw or b"{}")
                 if not isinstance(request, dict):
                     raise ValueError("request body must be a JSON object")
                 if self.path == "/api/v2/signingCert":
                     auth = self.headers.get("Authorization", "")
                     return self._send(201, instance._signing_cert(auth, request))
-                if self.path == "/api/v1/log/entries":
+                if self.path == "/api/v1/log/entries" and instance.log.version == 1:
                     return self._send(201, instance._log_entry(request))
+                if self.path == "/api/v2/log/entries" and instance.log.version == 2:
+                    return self._send(201, instance._log_entry_v2(request))
                 self._error(404, "not found")
             except PermissionError as exc:
                 self._error(401, str(exc))

@@ -12,9 +12,14 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from histor_sign._internal.sigstore_dev.encoding import b64, key_id, spki_der
 
+TIMESTAMP_PATH = "/api/v1/timestamp"
+
 if TYPE_CHECKING:  # only annotations: verify imports this module for is_dev_trusted_root
+    from cryptography import x509
+
     from histor_sign._internal.sigstore_dev.fulcio import CertificateAuthority
     from histor_sign._internal.sigstore_dev.rekor import TransparencyLog
+    from histor_sign._internal.sigstore_dev.tsa import TimestampAuthority
 
 #: Organization name on every local CA certificate; also how we recognise the instance.
 DEV_ORGANIZATION = "histor-sign dev-sigstore (UNTRUSTED, local testing only)"
@@ -34,15 +39,36 @@ def _public_key(key: ec.EllipticCurvePublicKey, start: dt.datetime) -> dict[str,
     }
 
 
-def trusted_root(url: str, ca: CertificateAuthority, log: TransparencyLog) -> dict[str, Any]:
+def _chain(certificates: list[x509.Certificate]) -> dict[str, Any]:
+    return {
+        "certificates": [
+            {"rawBytes": b64(c.public_bytes(serialization.Encoding.DER))} for c in certificates
+        ]
+    }
+
+
+def trusted_root(
+    url: str,
+    ca: CertificateAuthority,
+    log: TransparencyLog,
+    tsa: TimestampAuthority | None = None,
+) -> dict[str, Any]:
+    """The TrustedRoot. The log's ``baseUrl`` is the instance URL, which contains the log's
+    checkpoint signer name (``host:port``), as @sigstore/verify requires."""
     start = ca.not_before
+    if log.name not in url:
+        raise ValueError(f"log name {log.name!r} does not occur in the log URL {url!r}")
     return {
         "mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
         "tlogs": [
             {
                 "baseUrl": url,
                 "hashAlgorithm": "SHA2_256",
-                "publicKey": _public_key(log.key.public_key(), start),
+                "publicKey": {
+                    "rawBytes": b64(log.public_key_der),
+                    "keyDetails": log.key_details,
+                    "validFor": {"start": _time(start)},
+                },
                 "logId": {"keyId": b64(log.log_id)},
             }
         ],
@@ -50,12 +76,7 @@ def trusted_root(url: str, ca: CertificateAuthority, log: TransparencyLog) -> di
             {
                 "subject": {"organization": ca.organization, "commonName": "dev-sigstore root"},
                 "uri": url,
-                "certChain": {
-                    "certificates": [
-                        {"rawBytes": b64(c.public_bytes(serialization.Encoding.DER))}
-                        for c in (ca.intermediate_cert, ca.root_cert)
-                    ]
-                },
+                "certChain": _chain([ca.intermediate_cert, ca.root_cert]),
                 "validFor": {"start": _time(start)},
             }
         ],
@@ -67,16 +88,25 @@ def trusted_root(url: str, ca: CertificateAuthority, log: TransparencyLog) -> di
                 "logId": {"keyId": b64(key_id(ca.ct_key.public_key()))},
             }
         ],
-        "timestampAuthorities": [],
+        "timestampAuthorities": [] if tsa is None else [
+            {
+                "subject": {"organization": ca.organization, "commonName": "dev-sigstore tsa"},
+                "uri": url + TIMESTAMP_PATH,
+                "certChain": _chain(tsa.chain),
+                "validFor": {"start": _time(start)},
+            }
+        ],
     }
 
 
-def signing_config(url: str, start: dt.datetime) -> dict[str, Any]:
-    def service(endpoint: str) -> list[dict[str, Any]]:
+def signing_config(
+    url: str, start: dt.datetime, *, rekor_version: int = 1, tsa: bool = False
+) -> dict[str, Any]:
+    def service(endpoint: str, version: int = 1) -> list[dict[str, Any]]:
         return [
             {
                 "url": endpoint,
-                "majorApiVersion": 1,
+                "majorApiVersion": version,
                 "operator": OPERATOR,
                 "validFor": {"start": _time(start)},
             }
@@ -86,20 +116,25 @@ def signing_config(url: str, start: dt.datetime) -> dict[str, Any]:
         "mediaType": "application/vnd.dev.sigstore.signingconfig.v0.2+json",
         "caUrls": service(url),
         "oidcUrls": service(url),
-        "rekorTlogUrls": service(url),
-        "tsaUrls": [],
+        "rekorTlogUrls": service(url, rekor_version),
+        "tsaUrls": service(url + TIMESTAMP_PATH) if tsa else [],
         "rekorTlogConfig": {"selector": "ANY"},
         "tsaConfig": {"selector": "ANY"},
     }
 
 
 def client_trust_config(
-    url: str, ca: CertificateAuthority, log: TransparencyLog
+    url: str,
+    ca: CertificateAuthority,
+    log: TransparencyLog,
+    tsa: TimestampAuthority | None = None,
 ) -> dict[str, Any]:
     return {
         "mediaType": CLIENT_TRUST_CONFIG_TYPE,
-        "trustedRoot": trusted_root(url, ca, log),
-        "signingConfig": signing_config(url, ca.not_before),
+        "trustedRoot": trusted_root(url, ca, log, tsa),
+        "signingConfig": signing_config(
+            url, ca.not_before, rekor_version=log.version, tsa=tsa is not None
+        ),
     }
 
 
