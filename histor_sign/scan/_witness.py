@@ -1,9 +1,9 @@
 """Decide one pair of tool input schemas: ``overlap`` (with a witness), ``disjoint`` or ``unknown``.
 
 The witness comes from :mod:`.schema_algebra`; it is reported only after the exact
-validator accepts it for *both* original schemas (each intersected with
-``{"type": "object"}``, because tool arguments are objects). A rejected witness is
-``unknown``, never ``overlap``.
+validator, ``jsonschema`` as published and ``jsonschema-rs`` all accept it for *both*
+original schemas (each intersected with ``{"type": "object"}``, because tool arguments
+are objects). A rejected witness is ``unknown``, never ``overlap``.
 """
 
 from __future__ import annotations
@@ -69,6 +69,10 @@ def decide_roots(
         return Decision(UNKNOWN, reason=f"witness could not be validated exactly: {exc.reason}")
     if not ok:
         return Decision(UNKNOWN, reason="candidate witness failed independent validation")
+    for root in (a, b):
+        judge = root.judges_reject(witness)
+        if judge is not None:
+            return Decision(UNKNOWN, reason=f"candidate witness rejected by {judge}")
     return Decision(OVERLAP, witness=witness, reason="both schemas accept the witness")
 
 
