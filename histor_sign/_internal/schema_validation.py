@@ -90,11 +90,12 @@ def float_multiple_judges(value: Any, divisors: list[Any]) -> bool:
     float division says 2.9999999999999996. A witness must satisfy every validator a
     user may run, so the solver keeps only values all of them accept.
     """
-    return all(_judged_multiple(type(value), value, type(d), d) for d in divisors)
+    return all(_judged_multiple(type(value).__name__, value, type(d).__name__, d)
+               for d in divisors)
 
 
 @lru_cache(maxsize=4096)
-def _judged_multiple(_vt: type, value: Any, _dt: type, divisor: Any) -> bool:
+def _judged_multiple(_vt: str, value: Any, _dt: str, divisor: Any) -> bool:
     # the types are part of the cache key: 1 == 1.0 == True would share an entry otherwise
     import jsonschema
 
@@ -254,19 +255,21 @@ class SchemaRoot:
         agree, so a user re-checking it with any of them sees it validate.
         """
         if self._judges is None:
-            judges: list[tuple[str, Any]] = [
-                ("jsonschema", plain_class(self.dialect)(self.schema))]
+            self._judges = [("jsonschema", plain_class(self.dialect)(self.schema))]
             try:
                 import jsonschema_rs
 
-                judges.append(("jsonschema-rs", jsonschema_rs.validator_for(
-                    self.schema, validate_formats=False, retriever=_refuse_remote)))
+                rs: Any = jsonschema_rs.validator_for(
+                    self.schema, validate_formats=False, retriever=_refuse_remote)
             except ImportError:  # pragma: no cover - a declared dependency
-                pass
-            self._judges = judges
+                rs = True
+            except Exception:  # e.g. a remote $ref it cannot resolve up front
+                rs = None
+            if rs is not True:
+                self._judges.append(("jsonschema-rs", rs))
         for name, judge in self._judges:
             try:
-                if not judge.is_valid(value):
+                if judge is None or not judge.is_valid(value):
                     return name
             except Exception:
                 return name
