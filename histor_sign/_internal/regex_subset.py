@@ -2,9 +2,12 @@
 
 JSON Schema ``pattern`` is ECMA-262; Python's ``re`` differs (``\\d`` is Unicode, ``$``
 matches before a final newline, ``{,n}`` is a quantifier, possessive quantifiers, inline
-flags, ...). We only trust a Python match result when the pattern uses a small syntax
-whitelist *and* the subject is printable ASCII without newlines — there both engines give
-the same answer. Anything else is reported as untrusted, so callers fail closed.
+flags, ``\\B`` against the empty string, ...). We only trust a Python match result when the
+pattern uses a small syntax whitelist that ECMA-262 also accepts under the ``u`` flag *and*
+the subject is printable ASCII without newlines (the empty string included) — there both
+engines give the same answer (tests/scan/test_regex_ecma.py checks this against node's
+``RegExp(p, "u")`` on generated patterns). Anything else is reported as untrusted, so
+callers fail closed.
 """
 
 from __future__ import annotations
