@@ -2,9 +2,12 @@
 
 JSON Schema ``pattern`` is ECMA-262; Python's ``re`` differs (``\\d`` is Unicode, ``$``
 matches before a final newline, ``{,n}`` is a quantifier, possessive quantifiers, inline
-flags, ...). We only trust a Python match result when the pattern uses a small syntax
-whitelist *and* the subject is printable ASCII without newlines — there both engines give
-the same answer. Anything else is reported as untrusted, so callers fail closed.
+flags, ``\\B`` against the empty string, ...). We only trust a Python match result when the
+pattern uses a small syntax whitelist that ECMA-262 also accepts under the ``u`` flag *and*
+the subject is printable ASCII without newlines (the empty string included) — there both
+engines give the same answer (tests/scan/test_regex_ecma.py checks this against node's
+``RegExp(p, "u")`` on generated patterns). Anything else is reported as untrusted, so
+callers fail closed.
 """
 
 from __future__ import annotations
@@ -13,7 +16,10 @@ import re
 from functools import lru_cache
 
 _CLASS_ESCAPES = set("dDwWsS")
-_META_ESCAPES = set(".\\/^$|?*+()[]{}-")
+#: Identity escapes ECMA-262 allows under the ``u`` flag: syntax characters and ``/``
+#: everywhere, ``-`` only inside a class (``\\-`` outside one is a SyntaxError there).
+_META_ESCAPES = set(".\\/^$|?*+()[]{}")
+_CLASS_ONLY_ESCAPES = set("-")
 _CONTROL_ESCAPES = set("tnrfv")
 _QUANTIFIER = re.compile(r"\{(\d{1,4})(,(\d{1,4})?)?\}")
 _HEX4 = re.compile(r"u[0-9A-Fa-f]{4}")
@@ -32,10 +38,15 @@ def _escape_len(pattern: str, i: int, *, in_class: bool) -> int:
     ch = pattern[i + 1]
     if ch in _CLASS_ESCAPES or ch in _META_ESCAPES or ch in _CONTROL_ESCAPES:
         return 2
-    if not in_class and ch in "bB":
+    if in_class and ch in _CLASS_ONLY_ESCAPES:
+        return 2
+    # ``\\b`` only: ``\\B`` matches the empty string in ECMA-262 but not in Python < 3.14.
+    if not in_class and ch == "b":
         return 2
     if _HEX4.match(pattern, i + 1):
-        return 6
+        # A surrogate escape pairs with the next one into one code point under ``u``
+        # (a quantifier then repeats the pair); Python sees two characters.
+        return 0 if 0xD800 <= int(pattern[i + 2:i + 6], 16) <= 0xDFFF else 6
     if _HEX2.match(pattern, i + 1):
         return 4
     return 0
@@ -44,8 +55,8 @@ def _escape_len(pattern: str, i: int, *, in_class: bool) -> int:
 @lru_cache(maxsize=4096)
 def ecma_safe(pattern: str) -> bool:
     """True when ``pattern`` is in the shared Python/ECMA-262 subset (see module doc)."""
-    if len(pattern) > 2048:
-        return False
+    if len(pattern) > 2048 or any("\ud800" <= ch <= "\udfff" for ch in pattern):
+        return False  # a literal surrogate is a code unit in Python, part of a code point in ECMA
     i, n = 0, len(pattern)
     depth = 0
     quantifiable = False  # may a quantifier follow here?
@@ -55,7 +66,7 @@ def ecma_safe(pattern: str) -> bool:
             step = _escape_len(pattern, i, in_class=False)
             if not step:
                 return False
-            quantifiable = pattern[i + 1] not in "bB"
+            quantifiable = pattern[i + 1] != "b"
             i += step
         elif ch == "[":
             end = _class_end(pattern, i)

@@ -30,6 +30,7 @@ import contextvars
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from histor_sign._internal.regex_subset import ecma_safe, printable_ascii
@@ -98,6 +99,33 @@ def dialect_of(schema: Any, supported: frozenset[str] = ANALYSED_DIALECTS) -> st
     if dialect is None or dialect not in supported:
         raise Untrusted(f"unsupported dialect $schema {uri[:80]!r}")
     return dialect
+
+
+def float_multiple_judges(value: Any, divisors: list[Any]) -> bool:
+    """True when ``jsonschema`` as published (float division) and ``jsonschema-rs`` both call
+    ``value`` a multiple of every divisor.
+
+    The exact validator decides ``multipleOf`` in rationals, where 0.3 is a multiple of 0.1;
+    float division says 2.9999999999999996. A witness must satisfy every validator a
+    user may run, so the solver keeps only values all of them accept.
+    """
+    return all(_judged_multiple(type(value).__name__, value, type(d).__name__, d)
+               for d in divisors)
+
+
+@lru_cache(maxsize=4096)
+def _judged_multiple(_vt: str, value: Any, _dt: str, divisor: Any) -> bool:
+    # the types are part of the cache key: 1 == 1.0 == True would share an entry otherwise
+    import jsonschema
+
+    schema = {"multipleOf": divisor}
+    if not jsonschema.Draft202012Validator(schema).is_valid(value):
+        return False
+    try:
+        import jsonschema_rs
+    except ImportError:  # pragma: no cover - a declared dependency
+        return True
+    return bool(jsonschema_rs.validator_for(schema).is_valid(value))
 
 
 # --- the extended validator classes ---------------------------------------------------
@@ -169,6 +197,19 @@ def _keywords(guard_regex: bool) -> dict[str, Any]:
     }
 
 
+def plain_class(dialect: str) -> Any:
+    """``jsonschema``'s own validator class for a dialect (no overrides)."""
+    import jsonschema
+
+    return {
+        "2020-12": jsonschema.Draft202012Validator,
+        "2019-09": jsonschema.Draft201909Validator,
+        "draft-07": jsonschema.Draft7Validator,
+        "draft-06": jsonschema.Draft6Validator,
+        "draft-04": jsonschema.Draft4Validator,
+    }[dialect]
+
+
 def validator_class(dialect: str, *, guard_regex: bool = True) -> Any:
     """The validator class for a dialect (created once per dialect and regex policy).
 
@@ -177,16 +218,9 @@ def validator_class(dialect: str, *, guard_regex: bool = True) -> Any:
     """
     cls = _CLASSES.get((dialect, guard_regex))
     if cls is None:
-        import jsonschema
         from jsonschema import validators
 
-        base = {
-            "2020-12": jsonschema.Draft202012Validator,
-            "2019-09": jsonschema.Draft201909Validator,
-            "draft-07": jsonschema.Draft7Validator,
-            "draft-06": jsonschema.Draft6Validator,
-            "draft-04": jsonschema.Draft4Validator,
-        }[dialect]
+        base = plain_class(dialect)
         overrides = {k: v for k, v in _keywords(guard_regex).items() if k in base.VALIDATORS}
         cls = validators.extend(base, overrides)
         _CLASSES[(dialect, guard_regex)] = cls
@@ -220,6 +254,7 @@ class SchemaRoot:
     problem: str | None = None  # why this schema cannot be analysed at all
     patterns: list[str] = field(default_factory=list)
     _validator: Any = None
+    _judges: list[tuple[str, Any]] | None = None
 
     @property
     def usable(self) -> bool:
@@ -229,6 +264,35 @@ class SchemaRoot:
         if self._validator is None:
             self._validator = validator_class(self.dialect)(self.schema)
         return self._validator
+
+    def judges_reject(self, value: Any) -> str | None:
+        """The first independent validator that rejects ``value``, or None.
+
+        The judges are ``jsonschema`` as published (Python ``re``, float ``multipleOf``) and
+        ``jsonschema-rs`` (ECMA-262 regexes), both without format assertion — this stack's
+        format policy. A witness is reported only when every judge and :meth:`accepts`
+        agree, so a user re-checking it with any of them sees it validate.
+        """
+        if self._judges is None:
+            self._judges = [("jsonschema", plain_class(self.dialect)(self.schema))]
+            try:
+                import jsonschema_rs
+
+                rs: Any = jsonschema_rs.validator_for(
+                    self.schema, validate_formats=False, retriever=_refuse_remote)
+            except ImportError:  # pragma: no cover - a declared dependency
+                rs = True
+            except Exception:  # e.g. a remote $ref it cannot resolve up front
+                rs = None
+            if rs is not True:
+                self._judges.append(("jsonschema-rs", rs))
+        for name, judge in self._judges:
+            try:
+                if judge is None or not judge.is_valid(value):
+                    return name
+            except Exception:
+                return name
+        return None
 
     def accepts(self, value: Any, sub: Any = None) -> bool:
         """Exact validity of ``value`` against the root (or a subschema of it)."""
@@ -268,6 +332,26 @@ def _too_large(schema: Any, limit: int) -> bool:
     return False
 
 
+def _nested_schema_keyword(schema: Any) -> bool:
+    """True when an object below the root carries a string ``$schema``.
+
+    ``jsonschema`` switches validator class on it (dropping this module's regex guard and
+    exact ``multipleOf``, and possibly the dialect, e.g. ``if`` ignored under draft-06)
+    while other validators ignore it outside a resource root; no single answer exists.
+    Conservative: any object anywhere (even inside ``enum``) counts.
+    """
+    stack = list(schema.values()) if isinstance(schema, dict) else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("$schema"), str):
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
 def prepare_root(schema: Any, label: str = "", *, check: bool = True) -> SchemaRoot:
     """Check a tool's input schema once; problems make every later answer ``unknown``."""
     root = SchemaRoot(schema=schema, label=label)
@@ -284,6 +368,9 @@ def prepare_root(schema: Any, label: str = "", *, check: bool = True) -> SchemaR
         return root
     if _too_large(schema, MAX_SCHEMA_NODES):
         root.problem = f"schema has more than {MAX_SCHEMA_NODES} nodes"
+        return root
+    if _nested_schema_keyword(schema):
+        root.problem = "a subschema declares its own $schema (validators disagree on its dialect)"
         return root
     root.patterns = _collect_patterns(schema)
     if check:

@@ -44,6 +44,7 @@ from histor_sign._internal.schema_validation import (
     NO_CONSTRAINT_KEYWORDS,
     SchemaRoot,
     Untrusted,
+    float_multiple_judges,
     json_type,
 )
 from histor_sign.canonical import unescape_pointer_token
@@ -139,6 +140,14 @@ class Found:
 
 
 def _resolve(root: SchemaRoot, ref: Any) -> Any:
+    """The target of a local ``$ref``, found exactly as ``referencing`` finds it.
+
+    The fragment must start with ``/`` (else it is an anchor: Undecided); it is
+    percent-decoded *before* it is split, so ``#/$defs/a%2Fb`` names ``$defs`` → ``a`` →
+    ``b``, and ``~1``/``~0`` are unescaped per segment. A pointer that passes through a
+    subschema with its own ``$id`` enters another resource, where ``$ref`` resolves against
+    that resource: Undecided rather than resolving it against the document root.
+    """
     if not isinstance(ref, str) or not ref.startswith("#"):
         raise Undecided(f"non-local $ref {str(ref)[:60]!r}")
     fragment = ref[1:]
@@ -147,14 +156,16 @@ def _resolve(root: SchemaRoot, ref: Any) -> Any:
     from urllib.parse import unquote
 
     node = root.schema
-    for raw in fragment.split("/")[1:] if fragment else []:
-        token = unescape_pointer_token(unquote(raw))
+    for raw in unquote(fragment[1:]).split("/") if fragment else []:
+        token = unescape_pointer_token(raw)
         if isinstance(node, dict) and token in node:
             node = node[token]
         elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
             node = node[int(token)]
         else:
             raise Undecided(f"unresolvable $ref {ref[:60]!r}")
+        if isinstance(node, dict) and isinstance(node.get("$id"), str):
+            raise Undecided(f"$ref {ref[:60]!r} enters a subschema with its own $id")
     return node
 
 
@@ -260,7 +271,30 @@ def _kind_of(value: Any) -> str:
 def _num(value: Any, keyword: str) -> Fraction:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise Undecided(f"{keyword} is not a number")
+    _safe_numbers(value, keyword)
     return _frac(value)
+
+
+def _safe_numbers(value: Any, keyword: str) -> None:
+    """Undecided when ``value`` holds an integer beyond ±(2^53−1).
+
+    Within that range every integer is an IEEE double, so the order and equality this
+    module computes (exact rationals; a float as its shortest decimal, which keeps the
+    order of doubles) is the order every validator computes — exact (Python, Rust) or in
+    doubles (ECMAScript). Beyond it a bound like 9007199254740993 is one number to an exact
+    validator and 9007199254740992 to a double-based one: no single answer.
+    """
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, int) and not isinstance(node, bool):
+            if abs(node) > MAX_SAFE_INTEGER:
+                raise Undecided(f"{keyword} holds an integer beyond ±(2^53−1); validators "
+                                "compare such numbers differently")
+        elif isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 def _count(value: Any, keyword: str) -> int:
@@ -282,6 +316,7 @@ class Merged:
     hi: Fraction | None = None
     hi_excl: bool = False
     mults: list[Fraction] = field(default_factory=list)
+    divisors: list[Any] = field(default_factory=list)  # the multipleOf values as written
     min_len: int = 0
     max_len: int | None = None
     formats: list[str] = field(default_factory=list)
@@ -347,6 +382,7 @@ def _merge_values(m: Merged, s: dict[str, Any], bounds: Bounds) -> None:
             options = [s["const"]]
         if len(options) > bounds.max_enum:
             raise Undecided(f"enum bound ({bounds.max_enum}) reached")
+        _safe_numbers(options, key)
         if m.values is None:
             m.values = list(options)
         else:
@@ -369,6 +405,7 @@ def _merge_numbers(m: Merged, s: dict[str, Any]) -> None:
         if divisor <= 0:
             raise Undecided("multipleOf is not positive")
         m.mults.append(divisor)
+        m.divisors.append(s["multipleOf"])
 
 
 def _merge_strings(m: Merged, s: dict[str, Any]) -> None:
@@ -456,8 +493,10 @@ def _merge_not(m: Merged, negated: Any) -> None:
             banned: frozenset[str] = frozenset().union(*(_TYPE_KINDS[n] for n in names))
             m.kinds = m.kinds - banned
     elif keys == {"const"}:
+        _safe_numbers(negated["const"], "not const")
         m.excluded.append(negated["const"])
     elif keys == {"enum"} and isinstance(negated["enum"], list):
+        _safe_numbers(negated["enum"], "not enum")
         m.excluded.extend(negated["enum"])
 
 
@@ -618,11 +657,18 @@ def _number_value(x: Fraction) -> Any:
 
 def _build_int(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | None:
     step = _lcm([*m.mults, Fraction(1)])
-    for x in _multiples(m, step, budget, len(m.excluded) + 1):
+    multiples = _multiples(m, step, budget, len(m.excluded) + (16 if m.divisors else 1))
+    judged_out = False
+    for x in multiples:
         value = _number_value(x)
-        if _not_excluded(m, value):
+        if not _not_excluded(m, value):
+            continue
+        if float_multiple_judges(value, m.divisors):
             return Found(value)
-    return None
+        judged_out = True
+    if judged_out:
+        raise Undecided("no multipleOf witness found that every validator accepts")
+    return None  # fewer multiples exist than the limit, and all of them are excluded
 
 
 def _build_frac(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | None:
@@ -631,11 +677,17 @@ def _build_frac(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Foun
         step = _lcm(m.mults)
         if step.denominator == 1:
             return None  # every multiple is an integer
+        judged_out = False
         for x in _multiples(m, step, budget, 64):
             if x.denominator != 1:
                 value = _number_value(x)
-                if _not_excluded(m, value):
+                if not _not_excluded(m, value):
+                    continue
+                if float_multiple_judges(value, m.divisors):
                     return Found(value)
+                judged_out = True
+        if judged_out:
+            raise Undecided("no multipleOf witness found that every validator accepts")
         lo_ok = _multiples(m, step, budget, 1)
         if not lo_ok:
             return None

@@ -1,9 +1,9 @@
 """Decide one pair of tool input schemas: ``overlap`` (with a witness), ``disjoint`` or ``unknown``.
 
 The witness comes from :mod:`.schema_algebra`; it is reported only after the exact
-validator accepts it for *both* original schemas (each intersected with
-``{"type": "object"}``, because tool arguments are objects). A rejected witness is
-``unknown``, never ``overlap``.
+validator, ``jsonschema`` as published and ``jsonschema-rs`` all accept it for *both*
+original schemas (each intersected with ``{"type": "object"}``, because tool arguments
+are objects). A rejected witness is ``unknown``, never ``overlap``.
 """
 
 from __future__ import annotations
@@ -36,14 +36,21 @@ def decide_roots(
     bounds: Bounds | None = None,
     *,
     max_witness_bytes: int = DEFAULT_MAX_WITNESS_BYTES,
+    arguments: bool = True,
 ) -> Decision:
-    """Intersect two prepared tool schemas (and the object type) within ``bounds``."""
+    """Intersect two prepared tool schemas (and the object type) within ``bounds``.
+
+    ``arguments=False`` drops the object type: the schemas are intersected as they are
+    (used to check the engine against general-purpose schema suites).
+    """
     for root in (a, b):
         if root.problem is not None:
             return Decision(UNKNOWN, reason=f"{root.label}: {root.problem}" if root.label
                             else root.problem)
     budget = Budget(bounds or Bounds())
-    conj = [Sub(a.schema, a), Sub(b.schema, b), Sub(_OBJECT_ROOT.schema, _OBJECT_ROOT)]
+    conj = [Sub(a.schema, a), Sub(b.schema, b)]
+    if arguments:
+        conj.append(Sub(_OBJECT_ROOT.schema, _OBJECT_ROOT))
     try:
         found = solve(conj, budget)
     except Undecided as exc:
@@ -64,14 +71,19 @@ def decide_roots(
     if size > max_witness_bytes:
         return Decision(UNKNOWN, reason=f"witness larger than {max_witness_bytes} bytes")
     try:
-        ok = isinstance(witness, dict) and a.accepts(witness) and b.accepts(witness)
+        ok = (isinstance(witness, dict) or not arguments) and a.accepts(witness) and b.accepts(
+            witness)
     except Untrusted as exc:
         return Decision(UNKNOWN, reason=f"witness could not be validated exactly: {exc.reason}")
     if not ok:
         return Decision(UNKNOWN, reason="candidate witness failed independent validation")
+    for root in (a, b):
+        judge = root.judges_reject(witness)
+        if judge is not None:
+            return Decision(UNKNOWN, reason=f"candidate witness rejected by {judge}")
     return Decision(OVERLAP, witness=witness, reason="both schemas accept the witness")
 
 
-def decide(a: Any, b: Any, bounds: Bounds | None = None) -> Decision:
+def decide(a: Any, b: Any, bounds: Bounds | None = None, *, arguments: bool = True) -> Decision:
     """Convenience: decide two raw schemas (meta-validated first)."""
-    return decide_roots(prepare_root(a, "A"), prepare_root(b, "B"), bounds)
+    return decide_roots(prepare_root(a, "A"), prepare_root(b, "B"), bounds, arguments=arguments)
