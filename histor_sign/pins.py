@@ -693,13 +693,23 @@ class CheckServedResult:
     def to_text(self) -> str:
         """``match · io.github.o/n revision 7 · signed by …`` then the drift lines."""
         rev = self.revision
-        status = self.drift.status.value if self.drift is not None else rev.freshness.value
-        lines = [f"{status} · {rev.headline()}"]
-        if rev.freshness is Freshness.ADVANCED:
-            lines.append(f"  pin advanced: {rev.detail}")
-        if self.drift is not None and not self.drift.matches:
-            lines += self.drift.to_text().splitlines()[1:]
-        return "\n".join(lines)
+        if self.drift is None:
+            return f"{rev.freshness.value} · {rev.headline()}: {rev.detail}"
+        advanced = rev.detail if rev.freshness is Freshness.ADVANCED else None
+        return verified_drift_text(self.drift, rev.headline(), advanced=advanced)
+
+
+def verified_drift_text(
+    drift: DriftResult, headline: str, *, advanced: str | None = None,
+    fields_hint: str = "pass signed_tools to name them",
+) -> str:
+    """The drift report of a verified revision: the status, who signed which revision
+    (``headline``), whether the pin advanced, then the per-tool lines."""
+    lines = [f"{drift.status.value} · {headline}"]
+    if advanced is not None:
+        lines.append(f"  pin advanced: {advanced}")
+    lines += drift.to_text(fields_hint=fields_hint).splitlines()[1:]
+    return "\n".join(lines)
 
 
 def check_served(
