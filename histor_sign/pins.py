@@ -604,7 +604,7 @@ def _follow_chain(
 
 
 # ---------------------------------------------------------------------- first use
-def pin_first_use(
+def draft_pin(
     server: str,
     *,
     repository: str,
@@ -613,20 +613,14 @@ def pin_first_use(
     owner_id: str | None = None,
     repository_id: str | None = None,
     issuer: str = GITHUB_ACTIONS_ISSUER,
-    trust: Trust | None = None,
-) -> PinnedRevision:
-    """Verify the latest envelope at ``location`` for a first pin of ``server``.
+) -> PinEntry:
+    """Check a first pin's parameters before anything is fetched; the returned entry has
+    no revision yet (revision 1, a zero digest) and is what :func:`pin_first_use` fills in.
 
-    The envelope must be for ``server``, signed from ``repository`` (and ``workflow``
-    when given, and the numeric ids when given); the numeric owner and repository ids are
-    then learned from its verified certificate and pinned, so a later owner of the same
-    names does not inherit the trust. The returned ``pin`` is not saved: pass it to
-    :meth:`PinStore.add`. Only ``io.github.<owner>/…`` names, whose owner must be the
-    repository's owner, can be pinned.
+    Only ``io.github.<owner>/…`` names can be pinned by repository, and ``repository`` must
+    belong to ``<owner>``; :class:`UsageError` names the parameter otherwise.
     """
-    from histor_sign._internal.certificate import certificate_facts
-    from histor_sign._internal.sigstore_trust import Trust
-    from histor_sign.verify import load_bundle_certificate, namespace_owner
+    from histor_sign.verify import namespace_owner
 
     validate_server_name(server)
     validate_repository(repository)
@@ -645,13 +639,41 @@ def pin_first_use(
             f"`repository` {repository} is not owned by {owner}, the owner of the "
             f"io.github.{owner} namespace", param="repository",
         )
-    parsed = ReleaseLocation.parse(location, param="location")
-    trust = trust or Trust.production()
-    draft = PinEntry(
+    ReleaseLocation.parse(location, param="location")
+    return PinEntry(
         server=server, repository=repository, location=location, revision=1,
         manifest_digest="sha256:" + "0" * 64, signer="-", workflow=workflow,
         owner_id=owner_id, repository_id=repository_id, issuer=issuer,
     )
+
+
+def pin_first_use(
+    server: str,
+    *,
+    repository: str,
+    location: str,
+    workflow: str | None = None,
+    owner_id: str | None = None,
+    repository_id: str | None = None,
+    issuer: str = GITHUB_ACTIONS_ISSUER,
+    trust: Trust | None = None,
+) -> PinnedRevision:
+    """Verify the latest envelope at ``location`` for a first pin of ``server``.
+
+    The envelope must be for ``server``, signed from ``repository`` (and ``workflow``
+    when given, and the numeric ids when given); the numeric owner and repository ids are
+    then learned from its verified certificate and pinned, so a later owner of the same
+    names does not inherit the trust. The returned ``pin`` is not saved: pass it to
+    :meth:`PinStore.add`. Parameters are checked as :func:`draft_pin` does.
+    """
+    from histor_sign._internal.certificate import certificate_facts
+    from histor_sign._internal.sigstore_trust import Trust
+    from histor_sign.verify import load_bundle_certificate
+
+    draft = draft_pin(server, repository=repository, location=location, workflow=workflow,
+                      owner_id=owner_id, repository_id=repository_id, issuer=issuer)
+    parsed = ReleaseLocation.parse(location, param="location")
+    trust = trust or Trust.production()
     source = parsed.latest()
     envelope = _fetch_envelope(parsed, source)
     _verified(draft, envelope, source, trust)
@@ -752,6 +774,7 @@ __all__ = [
     "PinnedRevision",
     "check_served",
     "default_pins_path",
+    "draft_pin",
     "pin_first_use",
     "verify_pinned",
 ]

@@ -221,10 +221,13 @@ def trust_add(
     and required from then on, so a renamed or re-registered owner does not inherit the
     pin. Exit codes: 0 pinned, 1 the envelope does not verify under the pin, 2 bad input.
     """
-    from histor_sign.pins import pin_first_use
+    from histor_sign.pins import draft_pin, pin_first_use
 
     trust = trust_from_flags(staging=staging, trusted_root=trusted_root,
                              trust_config=trust_config, offline=offline)
+    draft_pin(server, repository=repository, location=envelope, workflow=workflow,
+              owner_id=owner_id, repository_id=repository_id)
+    warning = trust.warning()  # reads the trust files: bad ones are bad input
     store = load_store(pins)
     if server in store and not replace:
         raise UsageError(f"{printable(server, 200)} is already pinned in {store.path}; pass "
@@ -234,7 +237,7 @@ def trust_add(
         f"{', workflow ' + printable(workflow, 200) if workflow else ''}; verifying the latest "
         f"envelope at {printable(envelope, 300)}\n"
     )
-    warn(trust.warning())
+    warn(warning)
     first = pin_first_use(
         server, repository=repository, location=envelope, workflow=workflow,
         owner_id=owner_id, repository_id=repository_id, trust=trust,
