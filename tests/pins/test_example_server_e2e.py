@@ -14,7 +14,7 @@ import pytest
 from cli_harness import REPO, run_cli
 
 sys.path.insert(0, str(REPO / "tests" / "release"))
-from release_fixtures import (  # noqa: E402  (the release tests' own fixtures)
+from release_fixtures import (  # the release tests' own fixtures
     DRIFT,
     IDENTITY,
     SERVER,

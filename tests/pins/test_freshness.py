@@ -80,7 +80,7 @@ def test_first_use_refuses_another_namespace_owner_and_other_names(
     where = history.publish(tmp_path / "pub", "rev1")
     with pytest.raises(UsageError, match="not owned by alice"):
         pin_first_use(SERVER, repository="mallory/docs", location=str(where))
-    with pytest.raises(UsageError, match="outside io.github"):
+    with pytest.raises(UsageError, match=r"outside io\.github"):
         pin_first_use("com.example/docs", repository="alice/docs", location=str(where))
     with pytest.raises(VerificationFailed, match="not the pinned server"):
         pin_first_use("io.github.alice/other", repository="alice/docs", location=str(where),
