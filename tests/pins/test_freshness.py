@@ -165,6 +165,19 @@ def test_skip_ahead_with_a_broken_chain_is_refused(history: History, tmp_path: P
     assert PinStore.load(store.path).get(SERVER).revision == 1  # type: ignore[union-attr]
 
 
+def test_the_next_revision_must_descend_from_the_pinned_one(history: History,
+                                                            tmp_path: Path) -> None:
+    store = first_pin(history, tmp_path)
+    store = store.advance(verify_pinned(
+        repoint(store, history.publish(tmp_path / "p2", "rev2")), trust=history.trust()).pin)
+    # Revision 3 right after the pinned 2, validly signed, but descending from the fork.
+    result = verify_pinned(repoint(store, history.publish(tmp_path / "b", "broken3")),
+                           trust=history.trust())
+    assert result.freshness is Freshness.BROKEN_CHAIN
+    assert "does not descend from the pinned revision 2" in result.detail
+    assert result.followed == ()
+
+
 @pytest.mark.parametrize(
     ("name", "message"),
     [
