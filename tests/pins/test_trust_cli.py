@@ -265,3 +265,21 @@ def test_corrupted_pin_file_is_one_clear_error_and_left_alone(client: Client,
         assert client.pins.read_bytes() == content
     listed = run_main("trust", "list", "--pins", str(client.pins))
     assert_bad_input(listed, "pins file")
+
+
+def test_check_verify_with_identity_flags_or_server_prints_who_signed(client: Client) -> None:
+    envelope = str(client.history.envelopes["rev1"])
+    for pin in (["--cert-identity", WF_ALICE], ["--repository", "alice/docs"],
+                ["--server", SERVER]):
+        run = client.run("check", "--envelope", envelope, "--verify", *pin, client.served(1))
+        assert run.code == 0, (pin, run.stderr)
+        assert run.stdout.startswith(f"match · {SERVER} revision 1 · signed by {WF_ALICE}")
+        as_json = client.run("check", "--envelope", envelope, "--verify", *pin,
+                             client.served(1), "--format", "json")
+        verified = json.loads(as_json.stdout)["verified"]
+        assert (verified["server"], verified["signer"]["identity"]) == (SERVER, WF_ALICE)
+    assert not client.pins.exists()  # none of these needed or wrote a pin
+    assert_refused(client.run("check", "--envelope", envelope, "--server", "io.github.alice/x",
+                              client.served(1)), "identity", "not --server 'io.github.alice/x'")
+    unpinned = client.run("check", "--envelope", envelope, "--verify", client.served(1))
+    assert_bad_input(unpinned, "only from a pinned publisher")
