@@ -27,7 +27,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -323,7 +323,7 @@ class PinStore:
 
         return self._update(change)
 
-    def _update(self, change: Any) -> PinStore:
+    def _update(self, change: Callable[[dict[str, PinEntry]], None]) -> PinStore:
         with _locked(self.path):
             fresh = PinStore.load(self.path)
             entries = dict(fresh.entries)
