@@ -48,6 +48,15 @@ if TYPE_CHECKING:
     )
     from histor_sign.guard import Decision, Guard, Policy
     from histor_sign.mcp import FetchOptions, Snapshot, Target, fetch
+    from histor_sign.pins import (
+        CheckServedResult,
+        Freshness,
+        PinEntry,
+        PinnedRevision,
+        PinStore,
+        check_served,
+        pin_first_use,
+    )
     from histor_sign.release import ReleaseOutcome, ReleaseRequest, release
     from histor_sign.replay import ReplayOptions, ReplayResult
     from histor_sign.report._findings import Finding, Severity
@@ -78,6 +87,11 @@ _LAZY: dict[str, str] = {
     "Guard": "histor_sign.guard._core",
     "Decision": "histor_sign.guard._core",
     "Policy": "histor_sign.guard._policy",
+    "PinStore": "histor_sign.pins",
+    "PinEntry": "histor_sign.pins",
+    "PinnedRevision": "histor_sign.pins",
+    "Freshness": "histor_sign.pins",
+    "CheckServedResult": "histor_sign.pins",
     "ScanOptions": "histor_sign.scan._scanner",
     "ScanResult": "histor_sign.scan._scanner",
     "ReplayOptions": "histor_sign.replay",
@@ -93,6 +107,8 @@ _LAZY: dict[str, str] = {
     "sign": "histor_sign.signing",
     "verify": "histor_sign.verify",
     "compare": "histor_sign.drift",
+    "check_served": "histor_sign.pins",
+    "pin_first_use": "histor_sign.pins",
     "release": "histor_sign.release",
     "canonical_bytes": "histor_sign.canonical",
     # errors
@@ -114,18 +130,23 @@ __all__ = [
     "Catalog",
     "ChangeKind",
     "CheckFailed",
+    "CheckServedResult",
     "Decision",
     "DriftResult",
     "DriftStatus",
     "FetchError",
     "FetchOptions",
     "Finding",
+    "Freshness",
     "GateFailed",
     "Guard",
     "HistorError",
     "InputError",
     "LimitExceeded",
     "OperationalError",
+    "PinEntry",
+    "PinStore",
+    "PinnedRevision",
     "Pins",
     "Policy",
     "ReleaseOutcome",
@@ -148,10 +169,12 @@ __all__ = [
     "VerificationReport",
     "build_statement",
     "canonical_bytes",
+    "check_served",
     "compare",
     "digests",
     "fetch",
     "load_tools",
+    "pin_first_use",
     "release",
     "replay",
     "scan",

@@ -23,3 +23,13 @@ def corpus_tools() -> list[dict[str, object]]:
         for entry in server.get("tools", {}).values():
             tools.extend(entry.get("tools", []))
     return tools
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_pin_store(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No test reads or writes the user's pin file: the per-user default
+    ($XDG_CONFIG_HOME/histor-sign/pins.json) points into a session temp dir, for in-process
+    runs and the subprocesses they start alike."""
+    import os
+
+    os.environ["XDG_CONFIG_HOME"] = str(tmp_path_factory.mktemp("xdg-config"))

@@ -70,3 +70,5 @@ DEFAULT_MAX_ARGUMENT_BYTES = 1 * _MIB
 MAX_POLICY_BYTES = 1 * _MIB
 #: A Sigstore trusted root or signing config (a handful of certificates and keys).
 MAX_TRUST_FILE_BYTES = 4 * _MIB
+#: A client's pin file (server name → trusted publisher); a few hundred bytes per server.
+MAX_PIN_FILE_BYTES = 4 * _MIB

@@ -14,6 +14,7 @@ from histor_sign.cli.app import app, main
 
 # Importing a command module registers its commands on ``app``.
 from histor_sign.cli import catalog_commands  # noqa: F401  isort: skip
+from histor_sign.cli import trust_commands  # noqa: F401  isort: skip
 from histor_sign.cli import guard_commands  # noqa: F401  isort: skip
 from histor_sign.cli import check_commands  # noqa: F401  isort: skip
 from histor_sign.cli import signing_commands  # noqa: F401  isort: skip

@@ -107,6 +107,14 @@ FLAGS: dict[str, str] = {
     "trusted_root": "--trusted-root",
     "staging": "--staging",
     "offline": "--offline",
+    # client pins (trust add, check/guard --server)
+    "server": "--server",
+    "location": "--envelope",
+    "repository": "--repository",
+    "workflow": "--workflow",
+    "owner_id": "--owner-id",
+    "repository_id": "--repository-id",
+    "replace_existing": "--replace",
 }
 
 

@@ -8,7 +8,7 @@ import typer
 
 from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
 from histor_sign.cli import target_options as t
-from histor_sign.cli.app import OutputFormat, app, emit
+from histor_sign.cli.app import OutputFormat, app, emit, warn
 from histor_sign.cli.signing_commands import (
     CertIdentityOpt,
     CertIssuerOpt,
@@ -21,8 +21,16 @@ from histor_sign.cli.signing_commands import (
     VerifyFlags,
     VerifyStagingOpt,
     VerifyTrustConfigOpt,
-    verify_signed_envelope,
 )
+from histor_sign.cli.trust_commands import (
+    PinsOpt,
+    ServerOpt,
+    VerifiedForUse,
+    pinned_store,
+    verified_json,
+    verify_for_use,
+)
+from histor_sign.mcp._target import FetchOptions, Target
 
 FORMAT_OPT = typer.Option(
     OutputFormat.human, "--format", "-f", help="human (summary and per-tool lines) or json."
@@ -31,9 +39,10 @@ OUTPUT_OPT = typer.Option(
     None, "--output", "-o", help="Write the result to this file (atomically)."
 )
 ENVELOPE_OPT = typer.Option(
-    ..., "--envelope", metavar="FILE",
+    None, "--envelope", metavar="FILE",
     help="Signed revision envelope (or bare statement) to compare against. Checks digests "
-    "only, unless --verify is given.",
+    "only, unless --verify or --server is given. Omit it with --server to use the latest "
+    "revision from the pinned location.",
 )
 SIGNED_TOOLS_OPT = typer.Option(
     None, "--signed-tools", metavar="FILE",
@@ -47,15 +56,18 @@ TOOLS_ARG = typer.Argument(
 )
 VERIFY_OPT = typer.Option(
     False, "--verify",
-    help="Also verify the envelope's signature and identity first (same pins as 'verify'); "
-    "a failed verification exits 1 before any comparison.",
+    help="Also verify the envelope's signature and identity first; the publisher must be "
+    "pinned ('trust add', --server, or the identity flags). A failed verification exits 1 "
+    "before any comparison.",
 )
 
 
 @app.command()
 def check(
     tools: str | None = TOOLS_ARG,
-    envelope: str = ENVELOPE_OPT,
+    envelope: str | None = ENVELOPE_OPT,
+    server: ServerOpt = None,
+    pins: PinsOpt = None,
     signed_tools: str | None = SIGNED_TOOLS_OPT,
     format: OutputFormat = FORMAT_OPT,
     output: Path | None = OUTPUT_OPT,
@@ -79,33 +91,77 @@ def check(
 ) -> None:
     """Detect drift between the tools a server serves now and a signed revision.
 
-    With --verify the envelope's signature and signer identity are verified first, so a
-    client pins the publisher's workflow in one step. Exit codes: 0 match, 1 different
-    (or verification failed), 2 bad input.
+    With --server NAME (after 'trust add') the latest revision comes from the pinned
+    location, verified under the pin and checked for freshness (a rollback, a fork or a
+    broken chain exits 1; a newer revision that chains advances the pin). With --verify the
+    given envelope's signature and signer are verified first, against the pin store, --server
+    or the identity flags. Exit codes: 0 match, 1 different (or verification failed), 2 bad
+    input.
     """
     from histor_sign.canonical import read_json_file
     from histor_sign.catalog import load_catalog
     from histor_sign.drift import compare
+    from histor_sign.errors import UsageError
+    from histor_sign.pins import Freshness, verified_drift_text
 
     target = t.target_from_flags(stdio, url, header, bearer_token_env, required=False)
     flags = VerifyFlags(
         cert_identity, cert_oidc_issuer, repository, ref, owner_id, repository_id,
         trusted_root, trust_config, staging, offline,
     )
+    if envelope is None and server is None:
+        raise UsageError("give the signed revision: --envelope FILE, or --server NAME (pinned)")
+    verify = verify or server is not None
     flags.require_verify(verify)
+    options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)
+    verified: VerifiedForUse | None = None
+    if envelope is None:
+        assert server is not None
+        if signed_tools is not None:
+            raise UsageError("--signed-tools needs --envelope; with --server the signed tools "
+                             "come from the pinned location")
+        return _check_pinned(server, tools, target, options, flags, pins, format, output)
     signed_statement = read_json_file(envelope)
     signed_catalog = load_catalog(signed_tools).tools if signed_tools else None
     if verify:
-        verify_signed_envelope(signed_statement, envelope, flags)
-    options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)
+        verified = verify_for_use(signed_statement, envelope, flags, server=server, pins=pins)
     served = t.tools_from_file_or_target(
         tools, target, options, what="the served tools (TOOLS_FILE)"
     )
-    result = compare(signed_statement, served, signed_catalog, source=envelope)
+    result = compare(verified.envelope if verified else signed_statement, served,
+                     signed_catalog, source=envelope)
+    hint = "pass --signed-tools to name them"
     if format is OutputFormat.json:
-        emit(json.dumps(result.to_json(), indent=2, ensure_ascii=False), output)
+        emit(verified_json(result.to_json(), verified), output)
+    elif verified is not None:
+        pinned = verified.pinned
+        advanced = (pinned.detail if pinned is not None
+                    and pinned.freshness is Freshness.ADVANCED else None)
+        emit(verified_drift_text(result, verified.headline, advanced=advanced,
+                                 fields_hint=hint), output)
     else:
-        emit(result.to_text(fields_hint="pass --signed-tools to name them"), output)
+        emit(result.to_text(fields_hint=hint), output)
     if not result.matches:
         raise typer.Exit(1)
 
+
+def _check_pinned(
+    server: str, tools: str | None, target: "Target | None", options: "FetchOptions",
+    flags: VerifyFlags, pins: Path | None, format: OutputFormat, output: Path | None,
+) -> None:
+    """``check --server NAME``: the latest revision under the pin vs. what is served."""
+    from histor_sign.pins import check_served
+
+    store = pinned_store(server, flags, pins)
+    served = t.tools_from_file_or_target(
+        tools, target, options, what="the served tools (TOOLS_FILE)"
+    )
+    trust = flags.trust()
+    warn(trust.warning())
+    result = check_served(store, server, served, trust=trust)
+    if format is OutputFormat.json:
+        emit(json.dumps(result.to_json(), indent=2, ensure_ascii=False), output)
+    else:
+        emit(result.to_text(), output)
+    if not result.ok:
+        raise typer.Exit(1)

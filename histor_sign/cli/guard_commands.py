@@ -1,7 +1,6 @@
 """``guard``: decide whether one tool call may be dispatched."""
 
 
-import json
 from pathlib import Path
 
 import typer
@@ -20,7 +19,14 @@ from histor_sign.cli.signing_commands import (
     VerifyFlags,
     VerifyStagingOpt,
     VerifyTrustConfigOpt,
-    verify_signed_envelope,
+)
+from histor_sign.cli.trust_commands import (
+    PinsOpt,
+    ServerOpt,
+    VerifiedForUse,
+    pinned_latest,
+    verified_json,
+    verify_for_use,
 )
 from histor_sign.errors import UsageError
 
@@ -60,9 +66,12 @@ def guard(
     verify: bool = typer.Option(
         False, "--verify",
         help="Verify the --envelope's signature, transparency-log entry and signer identity "
-        "first (same pins and trust flags as 'verify'), so the contract is the one the "
-        "pinned publisher signed; a failed verification exits 1 and decides nothing.",
+        "first, so the contract is the one the pinned publisher signed (pinned by 'trust "
+        "add', --server, or the identity flags); a failed verification exits 1 and decides "
+        "nothing.",
     ),
+    server: ServerOpt = None,
+    pins: PinsOpt = None,
     cert_identity: CertIdentityOpt = None,
     cert_oidc_issuer: CertIssuerOpt = GITHUB_ACTIONS_ISSUER,
     repository: RepositoryOpt = None,
@@ -76,21 +85,29 @@ def guard(
 ) -> None:
     """Allow or deny one tool call against its argument contract; never runs the tool.
 
-    With --envelope --verify the contract is bound to a verified, publisher-pinned signed
-    revision in one step. Exit codes: 0 allow, 1 deny (or verification failed), 2 bad
-    input (unreadable files, malformed catalog, envelope or policy; bad flags).
+    With --server NAME (after 'trust add') the contract is the signed tool definitions of
+    the latest revision at the pinned location, verified under the pin and fresh. With
+    --envelope --verify the contract is bound to a verified, publisher-pinned signed
+    revision. Exit codes: 0 allow, 1 deny (or verification failed), 2 bad input
+    (unreadable files, malformed catalog, envelope or policy; bad flags).
     """
     from histor_sign._internal.calls import printable
     from histor_sign.canonical import read_bytes, read_json_file
     from histor_sign.catalog import load_catalog
     from histor_sign.guard import Guard, Policy
 
-    if catalog is None:
+    pinned_contract = server is not None and envelope is None
+    if pinned_contract and catalog is not None:
+        raise UsageError("--server without --envelope takes the contract from the pinned "
+                         "location; drop --catalog, or give --envelope with it")
+    if catalog is None and not pinned_contract:
         raise UsageError(
-            "guard needs the contract: --catalog TOOLS, or --envelope E --tools TOOLS"
+            "guard needs the contract: --catalog TOOLS, --envelope E --tools TOOLS, or "
+            "--server NAME (pinned)"
         )
-    if verify and envelope is None:
+    if verify and envelope is None and server is None:
         raise UsageError("--verify needs --envelope: it verifies the signed revision")
+    verify = verify or server is not None
     flags = VerifyFlags(
         cert_identity, cert_oidc_issuer, repository, ref, owner_id, repository_id,
         trusted_root, trust_config, staging, offline,
@@ -99,23 +116,34 @@ def guard(
     if [call, catalog, policy, envelope].count("-") > 1:
         raise UsageError("standard input (-) can be read only once")
     # Bad input first (exit 2), then verification (exit 1), then the decision.
-    tools = load_catalog(catalog).tools
     rules = Policy.load(policy) if policy else None
-    if envelope is not None:
-        signed = read_json_file(envelope)
-        g = Guard.from_envelope(signed, tools, rules)
-    else:
-        g = Guard.from_catalog(tools, rules)
     data = read_bytes(call)
-    if verify and envelope is not None:
-        verify_signed_envelope(signed, envelope, flags)
+    verified: VerifiedForUse | None = None
+    if pinned_contract:
+        assert server is not None
+        pinned = pinned_latest(server, flags, pins, signed_tools=True)
+        assert pinned.signed_tools is not None
+        verified = VerifiedForUse(pinned.envelope, pinned.headline(), pinned)
+        g = Guard.from_envelope(pinned.envelope, pinned.signed_tools.tools, rules)
+    else:
+        assert catalog is not None
+        tools = load_catalog(catalog).tools
+        if envelope is not None:
+            signed = read_json_file(envelope)
+            g = Guard.from_envelope(signed, tools, rules)
+            if verify:
+                verified = verify_for_use(signed, envelope, flags, server=server, pins=pins)
+        else:
+            g = Guard.from_catalog(tools, rules)
     decision = g.check_document(data, call)
     if format is OutputFormat.json:
-        emit(json.dumps(decision.to_json(), indent=2, ensure_ascii=False), output)
+        emit(verified_json(decision.to_json(), verified), output)
     else:
         lines = [f"{decision.verdict.upper()} {printable(decision.tool or '(no tool)')}"]
         for reason in decision.reasons:
             lines.append(f"  {reason.pointer or '-'}  {reason.code}: {reason.message}")
+        if verified is not None:
+            lines.append(f"  contract: {verified.headline}")
         emit("\n".join(lines), output)
     if not decision.allowed:
         raise typer.Exit(1)

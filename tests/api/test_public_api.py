@@ -11,7 +11,9 @@ from cli_harness import REPO, cli_env
 import histor_sign as hs
 
 PUBLIC = [
-    "AxisResult", "AxisStatus", "Catalog", "ChangeKind", "CheckFailed", "Decision",
+    "AxisResult", "AxisStatus", "Catalog", "ChangeKind", "CheckFailed", "CheckServedResult",
+    "Decision", "Freshness", "PinEntry", "PinStore", "PinnedRevision", "check_served",
+    "pin_first_use",
     "DriftResult", "DriftStatus", "FetchError", "FetchOptions", "Finding", "GateFailed",
     "Guard", "HistorError", "InputError", "LimitExceeded", "OperationalError", "Pins",
     "Policy", "ReleaseOutcome", "ReleaseRequest", "ReplayOptions", "ReplayResult",

@@ -332,7 +332,7 @@ def flag_cases(w: World) -> list[tuple[list[str], str]]:
         (["guard", str(w.call), "--catalog", t, "--offline"], "need --verify"),
         (["guard", "-", "--catalog", "-"], "read only once"),
         (["guard", str(w.call), "--catalog", t, "--format", "xml"], "'xml' is not one of"),
-        (["check", t], "Missing option '--envelope'"),
+        (["check", t], "give the signed revision: --envelope FILE, or --server NAME"),
         (["check", t, "--envelope", e, "--offline"], "need --verify"),
         (["check", t, "--envelope", e, "--stdio", "x"], "not both"),
         (["check", "--envelope", e], "give the served tools"),
@@ -537,9 +537,9 @@ def test_tampered_envelopes(in_work: World) -> None:
         for args in (
             ["verify", str(tampered), "--trust-config", tc],
             ["check", str(w.ss.tools_v1), "--envelope", str(tampered), "--verify",
-             "--trust-config", tc],
+             "--trust-config", tc, "--server", "io.github.alice/docs"],
             ["guard", str(w.call), "--catalog", str(w.ss.tools_v1), "--envelope", str(tampered),
-             "--verify", "--trust-config", tc],
+             "--verify", "--trust-config", tc, "--server", "io.github.alice/docs"],
         ):
             run = run_main(*args)
             try:

@@ -83,13 +83,26 @@ def test_verified_and_pinned_contract_allows(signed: Signed) -> None:
                                 "example/users", "--ref", "refs/heads/main"), subprocess=True)
     assert run.code == 0, run
     assert run.stdout.startswith("ALLOW update_user_email")
-    # Without a --cert-identity the io.github.example namespace still pins the owner.
-    run = guard(signed, *pinned(signed, "--format", "json"))
+    assert f"contract: {SERVER} revision 1 · signed by {WORKFLOW}" in run.stdout
+    # --server pins the name, and with it the io.github.example namespace owner.
+    run = guard(signed, *pinned(signed, "--server", SERVER, "--format", "json"))
     assert run.code == 0 and json.loads(run.stdout)["decision"] == "allow"
+    verified = json.loads(run.stdout)["verified"]
+    assert verified["server"] == SERVER and verified["signer"]["identity"] == WORKFLOW
+
+
+def test_verify_without_any_pin_is_refused(signed: Signed) -> None:
+    """Any validly signed io.github.* envelope of any owner would pass: refused, exit 2."""
+    run = guard(signed, *pinned(signed))
+    assert_bad_input(run, "only from a pinned publisher", "trust add io.github.example/users")
+    assert run.stdout == ""
+    # --server naming another server than the envelope's is a failed check.
+    run = guard(signed, *pinned(signed, "--server", "io.github.example/other"))
+    assert_failed_check(run, "identity")
 
 
 def test_verified_contract_still_denies_a_drifted_tool(signed: Signed) -> None:
-    run = guard(signed, *pinned(signed), tools=signed.drifted)
+    run = guard(signed, *pinned(signed, "--server", SERVER), tools=signed.drifted)
     assert run.code == 1 and "not-signed" in run.stdout, run
     assert "not the signed definition" in run.stdout
 
@@ -99,8 +112,9 @@ def test_verified_contract_still_denies_a_drifted_tool(signed: Signed) -> None:
     [
         (["--cert-identity", OTHER_WORKFLOW], "identity"),
         (["--repository", "example/other"], "identity"),
-        (["--ref", "refs/heads/release"], "identity"),
-        (["--cert-oidc-issuer", "https://accounts.example.com"], "identity"),
+        (["--ref", "refs/heads/release", "--server", SERVER], "identity"),
+        (["--cert-oidc-issuer", "https://accounts.example.com", "--server", SERVER],
+         "identity"),
     ],
 )
 def test_failed_pin_exits_1_naming_the_axis_and_decides_nothing(
@@ -116,7 +130,7 @@ def test_tampered_envelope_fails_signature_and_decides_nothing(signed: Signed) -
     doc["serverVersion"] = "9.9.9"  # the statement no longer matches the signed bytes
     tampered = signed.directory / "tampered.envelope.json"
     tampered.write_text(json.dumps(doc))
-    run = guard(signed, *pinned(signed), envelope=tampered, subprocess=True)
+    run = guard(signed, *pinned(signed, "--server", SERVER), envelope=tampered, subprocess=True)
     assert_failed_check(run, "signature")
     assert run.stdout == "", run
     # Without --verify the same envelope binds digests only, and the call is decided.

@@ -1,0 +1,303 @@
+"""``trust add|list|remove``: the client's pinned publishers, and the one rule
+``check``/``guard`` follow before they use a signed revision: it must come from a pinned
+publisher (a pin-store entry, ``--server``, or an explicit identity pin)."""
+
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
+from histor_sign._internal.untrusted import printable
+from histor_sign.canonical import JsonValue
+from histor_sign.cli.app import PROG, OutputFormat, app, emit, warn
+from histor_sign.cli.signing_commands import (
+    OfflineOpt,
+    OwnerIdOpt,
+    RepositoryIdOpt,
+    TrustedRootOpt,
+    VerifyFlags,
+    VerifyStagingOpt,
+    VerifyTrustConfigOpt,
+    trust_from_flags,
+    verify_signed_envelope,
+)
+from histor_sign.errors import UsageError, VerificationFailed
+
+if TYPE_CHECKING:
+    from histor_sign.envelope import SignedEnvelope
+    from histor_sign.pins import PinEntry, PinnedRevision, PinStore
+
+PinsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--pins", metavar="FILE",
+        help="Pin file to use (e.g. a project-local one to commit). Default: the per-user "
+        "$XDG_CONFIG_HOME/histor-sign/pins.json (~/.config/histor-sign/pins.json).",
+    ),
+]
+ServerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--server", metavar="NAME",
+        help="The MCP server name (e.g. io.github.OWNER/NAME). With a pin ('trust add') the "
+        "latest revision comes from the pinned location, verified under the pin; it implies "
+        "--verify.",
+    ),
+]
+
+trust_app = typer.Typer(
+    name="trust",
+    help="Pin MCP server publishers: which repository (and workflow) may sign a server's "
+    "revisions, where they are published, and the highest revision seen.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(trust_app, name="trust")
+
+
+def load_store(pins: Path | None) -> "PinStore":
+    from histor_sign.pins import PinStore
+
+    return PinStore.load(pins)
+
+
+# ---------------------------------------------------------------------- use by check/guard
+@dataclass(frozen=True)
+class VerifiedForUse:
+    """A signed revision that passed the pin rule, and the line that says who signed it."""
+
+    envelope: "SignedEnvelope"
+    headline: str
+    pinned: "PinnedRevision | None" = None
+
+    def to_json(self) -> dict[str, Any]:
+        if self.pinned is not None:
+            return self.pinned.to_json()
+        env = self.envelope
+        return {
+            "server": env.server, "revision": env.revision,
+            "manifestDigest": env.statement.manifest_digest,
+            "signer": {"issuer": env.issuer, "identity": env.identity},
+        }
+
+
+def _headline(env: "SignedEnvelope") -> str:
+    return f"{env.server} revision {env.revision} · signed by {printable(env.identity)}"
+
+
+def has_identity_pin(flags: VerifyFlags) -> bool:
+    """An explicit pin on who signed (the issuer alone, or a ref alone, is not one)."""
+    return any(v is not None for v in (
+        flags.cert_identity, flags.repository, flags.owner_id, flags.repository_id))
+
+
+def verify_for_use(
+    document: JsonValue, source: str, flags: VerifyFlags, *, server: str | None,
+    pins: Path | None,
+) -> VerifiedForUse:
+    """Verify an explicitly given envelope before ``check``/``guard`` use it.
+
+    Explicit identity flags pin the signer; otherwise the pin-store entry for ``--server``
+    (or the envelope's own server name) does, freshness included; otherwise ``--server``
+    alone pins the name (and with it the io.github namespace owner). With none of these the
+    envelope is refused: any validly signed envelope of any owner would pass.
+    """
+    from histor_sign.envelope import parse_envelope
+    from histor_sign.pins import Freshness, verify_pinned
+
+    env = parse_envelope(document, source)
+    trust = flags.trust()
+    warning = trust.warning()  # reads the trust files: bad ones are bad input, whatever pins
+    if server is not None and env.server != server:
+        raise VerificationFailed(
+            f"{source}: identity: the envelope is for {printable(env.server, 200)!r}, "
+            f"not --server {server!r}"
+        )
+    if has_identity_pin(flags):
+        verify_signed_envelope(document, source, flags)
+        return VerifiedForUse(env, _headline(env))
+    store = load_store(pins)
+    entry = store.get(server or env.server)
+    if entry is not None:
+        warn(warning)
+        pinned = verify_pinned(entry, trust=trust, envelope=env, source=source)
+        pinned.raise_for_freshness()
+        if pinned.freshness is Freshness.ADVANCED:
+            store.advance(pinned.pin)
+        return VerifiedForUse(env, pinned.headline(), pinned)
+    if server is not None:
+        verify_signed_envelope(document, source, flags)
+        return VerifiedForUse(env, _headline(env))
+    raise UsageError(
+        f"--verify accepts a signed revision only from a pinned publisher, and "
+        f"{printable(env.server, 200)} is not pinned in {store.path}: pin it with "
+        f"'{PROG} trust add {printable(env.server, 200)} --repository OWNER/REPO --envelope "
+        "URL|FILE', or pass --server NAME or an identity pin (--cert-identity, --repository, "
+        "--owner-id, --repository-id)"
+    )
+
+
+def pinned_store(server: str, flags: VerifyFlags, pins: Path | None) -> "PinStore":
+    """The pin store, which must pin ``server``; identity flags cannot loosen or replace
+    the pin."""
+    if has_identity_pin(flags):
+        raise UsageError(
+            "--server without --envelope verifies under the pin ('trust add'); identity flags "
+            "cannot be added to it"
+        )
+    store = load_store(pins)
+    if server not in store:
+        raise UsageError(
+            f"{printable(server, 200)} is not pinned in {store.path}: pin it first with "
+            f"'{PROG} trust add {printable(server, 200)} --repository OWNER/REPO --envelope "
+            "URL|FILE'"
+        )
+    return store
+
+
+def pinned_latest(
+    server: str, flags: VerifyFlags, pins: Path | None, *, signed_tools: bool | None
+) -> "PinnedRevision":
+    """The latest revision from the pinned location, verified and fresh (pin advanced)."""
+    from histor_sign.pins import Freshness, verify_pinned
+
+    store = pinned_store(server, flags, pins)
+    entry = store.get(server)
+    assert entry is not None
+    trust = flags.trust()
+    warn(trust.warning())
+    pinned = verify_pinned(entry, trust=trust, signed_tools=signed_tools)
+    pinned.raise_for_freshness()
+    if pinned.freshness is Freshness.ADVANCED:
+        store.advance(pinned.pin)
+    return pinned
+
+
+# ---------------------------------------------------------------------- trust add/list/remove
+@trust_app.command("add")
+def trust_add(
+    server: Annotated[str, typer.Argument(metavar="NAME", help="MCP server name, "
+                                          "io.github.OWNER/NAME.")],
+    repository: Annotated[
+        str, typer.Option("--repository", metavar="OWNER/REPO",
+                          help="The GitHub repository whose workflow signs the revisions.")
+    ],
+    envelope: Annotated[
+        str, typer.Option(
+            "--envelope", metavar="URL|FILE",
+            help="Where the revisions are published: the latest envelope "
+            "(…/latest.envelope.json) or its directory; https, loopback http, or a path.",
+        )
+    ],
+    workflow: Annotated[
+        str | None, typer.Option(
+            "--workflow", metavar="PATH",
+            help="Require this workflow file, e.g. .github/workflows/sign.yml (any ref). "
+            "Default: any workflow of the repository.",
+        )
+    ] = None,
+    owner_id: OwnerIdOpt = None,
+    repository_id: RepositoryIdOpt = None,
+    pins: PinsOpt = None,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Re-pin a server that is already pinned.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Verify and show the pin, write nothing.")
+    ] = False,
+    trusted_root: TrustedRootOpt = None,
+    trust_config: VerifyTrustConfigOpt = None,
+    staging: VerifyStagingOpt = False,
+    offline: OfflineOpt = False,
+) -> None:
+    """Pin a publisher: verify its latest signed revision and record who signed it.
+
+    The numeric GitHub owner and repository ids are learned from the verified certificate
+    and required from then on, so a renamed or re-registered owner does not inherit the
+    pin. Exit codes: 0 pinned, 1 the envelope does not verify under the pin, 2 bad input.
+    """
+    from histor_sign.pins import draft_pin, pin_first_use
+
+    trust = trust_from_flags(staging=staging, trusted_root=trusted_root,
+                             trust_config=trust_config, offline=offline)
+    draft_pin(server, repository=repository, location=envelope, workflow=workflow,
+              owner_id=owner_id, repository_id=repository_id)
+    warning = trust.warning()  # reads the trust files: bad ones are bad input
+    store = load_store(pins)
+    if server in store and not replace:
+        raise UsageError(f"{printable(server, 200)} is already pinned in {store.path}; pass "
+                         "--replace to re-pin it")
+    sys.stderr.write(
+        f"{PROG}: pinning {printable(server, 200)} to repository {printable(repository, 200)}"
+        f"{', workflow ' + printable(workflow, 200) if workflow else ''}; verifying the latest "
+        f"envelope at {printable(envelope, 300)}\n"
+    )
+    warn(warning)
+    first = pin_first_use(
+        server, repository=repository, location=envelope, workflow=workflow,
+        owner_id=owner_id, repository_id=repository_id, trust=trust,
+        issuer=GITHUB_ACTIONS_ISSUER,
+    )
+    if not dry_run:
+        store = store.add(first.pin, replace_existing=replace)
+    head = "would pin" if dry_run else "pinned"
+    emit("\n".join([f"{head} {printable(server, 200)} in {store.path}",
+                    *_entry_lines(first.pin, learned=True)]), None)
+
+
+def _entry_lines(entry: "PinEntry", *, learned: bool = False) -> list[str]:
+    note = " (learned from the certificate)" if learned else ""
+    return [
+        f"  repository     {entry.repository}",
+        f"  workflow       {entry.workflow or 'any workflow of the repository'}",
+        f"  owner id       {entry.owner_id or 'not pinned (the certificate has none)'}"
+        f"{note if entry.owner_id else ''}",
+        f"  repository id  {entry.repository_id or 'not pinned (the certificate has none)'}"
+        f"{note if entry.repository_id else ''}",
+        f"  revision       {entry.revision} (manifest {entry.manifest_digest})",
+        f"  signed by      {printable(entry.signer)}",
+        f"  envelope       {printable(entry.location)}",
+    ]
+
+
+@trust_app.command("list")
+def trust_list(
+    pins: PinsOpt = None,
+    format: Annotated[
+        OutputFormat, typer.Option("--format", "-f", help="human or json (the pin file).")
+    ] = OutputFormat.human,
+) -> None:
+    """Show every pinned server."""
+    store = load_store(pins)
+    if format is OutputFormat.json:
+        emit(store.to_bytes().decode("utf-8"), None)
+        return
+    if not len(store):
+        emit(f"no servers pinned in {store.path}", None)
+        return
+    lines = [f"{len(store)} pinned in {store.path}"]
+    for name in sorted(store.entries):
+        lines += ["", name, *_entry_lines(store.entries[name])]
+    emit("\n".join(lines), None)
+
+
+@trust_app.command("remove")
+def trust_remove(
+    server: Annotated[str, typer.Argument(metavar="NAME", help="The pinned server name.")],
+    pins: PinsOpt = None,
+) -> None:
+    """Forget a pinned server."""
+    store = load_store(pins).remove(server)
+    emit(f"removed {printable(server, 200)} from {store.path}", None)
+
+
+def verified_json(document: dict[str, Any], verified: VerifiedForUse | None) -> str:
+    """A command's JSON document with the ``verified`` member added when there is one."""
+    if verified is not None:
+        document = {**document, "verified": verified.to_json()}
+    return json.dumps(document, indent=2, ensure_ascii=False)

@@ -1,0 +1,780 @@
+"""Client trust: pin a publisher once, then accept only its fresh, chained revisions.
+
+A :class:`PinStore` is a small JSON file mapping an MCP server name to the publisher it
+trusts (GitHub repository, optionally the workflow file, and the numeric owner/repository
+ids learned from the first verified certificate), where the publisher's signed revisions
+live (see :mod:`histor_sign._internal.release_location` for the layout), and the highest
+revision verified so far with its manifest digest.
+
+:func:`verify_pinned` fetches a publisher's latest envelope, verifies it under the pin
+(signature, the pinned identity, the pinned server name) and judges its freshness:
+
+* a lower revision than the pinned one is a **rollback**;
+* the same revision with another manifest digest is a **fork**;
+* a higher revision must **chain** from the pinned one — every revision in between is
+  fetched from the pinned location and verified under the same pin — before the pin
+  advances; a gap, an unverifiable link or another history is a **broken chain**.
+
+:func:`check_served` adds the drift comparison with what a server serves now. What is
+proved: the tools were signed by the pinned publisher's workflow as revision N, and N
+descends from every revision this client saw before. Not that the tools are safe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from histor_sign._internal.atomic import write_atomic
+from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
+from histor_sign._internal.limits import MAX_PIN_FILE_BYTES
+from histor_sign._internal.release_location import NotPublished, ReleaseLocation
+from histor_sign._internal.untrusted import printable
+from histor_sign.errors import InputError, LimitExceeded, UsageError, VerificationFailed
+from histor_sign.revision import validate_server_name
+
+if TYPE_CHECKING:
+    from histor_sign._internal.sigstore_trust import Trust
+    from histor_sign.catalog import Catalog, ToolsLike
+    from histor_sign.drift import DriftResult
+    from histor_sign.envelope import SignedEnvelope
+    from histor_sign.verify import Pins
+
+#: Format version of the pin file; a newer one is refused rather than half understood.
+PINS_VERSION = 1
+#: Servers one pin file may hold.
+MAX_PINNED_SERVERS = 10_000
+#: Revisions :func:`verify_pinned` follows from the pinned one to the latest.
+DEFAULT_MAX_CHAIN = 1000
+
+_REPOSITORY = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
+_WORKFLOW = re.compile(r"^\.github/workflows/[A-Za-z0-9._/-]+\.ya?ml$")
+_NUMERIC_ID = re.compile(r"^[0-9]{1,20}$")
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+_ENTRY_KEYS = (
+    "envelope", "issuer", "manifestDigest", "ownerId", "repository", "repositoryId",
+    "revision", "signer", "workflow",
+)
+
+
+class Freshness(StrEnum):
+    """How a verified revision relates to the pinned one."""
+
+    FIRST_USE = "first-use"
+    CURRENT = "current"
+    ADVANCED = "advanced"
+    ROLLBACK = "rollback"
+    FORK = "fork"
+    BROKEN_CHAIN = "broken-chain"
+
+    @property
+    def ok(self) -> bool:
+        """True when the revision may be used (and the pin may move to it)."""
+        return self in (Freshness.FIRST_USE, Freshness.CURRENT, Freshness.ADVANCED)
+
+
+# ---------------------------------------------------------------------- validation
+def validate_repository(repository: str, param: str = "repository") -> str:
+    """``OWNER/REPO`` as GitHub spells it."""
+    if not isinstance(repository, str) or not _REPOSITORY.match(repository):
+        raise UsageError(
+            f"`{param}` must be a GitHub repository OWNER/REPO, got "
+            f"{printable(str(repository), 120)!r}",
+            param=param,
+        )
+    return repository
+
+
+def validate_workflow(workflow: str, param: str = "workflow") -> str:
+    """A repository-relative workflow file, e.g. ``.github/workflows/sign.yml``."""
+    if (not isinstance(workflow, str) or not _WORKFLOW.match(workflow)
+            or "/../" in workflow or "//" in workflow):
+        raise UsageError(
+            f"`{param}` must be a workflow file path like .github/workflows/sign.yml, got "
+            f"{printable(str(workflow), 120)!r}",
+            param=param,
+        )
+    return workflow
+
+
+def _validate_id(value: str | None, param: str) -> str | None:
+    if value is not None and (not isinstance(value, str) or not _NUMERIC_ID.match(value)):
+        raise UsageError(f"`{param}` must be a decimal number", param=param)
+    return value
+
+
+# ---------------------------------------------------------------------- the pin
+@dataclass(frozen=True)
+class PinEntry:
+    """What a client trusts for one server name.
+
+    ``repository`` (``OWNER/REPO``) and, when given, ``workflow`` (the workflow file) say
+    which GitHub Actions workflow may sign; ``owner_id``/``repository_id`` are the numeric
+    ids learned from the first verified certificate, so a renamed or re-registered owner
+    does not inherit the pin. ``location`` is where the signed revisions are published;
+    ``revision``/``manifest_digest`` the highest revision verified so far and ``signer``
+    its exact signing identity (shown to the user, not required of later revisions).
+    """
+
+    server: str
+    repository: str
+    location: str
+    revision: int
+    manifest_digest: str
+    signer: str
+    workflow: str | None = None
+    owner_id: str | None = None
+    repository_id: str | None = None
+    issuer: str = GITHUB_ACTIONS_ISSUER
+
+    def pins(self) -> Pins:
+        """The certificate pins this entry stands for (the workflow is checked on the
+        signer identity by :func:`verify_pinned`)."""
+        from histor_sign.verify import Pins
+
+        return Pins(
+            issuer=self.issuer, repository=self.repository, owner_id=self.owner_id,
+            repository_id=self.repository_id,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry's member in the pin file (keyed by server name there)."""
+        return {
+            "repository": self.repository,
+            "workflow": self.workflow,
+            "ownerId": self.owner_id,
+            "repositoryId": self.repository_id,
+            "issuer": self.issuer,
+            "envelope": self.location,
+            "revision": self.revision,
+            "manifestDigest": self.manifest_digest,
+            "signer": self.signer,
+        }
+
+    @classmethod
+    def from_json(cls, server: str, value: Any, source: str) -> PinEntry:
+        """Parse one entry strictly; :class:`InputError` names the member that is wrong."""
+        where = f"{source}: servers.{printable(server, 200)}"
+        try:
+            validate_server_name(server)
+        except InputError:
+            raise InputError(f"{where}: not a server name (NAMESPACE/NAME)") from None
+        if not isinstance(value, dict):
+            raise InputError(f"{where} must be a JSON object")
+        keys = set(value)
+        missing = sorted(set(_ENTRY_KEYS) - keys)
+        unknown = sorted(keys - set(_ENTRY_KEYS))
+        if missing or unknown:
+            parts = ([f"missing {', '.join(missing)}"] if missing else []) + (
+                [f"unknown member(s) {', '.join(map(printable, unknown))}"] if unknown else [])
+            raise InputError(f"{where}: {'; '.join(parts)}")
+
+        def text(key: str, optional: bool = False) -> Any:
+            item = value[key]
+            if item is None and optional:
+                return None
+            if not isinstance(item, str) or not item or len(item) > 2048:
+                raise InputError(f"{where}.{key} must be a non-empty string"
+                                 + (" or null" if optional else ""))
+            return item
+
+        revision = value["revision"]
+        if not isinstance(revision, int) or isinstance(revision, bool) or revision < 1:
+            raise InputError(f"{where}.revision must be a positive integer")
+        entry = cls(
+            server=server, repository=text("repository"), location=text("envelope"),
+            revision=revision, manifest_digest=text("manifestDigest"), signer=text("signer"),
+            workflow=text("workflow", True), owner_id=text("ownerId", True),
+            repository_id=text("repositoryId", True), issuer=text("issuer"),
+        )
+        try:
+            entry.validate()
+        except UsageError as exc:
+            raise InputError(f"{where}: {exc.message}") from None
+        return entry
+
+    def validate(self) -> None:
+        """Check every member's form (raises :class:`UsageError` naming the parameter)."""
+        validate_server_name(self.server)
+        validate_repository(self.repository)
+        if self.workflow is not None:
+            validate_workflow(self.workflow)
+        _validate_id(self.owner_id, "owner_id")
+        _validate_id(self.repository_id, "repository_id")
+        ReleaseLocation.parse(self.location, param="location")
+        if not _DIGEST.match(self.manifest_digest):
+            raise UsageError("`manifest_digest` must look like sha256:<64 hex>",
+                             param="manifest_digest")
+
+
+def default_pins_path() -> Path:
+    """The per-user pin file: ``$XDG_CONFIG_HOME/histor-sign/pins.json`` (``~/.config``
+    when unset; ``%APPDATA%`` on Windows)."""
+    base = os.environ.get("XDG_CONFIG_HOME")
+    if not base and sys.platform == "win32":
+        base = os.environ.get("APPDATA")
+    root = Path(base) if base else Path.home() / ".config"
+    return root / "histor-sign" / "pins.json"
+
+
+@dataclass(frozen=True)
+class PinStore:
+    """The pins of one file, as read. Changes (:meth:`add`, :meth:`remove`,
+    :meth:`advance`) are made on the file under a lock, written atomically, and return the
+    store as it is afterwards; a file that does not parse is never overwritten."""
+
+    path: Path
+    entries: Mapping[str, PinEntry] = field(default_factory=dict)
+
+    # -- reading
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> PinStore:
+        """Read the pin file (the per-user default when ``path`` is None); a missing file
+        is an empty store. A malformed one raises :class:`InputError`."""
+        from histor_sign.canonical import parse_json, read_bytes
+
+        target = Path(path) if path is not None else default_pins_path()
+        if not target.exists():
+            return cls(target, {})
+        source = f"pins file {target}"
+        data = read_bytes(str(target), max_bytes=MAX_PIN_FILE_BYTES)
+        try:
+            document = parse_json(data, source, max_depth=8, max_bytes=MAX_PIN_FILE_BYTES)
+        except InputError as exc:
+            raise InputError(f"{exc.message} (the file was left as it is)") from None
+        return cls(target, _parse_store(document, source))
+
+    def get(self, server: str) -> PinEntry | None:
+        """The pin for ``server``, or None."""
+        return self.entries.get(server)
+
+    def __contains__(self, server: object) -> bool:
+        return server in self.entries
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def to_bytes(self) -> bytes:
+        """The file's bytes: indented, keys sorted, one trailing newline."""
+        document = {
+            "version": PINS_VERSION,
+            "servers": {name: self.entries[name].to_json() for name in sorted(self.entries)},
+        }
+        return (json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False)
+                + "\n").encode("utf-8")
+
+    # -- changing
+    def add(self, entry: PinEntry, *, replace_existing: bool = False) -> PinStore:
+        """Pin ``entry.server``; refuses to replace an existing pin unless asked to."""
+        entry.validate()
+
+        def change(current: dict[str, PinEntry]) -> None:
+            if entry.server in current and not replace_existing:
+                raise UsageError(
+                    f"{entry.server} is already pinned (repository "
+                    f"{current[entry.server].repository}); pass `replace_existing` to re-pin it",
+                    param="replace_existing",
+                )
+            current[entry.server] = entry
+
+        return self._update(change)
+
+    def remove(self, server: str) -> PinStore:
+        """Forget the pin for ``server`` (:class:`UsageError` when there is none)."""
+
+        def change(current: dict[str, PinEntry]) -> None:
+            if current.pop(server, None) is None:
+                raise UsageError(f"{printable(server, 200)} is not pinned in {self.path}")
+
+        return self._update(change)
+
+    def advance(self, entry: PinEntry) -> PinStore:
+        """Move a pin to a newer verified revision. Never moves it back: if another
+        process recorded a newer revision meanwhile, that one stays; the same revision
+        with another digest is a fork (:class:`VerificationFailed`)."""
+
+        def change(current: dict[str, PinEntry]) -> None:
+            now = current.get(entry.server)
+            if now is None:
+                raise UsageError(f"{entry.server} is no longer pinned in {self.path}")
+            if (now.repository, now.workflow, now.owner_id, now.repository_id) != (
+                entry.repository, entry.workflow, entry.owner_id, entry.repository_id
+            ):
+                raise VerificationFailed(
+                    f"{entry.server}: the pin was changed by another process meanwhile; "
+                    "run the check again"
+                )
+            if now.revision > entry.revision:
+                return
+            if now.revision == entry.revision and now.manifest_digest != entry.manifest_digest:
+                raise VerificationFailed(
+                    f"{entry.server}: fork: revision {entry.revision} was recorded with "
+                    f"manifest {now.manifest_digest} meanwhile, not {entry.manifest_digest}"
+                )
+            current[entry.server] = entry
+
+        return self._update(change)
+
+    def _update(self, change: Callable[[dict[str, PinEntry]], None]) -> PinStore:
+        with _locked(self.path):
+            fresh = PinStore.load(self.path)
+            entries = dict(fresh.entries)
+            change(entries)
+            if len(entries) > MAX_PINNED_SERVERS:
+                raise LimitExceeded(
+                    f"more than {MAX_PINNED_SERVERS} servers in {self.path}",
+                    limit="max_servers", value=MAX_PINNED_SERVERS,
+                )
+            updated = PinStore(self.path, entries)
+            write_atomic(self.path, updated.to_bytes())
+            return updated
+
+
+def _parse_store(document: Any, source: str) -> dict[str, PinEntry]:
+    if not isinstance(document, dict):
+        raise InputError(f"{source}: must be a JSON object")
+    version = document.get("version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > PINS_VERSION:
+        raise InputError(
+            f"{source}: format version {version} is newer than this histor-sign understands "
+            f"({PINS_VERSION}); upgrade histor-sign"
+        )
+    if version != PINS_VERSION or isinstance(version, bool):
+        raise InputError(f"{source}: version must be {PINS_VERSION}")
+    unknown = sorted(set(document) - {"version", "servers"})
+    if unknown:
+        raise InputError(f"{source}: unknown member(s) {', '.join(map(printable, unknown))}")
+    servers = document.get("servers")
+    if not isinstance(servers, dict):
+        raise InputError(f"{source}: servers must be a JSON object")
+    if len(servers) > MAX_PINNED_SERVERS:
+        raise LimitExceeded(f"{source}: more than {MAX_PINNED_SERVERS} servers",
+                            limit="max_servers", value=MAX_PINNED_SERVERS)
+    return {name: PinEntry.from_json(name, value, source) for name, value in servers.items()}
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock beside the pin file for a read-change-write cycle."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = path.with_name(f".{path.name}.lock")
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: atomic rename only
+        yield
+        return
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+# ---------------------------------------------------------------------- verification
+@dataclass(frozen=True)
+class PinnedRevision:
+    """A revision verified under a pin, and how it relates to the pinned one.
+
+    ``pin`` is the entry as it should be afterwards (advanced for ``ADVANCED`` and
+    ``FIRST_USE``, unchanged otherwise). ``followed`` lists the intermediate revisions
+    fetched to check the chain. ``signed_tools`` is the signed catalog fetched from the
+    location when asked for (its digests verified against the envelope), else None.
+    """
+
+    server: str
+    envelope: SignedEnvelope
+    freshness: Freshness
+    detail: str
+    pinned_revision: int | None
+    pin: PinEntry
+    source: str
+    followed: tuple[int, ...] = ()
+    signed_tools: Catalog | None = None
+    signed_tools_source: str | None = None
+
+    @property
+    def revision(self) -> int:
+        return self.envelope.revision
+
+    @property
+    def signer(self) -> str:
+        """The exact signing identity (the certificate's SAN, verified)."""
+        return self.envelope.identity
+
+    def raise_for_freshness(self) -> None:
+        """Raise :class:`VerificationFailed` for a rollback, fork or broken chain."""
+        if not self.freshness.ok:
+            raise VerificationFailed(f"{self.server}: {self.freshness.value}: {self.detail}")
+
+    def headline(self) -> str:
+        """``io.github.o/n revision 7 · signed by https://…@refs/tags/v2.3.0``."""
+        return f"{self.server} revision {self.revision} · signed by {printable(self.signer)}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "server": self.server,
+            "revision": self.revision,
+            "manifestDigest": self.envelope.statement.manifest_digest,
+            "signer": {"issuer": self.envelope.issuer, "identity": self.signer},
+            "freshness": self.freshness.value,
+            "freshnessDetail": self.detail,
+            "pinnedRevision": self.pinned_revision,
+            "followed": list(self.followed),
+            "envelope": self.source,
+        }
+
+
+def _workflow_problem(entry: PinEntry, identity: str) -> str | None:
+    """The signer must be the pinned workflow file of the pinned repository (any ref)."""
+    if entry.workflow is None:
+        return None
+    head, at, _ref = identity.partition("@")
+    repo_prefix = f"https://github.com/{entry.repository}/"
+    if at and head.lower().startswith(repo_prefix.lower()) and (
+        head[len(repo_prefix):] == entry.workflow
+    ):
+        return None
+    return (f"signer {printable(identity, 300)} is not the pinned workflow "
+            f"{entry.repository}/{entry.workflow}")
+
+
+def _verified(
+    entry: PinEntry,
+    env: SignedEnvelope,
+    source: str,
+    trust: Trust,
+    *,
+    previous: SignedEnvelope | None = None,
+    tools: Catalog | None = None,
+    tools_source: str | None = None,
+) -> None:
+    """Verify ``env`` under the pin (and its chain link / tools when given); raise
+    :class:`VerificationFailed` naming the axis that failed."""
+    from histor_sign.verify import verify
+
+    if env.server != entry.server:
+        raise VerificationFailed(
+            f"{source}: identity: the envelope is for {printable(env.server, 200)!r}, "
+            f"not the pinned server {entry.server!r}"
+        )
+    report = verify(
+        env, pins=entry.pins(), trust=trust, previous=previous, tools=tools, source=source,
+        previous_source="the previous revision", tools_source=tools_source,
+    )
+    report.raise_for_failure()
+    problem = _workflow_problem(entry, env.identity)
+    if problem is not None:
+        raise VerificationFailed(f"{source}: identity: {problem}")
+
+
+def _fetch_envelope(location: ReleaseLocation, address: str) -> SignedEnvelope:
+    from histor_sign.envelope import parse_envelope
+
+    return parse_envelope(location.fetch_json(address), address)
+
+
+def _fetch_signed_tools(
+    location: ReleaseLocation, revision: int, required: bool
+) -> tuple[Catalog | None, str | None]:
+    from histor_sign.catalog import parse_catalog
+
+    address = location.snapshot(revision)
+    try:
+        document = location.fetch_json(address)
+    except NotPublished:
+        if required:
+            raise
+        return None, None
+    return parse_catalog(document, address), address
+
+
+def verify_pinned(
+    entry: PinEntry,
+    *,
+    trust: Trust | None = None,
+    envelope: SignedEnvelope | None = None,
+    source: str | None = None,
+    signed_tools: bool | None = False,
+    max_chain: int = DEFAULT_MAX_CHAIN,
+) -> PinnedRevision:
+    """Fetch the latest envelope from the pinned location (or take ``envelope``), verify it
+    under the pin and judge its freshness.
+
+    Raises :class:`VerificationFailed` when the envelope itself does not verify under the
+    pin (another owner, repository, workflow, numeric id or server name); a rollback, fork
+    or broken chain is *returned* (see :meth:`PinnedRevision.raise_for_freshness`) so the
+    caller can show it. ``signed_tools``: True requires the signed snapshot of the revision
+    from the location, None fetches it when published, False skips it.
+    """
+    from histor_sign._internal.sigstore_trust import Trust
+
+    trust = trust or Trust.production()
+    location = ReleaseLocation.parse(entry.location, param="location")
+    if envelope is None:
+        source = location.latest()
+        envelope = _fetch_envelope(location, source)
+    source = source or "<envelope>"
+    tools, tools_source = (None, None)
+    if signed_tools is not False:
+        tools, tools_source = _fetch_signed_tools(location, envelope.revision, bool(signed_tools))
+    _verified(entry, envelope, source, trust, tools=tools, tools_source=tools_source)
+
+    def outcome(
+        freshness: Freshness, detail: str, followed: tuple[int, ...] = ()
+    ) -> PinnedRevision:
+        pin = entry
+        if freshness.ok:
+            pin = replace(entry, revision=envelope.revision, signer=envelope.identity,
+                          manifest_digest=envelope.statement.manifest_digest)
+        return PinnedRevision(
+            server=entry.server, envelope=envelope, freshness=freshness, detail=detail,
+            pinned_revision=entry.revision, pin=pin, source=source or "<envelope>",
+            followed=followed, signed_tools=tools, signed_tools_source=tools_source,
+        )
+
+    digest = envelope.statement.manifest_digest
+    if envelope.revision < entry.revision:
+        return outcome(Freshness.ROLLBACK, f"revision {envelope.revision} is older than the "
+                       f"pinned revision {entry.revision}")
+    if envelope.revision == entry.revision:
+        if digest == entry.manifest_digest:
+            return outcome(Freshness.CURRENT, f"revision {entry.revision} is the pinned one")
+        return outcome(Freshness.FORK, f"revision {entry.revision} has manifest {digest}, but "
+                       f"the pinned revision {entry.revision} has {entry.manifest_digest}")
+    gap = envelope.revision - entry.revision - 1
+    if gap > max_chain:
+        raise LimitExceeded(
+            f"{entry.server}: {gap} revisions between the pinned revision {entry.revision} and "
+            f"{envelope.revision}: more than the limit of {max_chain} to follow",
+            limit="max_chain", value=max_chain,
+        )
+    problem, followed = _follow_chain(entry, envelope, location, trust)
+    if problem is not None:
+        return outcome(Freshness.BROKEN_CHAIN, problem, followed)
+    via = f" through {', '.join(map(str, followed))}" if followed else ""
+    return outcome(Freshness.ADVANCED, f"revision {envelope.revision} chains from the pinned "
+                   f"revision {entry.revision}{via}", followed)
+
+
+def _follow_chain(
+    entry: PinEntry, latest: SignedEnvelope, location: ReleaseLocation, trust: Trust
+) -> tuple[str | None, tuple[int, ...]]:
+    """Check every link from the pinned revision to ``latest``; (problem, revisions fetched)."""
+    previous: SignedEnvelope | None = None
+    followed: list[int] = []
+    for number in range(entry.revision + 1, latest.revision + 1):
+        if number == latest.revision:
+            current, address = latest, "the latest revision"
+        else:
+            address = location.envelope(number)
+            try:
+                current = _fetch_envelope(location, address)
+            except NotPublished:
+                return (f"revision {number} (between the pinned {entry.revision} and "
+                        f"{latest.revision}) is not published at {address}", tuple(followed))
+            except InputError as exc:
+                return f"revision {number}: {exc.message}", tuple(followed)
+            followed.append(number)
+            if current.revision != number:
+                return (f"{address} holds revision {current.revision}, not {number}",
+                        tuple(followed))
+        if previous is None:
+            if current.statement.previous_manifest_digest != entry.manifest_digest:
+                return (
+                    f"revision {number} does not descend from the pinned revision "
+                    f"{entry.revision}: its previousManifestDigest is "
+                    f"{current.statement.previous_manifest_digest}, the pinned manifest is "
+                    f"{entry.manifest_digest}", tuple(followed),
+                )
+        try:
+            _verified(entry, current, address, trust, previous=previous)
+        except VerificationFailed as exc:
+            return f"revision {number}: {exc.message}", tuple(followed)
+        previous = current
+    return None, tuple(followed)
+
+
+# ---------------------------------------------------------------------- first use
+def draft_pin(
+    server: str,
+    *,
+    repository: str,
+    location: str,
+    workflow: str | None = None,
+    owner_id: str | None = None,
+    repository_id: str | None = None,
+    issuer: str = GITHUB_ACTIONS_ISSUER,
+) -> PinEntry:
+    """Check a first pin's parameters before anything is fetched; the returned entry has
+    no revision yet (revision 1, a zero digest) and is what :func:`pin_first_use` fills in.
+
+    Only ``io.github.<owner>/…`` names can be pinned by repository, and ``repository`` must
+    belong to ``<owner>``; :class:`UsageError` names the parameter otherwise.
+    """
+    from histor_sign.verify import namespace_owner
+
+    validate_server_name(server)
+    validate_repository(repository)
+    if workflow is not None:
+        validate_workflow(workflow)
+    _validate_id(owner_id, "owner_id")
+    _validate_id(repository_id, "repository_id")
+    owner = namespace_owner(server)
+    if owner is None:
+        raise UsageError(
+            f"{printable(server, 200)} is outside io.github.*: only io.github.<owner>/… names, "
+            "whose namespace is tied to a GitHub owner, can be pinned by repository"
+        )
+    if repository.split("/", 1)[0].lower() != owner.lower():
+        raise UsageError(
+            f"`repository` {repository} is not owned by {owner}, the owner of the "
+            f"io.github.{owner} namespace", param="repository",
+        )
+    ReleaseLocation.parse(location, param="location")
+    return PinEntry(
+        server=server, repository=repository, location=location, revision=1,
+        manifest_digest="sha256:" + "0" * 64, signer="-", workflow=workflow,
+        owner_id=owner_id, repository_id=repository_id, issuer=issuer,
+    )
+
+
+def pin_first_use(
+    server: str,
+    *,
+    repository: str,
+    location: str,
+    workflow: str | None = None,
+    owner_id: str | None = None,
+    repository_id: str | None = None,
+    issuer: str = GITHUB_ACTIONS_ISSUER,
+    trust: Trust | None = None,
+) -> PinnedRevision:
+    """Verify the latest envelope at ``location`` for a first pin of ``server``.
+
+    The envelope must be for ``server``, signed from ``repository`` (and ``workflow``
+    when given, and the numeric ids when given); the numeric owner and repository ids are
+    then learned from its verified certificate and pinned, so a later owner of the same
+    names does not inherit the trust. The returned ``pin`` is not saved: pass it to
+    :meth:`PinStore.add`. Parameters are checked as :func:`draft_pin` does.
+    """
+    from histor_sign._internal.certificate import certificate_facts
+    from histor_sign._internal.sigstore_trust import Trust
+    from histor_sign.verify import load_bundle_certificate
+
+    draft = draft_pin(server, repository=repository, location=location, workflow=workflow,
+                      owner_id=owner_id, repository_id=repository_id, issuer=issuer)
+    parsed = ReleaseLocation.parse(location, param="location")
+    trust = trust or Trust.production()
+    source = parsed.latest()
+    envelope = _fetch_envelope(parsed, source)
+    _verified(draft, envelope, source, trust)
+    facts = certificate_facts(load_bundle_certificate(envelope.bundle))
+    pin = replace(
+        draft, revision=envelope.revision, manifest_digest=envelope.statement.manifest_digest,
+        signer=envelope.identity, owner_id=facts.owner_id, repository_id=facts.repository_id,
+    )
+    return PinnedRevision(
+        server=server, envelope=envelope, freshness=Freshness.FIRST_USE,
+        detail=f"first use: revision {envelope.revision} verified", pinned_revision=None,
+        pin=pin, source=source,
+    )
+
+
+# ---------------------------------------------------------------------- check served
+@dataclass(frozen=True)
+class CheckServedResult:
+    """What :func:`check_served` established: the verified revision under the pin, its
+    freshness, and (when fresh) the drift between it and the served tools."""
+
+    revision: PinnedRevision
+    drift: DriftResult | None
+
+    @property
+    def ok(self) -> bool:
+        """Fresh, and the served tools are exactly the signed ones."""
+        return self.revision.freshness.ok and self.drift is not None and self.drift.matches
+
+    @property
+    def freshness(self) -> Freshness:
+        return self.revision.freshness
+
+    def to_json(self) -> dict[str, Any]:
+        """``check --server --format json``: the drift document plus ``verified``."""
+        drift = self.drift.to_json() if self.drift is not None else {"status": None}
+        return {**drift, "verified": self.revision.to_json()}
+
+    def to_text(self) -> str:
+        """``match · io.github.o/n revision 7 · signed by …`` then the drift lines."""
+        rev = self.revision
+        if self.drift is None:
+            return f"{rev.freshness.value} · {rev.headline()}: {rev.detail}"
+        advanced = rev.detail if rev.freshness is Freshness.ADVANCED else None
+        return verified_drift_text(self.drift, rev.headline(), advanced=advanced)
+
+
+def verified_drift_text(
+    drift: DriftResult, headline: str, *, advanced: str | None = None,
+    fields_hint: str = "pass signed_tools to name them",
+) -> str:
+    """The drift report of a verified revision: the status, who signed which revision
+    (``headline``), whether the pin advanced, then the per-tool lines."""
+    lines = [f"{drift.status.value} · {headline}"]
+    if advanced is not None:
+        lines.append(f"  pin advanced: {advanced}")
+    lines += drift.to_text(fields_hint=fields_hint).splitlines()[1:]
+    return "\n".join(lines)
+
+
+def check_served(
+    store: PinStore,
+    server: str,
+    served: ToolsLike,
+    *,
+    trust: Trust | None = None,
+    envelope: SignedEnvelope | None = None,
+    update_pin: bool = True,
+) -> CheckServedResult:
+    """Compare what ``server`` serves now with its latest revision under the pin.
+
+    The latest envelope comes from the pinned location (or ``envelope``), is verified under
+    the pin and checked for freshness; a rollback, fork or broken chain raises
+    :class:`VerificationFailed`. A revision that chains from the pinned one advances the pin
+    in ``store``'s file when ``update_pin``. The signed tools published beside the envelope
+    (when present) let the drift name the changed fields.
+    """
+    from histor_sign.drift import compare
+
+    entry = store.get(server)
+    if entry is None:
+        raise UsageError(f"{printable(server, 200)} is not pinned in {store.path}", param="server")
+    pinned = verify_pinned(entry, trust=trust, envelope=envelope, signed_tools=None)
+    pinned.raise_for_freshness()
+    if update_pin and pinned.freshness is Freshness.ADVANCED:
+        store.advance(pinned.pin)
+    drift = compare(pinned.envelope, served, pinned.signed_tools, source=pinned.source)
+    return CheckServedResult(pinned, drift)
+
+
+__all__ = [
+    "DEFAULT_MAX_CHAIN",
+    "PINS_VERSION",
+    "CheckServedResult",
+    "Freshness",
+    "PinEntry",
+    "PinStore",
+    "PinnedRevision",
+    "check_served",
+    "default_pins_path",
+    "draft_pin",
+    "pin_first_use",
+    "verify_pinned",
+]

@@ -1,0 +1,285 @@
+"""``trust add|list|remove``, ``check --server`` and ``guard --server`` through the real CLI
+entry point, against a publisher history signed by a real (stopped) LocalSigstore."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pin_fixtures import SERVER, WF_ALICE_TAG, History, tools
+from sigstore_testkit import (
+    ALICE_OWNER_ID,
+    WF_ALICE,
+    assert_bad_input,
+    error_lines,
+    run_cli,
+    run_main,
+)
+
+pytestmark = pytest.mark.slow
+
+
+class Client:
+    """One client: a pin file and the trust config of the (stopped) local instance."""
+
+    def __init__(self, history: History, base: Path) -> None:
+        self.history, self.base = history, base
+        self.pins = base / "project" / "pins.json"
+        base.mkdir(parents=True, exist_ok=True)
+
+    def run(self, *args: str, subprocess: bool = False) -> Any:
+        full = [*args, "--pins", str(self.pins)]
+        if list(args[:2]) not in (["trust", "remove"], ["trust", "list"]):
+            full += ["--trust-config", str(self.history.trust_config)]
+        return (run_cli if subprocess else run_main)(*full)
+
+    def publish(self, name: str, latest: str, *others: str, snapshots: bool = True) -> Path:
+        return self.history.publish(self.base / name, latest, *others, snapshots=snapshots)
+
+    def add(self, location: Path, *extra: str, subprocess: bool = False) -> Any:
+        return self.run("trust", "add", SERVER, "--repository", "alice/docs", "--envelope",
+                        str(location), *extra, subprocess=subprocess)
+
+    def served(self, n: int, extra: str = "") -> str:
+        path = self.base / f"served-{n}{extra.strip()}.json"
+        path.write_text(json.dumps({"tools": tools(n, extra)}))
+        return str(path)
+
+    def pinned(self) -> dict[str, Any]:
+        entry: dict[str, Any] = json.loads(self.pins.read_text())["servers"][SERVER]
+        return entry
+
+
+@pytest.fixture
+def client(history: History, tmp_path: Path) -> Client:
+    return Client(history, tmp_path)
+
+
+def assert_refused(run: Any, *needles: str) -> None:
+    """Exit 1, one error line naming why, nothing on stdout."""
+    assert run.code == 1, (run.code, run.stdout, run.stderr)
+    assert "Traceback" not in run.stderr and run.stdout == ""
+    errors = error_lines(run.stderr)
+    assert len(errors) == 1, run.stderr
+    for needle in needles:
+        assert needle in errors[0], errors[0]
+
+
+def test_first_use_flow_add_list_remove(client: Client) -> None:
+    where = client.publish("pub", "rev1")
+    run = client.add(where / "latest.envelope.json", "--workflow", ".github/workflows/sign.yml",
+                     subprocess=True)
+    assert run.code == 0, run.stderr
+    assert f"pinning {SERVER} to repository alice/docs, workflow .github/workflows/sign.yml" \
+        in run.stderr
+    assert run.stdout.startswith(f"pinned {SERVER} in {client.pins}")
+    assert f"owner id       {ALICE_OWNER_ID} (learned from the certificate)" in run.stdout
+    assert f"signed by      {WF_ALICE}" in run.stdout
+    entry = client.pinned()
+    assert (entry["revision"], entry["ownerId"], entry["workflow"]) == (
+        1, ALICE_OWNER_ID, ".github/workflows/sign.yml")
+    listed = run_main("trust", "list", "--pins", str(client.pins))
+    assert listed.code == 0 and SERVER in listed.stdout and "revision       1" in listed.stdout
+    as_json = run_main("trust", "list", "--pins", str(client.pins), "--format", "json")
+    assert json.loads(as_json.stdout)["servers"][SERVER] == entry
+    again = client.add(where)
+    assert_bad_input(again, "already pinned", "--replace")
+    assert client.add(where, "--replace").code == 0
+    removed = run_main("trust", "remove", SERVER, "--pins", str(client.pins))
+    assert removed.code == 0 and json.loads(client.pins.read_text())["servers"] == {}
+    assert_bad_input(run_main("trust", "remove", SERVER, "--pins", str(client.pins)),
+                     "is not pinned")
+
+
+def test_dry_run_writes_nothing(client: Client) -> None:
+    run = client.add(client.publish("pub", "rev1"), "--dry-run")
+    assert run.code == 0 and run.stdout.startswith("would pin")
+    assert not client.pins.exists()
+
+
+@pytest.mark.parametrize(
+    ("latest", "extra", "needle"),
+    [
+        ("mallory2", (), "belongs to GitHub owner 'alice'"),
+        ("other_repo2", (), "expected 'alice/docs'"),
+        ("deploy2", ("--workflow", ".github/workflows/sign.yml"), "not the pinned workflow"),
+        ("rev1", ("--owner-id", "42"), "owner id is '1001', expected '42'"),
+    ],
+)
+def test_add_refuses_what_the_pin_does_not_cover(
+    client: Client, latest: str, extra: tuple[str, ...], needle: str
+) -> None:
+    run = client.add(client.publish("pub", latest), *extra)
+    assert run.code == 1 and "identity" in run.stderr and needle in run.stderr, run
+    assert not client.pins.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--repository", "mallory/docs"], "is not owned by alice"),
+        (["--repository", "alice"], "--repository must be a GitHub repository OWNER/REPO"),
+        (["--workflow", "sign.yml"], "--workflow must be a workflow file path"),
+        (["--envelope", "http://example.org/latest.envelope.json"], "loopback"),
+        (["--envelope", "https://user:pw@example.org/x.json"], "credentials"),
+        (["--owner-id", "x1"], "--owner-id must be a decimal number"),
+    ],
+)
+def test_add_bad_input_is_one_line_and_touches_nothing(
+    client: Client, args: list[str], needle: str
+) -> None:
+    where = str(client.publish("pub", "rev1"))
+    base = {"--repository": "alice/docs", "--envelope": where}
+    for flag, value in zip(args[::2], args[1::2], strict=True):
+        base[flag] = value
+    flat = [x for kv in base.items() for x in kv]
+    run = client.run("trust", "add", SERVER, *flat)
+    assert_bad_input(run, needle)
+    assert run.stdout == "" and not client.pins.exists()
+
+
+def test_check_server_follows_the_chain_then_refuses_rollback_and_fork(client: Client) -> None:
+    assert client.add(client.publish("pub1", "rev1")).code == 0
+    # Skip ahead from 1 to 3: revision 2 is fetched from the pinned location.
+    location = client.publish("pub", "rev3", "rev2")
+    entry = client.pinned()
+    entry["envelope"] = str(location)
+    client.pins.write_text(json.dumps({"version": 1, "servers": {SERVER: entry}}))
+    run = client.run("check", "--server", SERVER, client.served(3), subprocess=True)
+    assert run.code == 0, run.stderr
+    first, second = run.stdout.splitlines()[:2]
+    assert first == f"match · {SERVER} revision 3 · signed by {WF_ALICE_TAG}"
+    assert second == "  pin advanced: revision 3 chains from the pinned revision 1 through 2"
+    assert client.pinned()["revision"] == 3
+    # Served tools that drifted: different, with the changed field named from the signed
+    # snapshot published beside the envelope.
+    drift = client.run("check", "--server", SERVER, client.served(3, " now"), "--format", "json")
+    assert drift.code == 1
+    doc = json.loads(drift.stdout)
+    assert doc["status"] == "different" and doc["verified"]["freshness"] == "current"
+    assert doc["verified"]["signer"]["identity"] == WF_ALICE_TAG
+    assert [(t["name"], t["fields"]) for t in doc["tools"]] == [("search", ["description"])]
+    # Rollback: the location serves revision 1 again.
+    client.history.publish(location, "rev1")
+    assert_refused(client.run("check", "--server", SERVER, client.served(1)),
+                   f"{SERVER}: rollback: revision 1 is older than the pinned revision 3")
+    # Fork: another revision 3 under the pinned identity.
+    client.history.publish(location, "broken3")
+    assert_refused(client.run("check", "--server", SERVER, client.served(3, " fork")),
+                   f"{SERVER}: fork: revision 3 has manifest")
+    assert client.pinned()["revision"] == 3
+
+
+def test_check_server_refuses_a_broken_chain_and_another_signer(client: Client) -> None:
+    assert client.add(client.publish("pub", "rev1")).code == 0
+    pub = client.base / "pub"
+    client.history.publish(pub, "broken3", "rev2")
+    assert_refused(client.run("check", "--server", SERVER, client.served(3, " fork")),
+                   "broken-chain", "revision 3", "chain: previousManifestDigest is")
+    (pub / "2.envelope.json").unlink()
+    client.history.publish(pub, "rev3")
+    assert_refused(client.run("check", "--server", SERVER, client.served(3)),
+                   "broken-chain", "revision 2", "not published")
+    client.history.publish(pub, "mallory2")
+    assert_refused(client.run("check", "--server", SERVER, client.served(2)), "identity",
+                   "belongs to GitHub owner 'alice'")
+    client.history.publish(pub, "reregistered2")
+    assert_refused(client.run("check", "--server", SERVER, client.served(2)), "identity",
+                   "owner id is '9999', expected '1001'")
+    assert client.pinned()["revision"] == 1
+
+
+def test_check_and_guard_server_need_a_pin(client: Client) -> None:
+    served = client.served(1)
+    run = client.run("check", "--server", SERVER, served)
+    assert_bad_input(run, "is not pinned in", "trust add io.github.alice/docs")
+    assert client.add(client.publish("pub", "rev1")).code == 0
+    run = client.run("check", "--server", SERVER, served, "--cert-identity", WF_ALICE)
+    assert_bad_input(run, "identity flags cannot be added")
+    run = client.run("check", "--server", SERVER, served, "--signed-tools", served)
+    assert_bad_input(run, "--signed-tools needs --envelope")
+    call = client.base / "call.json"
+    call.write_text(json.dumps({"name": "search", "arguments": {"query": "x"}}))
+    run = client.run("guard", "--server", SERVER, str(call), "--catalog", served)
+    assert_bad_input(run, "drop --catalog")
+
+
+def test_check_verify_uses_the_pin_store(client: Client) -> None:
+    assert client.add(client.publish("pub", "rev1")).code == 0
+    run = client.run("check", "--envelope", str(client.history.envelopes["rev1"]), "--verify",
+                     client.served(1))
+    assert run.code == 0, run.stderr
+    assert run.stdout.startswith(f"match · {SERVER} revision 1 · signed by {WF_ALICE}")
+    # The store's pin applies to an explicit envelope too: another owner is refused ...
+    assert_refused(client.run("check", "--envelope", str(client.history.envelopes["mallory2"]),
+                              "--verify", client.served(2)), "identity")
+    # ... and so is an older revision once the pin moved on.
+    client.history.publish(client.base / "pub", "rev2")
+    assert client.run("check", "--server", SERVER, client.served(2)).code == 0
+    assert_refused(client.run("check", "--envelope", str(client.history.envelopes["rev1"]),
+                              "--verify", client.served(1)), "rollback")
+
+
+def test_guard_server_takes_the_signed_contract_from_the_location(client: Client) -> None:
+    assert client.add(client.publish("pub", "rev1")).code == 0
+    client.history.publish(client.base / "pub", "rev2")
+    call = client.base / "call.json"
+    call.write_text(json.dumps({"name": "search", "arguments": {"query": "x"}}))
+    run = client.run("guard", "--server", SERVER, str(call), subprocess=True)
+    assert run.code == 0, run.stderr
+    assert run.stdout.startswith("ALLOW search")
+    assert f"contract: {SERVER} revision 2 · signed by {WF_ALICE}" in run.stdout
+    assert client.pinned()["revision"] == 2
+    bad = client.base / "bad.json"
+    bad.write_text(json.dumps({"name": "search", "arguments": {"query": 3}}))
+    denied = client.run("guard", "--server", SERVER, str(bad), "--format", "json")
+    assert denied.code == 1 and json.loads(denied.stdout)["verified"]["revision"] == 2
+    # Guard needs the signed definitions: without the snapshot nothing is decided.
+    (client.base / "pub" / "2.tools.snapshot.json").unlink()
+    assert_bad_input(client.run("guard", "--server", SERVER, str(call)), "2.tools.snapshot.json")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"{not json", b'{"version": 9, "servers": {}}', b'{"version": 1, "servers": {"x/y": 1}}'],
+)
+def test_corrupted_pin_file_is_one_clear_error_and_left_alone(client: Client,
+                                                             content: bytes) -> None:
+    client.pins.parent.mkdir(parents=True)
+    client.pins.write_bytes(content)
+    where = str(client.publish("pub", "rev1"))
+    call = client.base / "call.json"
+    call.write_text(json.dumps({"name": "search", "arguments": {"query": "x"}}))
+    for args in (
+        ["trust", "add", SERVER, "--repository", "alice/docs", "--envelope", where],
+        ["trust", "remove", SERVER],
+        ["check", "--server", SERVER, client.served(1)],
+        ["check", "--envelope", str(client.history.envelopes["rev1"]), "--verify",
+         client.served(1)],
+        ["guard", "--server", SERVER, str(call)],
+    ):
+        run = client.run(*args)
+        assert_bad_input(run, f"pins file {client.pins}")
+        assert client.pins.read_bytes() == content
+    listed = run_main("trust", "list", "--pins", str(client.pins))
+    assert_bad_input(listed, "pins file")
+
+
+def test_check_verify_with_identity_flags_or_server_prints_who_signed(client: Client) -> None:
+    envelope = str(client.history.envelopes["rev1"])
+    for pin in (["--cert-identity", WF_ALICE], ["--repository", "alice/docs"],
+                ["--server", SERVER]):
+        run = client.run("check", "--envelope", envelope, "--verify", *pin, client.served(1))
+        assert run.code == 0, (pin, run.stderr)
+        assert run.stdout.startswith(f"match · {SERVER} revision 1 · signed by {WF_ALICE}")
+        as_json = client.run("check", "--envelope", envelope, "--verify", *pin,
+                             client.served(1), "--format", "json")
+        verified = json.loads(as_json.stdout)["verified"]
+        assert (verified["server"], verified["signer"]["identity"]) == (SERVER, WF_ALICE)
+    assert not client.pins.exists()  # none of these needed or wrote a pin
+    assert_refused(client.run("check", "--envelope", envelope, "--server", "io.github.alice/x",
+                              client.served(1)), "identity", "not --server 'io.github.alice/x'")
+    unpinned = client.run("check", "--envelope", envelope, "--verify", client.served(1))
+    assert_bad_input(unpinned, "only from a pinned publisher")
