@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from histor_sign._internal.atomic import write_all_atomic
-from histor_sign._internal.untrusted import printable
+from histor_sign._internal.untrusted import inert_line, printable
 from histor_sign.catalog import SNAPSHOT_TYPE, Catalog, reject_duplicates, require_mcp
 from histor_sign.errors import GateFailed, InputError, VerificationFailed
 from histor_sign.report._findings import (
@@ -320,12 +320,13 @@ def summary_markdown(outcome: ReleaseOutcome, catalog: Catalog) -> str:
 def _md_code(text: str, limit: int | None = None) -> str:
     """Untrusted text as one inert Markdown code span that also stays in its table cell.
 
-    :func:`printable` first (one line, no controls); then ``|`` is escaped (GFM splits table
-    cells before it parses code spans, and turns ``\\|`` back into ``|``), and the span is
+    :func:`inert_line` first (one line, no controls, no workflow command); then ``|`` is
+    escaped (GFM splits table cells before it parses code spans, and turns ``\\|`` back
+    into ``|``), and the span is
     fenced with one backtick more than the longest backtick run inside, padded with a space
     when the text starts or ends with a backtick, as CommonMark specifies.
     """
-    shown = printable(text, limit).replace("|", "\\|")
+    shown = inert_line(text, limit).replace("|", "\\|")
     longest = run = 0
     for char in shown:
         run = run + 1 if char == "`" else 0

@@ -32,14 +32,15 @@ def printable(text: str, limit: int | None = None) -> str:
 #: whitespace) and the legacy ``##[command]`` anywhere in a line. The first ``:``/``#`` is
 #: written as its JSON escape, so a person still reads what the text said, and text that is
 #: JSON stays the same JSON value.
-_LEADING_COLONS = ("::", "\\u003a:")
+_LEADING_COLONS = ("::", "\\u003a")
 _LEGACY_COMMAND = ("##[", "#\\u0023[")
 
 
-def inert_line(line: str) -> str:
-    """One line as it may appear on a terminal or in a CI log: :func:`printable`, and no
-    GitHub workflow command (a leading ``::`` or an embedded ``##[`` is escaped)."""
-    shown = printable(line).replace(*_LEGACY_COMMAND)
+def inert_line(line: str, limit: int | None = None) -> str:
+    """One line as it may appear on a terminal or in a CI log: :func:`printable` (clipped to
+    ``limit`` when given), and no GitHub workflow command (a leading ``::`` or an embedded
+    ``##[`` is escaped)."""
+    shown = printable(line, limit).replace(*_LEGACY_COMMAND)
     body = shown.lstrip(" ")
     if body.startswith(_LEADING_COLONS[0]):
         shown = shown[: len(shown) - len(body)] + _LEADING_COLONS[1] + body[1:]
