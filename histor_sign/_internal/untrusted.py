@@ -23,7 +23,10 @@ def printable(text: str, limit: int | None = None) -> str:
     ``text``, not the length of the result.
     """
     clipped = text if limit is None else text[:limit]
-    shown = "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in clipped)
+    if clipped.isprintable():  # the common case, checked at C speed
+        shown = clipped
+    else:
+        shown = "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in clipped)
     return shown + ("…" if limit is not None and len(text) > limit else "")
 
 
@@ -48,6 +51,7 @@ def inert_line(line: str, limit: int | None = None) -> str:
 
 
 #: The color sequences the CLI's own renderers write (SGR: ``ESC [ n;… m``), and nothing else.
+_COLONS_AT_LINE_START = re.compile(r"^ *::", re.MULTILINE)
 _SGR = re.compile(r"\x1b\[[0-9;]{0,16}m")
 
 
@@ -66,6 +70,9 @@ def inert_text(text: str, *, colors: bool = False) -> str:
     ESC left in its text is its own.
     """
     if not colors:
+        if (text.replace("\n", "").isprintable() and "##[" not in text
+                and _COLONS_AT_LINE_START.search(text) is None):
+            return text  # already inert: the common case, checked at C speed
         return "\n".join(inert_line(line) for line in text.split("\n"))
     return "\n".join(_inert_colored(line) for line in text.split("\n"))
 
