@@ -134,7 +134,7 @@ class DriftResult:
         differ when only digests were compared (the CLI names its flag here).
         """
         head = (
-            f"{self.status.value}: {self.server} revision {self.revision}"
+            f"{self.status.value}: {printable(self.server)} revision {self.revision}"
             f" ({self.count(ChangeKind.CHANGED)} changed, {self.count(ChangeKind.ADDED)} added, "
             f"{self.count(ChangeKind.REMOVED)} removed)"
         )
@@ -142,7 +142,7 @@ class DriftResult:
         for item in self.tools:
             line = f"  {item.change.value:<8} {printable(item.name)}"
             if item.change is ChangeKind.CHANGED:
-                line += ": " + (", ".join(item.fields) if item.fields is not None
+                line += ": " + (printable(", ".join(item.fields)) if item.fields is not None
                                 else f"fields unknown ({fields_hint})")
             lines.append(line)
             if item.description_diff:

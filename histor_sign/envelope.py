@@ -23,7 +23,7 @@ from histor_sign.revision import STATEMENT_KEYS, Statement
 ENVELOPE_KEYS: tuple[str, ...] = (*STATEMENT_KEYS, "signer", "transparencyLog")
 SIGNER_KEYS = ("issuer", "identity", "signature")
 LOG_KEYS = ("logId", "logIndex", "integratedTime")
-_HEX = re.compile(r"^[0-9a-f]{2,128}$")
+_HEX = re.compile(r"[0-9a-f]{2,128}")  # fullmatch: "$" would allow a final newline
 ENVELOPE_SUFFIX = ".envelope.json"
 
 
@@ -141,7 +141,7 @@ def parse_envelope(value: JsonValue, source: str) -> SignedEnvelope:
     if not isinstance(signer["signature"], dict):
         raise InputError(f"{source}: signer.signature must be a Sigstore bundle JSON object")
     log = _exact_keys(document["transparencyLog"], LOG_KEYS, f"{source}: transparencyLog")
-    if not isinstance(log["logId"], str) or not _HEX.match(log["logId"]):
+    if not isinstance(log["logId"], str) or not _HEX.fullmatch(log["logId"]):
         raise InputError(f"{source}: transparencyLog.logId must be lowercase hex")
     if not _nonneg_int(log["logIndex"]):
         raise InputError(f"{source}: transparencyLog.logIndex must be a non-negative integer")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from histor_sign._internal.atomic import write_all_atomic
-from histor_sign._internal.untrusted import printable
+from histor_sign._internal.untrusted import inert_line, printable
 from histor_sign.catalog import SNAPSHOT_TYPE, Catalog, reject_duplicates, require_mcp
 from histor_sign.errors import GateFailed, InputError, VerificationFailed
 from histor_sign.report._findings import (
@@ -259,10 +259,16 @@ def _sign_and_verify(
 
 
 def summary_markdown(outcome: ReleaseOutcome, catalog: Catalog) -> str:
-    """A short Markdown report for ``$GITHUB_STEP_SUMMARY`` and ``summary.md``."""
+    """A short Markdown report for ``$GITHUB_STEP_SUMMARY`` and ``summary.md``.
+
+    Everything a server or file chose (tool names, messages, the server version, the signer,
+    verification details) is shown as a code span (:func:`_md_code`): it cannot become a
+    link, an image, HTML, emphasis, a heading or an extra table cell.
+    """
     req = outcome.request
     counts = count_by_severity(outcome.findings, req.strict)
-    lines = [f"## histor-sign release: `{req.server}` {req.server_version}", ""]
+    lines = [f"## histor-sign release: {_md_code(req.server)} {_md_code(req.server_version)}",
+             ""]
     if outcome.envelope is None:
         lines += [
             f"**Gate failed**: findings at `{req.fail_on.value}` or above; nothing was signed.",
@@ -271,14 +277,15 @@ def summary_markdown(outcome: ReleaseOutcome, catalog: Catalog) -> str:
     else:
         stmt = outcome.envelope.statement
         log = outcome.envelope.transparency_log
+        previous = stmt.previous_manifest_digest
         lines += [
             "| | |",
             "|---|---|",
             f"| revision | {stmt.revision} |",
             f"| tools | {len(stmt.tool_digests)} |",
-            f"| manifest digest | `{stmt.manifest_digest}` |",
-            f"| previous manifest | `{stmt.previous_manifest_digest}` |",
-            f"| signer | `{outcome.envelope.identity}` |",
+            f"| manifest digest | {_md_code(stmt.manifest_digest)} |",
+            f"| previous manifest | {_md_code(previous) if previous else 'none'} |",
+            f"| signer | {_md_code(outcome.envelope.identity)} |",
             f"| Rekor log index | {log.log_index} |",
             "",
         ]
@@ -289,26 +296,41 @@ def summary_markdown(outcome: ReleaseOutcome, catalog: Catalog) -> str:
     if outcome.findings:
         lines += ["", "| rule | severity | tools | message |", "|---|---|---|---|"]
         for f in outcome.findings[:50]:
-            names = ", ".join(_md_cell(t.name) for t in f.tools)
+            names = ", ".join(_md_code(t.name, 200) for t in f.tools)
             severity = effective_severity(f, req.strict).value
-            lines.append(f"| {f.rule} | {severity} | {names} | {_md_cell(f.message)} |")
+            lines.append(f"| {f.rule} | {severity} | {names} | {_md_code(f.message, 1000)} |")
         if len(outcome.findings) > 50:
             lines.append(f"\n… and {len(outcome.findings) - 50} more in scan.sarif.")
     if outcome.report is not None:
         lines += ["", "Verification of the fresh envelope:", ""]
-        lines += [f"- {a.axis}: {a.status} — {a.detail}" for a in outcome.report.axes]
+        lines += [f"- {a.axis}: {a.status} — {_md_code(a.detail, 1000)}"
+                  for a in outcome.report.axes]
     if outcome.envelope is not None and req.verify_command is not None:
+        import shlex
+
+        # Quoted for a shell: the summary invites copying this line into one.
         command = req.verify_command.format(
-            envelope=OUTPUT_NAMES["envelope"], identity=outcome.envelope.identity
+            envelope=shlex.quote(OUTPUT_NAMES["envelope"]),
+            identity=shlex.quote(outcome.envelope.identity),
         )
-        lines += ["", "Verify it yourself:", "", "```", command, "```"]
+        lines += ["", "Verify it yourself:", "", "````", printable(command), "````"]
     return "\n".join(lines) + "\n"
 
 
-def _md_cell(text: str) -> str:
-    """Tool names and messages are untrusted: keep them inside one Markdown table cell."""
-    cell = printable(text)
-    for raw, escaped in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|"),
-                         ("`", "&#96;")):
-        cell = cell.replace(raw, escaped)
-    return cell
+def _md_code(text: str, limit: int | None = None) -> str:
+    """Untrusted text as one inert Markdown code span that also stays in its table cell.
+
+    :func:`inert_line` first (one line, no controls, no workflow command); then ``|`` is
+    escaped (GFM splits table cells before it parses code spans, and turns ``\\|`` back
+    into ``|``), and the span is
+    fenced with one backtick more than the longest backtick run inside, padded with a space
+    when the text starts or ends with a backtick, as CommonMark specifies.
+    """
+    shown = inert_line(text, limit).replace("|", "\\|")
+    longest = run = 0
+    for char in shown:
+        run = run + 1 if char == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    pad = " " if shown.startswith("`") or shown.endswith("`") or not shown.strip() else ""
+    return f"{fence}{pad}{shown}{pad}{fence}"

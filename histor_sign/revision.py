@@ -45,14 +45,16 @@ STATEMENT_KEYS: tuple[str, ...] = (
     "previousManifestDigest",
 )
 
+# Every pattern below is matched with ``fullmatch``: ``$`` alone also matches before a final
+# newline, which would let "io.github.owner/docs\n" through.
 # MCP registry server name: reverse-DNS namespace, exactly one "/", 3–200 characters.
-_SERVER_NAME = re.compile(r"^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$")
-_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+_SERVER_NAME = re.compile(r"[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+")
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _GITHUB_WORKFLOW = re.compile(
-    r"^https://github\.com/[A-Za-z0-9](?:[A-Za-z0-9-]*)/[A-Za-z0-9._-]+/"
-    r"\.github/workflows/[^@\s]+\.ya?ml@[^\s]+$"
+    r"https://github\.com/[A-Za-z0-9](?:[A-Za-z0-9-]*)/[A-Za-z0-9._-]+/"
+    r"\.github/workflows/[^@\s]+\.ya?ml@[^\s]+"
 )
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 
 
 def _tool_bytes(tool: Tool) -> bytes:
@@ -136,7 +138,7 @@ class Statement:
 
 
 def validate_server_name(server: str) -> str:
-    if not isinstance(server, str) or not (3 <= len(server) <= 200) or not _SERVER_NAME.match(
+    if not isinstance(server, str) or not (3 <= len(server) <= 200) or not _SERVER_NAME.fullmatch(
         server
     ):
         raise InputError(
@@ -148,15 +150,20 @@ def validate_server_name(server: str) -> str:
 
 def validate_identity(identity: str) -> str:
     """The signer identity a revision claims: a GitHub workflow URI, https URI or email."""
-    if not isinstance(identity, str) or not identity or any(c.isspace() for c in identity):
-        raise InputError(f"invalid identity {identity!r}: expected a workflow URI or email")
+    if not isinstance(identity, str) or not identity or not identity.isprintable() or any(
+        c.isspace() for c in identity
+    ):
+        raise InputError(
+            f"invalid identity {identity!r}: expected a workflow URI or email (printable, no "
+            "spaces)"
+        )
     if identity.startswith("https://github.com/"):
-        if not _GITHUB_WORKFLOW.match(identity):
+        if not _GITHUB_WORKFLOW.fullmatch(identity):
             raise InputError(
                 f"invalid identity {identity!r}: a GitHub identity looks like "
                 "https://github.com/OWNER/REPO/.github/workflows/FILE.yml@REF"
             )
-    elif not (identity.startswith("https://") or _EMAIL.match(identity)):
+    elif not (identity.startswith("https://") or _EMAIL.fullmatch(identity)):
         raise InputError(
             f"invalid identity {identity!r}: expected an https:// workflow URI or an email"
         )
@@ -164,8 +171,16 @@ def validate_identity(identity: str) -> str:
 
 
 def validate_server_version(version: str) -> str:
-    if not isinstance(version, str) or not version.strip() or len(version) > 255:
-        raise InputError(f"invalid server version {version!r}: expected a non-empty string")
+    """A server version: 1–255 characters of printable text (no control, format or line
+    separator characters), not only spaces."""
+    if (
+        not isinstance(version, str) or not version.strip() or len(version) > 255
+        or not version.isprintable()
+    ):
+        raise InputError(
+            f"invalid server version {version!r}: expected non-empty printable text "
+            "(at most 255 characters)"
+        )
     return version
 
 
@@ -236,10 +251,11 @@ def _statement_from_json(value: Any, source: str) -> Statement:
     rev = value["revision"]
     if isinstance(rev, bool) or not isinstance(rev, int) or rev < 1:
         raise InputError(f"{source}: revision must be a positive integer")
-    if not isinstance(value["manifestDigest"], str) or not _DIGEST.match(value["manifestDigest"]):
+    digest = value["manifestDigest"]
+    if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
         raise InputError(f"{source}: manifestDigest must look like sha256:<64 hex>")
     prev = value["previousManifestDigest"]
-    if prev is not None and (not isinstance(prev, str) or not _DIGEST.match(prev)):
+    if prev is not None and (not isinstance(prev, str) or not _DIGEST.fullmatch(prev)):
         raise InputError(f"{source}: previousManifestDigest must be null or sha256:<64 hex>")
     if (rev == 1) != (prev is None):
         raise InputError(
@@ -247,7 +263,7 @@ def _statement_from_json(value: Any, source: str) -> Statement:
         )
     tool_digests = value["toolDigests"]
     if not isinstance(tool_digests, dict) or not all(
-        isinstance(d, str) and _DIGEST.match(d) for d in tool_digests.values()
+        isinstance(d, str) and _DIGEST.fullmatch(d) for d in tool_digests.values()
     ):
         raise InputError(f"{source}: toolDigests must map tool names to sha256:<64 hex>")
     return Statement(

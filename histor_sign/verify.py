@@ -33,6 +33,7 @@ from histor_sign._internal.certificate import (
     certificate_facts,
 )
 from histor_sign._internal.sigstore_trust import Trust, _first_line, stale_root_hint
+from histor_sign._internal.untrusted import printable
 from histor_sign.envelope import SignedEnvelope, TransparencyLogRef, load_envelope
 from histor_sign.errors import UsageError, VerificationFailed
 
@@ -123,17 +124,20 @@ class VerificationReport:
 
     def to_text(self) -> str:
         """The human report: a headline, the signer, then one line per axis."""
-        env = self.envelope
+        env, p = self.envelope, printable
         head = "VERIFIED" if self.ok else "FAILED"
+        # Every field is the envelope's (or its certificate's) text: escaped, so a tampered
+        # envelope cannot draw a "VERIFIED" over its own FAILED lines.
         lines = [
-            f"{head}: {env.server} revision {env.revision} ({env.statement.server_version})",
-            f"  signer    {env.identity}",
-            f"  issuer    {env.issuer}",
+            f"{head}: {p(env.server)} revision {env.revision} "
+            f"({p(env.statement.server_version)})",
+            f"  signer    {p(env.identity)}",
+            f"  issuer    {p(env.issuer)}",
             f"  log index {env.transparency_log.log_index}",
-            f"  trust     {self.trust}",
+            f"  trust     {p(self.trust)}",
         ]
         width = max(len(a) for a in AXES)
-        lines += [f"  {a.status.value:<7} {a.axis:<{width}}  {a.detail}" for a in self.axes]
+        lines += [f"  {a.status.value:<7} {a.axis:<{width}}  {p(a.detail)}" for a in self.axes]
         return "\n".join(lines)
 
 

@@ -63,3 +63,25 @@ def assert_clean_error(run: Run, code: int = 2) -> None:
     ]
     assert len(lines) == 1, run.stderr
     assert lines[0].startswith("histor-sign: error: "), run.stderr
+
+
+def read_github_output(text: str) -> dict[str, str]:
+    """Parse a ``$GITHUB_OUTPUT`` file as the GitHub Actions runner does: ``key=value`` lines
+    and ``key<<DELIMITER`` … ``DELIMITER`` blocks (later keys win)."""
+    outputs: dict[str, str] = {}
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if not line:
+            continue
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            key, delimiter = line.split("<<", 1)
+            end = lines.index(delimiter, i)  # ValueError: an unterminated block
+            outputs[key] = "\n".join(lines[i:end])
+            i = end + 1
+        else:
+            key, value = line.split("=", 1)
+            outputs[key] = value
+    return outputs

@@ -1,7 +1,9 @@
 """The typer application object and the error boundary shared by every command."""
 
 
+import os
 import sys
+import traceback
 from enum import StrEnum
 from pathlib import Path
 from typing import NoReturn
@@ -10,6 +12,7 @@ import typer
 
 from histor_sign import __version__
 from histor_sign._internal.atomic import write_atomic
+from histor_sign._internal.untrusted import inert_line, inert_text, printable
 from histor_sign.errors import HistorError
 
 PROG = "histor-sign"
@@ -35,9 +38,14 @@ class OutputFormat(StrEnum):
     json = "json"
 
 
+#: Set to a non-empty value other than 0 for a full traceback on an internal error.
+DEBUG_ENV = "HISTOR_SIGN_DEBUG"
+_debug = False
+
+
 def _version_callback(value: bool) -> None:
     if value:
-        typer.echo(f"{PROG} {__version__}")
+        say(f"{PROG} {__version__}")
         raise typer.Exit()
 
 
@@ -47,29 +55,50 @@ def _root(
         False, "--version", help="Print the version and exit.", callback=_version_callback,
         is_eager=True,
     ),
+    debug: bool = typer.Option(
+        False, "--debug",
+        help=f"On an internal error print the full traceback (also: {DEBUG_ENV}=1).",
+    ),
 ) -> None:
     """histor-sign."""
+    global _debug
+    _debug = _debug or debug
 
 
 def fail(message: str, exit_code: int = 2) -> NoReturn:
-    """Print one error line and exit (for the CLI layer only)."""
-    sys.stderr.write(f"{PROG}: error: {message}\n")
+    """Print one error line and exit (for the CLI layer only).
+
+    The message is made one inert line (:func:`inert_line`): whatever a server or file put
+    into it, it cannot break the line, move the cursor or issue a workflow command.
+    """
+    sys.stderr.write(inert_line(f"{PROG}: error: {message}") + "\n")
     sys.stderr.flush()
     raise SystemExit(exit_code)
 
 
 def warn(message: str | None) -> None:
-    """One ``histor-sign: warning: ...`` line on stderr (nothing for None)."""
+    """One ``histor-sign: warning: ...`` line on stderr (nothing for None), made inert."""
     if message:
-        sys.stderr.write(f"{PROG}: warning: {message}\n")
+        sys.stderr.write(inert_line(f"{PROG}: warning: {message}") + "\n")
         sys.stderr.flush()
 
 
-def emit(text: str, output: Path | None) -> None:
-    """Write a command's main output to stdout, or atomically to ``--output``."""
+def say(text: str, *, colors: bool = False) -> None:
+    """Print text on stdout, every line made inert (:func:`inert_text`).
+
+    The only way the CLI writes to stdout: a command's report or a line of progress.
+    ``colors`` keeps the renderer's own SGR color codes (on a terminal only).
+    """
+    text = text if text.endswith("\n") or not text else text + "\n"
+    sys.stdout.write(inert_text(text, colors=colors))
+    sys.stdout.flush()
+
+
+def emit(text: str, output: Path | None, *, colors: bool = False) -> None:
+    """Write a command's main output to stdout (via :func:`say`, so every line is inert;
+    a JSON document keeps its value), or these exact bytes atomically to ``--output``."""
     if output is None:
-        sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
-        sys.stdout.flush()
+        say(text, colors=colors)
     else:
         write_atomic(output, text.encode("utf-8"))
 
@@ -143,7 +172,9 @@ def main(argv: list[str] | None = None) -> NoReturn:
     """Console entry point: run the app with one error boundary."""
     from histor_sign.canonical import reset_stdin
 
+    global _debug
     reset_stdin()
+    _debug = os.environ.get(DEBUG_ENV, "") not in ("", "0")
     try:
         # Not standalone: click hands back exit codes and raises errors to us.
         result = app(args=argv, prog_name=PROG, standalone_mode=False)
@@ -165,6 +196,20 @@ def main(argv: list[str] | None = None) -> NoReturn:
         fail("interrupted", 130)
     except BrokenPipeError:
         raise SystemExit(1) from None
+    except Exception as exc:  # a bug: one line, exit 2 (exit 1 means "a check said no")
+        internal_error(exc)
     if result == 130:  # click turned Ctrl-C into an exit code
         fail("interrupted", 130)
     raise SystemExit(result if isinstance(result, int) else 0)
+
+
+def internal_error(exc: BaseException) -> NoReturn:
+    """An unexpected exception: one error line and exit 2; the traceback only on request."""
+    if _debug:
+        traceback.print_exception(exc, file=sys.stderr)
+    detail = printable(str(exc), limit=300)
+    fail(
+        f"internal error: {type(exc).__name__}{': ' + detail if detail else ''} (please report "
+        f"this; set {DEBUG_ENV}=1 or pass --debug for the traceback)",
+        2,
+    )

@@ -6,7 +6,7 @@ from pathlib import Path
 import typer
 
 from histor_sign._internal.atomic import write_atomic
-from histor_sign.cli.app import app
+from histor_sign.cli.app import app, emit
 from histor_sign.cli.target_options import (
     ALLOW_DUPLICATES_OPTION,
     BEARER_OPTION,
@@ -57,6 +57,6 @@ def fetch(
     )
     data = fetch_snapshot(target, options).to_bytes()
     if output is None:
-        typer.echo(data.decode("utf-8"), nl=False)
+        emit(data.decode("utf-8"), None)
     else:
         write_atomic(output, data)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from histor_sign.cli import target_options as t
-from histor_sign.cli.app import PROG, app, warn
+from histor_sign.cli.app import PROG, app, fail, say, warn
 from histor_sign.errors import UsageError
 from histor_sign.report._findings import FailOn
 
@@ -33,7 +33,22 @@ def _append(path_var: str, text: str) -> None:
 
 
 def _github_output_lines(outputs: dict[str, str]) -> str:
-    return "".join(f"{key}={value}\n" for key, value in outputs.items())
+    """Step outputs in the delimiter form (``key<<DELIM``, value, ``DELIM``).
+
+    A value (an output path the user chose) may hold any character; a fresh random
+    delimiter that occurs in no value means no value can end its entry early or add an
+    output of its own.
+    """
+    import secrets
+
+    text = "".join(f"{key}{value}" for key, value in outputs.items())
+    while True:
+        delimiter = f"histor_sign_{secrets.token_hex(16)}"
+        if delimiter not in text:
+            break
+    return "".join(
+        f"{key}<<{delimiter}\n{value}\n{delimiter}\n" for key, value in outputs.items()
+    )
 
 
 def print_outcome(outcome: "ReleaseOutcome") -> None:
@@ -41,20 +56,19 @@ def print_outcome(outcome: "ReleaseOutcome") -> None:
     from histor_sign.report._render import render
 
     if outcome.findings:
-        text = render(outcome.findings, "human", color=sys.stdout.isatty())
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+        say(render(outcome.findings, "human", color=color), colors=color)
     if outcome.envelope is None:
         return
     stmt = outcome.envelope.statement
-    sys.stdout.write(
+    say(
         f"signed {stmt.server} {stmt.server_version} revision {stmt.revision} "
         f"({len(stmt.tool_digests)} tools)\n"
         f"  manifest  {stmt.manifest_digest}\n"
         f"  signer    {outcome.envelope.identity}\n"
         f"  rekor     log index {outcome.envelope.transparency_log.log_index}\n"
+        + "".join(f"  {role:<9} {path}\n" for role, path in outcome.files.items())
     )
-    for role, path in outcome.files.items():
-        sys.stdout.write(f"  {role:<9} {path}\n")
 
 
 @app.command()
@@ -166,11 +180,10 @@ def release(
     except GateFailed as exc:
         assert isinstance(exc.outcome, ReleaseOutcome)
         _report(exc.outcome)
-        sys.stderr.write(
-            f"{PROG}: error: release gate failed: findings at --fail-on {fail_on.value}; "
-            f"nothing was signed (see {exc.outcome.files['sarif']})\n"
+        fail(
+            f"release gate failed: findings at --fail-on {fail_on.value}; "
+            f"nothing was signed (see {exc.outcome.files['sarif']})", 1
         )
-        raise typer.Exit(1) from None
     _report(outcome)
 
 
@@ -211,16 +224,15 @@ def demo(
     instance (UNTRUSTED, demo only), two chained revisions, verification and a drift check."""
     from histor_sign.demo.walkthrough import run_demo
 
-    def say(message: str) -> None:
-        sys.stdout.write(f"• {message}\n")
-        sys.stdout.flush()
+    def step(message: str) -> None:
+        say(f"• {message}")
 
-    result = run_demo(output, say, verify_command=VERIFY_COMMAND)
-    sys.stdout.write("\nVerification of revision 2 (chained to revision 1):\n")
-    sys.stdout.write(result.verification.rstrip("\n") + "\n")
-    sys.stdout.write("\nDrift check (a description changed between the revisions):\n")
-    sys.stdout.write(result.drift.rstrip("\n") + "\n")
-    sys.stdout.write(_demo_guide(result))
+    result = run_demo(output, step, verify_command=VERIFY_COMMAND)
+    say("\nVerification of revision 2 (chained to revision 1):\n"
+        + result.verification.rstrip("\n") + "\n"
+        + "\nDrift check (a description changed between the revisions):\n"
+        + result.drift.rstrip("\n") + "\n"
+        + _demo_guide(result))
 
 
 def _demo_guide(result: "DemoResult") -> str:

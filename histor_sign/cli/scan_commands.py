@@ -78,7 +78,7 @@ def _finish(
         and "NO_COLOR" not in os.environ
     )
     text = render(findings, fmt, strict=strict, stats=stats, command=command, color=color)
-    emit(text, output)
+    emit(text, output, colors=color)
     if reaches_threshold(findings, fail_on, strict):
         raise typer.Exit(1)
 

@@ -17,6 +17,7 @@ import typer
 
 from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
 from histor_sign._internal.sigstore_trust import Trust
+from histor_sign._internal.untrusted import inert_line
 from histor_sign.canonical import JsonValue
 from histor_sign.cli.app import FLAGS, PROG, OutputFormat, app, emit, warn
 from histor_sign.errors import UsageError
@@ -393,9 +394,9 @@ def dev_sigstore(
             "dev-sigstore is a LOCAL, UNTRUSTED Sigstore instance for tests and demos: anyone "
             "can mint any identity here. Never use its trust config for real releases."
         )
-        sys.stderr.write(
-            f"{PROG}: dev-sigstore listening on {instance.url}; trust config {trust_config_out}\n"
-        )
+        sys.stderr.write(inert_line(
+            f"{PROG}: dev-sigstore listening on {instance.url}; trust config {trust_config_out}"
+        ) + "\n")
         sys.stderr.flush()
         instance.serve_forever()
     except KeyboardInterrupt:

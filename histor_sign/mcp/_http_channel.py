@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from histor_sign import __version__
+from histor_sign._internal.untrusted import printable
 from histor_sign.errors import FetchError, HistorError
 from histor_sign.mcp._jsonrpc import (
     Channel,
@@ -272,7 +273,7 @@ class HttpChannel(Channel):
             raise FetchError(f"{where}: HTTP 202 Accepted without a response to {method}")
         if 300 <= status < 400:
             location = resp.headers.get("location")
-            to = f" to {safe_url(location)}" if location else ""
+            to = f" to {_shown_location(location)}" if location else ""
             raise HttpStatusError(
                 f"{where}: HTTP {status} redirect{to}; redirects are not followed, give the "
                 "final URL as `url`", status, param="url",
@@ -397,3 +398,12 @@ class HttpChannel(Channel):
 def _media_type(resp: httpx.Response) -> str:
     value: str = resp.headers.get("content-type", "")
     return value.split(";", 1)[0].strip().lower()
+
+
+def _shown_location(location: str) -> str:
+    """A redirect's ``Location`` (server-chosen) for a message: no query values, escaped."""
+    try:
+        shown = safe_url(location)
+    except ValueError:  # not even a URL (e.g. a bad IPv6 literal)
+        shown = location.partition("?")[0]
+    return printable(shown, limit=200)

@@ -15,6 +15,7 @@ from abc import ABC, abstractmethod
 from enum import StrEnum
 from typing import Any, ClassVar
 
+from histor_sign._internal.untrusted import printable
 from histor_sign.canonical import parse_json
 from histor_sign.errors import FetchError, LimitExceeded
 
@@ -55,8 +56,7 @@ class ServerGone(FetchError):
 
 def clip(text: str, limit: int = 200) -> str:
     """One printable line of at most ``limit`` characters (for server-controlled text)."""
-    flat = "".join(c if c.isprintable() else " " for c in text).strip()
-    return flat if len(flat) <= limit else flat[:limit] + "…"
+    return printable(text.strip(), limit=limit)
 
 
 def encode(message: dict[str, Any]) -> bytes:

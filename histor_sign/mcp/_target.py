@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from histor_sign._internal.limits import (
     DEFAULT_MAX_PAGES,
@@ -22,6 +22,7 @@ from histor_sign._internal.limits import (
     DEFAULT_TIMEOUT,
     DEFAULT_TOTAL_TIMEOUT,
 )
+from histor_sign._internal.untrusted import printable
 from histor_sign.errors import UsageError
 
 Protocol = Literal["auto", "modern", "legacy"]
@@ -44,7 +45,7 @@ _RESERVED_HEADERS = frozenset(
         "last-event-id",
     }
 )
-_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # fullmatch (RFC 9110 token)
 #: Authorization schemes a snapshot may name (IANA registry, lower case). Anything else is
 #: recorded as "other": the first word of a header value could itself be the secret.
 _AUTH_SCHEMES = frozenset(
@@ -84,7 +85,7 @@ class Target:
         if self.command is not None and not self.command:
             raise UsageError("`command`: the command is empty", param="command")
         if self.url is not None:
-            parts = urlsplit(self.url)
+            parts = _split_url(self.url)
             if parts.scheme not in ("http", "https") or not parts.hostname:
                 raise UsageError(
                     f"`url`: expected an http:// or https:// URL, got {safe_url(self.url)!r}",
@@ -103,6 +104,8 @@ class Target:
             )
         for name, value in self.headers:
             check_header(name, value)
+        if self.bearer_token is not None:
+            _check_header_value("bearer_token", "`bearer_token`", self.bearer_token)
         if self.bearer_token is not None and any(
             n.lower() == "authorization" for n, _ in self.headers
         ):
@@ -198,16 +201,60 @@ class Target:
 
 def check_header(name: str, value: str) -> None:
     """Reject header names/values that are invalid or that the client must own."""
-    if not _TOKEN.match(name):
+    if not _TOKEN.fullmatch(name):
         raise UsageError(f"`headers`: {name!r} is not a valid header name", param="headers")
     if name.lower() in _RESERVED_HEADERS:
         raise UsageError(
             f"`headers`: {name} is set by histor-sign itself and cannot be given", param="headers"
         )
+    _check_header_value("headers", f"`headers` {name}", value)
+
+
+def _check_header_value(param: str, label: str, value: str) -> None:
+    """A header value HTTP can carry: visible ASCII and spaces (RFC 9110 field-value, without
+    the obsolete non-ASCII octets). The value is a secret: never echoed."""
     if any(c in value for c in "\r\n\0"):
         raise UsageError(
-            f"`headers` {name}: the value must not contain line breaks or NUL", param="headers"
+            f"{label}: the value must not contain line breaks or NUL", param=param
         )
+    if not all(c == "\t" or " " <= c <= "~" for c in value):
+        raise UsageError(
+            f"{label}: the value must be ASCII text (no control or non-ASCII "
+            "characters)",
+            param=param,
+        )
+
+
+def _split_url(url: str) -> SplitResult:
+    """``url`` split, or a usage error saying what is wrong with it (never a traceback).
+
+    Refused: characters that are not printable or are spaces (HTTP clients refuse or
+    re-encode them, and they would show up raw in messages), a port outside 0–65535, and
+    an IP literal in brackets that is not an IPv6 address. The URL is not echoed: its query
+    may carry a token.
+    """
+    bad = next((c for c in url if not c.isprintable() or c.isspace()), None)
+    if bad is not None:
+        raise UsageError(
+            f"`url`: the URL contains a control character, space or other non-printable "
+            f"character ({printable(bad)})",
+            param="url",
+        )
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - parsing the port is the check
+    except ValueError as exc:
+        raise UsageError(f"`url`: not a valid URL: {printable(str(exc), limit=200)}",
+                         param="url") from None
+    if parts.scheme in ("http", "https"):
+        import httpx  # the HTTP client's own parser: what it refuses, refuse here
+
+        try:
+            httpx.URL(url)
+        except httpx.InvalidURL as exc:
+            raise UsageError(f"`url`: not a valid URL: {printable(str(exc), limit=200)}",
+                             param="url") from None
+    return parts
 
 
 def parse_header(text: str) -> tuple[str, str]:

@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import quote
 
 from histor_sign import __version__
+from histor_sign._internal.untrusted import inert_text, printable
 from histor_sign.report._findings import (
     RULES,
     Finding,
@@ -55,7 +56,7 @@ def _location(
     return {
         "physicalLocation": physical,
         "logicalLocations": [{
-            "name": name,
+            "name": printable(name),
             "fullyQualifiedName": f"{source}#{pointer}" if pointer else source,
             "kind": kind,
         }],
@@ -100,7 +101,8 @@ def render_sarif(
             "ruleId": finding.rule,
             "ruleIndex": rule_index[finding.rule],
             "level": effective_severity(finding, strict).value,
-            "message": {"text": finding.message},
+            # Shown by code scanning as plain text: made one inert line like every message.
+            "message": {"text": printable(finding.message)},
             "locations": [locations[0]],
             "partialFingerprints": {"historSignFinding/v1": _fingerprint(finding)},
         }
@@ -131,4 +133,6 @@ def render_sarif(
     if stats:
         run["properties"] = {"summary": dict(sorted(stats.items()))}
     doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    # inert_text keeps the JSON value and escapes what json.dumps leaves raw (C1 controls,
+    # U+2028/U+2029, bidi and other format characters) inside the strings that hold them.
+    return inert_text(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"

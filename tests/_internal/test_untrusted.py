@@ -59,3 +59,58 @@ def test_limit_clips_before_escaping_and_marks_the_cut() -> None:
     assert printable("abcdef", limit=3) == "abc…"
     assert printable("abc", limit=3) == "abc"
     assert printable("\x1b" * 10, limit=2) == "\\u001b\\u001b…"
+
+
+# --- inert_line / inert_text: what the CLI prints ------------------------------------------
+
+from histor_sign._internal.untrusted import inert_line, inert_text  # noqa: E402
+
+
+def _is_inert(text: str) -> bool:
+    return (all(c == "\n" or c.isprintable() for c in text)
+            and not any(line.lstrip().startswith("::") for line in text.split("\n"))
+            and "##[" not in text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list(":#[ \n\r\x1b\x85\u2028ab")) | st.characters()))
+def test_inert_text_never_carries_control_or_a_workflow_command(text: str) -> None:
+    assert _is_inert(inert_text(text))
+    assert _is_inert(inert_text(text, colors=True).replace("\x1b[", "").replace("m", ""))
+    assert "\n" not in inert_line(text) and _is_inert(inert_line(text))
+    assert inert_text(text).count("\n") == text.count("\n")  # our own line breaks stay
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values, st.sampled_from([None, 2]))
+def test_inert_text_keeps_a_json_documents_value(value: object, indent: int | None) -> None:
+    import json
+
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    assert json.loads(inert_text(text)) == value
+
+
+@pytest.mark.parametrize(("line", "shown"), [
+    ("::warning::x", "\\u003a:warning::x"),
+    ("   ::add-mask::x", "   \\u003a:add-mask::x"),
+    ("a ::warning::x", "a ::warning::x"),  # not at the start: the runner ignores it
+    ("x ##[error]y", "x #\\u0023[error]y"),
+    ("###[", "##\\u0023["),
+    ("\x1b[2J::x", "\\u001b[2J::x"),
+])
+def test_workflow_commands_are_escaped_readably(line: str, shown: str) -> None:
+    assert inert_line(line) == shown
+
+
+def test_colors_keep_only_sgr_sequences() -> None:
+    assert inert_text("\x1b[31merror\x1b[0m \x1b]0;t\x07", colors=True) == \
+        "\x1b[31merror\x1b[0m \\u001b]0;t\\u0007"
+    assert inert_text("::x \x1b[31m", colors=True).startswith("\\u003a:x")

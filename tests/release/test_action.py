@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-from cli_harness import REPO
+from cli_harness import REPO, read_github_output
 from release_fixtures import IDENTITY, SERVER, server_command
 
 from histor_sign._internal.sigstore_dev import LocalSigstore
@@ -42,7 +42,7 @@ def _substitute(text: str, inputs: dict[str, str], steps: dict[str, dict[str, st
 def _read_outputs(path: Path) -> dict[str, str]:
     if not path.exists():
         return {}
-    return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
+    return read_github_output(path.read_text())
 
 
 def run_action(inputs: dict[str, str], env: dict[str, str], work: Path) -> tuple[int, dict[str, str], str]:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_harness import assert_clean_error, run_cli
+from cli_harness import assert_clean_error, read_github_output, run_cli
 from release_fixtures import (
     DRIFT,
     IDENTITY,
@@ -46,9 +46,7 @@ def test_release_writes_every_output(released: Released) -> None:
 
 
 def test_release_reports_to_github_actions(released: Released) -> None:
-    outputs = dict(
-        line.split("=", 1) for line in released.github_output.read_text().splitlines()
-    )
+    outputs = read_github_output(released.github_output.read_text())
     env2 = json.loads((released.rev2 / "envelope.json").read_text())
     assert outputs["revision"] == "2"
     assert outputs["manifest-digest"] == env2["manifestDigest"]

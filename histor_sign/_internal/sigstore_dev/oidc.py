@@ -23,8 +23,8 @@ from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
 SIGSTORE_AUDIENCE = "sigstore"
 
 _WORKFLOW_URI = re.compile(
-    r"^https://github\.com/(?P<repository>[^/\s]+/[^/\s]+)/(?P<path>\.github/workflows/[^@\s]+)"
-    r"@(?P<ref>\S+)$"
+    r"https://github\.com/(?P<repository>[^/\s]+/[^/\s]+)/(?P<path>\.github/workflows/[^@\s]+)"
+    r"@(?P<ref>\S+)"
 )
 
 
@@ -57,7 +57,7 @@ class WorkflowIdentity:
         repository_id: str | None = None,
         event_name: str | None = None,
     ) -> WorkflowIdentity:
-        match = _WORKFLOW_URI.match(identity)
+        match = _WORKFLOW_URI.fullmatch(identity)
         if match is None:
             raise ValueError(
                 f"not a GitHub workflow identity: {identity!r} (expected "
