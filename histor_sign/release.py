@@ -44,6 +44,7 @@ OUTPUT_NAMES: dict[str, str] = {
     "sarif": "scan.sarif",
     "summary": "summary.md",
     "tools": "tools.snapshot.json",
+    "attestation": "intoto.sigstore.json",
 }
 
 
@@ -178,7 +179,13 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
         "tools": (json.dumps(evidence, indent=2, ensure_ascii=False) + "\n").encode(),
     }
     paths = {role: request.out_dir / OUTPUT_NAMES[role] for role in contents}
-    write_all_atomic({paths[role]: data for role, data in contents.items()})
+    files = {paths[role]: data for role, data in contents.items()}
+    from histor_sign.attestation import part_paths
+
+    parts = part_paths(request.out_dir / OUTPUT_NAMES["attestation"], len(signed.attestation_json))
+    files.update(zip(parts, signed.attestation_json, strict=True))
+    paths["attestation"] = parts[0]
+    write_all_atomic(files)
     return replace(outcome, files=paths)
 
 
@@ -240,7 +247,9 @@ def _sign_and_verify(
         previous=previous,
     )
     trust = request.trust or Trust.production()
-    signed = sign_statement(statement, trust=trust, token_identity=who)
+    signed = sign_statement(
+        statement, trust=trust, token_identity=who, capture=catalog.capture
+    )
     report = verify(
         signed.envelope,
         pins=Pins(cert_identity=who.identity, issuer=who.issuer),

@@ -13,6 +13,7 @@ Every sigstore / requests / cryptography error is turned into a :class:`SigningE
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,18 +53,28 @@ class SignedRevision:
     envelope: SignedEnvelope
     statement_bytes: bytes
     bundle_json: bytes
+    #: The in-toto attestation's bundles, one per part (see :mod:`histor_sign.attestation`).
+    attestation_json: tuple[bytes, ...] = ()
 
     def files(self, output: str | Path) -> dict[Path, bytes]:
-        """Envelope, statement bytes and bundle, keyed by the path each is written to."""
+        """Envelope, statement bytes, bundle and attestation part(s), keyed by the path each
+        is written to."""
+        from histor_sign.attestation import attestation_path, part_paths
+
         statement_path, bundle_path = companion_paths(output)
-        return {
+        files = {
             Path(output): self.envelope.to_bytes(),
             statement_path: self.statement_bytes,
             bundle_path: self.bundle_json,
         }
+        if self.attestation_json:
+            paths = part_paths(attestation_path(output), len(self.attestation_json))
+            files.update(zip(paths, self.attestation_json, strict=True))
+        return files
 
     def write(self, output: str | Path) -> list[Path]:
-        """Write envelope, ``*.statement.json`` and ``*.sigstore.json`` atomically (all or none)."""
+        """Write envelope, ``*.statement.json``, ``*.sigstore.json`` and
+        ``*.intoto.sigstore.json`` atomically (all or none)."""
         files = self.files(output)
         write_all_atomic(files)
         return list(files)
@@ -176,6 +187,8 @@ def sign_statement(
     trust: Trust | None = None,
     identity_token: str | None = None,
     token_identity: TokenIdentity | None = None,
+    capture: Mapping[str, Any] | None = None,
+    surface: Mapping[str, Any] | None = None,
 ) -> SignedRevision:
     """Sign a revision statement and verify the result before returning it.
 
@@ -184,7 +197,11 @@ def sign_statement(
     statement), else ``identity_token``, else ambient credentials. The statement's
     ``identity`` must equal the identity the certificate will carry (for GitHub: the
     workflow URI), so a revision can never claim a signer other than the one that signed it.
+
+    The same signer also signs the in-toto attestation of the revision (``capture`` and
+    ``surface`` go into its predicate); every bundle is verified before anything is returned.
     """
+    from histor_sign.attestation import build_attestation, verify_attestation_bundle
     from histor_sign.verify import log_entry_of, verify_artifact_bundle
 
     trust = trust or Trust.production()
@@ -196,14 +213,20 @@ def sign_statement(
             f"{who.identity!r} from the OIDC token; rebuild the statement with that identity"
         )
     data = signed_bytes(stmt, issuer=who.issuer, identity=who.identity)
+    statements = build_attestation(
+        stmt, issuer=who.issuer, identity=who.identity, capture=capture, surface=surface
+    )
     config = trust.client_trust_config()
     try:
+        from sigstore.dsse import Statement as InTotoStatement
         from sigstore.sign import SigningContext
 
         context = SigningContext.from_trust_config(config)
         with context.signer(who.token, cache=True) as signer:
             bundle = signer.sign_artifact(data)
+            attestations = [signer.sign_dsse(InTotoStatement(s)) for s in statements]
         bundle_text: str = bundle.to_json()
+        attestation_texts = [a.to_json() for a in attestations]
     except HistorError:
         raise
     except Exception as exc:
@@ -225,6 +248,18 @@ def sign_statement(
         ) from None
     import json
 
+    for text in attestation_texts:
+        try:
+            _, facts = verify_attestation_bundle(
+                json.loads(text), trusted_root=config.trusted_root
+            )
+        except VerificationFailed as exc:
+            raise SigningError(
+                f"the fresh attestation does not verify against the trust root ({exc}); "
+                "nothing was written"
+            ) from None
+        if who.identity not in facts.sans or facts.issuer != who.issuer:
+            raise SigningError("the fresh attestation's certificate names another identity")
     bundle_doc = json.loads(bundle_text)
     envelope = SignedEnvelope(
         statement=stmt,
@@ -233,4 +268,7 @@ def sign_statement(
         bundle=bundle_doc,
         transparency_log=log_entry_of(bundle_doc),
     )
-    return SignedRevision(envelope, data, bundle_text.encode("utf-8"))
+    return SignedRevision(
+        envelope, data, bundle_text.encode("utf-8"),
+        tuple(t.encode("utf-8") for t in attestation_texts),
+    )

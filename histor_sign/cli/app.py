@@ -132,6 +132,7 @@ FLAGS: dict[str, str] = {
     "previous": "--previous",
     "tools": "--tools",
     "signed_tools": "--signed-tools",
+    "attestation": "--attestation",
     "trust_config": "--trust-config",
     "trusted_root": "--trusted-root",
     "staging": "--staging",

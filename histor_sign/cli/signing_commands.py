@@ -172,7 +172,8 @@ def sign(
             "-o",
             help="Envelope to write, e.g. release.envelope.json. Also writes "
             "release.statement.json "
-            "(the exact signed bytes) and release.sigstore.json (the Sigstore bundle) beside it; "
+            "(the exact signed bytes), release.sigstore.json (the Sigstore bundle) and "
+            "release.intoto.sigstore.json (the in-toto attestation) beside it; "
             "for other names a trailing .json is replaced.",
         ),
     ],
@@ -200,6 +201,7 @@ def sign(
 ) -> None:
     """Sign a revision statement keyless with Sigstore, verify the fresh bundle, and write
     the envelope, statement bytes and bundle atomically."""
+    from histor_sign.attestation import attestation_path
     from histor_sign.canonical import read_json_file
     from histor_sign.envelope import companion_paths
     from histor_sign.revision import Statement
@@ -220,6 +222,8 @@ def sign(
                 f"  envelope  {output}",
                 f"  statement {statement_path}",
                 f"  bundle    {bundle_path}",
+                f"  attestation {attestation_path(output)} (in-toto, "
+                f"{len(signed.attestation_json)} part(s))",
                 f"  log index {log.log_index} (log id {log.log_id})",
             ]
         ),
@@ -229,7 +233,9 @@ def sign(
 
 @app.command()
 def verify(
-    envelope: Annotated[str, typer.Argument(help="Signed revision envelope (*.envelope.json).")],
+    envelope: Annotated[
+        str | None, typer.Argument(help="Signed revision envelope (*.envelope.json).")
+    ] = None,
     cert_identity: CertIdentityOpt = None,
     cert_oidc_issuer: CertIssuerOpt = GITHUB_ACTIONS_ISSUER,
     repository: RepositoryOpt = None,
@@ -253,9 +259,19 @@ def verify(
     format: Annotated[
         OutputFormat, typer.Option("--format", "-f", help="Report format: human or json.")
     ] = OutputFormat.human,
+    attestation: Annotated[
+        str | None,
+        typer.Option(
+            "--attestation",
+            help="In-toto attestation (*.intoto.sigstore.json) to verify on the same axes; "
+            "with an envelope, its subjects must equal the envelope's digests.",
+        ),
+    ] = None,
 ) -> None:
-    """Verify a signed envelope: well-formed, signature/chain/SCT/inclusion, identity,
-    transparency-log copy, revision chain and tool digests — each reported separately."""
+    """Verify a signed envelope and/or its in-toto attestation: well-formed,
+    signature/chain/SCT/inclusion, identity, transparency-log copy, revision chain and tool
+    digests — each reported separately."""
+    from histor_sign.attestation import load_attestation, verify_attestation
     from histor_sign.catalog import load_catalog
     from histor_sign.envelope import load_envelope
     from histor_sign.verify import verify as verify_envelope
@@ -264,23 +280,38 @@ def verify(
         cert_identity, cert_oidc_issuer, repository, ref, owner_id, repository_id,
         trusted_root, trust_config, staging, offline,
     )
+    if envelope is None and attestation is None:
+        raise UsageError("give an envelope, `attestation`, or both", param="attestation")
     trust = flags.trust()
     # Bad input first (exit 2, one line), then the trust warning, then the checks.
-    signed = load_envelope(envelope)
+    signed = load_envelope(envelope) if envelope is not None else None
+    attested = load_attestation(attestation) if attestation is not None else None
     prev = load_envelope(previous) if previous is not None else None
     catalog = load_catalog(tools).tools if tools is not None else None
     warn(trust.warning())
     pins = flags.pins()
-    report = verify_envelope(
-        signed, pins=pins, trust=trust, previous=prev, tools=catalog, source=envelope,
-        previous_source=previous, tools_source=tools,
-    )
-    report = _skips_named_by_flag(report)
+    reports = []
+    if signed is not None:
+        reports.append(verify_envelope(
+            signed, pins=pins, trust=trust, previous=prev, tools=catalog, source=envelope,
+            previous_source=previous, tools_source=tools,
+        ))
+    if attested is not None:
+        reports.append(verify_attestation(
+            attested, pins=pins, trust=trust, previous=prev, tools=catalog, envelope=signed,
+            source=attestation, previous_source=previous, tools_source=tools,
+        ))
+    reports = [_skips_named_by_flag(r) for r in reports]
     if format is OutputFormat.json:
-        emit(json.dumps(report.to_json(), indent=2, ensure_ascii=False), None)
+        document = reports[0].to_json()
+        if len(reports) == 2:
+            document["attestation"] = reports[1].to_json()
+            document["verified"] = all(r.ok for r in reports)
+        emit(json.dumps(document, indent=2, ensure_ascii=False), None)
     else:
-        emit(report.to_text(), None)
-    report.raise_for_failure()
+        emit("\n".join(r.to_text() for r in reports), None)
+    for report in reports:
+        report.raise_for_failure()
 
 
 #: The parameter whose absence skips an optional axis; the CLI names it by its flag.
