@@ -260,3 +260,34 @@ def test_bad_attestation_input_is_one_line_exit_2(signed_set: SignedSet, tmp_pat
 def test_verify_needs_an_envelope_or_an_attestation() -> None:
     run = run_main("verify")
     assert_bad_input(run, "--attestation")
+
+
+@pytest.mark.slow
+def test_a_large_server_is_signed_and_verified_in_parts(tmp_path: Path) -> None:
+    from histor_sign._internal.sigstore_dev import LocalSigstore
+    from histor_sign._internal.sigstore_trust import Trust
+    from histor_sign.signing import sign_statement
+
+    tools = [{"name": f"t{i:04d}", "description": "d", "inputSchema": {"type": "object"}}
+             for i in range(MAX_SUBJECTS + 10)]
+    catalog = tmp_path / "tools.json"
+    catalog.write_text(json.dumps({"tools": tools}))
+    out = tmp_path / "big.envelope.json"
+    with LocalSigstore(directory=tmp_path / "dev") as inst:
+        sign_statement(statement("io.github.alice/docs", WF_ALICE, tools),
+                       trust=Trust.from_trust_config(inst.trust_config_path),
+                       identity_token=inst.mint_token(WF_ALICE)).write(out)
+        root = inst.trusted_root_path
+    first, second = part_paths(attestation_path(out), 2)
+    assert second.name == "big.intoto.2.sigstore.json"
+    assert not part_paths(attestation_path(out), 3)[2].exists()
+    run = run_main("verify", str(out), "--attestation", str(first), "--tools", str(catalog),
+                   "--trusted-root", str(root))
+    assert run.code == 0, run.stderr
+    assert "2 part(s) verified" in run.stdout
+    # Part 1 cannot stand in for part 2 (its tools would be counted twice).
+    second.write_text(first.read_text())
+    run = run_main("verify", "--attestation", str(first), "--trusted-root", str(root))
+    assert_bad_input(run, "named twice")
+    second.unlink()  # a missing part is bad input
+    assert_bad_input(run_main("verify", "--attestation", str(first), "--trusted-root", str(root)))
