@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from histor_sign._internal.limits import DEFAULT_MAX_TOOLS
 from histor_sign.canonical import JsonValue, canonical_bytes, parse_json, read_json_file
 from histor_sign.envelope import SignedEnvelope, companion_paths
 from histor_sign.errors import InputError, VerificationFailed
@@ -50,6 +51,9 @@ INTOTO_STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 INTOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
 #: Subjects per statement (GitHub's attest action caps a statement at 1,024).
 MAX_SUBJECTS = 1024
+#: Parts read for one attestation: enough for ``DEFAULT_MAX_TOOLS`` tools, and a bound on
+#: the files (each at most ``DEFAULT_MAX_FILE_BYTES``) a hostile part 1 can make us read.
+MAX_PARTS = -(-DEFAULT_MAX_TOOLS // (MAX_SUBJECTS - 1))
 MANIFEST_SUBJECT = "manifest"
 TOOL_SUBJECT_PREFIX = "tool:"
 ATTESTATION_SUFFIX = ".intoto.sigstore.json"
@@ -267,8 +271,10 @@ def load_attestation(path: str | Path) -> Attestation:
     predicate, _ = _parse_part(first, source)
     part = predicate.get("part")
     count = part.get("count") if isinstance(part, dict) else None
-    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 1000:
-        raise InputError(f"{source}: predicate.part.count must be an integer from 1 to 1000")
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_PARTS:
+        raise InputError(
+            f"{source}: predicate.part.count must be an integer from 1 to {MAX_PARTS}"
+        )
     bundles = [first] + [
         _bundle_document(read_json_file(p), str(p)) for p in part_paths(path, count)[1:]
     ]

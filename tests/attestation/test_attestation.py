@@ -209,7 +209,7 @@ def test_tampered_subject_breaks_the_dsse_signature(signed_set: SignedSet,
 def test_foreign_types_are_failed_checks(signed_set: SignedSet, tmp_path: Path,
                                          case: str) -> None:
     edits = {
-        "predicate-type": lambda d: d.update(predicateType="https://slsa.dev/provenance/v1"),
+        "predicate-type": lambda d: d.update(predicateType="x\x1b[31m\n::error::forged\u202e"),
         "statement-type": lambda d: d.update(_type="https://in-toto.io/Statement/v0.1"),
         "part": lambda d: d["predicate"].update(part={"index": 2, "count": 1}),
         "payload-type": lambda d: None,
@@ -219,7 +219,8 @@ def test_foreign_types_are_failed_checks(signed_set: SignedSet, tmp_path: Path,
     run = run_main("verify", "--attestation", str(bad), *trust_args(signed_set))
     assert run.code == 1, (run.code, run.stderr)
     assert "Traceback" not in run.stderr and run.stdout == ""
-    assert len([line for line in run.stderr.splitlines() if "error:" in line]) == 1
+    assert len(run.stderr.splitlines()) == 1 and "\x1b" not in run.stderr
+    assert "\u202e" not in run.stderr and not run.stderr.startswith("::")
 
 
 # ---------------------------------------------------------------------- bad input
