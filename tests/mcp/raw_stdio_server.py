@@ -148,6 +148,8 @@ def handle(msg_id: int, cursor: str | None, walks: int) -> None:
             out(page(msg_id, [tool("c"), tool("a")]))
     elif s == "dup-keys":
         out(page(msg_id, ['{"name":"a","name":"b","inputSchema":{}}']))
+    elif s == "huge-int":  # past int()'s 4,300-digit limit
+        out(page(msg_id, [tool("a", ',"n":' + "9" * 5000)]))
     elif s == "bad-cursor-type":
         out(page(msg_id, [tool("a")], nxt=7))
     elif s in ("list-changed", "list-changed-always", "modern-list-changed"):

@@ -45,6 +45,7 @@ def fetch(tmp_path: Path, scenario: str, *flags: str):  # type: ignore[no-untype
         ("duplicate", (), "duplicate tool name 'a': page 1 item 0 (#/tools/0) and "
                           "page 2 item 1 (#/tools/3)"),
         ("dup-keys", (), "duplicate object key \"name\" at /result/tools/0"),
+        ("huge-int", (), "is outside ±(2^53−1) at /result/tools/0/n"),
         ("bad-cursor-type", (), "nextCursor must be a string or absent, got 7"),
         ("list-changed-always", (), "changed again (notifications/tools/list_changed)"),
     ],
