@@ -107,6 +107,8 @@ FLAGS: dict[str, str] = {
     "trusted_root": "--trusted-root",
     "staging": "--staging",
     "offline": "--offline",
+    # outputs
+    "out_dir": "--out-dir",
 }
 
 
