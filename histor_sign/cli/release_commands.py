@@ -112,7 +112,12 @@ def release(
         typer.Option("--previous", metavar="ENVELOPE", help="Previous envelope to chain to."),
     ] = None,
     out_dir: Annotated[
-        Path, typer.Option("--out-dir", help="Directory for the release files.")
+        Path,
+        typer.Option(
+            "--out-dir",
+            help="Directory for the release files only; locked while in use and replaced "
+            "in one atomic step.",
+        ),
     ] = Path("histor-release"),
     fail_on: Annotated[
         FailOn,
