@@ -355,8 +355,9 @@ class OutputDirectory:
     the directory in one atomic step (symlinks to the directory are followed; the link is
     kept). Files of an earlier run that are not in the new set disappear with the old
     directory, so the directory only ever holds one run's outputs. Where the exchange is not
-    available (not Linux, a mount point, a filesystem without it), the files are committed
-    as a group (see the module docstring) and stale names are removed afterwards.
+    available (not Linux, a mount point, a filesystem without it, a parent directory this
+    process may not write to), the files are committed as a group (see the module
+    docstring) and stale names are removed afterwards.
     """
 
     def __init__(self, path: Path, names: Collection[str], *, param: str = "out_dir") -> None:
@@ -474,6 +475,9 @@ class OutputDirectory:
         unknown = set(files) - self.names
         assert not unknown, f"not an output name: {sorted(unknown)}"
         real = self._real
+        if not os.access(real.parent, os.W_OK | os.X_OK):  # no room for a sibling
+            self._publish_in_place(files)
+            return self._paths(files)
         stage = real.parent / f".{real.name}.{_unique()}"
         current: Path = self.path
         try:

@@ -455,3 +455,17 @@ def test_leftovers_of_old_versions_and_dead_processes_are_removed(tmp_path: Path
         assert live.exists()
         d.publish({"envelope.json": b"E2"})
     assert os.listdir(tmp_path) == ["out"] and os.listdir(out) == ["envelope.json"]
+
+
+def test_unwritable_parent_falls_back_to_a_group_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "envelope.json").write_bytes(b"old")
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, m: False if Path(p) == tmp_path
+                        else real_access(p, m))  # root ignores permission bits
+    with OutputDirectory(out, NAMES) as d:
+        d.publish({"summary.md": b"M"})
+    assert os.listdir(out) == ["summary.md"] and os.listdir(tmp_path) == ["out"]
