@@ -2,8 +2,9 @@
 
 fetched catalog → reject duplicates → collision scan + contract lint (gate at ``fail_on``)
 → statement chained to ``previous`` → keyless signature → full verification of the fresh
-envelope → every output written at once. A failed gate or signature leaves no envelope:
-only the SARIF report and the summary are written then, so CI can still show why.
+envelope → every output published at once into the output directory. A failed gate
+publishes only the SARIF report and the summary, so CI can still show why; a failed
+signature or verification leaves the directory as it was.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from histor_sign._internal.atomic import write_all_atomic
+from histor_sign._internal.atomic import OutputDirectory
 from histor_sign._internal.untrusted import inert_line, printable
 from histor_sign.catalog import SNAPSHOT_TYPE, Catalog, reject_duplicates, require_mcp
 from histor_sign.errors import GateFailed, InputError, VerificationFailed
@@ -148,10 +149,13 @@ def gate(
 def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcome:
     """Run the whole pipeline for tools already fetched (a Snapshot) or loaded (a Catalog).
 
-    Writes every output into ``request.out_dir`` at once and returns the outcome. Raises
-    :class:`GateFailed` (carrying the outcome; only the SARIF report and summary are
-    written) when findings reach the gate, and other errors on bad input, signing or
-    verification failure (nothing written).
+    ``request.out_dir`` is locked for the whole run (a concurrent release into it fails
+    with :class:`~histor_sign._internal.atomic.OutputBusy` before signing) and must hold
+    nothing but release outputs; its contents are replaced in one atomic step, so it holds
+    the complete previous run or the complete new one, even if the process is killed.
+    Raises :class:`GateFailed` (carrying the outcome; the directory then holds only the
+    SARIF report and summary) when findings reach the gate, and other errors on bad input,
+    signing or verification failure (the directory is left as it was).
     """
     catalog, evidence = _catalog_and_evidence(tools)
     reject_duplicates(catalog.tools)
@@ -164,30 +168,39 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
 
     sarif = render(findings, "sarif", strict=request.strict, stats=stats, command="release")
     outcome = ReleaseOutcome(request=request, findings=findings, gate_passed=passed)
-    if not passed:
-        _gate_tripped(outcome, catalog, sarif)
-    signed, report = _sign_and_verify(catalog, request, previous, previous_envelope)
-    outcome = replace(outcome, envelope=signed.envelope, report=report)
-    outcome = replace(outcome, summary_markdown=summary_markdown(outcome, catalog))
-    contents = {
-        "envelope": signed.envelope.to_bytes(),
-        "statement": signed.statement_bytes,
-        "bundle": signed.bundle_json,
-        "sarif": sarif.encode(),
-        "summary": outcome.summary_markdown.encode(),
-        "tools": (json.dumps(evidence, indent=2, ensure_ascii=False) + "\n").encode(),
-    }
-    paths = {role: request.out_dir / OUTPUT_NAMES[role] for role in contents}
-    write_all_atomic({paths[role]: data for role, data in contents.items()})
-    return replace(outcome, files=paths)
+    # Locked before anything is signed: a concurrent release into the same directory
+    # fails here, before it could make a Rekor entry.
+    with OutputDirectory(request.out_dir, OUTPUT_NAMES.values()) as out:
+        if not passed:
+            _gate_tripped(outcome, catalog, sarif, out)
+        signed, report = _sign_and_verify(catalog, request, previous, previous_envelope)
+        outcome = replace(outcome, envelope=signed.envelope, report=report)
+        outcome = replace(outcome, summary_markdown=summary_markdown(outcome, catalog))
+        contents = {
+            "envelope": signed.envelope.to_bytes(),
+            "statement": signed.statement_bytes,
+            "bundle": signed.bundle_json,
+            "sarif": sarif.encode(),
+            "summary": outcome.summary_markdown.encode(),
+            "tools": (json.dumps(evidence, indent=2, ensure_ascii=False) + "\n").encode(),
+        }
+        written = out.publish({OUTPUT_NAMES[role]: data for role, data in contents.items()})
+    return replace(outcome, files={role: written[OUTPUT_NAMES[role]] for role in contents})
 
 
-def _gate_tripped(outcome: ReleaseOutcome, catalog: Catalog, sarif: str) -> None:
-    """Write the SARIF report and summary that say why, then raise :class:`GateFailed`."""
-    out = outcome.request.out_dir
+def _gate_tripped(
+    outcome: ReleaseOutcome, catalog: Catalog, sarif: str, out: OutputDirectory
+) -> None:
+    """Publish the SARIF report and summary that say why, then raise :class:`GateFailed`.
+
+    They replace the directory's contents, so no earlier release's envelope stays beside a
+    summary that says nothing was signed.
+    """
     text = summary_markdown(outcome, catalog)
-    paths = {"sarif": out / OUTPUT_NAMES["sarif"], "summary": out / OUTPUT_NAMES["summary"]}
-    write_all_atomic({paths["sarif"]: sarif.encode(), paths["summary"]: text.encode()})
+    written = out.publish(
+        {OUTPUT_NAMES["sarif"]: sarif.encode(), OUTPUT_NAMES["summary"]: text.encode()}
+    )
+    paths = {role: written[OUTPUT_NAMES[role]] for role in ("sarif", "summary")}
     tripped = replace(outcome, files=paths, summary_markdown=text)
     raise GateFailed(
         f"release gate failed: findings at {outcome.request.fail_on.value} or above; "

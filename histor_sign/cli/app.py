@@ -144,6 +144,8 @@ FLAGS: dict[str, str] = {
     "owner_id": "--owner-id",
     "repository_id": "--repository-id",
     "replace_existing": "--replace",
+    # outputs
+    "out_dir": "--out-dir",
 }
 
 

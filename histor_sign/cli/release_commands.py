@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from histor_sign._internal.untrusted import printable
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import PROG, app, fail, say, warn
-from histor_sign.errors import UsageError
+from histor_sign.errors import OperationalError, UsageError
 from histor_sign.report._findings import FailOn
 
 if TYPE_CHECKING:
@@ -28,8 +29,33 @@ def _append(path_var: str, text: str) -> None:
     """Append to a GitHub Actions environment file named by ``path_var``, if set."""
     path = os.environ.get(path_var)
     if path:
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(text)
+        try:
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise OperationalError(
+                f"cannot write ${path_var} ({printable(path)}): {exc.strerror}"
+            ) from None
+
+
+#: The GitHub Actions files a release appends to, checked before anything is signed.
+GITHUB_FILES = ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY")
+
+
+def check_github_files() -> None:
+    """Fail before signing (before a Rekor entry exists) when a GitHub Actions file that is
+    set cannot be appended to: opened for appending, nothing written."""
+    for var in GITHUB_FILES:
+        path = os.environ.get(var)
+        if not path:
+            continue
+        try:
+            with open(path, "a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            raise OperationalError(
+                f"cannot write ${var} ({printable(path)}): {exc.strerror}; nothing was signed"
+            ) from None
 
 
 def _github_output_lines(outputs: dict[str, str]) -> str:
@@ -100,7 +126,12 @@ def release(
         typer.Option("--previous", metavar="ENVELOPE", help="Previous envelope to chain to."),
     ] = None,
     out_dir: Annotated[
-        Path, typer.Option("--out-dir", help="Directory for the release files.")
+        Path,
+        typer.Option(
+            "--out-dir",
+            help="Directory for the release files only; locked while in use and replaced "
+            "in one atomic step.",
+        ),
     ] = Path("histor-release"),
     fail_on: Annotated[
         FailOn,
@@ -153,6 +184,7 @@ def release(
     target = t.target_from_flags(stdio, url, header, bearer_token_env, required=tools is None)
     if target is not None and tools is not None:
         raise UsageError("give --tools FILE or a live server (--stdio/--url), not both")
+    check_github_files()
     guard_policy = _load_policy(policy)
     trust = trust_from_flags(staging=staging, trust_config=trust_config)
     request = ReleaseRequest(

@@ -389,7 +389,8 @@ def dev_sigstore(
                     files[github_env_out] = "".join(f"{k}={v}\n" for k, v in env.items()).encode()
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
-        write_all_atomic(files)
+        # The token (and the env lines carrying it) are secrets: 0600 whatever the umask.
+        write_all_atomic(files, private=[p for p in (token_out, github_env_out) if p])
         warn(
             "dev-sigstore is a LOCAL, UNTRUSTED Sigstore instance for tests and demos: anyone "
             "can mint any identity here. Never use its trust config for real releases."
