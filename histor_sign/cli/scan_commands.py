@@ -13,6 +13,7 @@ from histor_sign._internal.limits import (
     DEFAULT_MAX_SCAN_TOOLS,
     DEFAULT_MAX_TRACE_BYTES,
     DEFAULT_MAX_VALIDATIONS,
+    DEFAULT_SCAN_THRESHOLD,
 )
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import app, emit
@@ -90,7 +91,9 @@ def scan(
     output: Path | None = OUTPUT_OPT,
     fail_on: FailOn = FAIL_ON_OPT,
     threshold: str = typer.Option(
-        "0.62", "--threshold", metavar="FLOAT", help="Lexical similarity threshold in (0, 1]."
+        str(DEFAULT_SCAN_THRESHOLD), "--threshold", metavar="FLOAT",
+        help="Description similarity in (0, 1] that makes two same-action tools confusable "
+        "when their object words do not match exactly.",
     ),
     strict: bool = STRICT_OPT,
     max_tools: int = typer.Option(
