@@ -20,8 +20,8 @@ class) applied to an **object** (the remaining name words), the way a model read
 Two tools are candidates when they have the same action class and
 
 1. the same non-empty object (``basis`` ``name``, score 1), or
-2. compatible objects (one empty, or overlapping) and description similarity (Jaccard) at
-   least the threshold (``basis`` ``description``).
+2. one object extends the other (or one name has none) and description similarity
+   (Jaccard) at least the threshold (``basis`` ``description``).
 
 Candidates are found by grouping (action, object) and, per action, the prefix-filtering
 all-pairs algorithm (Bayardo et al., WWW 2007) on description tokens, so no all-pairs loop is
@@ -41,8 +41,8 @@ from dataclasses import dataclass, replace
 #: change an existing thing share ``modify``.
 ACTION_GROUPS: dict[str, tuple[str, ...]] = {
     "get": ("get", "getter", "fetch", "read", "retrieve", "load", "obtain", "lookup", "show",
-            "view", "inspect", "open", "display", "list", "enumerate", "ls", "browse",
-            "return"),
+            "view", "inspect", "open", "display", "return"),
+    "list": ("list", "enumerate", "ls", "browse"),
     "search": ("search", "find", "query", "locate", "seek", "grep", "filter"),
     "download": ("download",),
     "describe": ("describe", "info", "stat", "stats"),
@@ -79,7 +79,7 @@ for _canon, _words in ACTION_GROUPS.items():
 
 #: What an action class does to data when a tool states no effect hints (docs/scan.md).
 ACTION_EFFECTS: dict[str, str] = {
-    "get": "read-only", "describe": "read-only", "search": "read-only",
+    "get": "read-only", "list": "read-only", "describe": "read-only", "search": "read-only",
     "create": "write", "modify": "write", "send": "write", "run": "write", "stop": "write",
     "move": "write", "copy": "write", "delete": "destructive",
 }
@@ -379,17 +379,14 @@ def profiles_of(tools: Sequence[tuple[str, str, str]]) -> list[Profile]:
 NAMESPACED_FLOOR = 0.35
 #: Description similarity needed when one name has no object words (``git_show``).
 EMPTY_OBJECT_FLOOR = 0.45
-#: Description similarity needed when the object words differ: nearly the same description.
-DIFFERENT_OBJECT_FLOOR = 0.75
-
-
 def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
     """The confusability of two profiles, or None when a model would tell them apart.
 
     Same action class required; then the same object words (``name``), or description
-    similarity of at least ``threshold`` when one object extends the other, at least
-    :data:`EMPTY_OBJECT_FLOOR` when one name has no object and
-    :data:`DIFFERENT_OBJECT_FLOOR` when the objects differ (``description``).
+    similarity of at least ``threshold`` when one object extends the other, or at least
+    :data:`EMPTY_OBJECT_FLOOR` when one name has no object (``description``). Different
+    object words are never confusable on descriptions alone: on real catalogs nearly equal
+    descriptions of different objects were mostly sibling tools (archival vs core memory).
     """
     if not a.action or a.action != b.action:
         return None
@@ -410,7 +407,7 @@ def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
     elif a.objects <= b.objects or b.objects <= a.objects:
         need = threshold
     else:
-        need = max(threshold, DIFFERENT_OBJECT_FLOOR)
+        return None
     if score < need - 1e-12:
         return None
     return Similarity("description", a.action, words, tuple(sorted(a.objects & b.objects)),

@@ -1,4 +1,4 @@
-"""``scan``: analyse several tool catalogs as one set and report TC001–TC005."""
+"""``scan``: analyse several tool catalogs as one set and report TC001–TC005 and TC010."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from histor_sign.report._findings import Finding, sorted_findings
 from histor_sign.scan import _rules as rules
 from histor_sign.scan._lexical import Similarity, candidate_pairs, normalized_name, profiles_of
 from histor_sign.scan._schema_algebra import Bounds
+from histor_sign.scan._shadowing import shadowing_findings
 from histor_sign.scan._witness import decide_roots
 
 DEFAULT_THRESHOLD = DEFAULT_SCAN_THRESHOLD
@@ -109,6 +110,8 @@ def scan_tools(tools: Sequence[Tool], options: ScanOptions | None = None) -> Sca
         findings.extend(rules.pair_findings(a, b, decision, sim, basis,
                                             (profiles[i], profiles[j])))
 
+    shadowing = shadowing_findings(tools)
+    findings.extend(shadowing)
     total = len(tools)
     stats = {
         "tools": total,
@@ -118,6 +121,7 @@ def scan_tools(tools: Sequence[Tool], options: ScanOptions | None = None) -> Sca
         "overlap": counts["overlap"],
         "disjoint": counts["disjoint"],
         "unknown": counts["unknown"],
+        "shadowing": len(shadowing),
     }
     return ScanResult(findings=sorted_findings(findings), stats=stats)
 
