@@ -111,7 +111,8 @@ def scan(
     timeout: float = t.TIMEOUT_OPTION,
     protocol: t.ProtocolChoice = t.PROTOCOL_OPTION,
 ) -> None:
-    """Find confusable tools whose input schemas provably overlap (TC001–TC005)."""
+    """Find confusable tools (same action on the same object) and description shadowing
+    (TC001–TC005, TC010)."""
     from histor_sign.catalog import load_catalogs
     from histor_sign.scan import ScanOptions, scan_catalogs
 

@@ -9,7 +9,7 @@ and deterministic (no model, no network):
    (``send_email``, ``getUser``), or a glob ``prefix*`` matching at least one. A name that is a
    single plain word (``fetch``, ``search``) counts only when quoted (backquotes or quotes), so
    ordinary prose does not match.
-2. **Imperative.** The sentence holding the mention must steer: *redirect* ("instead of",
+2. **Imperative.** The sentence holding the mention must steer: *redirect* ("instead (of)",
    "rather than", "never", "do not", "don't", "avoid", "deprecated", "prefer", "replace",
    "ignore") or impose an *order* ("always", "must", "first", "before", "prior to", "only
    after"). A sentence with both counts as redirect.
@@ -35,15 +35,15 @@ MAX_DESCRIPTION_CHARS = 20_000
 #: Longest quoted span in a finding.
 MAX_SPAN_CHARS = 240
 
-AWAY = ("instead of", "rather than", "in place of", "never", "do not", "don't", "dont",
+AWAY = ("instead of", "instead", "rather than", "in place of", "never", "do not", "don't", "dont",
         "avoid", "deprecated", "prefer", "replaces", "replace", "ignore", "not use")
 ORDER = ("always", "must", "first", "before", "prior to", "only after")
 _IMPERATIVE = re.compile(
     r"\b(" + "|".join(re.escape(w) for w in sorted(AWAY + ORDER, key=len, reverse=True))
     + r")\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
-_MENTION = re.compile(r"([`'\"‘“]?)([A-Za-z0-9][A-Za-z0-9_.\-]*[A-Za-z0-9](\*)?|[A-Za-z]\*?)"
-                      r"([`'\"’”]?)")
+_MENTION = re.compile(r"([`'\"‘“]?)([A-Za-z0-9][A-Za-z0-9_.\-]*(\*)|[A-Za-z0-9][A-Za-z0-9_.\-]*"
+                      r"[A-Za-z0-9]|[A-Za-z])([`'\"’”]?)")
 _PLAIN = re.compile(r"[a-z]+|[A-Z][a-z]*|[A-Z]+")
 
 
