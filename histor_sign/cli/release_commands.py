@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from histor_sign._internal.limits import DEFAULT_SCAN_THRESHOLD
 from histor_sign._internal.untrusted import printable
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import PROG, app, fail, say, warn
@@ -141,8 +142,8 @@ def release(
         bool, typer.Option("--strict", help="Also fail when the scan could not decide a pair.")
     ] = False,
     threshold: Annotated[
-        float, typer.Option("--threshold", help="Lexical similarity threshold in (0, 1].")
-    ] = 0.62,
+        float, typer.Option("--threshold", help="Scan description similarity in (0, 1].")
+    ] = DEFAULT_SCAN_THRESHOLD,
     policy: Annotated[
         Path | None,
         typer.Option("--policy", help="Guard policy (TOML) used by the contract lint."),
