@@ -10,16 +10,19 @@ from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
 from histor_sign.cli.app import OutputFormat, app, emit
 from histor_sign.cli.signing_commands import (
     CertIdentityOpt,
+    CertIdentityRegexpOpt,
     CertIssuerOpt,
     OfflineOpt,
     OwnerIdOpt,
     RefOpt,
+    RefPatternOpt,
     RepositoryIdOpt,
     RepositoryOpt,
     TrustedRootOpt,
     VerifyFlags,
     VerifyStagingOpt,
     VerifyTrustConfigOpt,
+    WorkflowOpt,
     verify_signed_envelope,
 )
 from histor_sign.errors import UsageError
@@ -64,9 +67,12 @@ def guard(
         "pinned publisher signed; a failed verification exits 1 and decides nothing.",
     ),
     cert_identity: CertIdentityOpt = None,
+    cert_identity_regexp: CertIdentityRegexpOpt = None,
     cert_oidc_issuer: CertIssuerOpt = GITHUB_ACTIONS_ISSUER,
     repository: RepositoryOpt = None,
+    workflow: WorkflowOpt = None,
     ref: RefOpt = None,
+    ref_pattern: RefPatternOpt = None,
     owner_id: OwnerIdOpt = None,
     repository_id: RepositoryIdOpt = None,
     trusted_root: TrustedRootOpt = None,
@@ -93,7 +99,8 @@ def guard(
         raise UsageError("--verify needs --envelope: it verifies the signed revision")
     flags = VerifyFlags(
         cert_identity, cert_oidc_issuer, repository, ref, owner_id, repository_id,
-        trusted_root, trust_config, staging, offline,
+        trusted_root, trust_config, staging, offline, workflow=workflow,
+        ref_pattern=ref_pattern, cert_identity_regexp=cert_identity_regexp,
     )
     flags.require_verify(verify)
     if [call, catalog, policy, envelope].count("-") > 1:
