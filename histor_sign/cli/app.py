@@ -98,6 +98,7 @@ FLAGS: dict[str, str] = {
     "max_validations": "--max-validations",
     # statements, signing and verification
     "identity": "--identity",
+    "server": "--server",
     "identity_token": "--identity-token",
     "cert_identity": "--cert-identity",
     "identity_regexp": "--cert-identity-regexp",
