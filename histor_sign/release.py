@@ -121,7 +121,10 @@ def _load_previous(previous: str | Path | SignedEnvelope) -> SignedEnvelope:
             "envelope.json of the last release, not to a bare statement",
             param="previous",
         )
-    return parse_envelope(doc, str(previous))
+    try:
+        return parse_envelope(doc, str(previous))
+    except InputError as exc:
+        raise InputError(f"`previous`: {exc.message}", param="previous") from None
 
 
 @dataclass(frozen=True)
