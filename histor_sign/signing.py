@@ -13,7 +13,8 @@ Every sigstore / requests / cryptography error is turned into a :class:`SigningE
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +77,10 @@ class TokenIdentity:
     token: IdentityToken
     issuer: str
     identity: str
+    #: The token's claims (unverified here; Fulcio checks them) and the raw token, kept so a
+    #: release can check the namespace before signing and keep the token from a server.
+    claims: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    raw: str = field(default="", repr=False)
 
 
 def _unverified_claims(raw: str) -> dict[str, Any]:
@@ -134,7 +139,7 @@ def obtain_identity(identity_token: str | None) -> TokenIdentity:
         identity = f"https://github.com/{workflow_ref}"
     else:
         identity = token.identity
-    return TokenIdentity(token=token, issuer=issuer, identity=identity)
+    return TokenIdentity(token=token, issuer=issuer, identity=identity, claims=claims, raw=raw)
 
 
 def _signing_failure(exc: BaseException) -> SigningError:

@@ -11,16 +11,19 @@ from histor_sign.cli import target_options as t
 from histor_sign.cli.app import OutputFormat, app, emit, warn
 from histor_sign.cli.signing_commands import (
     CertIdentityOpt,
+    CertIdentityRegexpOpt,
     CertIssuerOpt,
     OfflineOpt,
     OwnerIdOpt,
     RefOpt,
+    RefPatternOpt,
     RepositoryIdOpt,
     RepositoryOpt,
     TrustedRootOpt,
     VerifyFlags,
     VerifyStagingOpt,
     VerifyTrustConfigOpt,
+    WorkflowOpt,
 )
 from histor_sign.cli.trust_commands import (
     PinsOpt,
@@ -79,9 +82,12 @@ def check(
     protocol: t.ProtocolChoice = t.PROTOCOL_OPTION,
     verify: bool = VERIFY_OPT,
     cert_identity: CertIdentityOpt = None,
+    cert_identity_regexp: CertIdentityRegexpOpt = None,
     cert_oidc_issuer: CertIssuerOpt = GITHUB_ACTIONS_ISSUER,
     repository: RepositoryOpt = None,
+    workflow: WorkflowOpt = None,
     ref: RefOpt = None,
+    ref_pattern: RefPatternOpt = None,
     owner_id: OwnerIdOpt = None,
     repository_id: RepositoryIdOpt = None,
     trusted_root: TrustedRootOpt = None,
@@ -107,7 +113,8 @@ def check(
     target = t.target_from_flags(stdio, url, header, bearer_token_env, required=False)
     flags = VerifyFlags(
         cert_identity, cert_oidc_issuer, repository, ref, owner_id, repository_id,
-        trusted_root, trust_config, staging, offline,
+        trusted_root, trust_config, staging, offline, workflow=workflow,
+        ref_pattern=ref_pattern, cert_identity_regexp=cert_identity_regexp,
     )
     if envelope is None and server is None:
         raise UsageError("give the signed revision: --envelope FILE, or --server NAME (pinned)")

@@ -3,6 +3,7 @@
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -206,6 +207,10 @@ def release(
         timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,
         max_tools=max_tools, max_bytes=max_bytes, protocol=protocol,
     )
+    if target is not None and identity_token:
+        # The token we hold never reaches the server, nor what it serves (an ambient token
+        # is only requested after the fetch, from variables the server does not get).
+        target = replace(target, guarded_secrets=(identity_token.strip(),))
     served = _served_tools(tools, target, options, max_tools)
     warn(trust.warning())
     try:
