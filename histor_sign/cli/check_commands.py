@@ -31,9 +31,10 @@ OUTPUT_OPT = typer.Option(
     None, "--output", "-o", help="Write the result to this file (atomically)."
 )
 ENVELOPE_OPT = typer.Option(
-    ..., "--envelope", metavar="FILE",
-    help="Signed revision envelope (or bare statement) to compare against. Checks digests "
-    "only, unless --verify is given.",
+    ..., "--envelope", metavar="FILE|URL",
+    help="Signed revision envelope (or bare statement) to compare against: a file, or an "
+    "https URL such as the published revisions/<server>/latest.envelope.json. Checks "
+    "digests only, unless --verify is given.",
 )
 SIGNED_TOOLS_OPT = typer.Option(
     None, "--signed-tools", metavar="FILE",
@@ -83,7 +84,8 @@ def check(
     client pins the publisher's workflow in one step. Exit codes: 0 match, 1 different
     (or verification failed), 2 bad input.
     """
-    from histor_sign.canonical import read_json_file
+    from histor_sign._internal import chain_store
+    from histor_sign.canonical import parse_json, read_json_file
     from histor_sign.catalog import load_catalog
     from histor_sign.drift import compare
 
@@ -93,7 +95,11 @@ def check(
         trusted_root, trust_config, staging, offline,
     )
     flags.require_verify(verify)
-    signed_statement = read_json_file(envelope)
+    if chain_store.is_url(envelope):
+        signed_statement = parse_json(chain_store.fetch_envelope(envelope, timeout=timeout),
+                                      envelope)
+    else:
+        signed_statement = read_json_file(envelope)
     signed_catalog = load_catalog(signed_tools).tools if signed_tools else None
     if verify:
         verify_signed_envelope(signed_statement, envelope, flags)
