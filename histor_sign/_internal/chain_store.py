@@ -49,20 +49,26 @@ def latest_envelope(root: str | Path, server: str) -> Path | None:
     return path if path.is_file() else None
 
 
+def refuse_published(root: str | Path, server: str, revision: int) -> None:
+    """Raise if revision ``revision`` of ``server`` is already published under ``root``."""
+    numbered = chain_dir(root, server) / f"{revision}.envelope.json"
+    if numbered.exists():
+        raise InputError(
+            f"revision {revision} of {printable(server)} is already published at {numbered}; "
+            "a published revision is never overwritten (chain to the latest: `previous` auto)",
+            param="revisions",
+        )
+
+
 def publish(
     root: str | Path, server: str, revision: int, envelope: bytes, snapshot: bytes | None
 ) -> list[Path]:
     """Write revision ``revision`` of ``server``'s chain: ``<n>.envelope.json``, the snapshot
     it signed and ``latest.envelope.json``, all at once. A revision already published is never
     overwritten (two releases of the same number would fork the chain)."""
+    refuse_published(root, server, revision)
     directory = chain_dir(root, server)
     numbered = directory / f"{revision}.envelope.json"
-    if numbered.exists():
-        raise InputError(
-            f"revision {revision} of {printable(server)} is already published at {numbered}; "
-            "a published revision is never overwritten",
-            param="revisions",
-        )
     files = {numbered: envelope, directory / LATEST: envelope}
     if snapshot is not None:
         files[directory / f"{revision}.tools.snapshot.json"] = snapshot

@@ -156,6 +156,8 @@ def release(
     guard_policy = _load_policy(policy)
     trust = trust_from_flags(staging=staging, trust_config=trust_config)
     chained = _resolve_previous(previous, revisions, server)
+    if revisions is not None:
+        _refuse_published(revisions, server, chained)
     request = ReleaseRequest(
         server=server,
         server_version=server_version,
@@ -216,6 +218,26 @@ def _resolve_previous(
         data = chain_store.fetch_envelope(previous)
         return parse_envelope(parse_json(data, previous), previous)
     return previous
+
+
+def _refuse_published(revisions: Path, server: str, chained: "str | SignedEnvelope | None") -> None:
+    """Stop before signing (and spending a log entry) when the revision this release would
+    get is already in the chain directory: the chain would fork."""
+    from histor_sign._internal import chain_store
+    from histor_sign.canonical import read_json_file
+    from histor_sign.envelope import SignedEnvelope
+
+    if chained is None:
+        revision = 1
+    elif isinstance(chained, SignedEnvelope):
+        revision = chained.statement.revision + 1
+    else:
+        doc = read_json_file(chained)
+        number = doc.get("revision") if isinstance(doc, dict) else None
+        if not isinstance(number, int):
+            return  # the release itself rejects a malformed previous
+        revision = number + 1
+    chain_store.refuse_published(revisions, server, revision)
 
 
 def _publish(outcome: "ReleaseOutcome", revisions: Path, server: str) -> None:

@@ -75,3 +75,18 @@ def test_check_envelope_url_must_be_https(tmp_path: Path) -> None:
     result = run_cli("check", str(tools), "--envelope", "http://example.invalid/e.json")
     assert result.code == 2
     assert result.stderr.startswith("histor-sign: error: --envelope URL")
+
+
+def test_release_refuses_a_revision_already_published_before_signing(tmp_path: Path) -> None:
+    chain = tmp_path / "revisions" / "io.github.o" / "n"
+    chain.mkdir(parents=True)
+    (chain / "1.envelope.json").write_text("{}")
+    tools = tmp_path / "t.json"
+    tools.write_text('{"tools": []}')
+    # No previous given: this would be revision 1 again, and no token is needed to refuse.
+    result = run_cli("release", "--server", "io.github.o/n", "--server-version", "1",
+                     "--tools", str(tools), "--revisions", str(tmp_path / "revisions"),
+                     "--out-dir", str(tmp_path / "out"))
+    assert result.code == 2, result.stderr
+    assert "already published" in result.stderr and result.stderr.count("\n") == 1
+    assert not (tmp_path / "out").exists()
