@@ -135,6 +135,8 @@ FLAGS: dict[str, str] = {
     "repository": "--repository",
     "ref_pattern": "--ref-pattern",
     "previous": "--previous",
+    "revisions": "--revisions",
+    "envelope": "--envelope",
     "tools": "--tools",
     "signed_tools": "--signed-tools",
     "trust_config": "--trust-config",

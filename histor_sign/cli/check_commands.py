@@ -42,10 +42,11 @@ OUTPUT_OPT = typer.Option(
     None, "--output", "-o", help="Write the result to this file (atomically)."
 )
 ENVELOPE_OPT = typer.Option(
-    None, "--envelope", metavar="FILE",
-    help="Signed revision envelope (or bare statement) to compare against. Checks digests "
-    "only, unless --verify or --server is given. Omit it with --server to use the latest "
-    "revision from the pinned location.",
+    None, "--envelope", metavar="FILE|URL",
+    help="Signed revision envelope (or bare statement) to compare against: a file, or an "
+    "https URL such as the published revisions/<server>/latest.envelope.json. Checks "
+    "digests only, unless --verify or --server is given. Omit it with --server to use the "
+    "latest revision from the pinned location.",
 )
 SIGNED_TOOLS_OPT = typer.Option(
     None, "--signed-tools", metavar="FILE",
@@ -104,7 +105,8 @@ def check(
     or the identity flags. Exit codes: 0 match, 1 different (or verification failed), 2 bad
     input.
     """
-    from histor_sign.canonical import read_json_file
+    from histor_sign._internal import chain_store
+    from histor_sign.canonical import parse_json, read_json_file
     from histor_sign.catalog import load_catalog
     from histor_sign.drift import compare
     from histor_sign.errors import UsageError
@@ -128,7 +130,11 @@ def check(
             raise UsageError("--signed-tools needs --envelope; with --server the signed tools "
                              "come from the pinned location")
         return _check_pinned(server, tools, target, options, flags, pins, format, output)
-    signed_statement = read_json_file(envelope)
+    if chain_store.is_url(envelope):
+        signed_statement = parse_json(chain_store.fetch_envelope(envelope, timeout=timeout),
+                                      envelope)
+    else:
+        signed_statement = read_json_file(envelope)
     signed_catalog = load_catalog(signed_tools).tools if signed_tools else None
     if verify:
         verified = verify_for_use(signed_statement, envelope, flags, server=server, pins=pins)

@@ -19,6 +19,7 @@ from histor_sign.report._findings import FailOn
 if TYPE_CHECKING:
     from histor_sign.catalog import Catalog
     from histor_sign.demo.walkthrough import DemoResult
+    from histor_sign.envelope import SignedEnvelope
     from histor_sign.guard import Policy
     from histor_sign.mcp import FetchOptions, Snapshot, Target
     from histor_sign.release import ReleaseOutcome
@@ -125,7 +126,20 @@ def release(
     ] = None,
     previous: Annotated[
         str | None,
-        typer.Option("--previous", metavar="ENVELOPE", help="Previous envelope to chain to."),
+        typer.Option(
+            "--previous", metavar="ENVELOPE|URL|auto",
+            help="Previous envelope to chain to: a file, an https URL, or 'auto' (the latest "
+            "in --revisions; none there means the first release).",
+        ),
+    ] = None,
+    revisions: Annotated[
+        Path | None,
+        typer.Option(
+            "--revisions", metavar="DIR",
+            help="Chain directory (revisions/<server>/latest.envelope.json, <n>.envelope.json, "
+            "<n>.tools.snapshot.json): --previous auto reads it; a signed release is "
+            "published into it.",
+        ),
     ] = None,
     out_dir: Annotated[
         Path,
@@ -189,12 +203,15 @@ def release(
     check_github_files()
     guard_policy = _load_policy(policy)
     trust = trust_from_flags(staging=staging, trust_config=trust_config)
+    chained = _resolve_previous(previous, revisions, server)
+    if revisions is not None:
+        _refuse_published(revisions, server, chained)
     request = ReleaseRequest(
         server=server,
         server_version=server_version,
         out_dir=out_dir,
         identity=identity,
-        previous=previous,
+        previous=chained,
         fail_on=fail_on,
         strict=strict,
         scan=ScanOptions(threshold=parse_threshold(str(threshold)), max_tools=max_tools),
@@ -222,7 +239,71 @@ def release(
             f"release gate failed: findings at --fail-on {fail_on.value}; "
             f"nothing was signed (see {exc.outcome.files['sarif']})", 1
         )
+    if revisions is not None:
+        _publish(outcome, revisions, server)
     _report(outcome)
+
+
+def _resolve_previous(
+    previous: str | None, revisions: Path | None, server: str
+) -> "str | SignedEnvelope | None":
+    """``--previous``: a file as given, an https URL fetched (bounded), or ``auto``: the latest
+    envelope in ``--revisions`` (None there: the first release, said on stderr)."""
+    from histor_sign._internal import chain_store
+
+    if previous is None:
+        return None
+    if previous == "auto":
+        if revisions is None:
+            raise UsageError("--previous auto needs --revisions DIR (where the chain is kept)")
+        latest = chain_store.latest_envelope(revisions, server)
+        if latest is None:
+            where = chain_store.chain_dir(revisions, server)
+            warn(f"no previous revision in {where}: releasing revision 1 (a new chain)")
+            return None
+        return str(latest)
+    if chain_store.is_url(previous):
+        from histor_sign.canonical import parse_json
+        from histor_sign.envelope import parse_envelope
+
+        data = chain_store.fetch_envelope(previous)
+        return parse_envelope(parse_json(data, previous), previous)
+    return previous
+
+
+def _refuse_published(revisions: Path, server: str, chained: "str | SignedEnvelope | None") -> None:
+    """Stop before signing (and spending a log entry) when the revision this release would
+    get is already in the chain directory: the chain would fork."""
+    from histor_sign._internal import chain_store
+    from histor_sign.canonical import read_json_file
+    from histor_sign.envelope import SignedEnvelope
+
+    if chained is None:
+        revision = 1
+    elif isinstance(chained, SignedEnvelope):
+        revision = chained.statement.revision + 1
+    else:
+        doc = read_json_file(chained)
+        number = doc.get("revision") if isinstance(doc, dict) else None
+        if not isinstance(number, int):
+            return  # the release itself rejects a malformed previous
+        revision = number + 1
+    chain_store.refuse_published(revisions, server, revision)
+
+
+def _publish(outcome: "ReleaseOutcome", revisions: Path, server: str) -> None:
+    """Add the fresh revision to the chain directory (stdout says where)."""
+    from histor_sign._internal import chain_store
+
+    assert outcome.envelope is not None
+    snapshot = outcome.files.get("tools")
+    written = chain_store.publish(
+        revisions, server, outcome.envelope.statement.revision, outcome.envelope.to_bytes(),
+        snapshot.read_bytes() if snapshot is not None else None,
+    )
+    for path in written:
+        sys.stdout.write(f"  published {path}\n")
+    _append("GITHUB_OUTPUT", f"published={written[1]}\n")
 
 
 def _load_policy(path: Path | None) -> "Policy | None":
@@ -300,5 +381,6 @@ In GitHub Actions (permissions: id-token: write), the same release against publi
       server: io.github.OWNER/NAME
       server-version: ${{{{ github.ref_name }}}}
       stdio: node dist/index.js
-      previous: revisions/latest.envelope.json
+      previous: auto                 # the chain on the histor-revisions branch
+  (`{PROG} init` writes the whole workflow.)
 """
