@@ -208,7 +208,8 @@ def load_tools(path: str | Path, *, max_tools: int | None = None) -> Catalog:
 
 def scan(tool_lists: Iterable[ToolsLike], options: ScanOptions | None = None) -> ScanResult:
     """Scan several tool lists (catalogs, snapshots or tool lists, any provider) as one set
-    for name collisions and overlapping argument schemas (rules TC001–TC005)."""
+    for name collisions, confusable tools with overlapping argument schemas (rules TC001–TC005)
+    and description shadowing (TC010)."""
     from histor_sign.catalog import as_tools
     from histor_sign.scan import scan_tools
 

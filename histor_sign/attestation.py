@@ -356,7 +356,7 @@ def verify_attestation(
     else:
         parsed, source = load_attestation(attestation), source or str(attestation)
     env = parsed.as_envelope()
-    if namespace_owner(env.server) is None and pins.cert_identity is None:
+    if namespace_owner(env.server) is None and not pins.ties_to_signer():
         raise IdentityPinRequired(env.server)
     if previous is None or isinstance(previous, SignedEnvelope):
         prev_env = previous
@@ -421,8 +421,8 @@ def verify_attestation(
         signature,
         identity,
         log,
-        _chain_axis(env, prev_env, previous_source or "previous envelope", trusted_root,
-                    pins.issuer),
+        _chain_axis(env, facts_or_none, prev_env, previous_source or "previous envelope",
+                    trusted_root, pins),
         tools_axis,
     )
     return VerificationReport(source=source, envelope=env, trust=trust.describe(), axes=axes)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +87,10 @@ class TokenIdentity:
     token: IdentityToken
     issuer: str
     identity: str
+    #: The token's claims (unverified here; Fulcio checks them) and the raw token, kept so a
+    #: release can check the namespace before signing and keep the token from a server.
+    claims: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    raw: str = field(default="", repr=False)
 
 
 def _unverified_claims(raw: str) -> dict[str, Any]:
@@ -145,7 +149,7 @@ def obtain_identity(identity_token: str | None) -> TokenIdentity:
         identity = f"https://github.com/{workflow_ref}"
     else:
         identity = token.identity
-    return TokenIdentity(token=token, issuer=issuer, identity=identity)
+    return TokenIdentity(token=token, issuer=issuer, identity=identity, claims=claims, raw=raw)
 
 
 def _signing_failure(exc: BaseException) -> SigningError:

@@ -33,8 +33,35 @@ CertIdentityOpt = Annotated[
     typer.Option(
         "--cert-identity",
         help="Exact signer identity to require, e.g. "
-        "https://github.com/OWNER/REPO/.github/workflows/sign.yml@refs/heads/main. Required "
-        "for servers outside io.github.*.",
+        "https://github.com/OWNER/REPO/.github/workflows/sign.yml@refs/heads/main. Outside "
+        "io.github.* this, --cert-identity-regexp, or --workflow with --repository is required.",
+    ),
+]
+CertIdentityRegexpOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cert-identity-regexp",
+        help="Regular expression the signer identity must match in full (like cosign's "
+        "--certificate-identity-regexp), e.g. "
+        "'https://github.com/OWNER/REPO/\\.github/workflows/sign\\.yml@refs/tags/v.*'.",
+    ),
+]
+WorkflowOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--workflow",
+        help="Require the signing workflow file, whatever branch or tag it ran for: "
+        ".github/workflows/sign.yml (in the source repository) or "
+        "OWNER/REPO/.github/workflows/sign.yml (a reusable workflow). With --repository it "
+        "pins a publisher across tag-triggered releases.",
+    ),
+]
+RefPatternOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ref-pattern",
+        help="Require the git ref to match this glob (* within a path segment, ** across), "
+        "e.g. 'refs/tags/v*'.",
     ),
 ]
 CertIssuerOpt = Annotated[str, typer.Option("--cert-oidc-issuer", help="OIDC issuer to require.")]
@@ -115,11 +142,15 @@ class VerifyFlags:
     trust_config: Path | None
     staging: bool
     offline: bool
+    workflow: str | None = None
+    ref_pattern: str | None = None
+    cert_identity_regexp: str | None = None
 
     def require_verify(self, verify: bool) -> None:
         """Pins and trust flags without ``--verify`` would be silently ignored: refuse them."""
         given = (self.cert_identity, self.repository, self.ref, self.owner_id,
-                 self.repository_id, self.trusted_root, self.trust_config)
+                 self.repository_id, self.trusted_root, self.trust_config, self.workflow,
+                 self.ref_pattern, self.cert_identity_regexp)
         if not verify and (any(v is not None for v in given) or self.staging or self.offline):
             raise UsageError("identity and trust flags need --verify")
 
@@ -137,7 +168,8 @@ class VerifyFlags:
         return Pins(
             cert_identity=self.cert_identity, issuer=self.cert_oidc_issuer,
             repository=self.repository, ref=self.ref, owner_id=self.owner_id,
-            repository_id=self.repository_id,
+            repository_id=self.repository_id, workflow=self.workflow,
+            ref_pattern=self.ref_pattern, identity_regexp=self.cert_identity_regexp,
         )
 
 
@@ -237,15 +269,21 @@ def verify(
         str | None, typer.Argument(help="Signed revision envelope (*.envelope.json).")
     ] = None,
     cert_identity: CertIdentityOpt = None,
+    cert_identity_regexp: CertIdentityRegexpOpt = None,
     cert_oidc_issuer: CertIssuerOpt = GITHUB_ACTIONS_ISSUER,
     repository: RepositoryOpt = None,
+    workflow: WorkflowOpt = None,
     ref: RefOpt = None,
+    ref_pattern: RefPatternOpt = None,
     owner_id: OwnerIdOpt = None,
     repository_id: RepositoryIdOpt = None,
     previous: Annotated[
         str | None,
         typer.Option(
-            "--previous", help="Previous envelope: check same server, revision+1, digest chain."
+            "--previous",
+            help="Previous envelope: check same server, revision+1, digest chain, its "
+            "signature under the same pins, and the same publisher (numeric owner and "
+            "repository ids, workflow file).",
         ),
     ] = None,
     tools: Annotated[
@@ -278,7 +316,8 @@ def verify(
 
     flags = VerifyFlags(
         cert_identity, cert_oidc_issuer, repository, ref, owner_id, repository_id,
-        trusted_root, trust_config, staging, offline,
+        trusted_root, trust_config, staging, offline, workflow=workflow,
+        ref_pattern=ref_pattern, cert_identity_regexp=cert_identity_regexp,
     )
     if envelope is None and attestation is None:
         raise UsageError("give an envelope, `attestation`, or both", param="attestation")
@@ -420,7 +459,8 @@ def dev_sigstore(
                     files[github_env_out] = "".join(f"{k}={v}\n" for k, v in env.items()).encode()
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
-        write_all_atomic(files)
+        # The token (and the env lines carrying it) are secrets: 0600 whatever the umask.
+        write_all_atomic(files, private=[p for p in (token_out, github_env_out) if p])
         warn(
             "dev-sigstore is a LOCAL, UNTRUSTED Sigstore instance for tests and demos: anyone "
             "can mint any identity here. Never use its trust config for real releases."
