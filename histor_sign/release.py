@@ -151,39 +151,6 @@ class Preflight:
     previous: SignedEnvelope | None
 
 
-class NamespaceNotOwned(InputError):
-    """The signing identity cannot own the server's ``io.github.<owner>`` namespace, so
-    the fresh envelope would fail verification: refused before anything is signed."""
-
-    def __init__(self, server: str, problems: list[str]) -> None:
-        self.server, self.problems = server, problems
-        super().__init__(
-            f"`server` {server!r} cannot be released by this signing identity: "
-            f"{'; '.join(problems)}; nothing was signed",
-            param="server",
-        )
-
-
-def _predicted_facts(who: TokenIdentity) -> CertificateFacts:
-    """The certificate facts Fulcio will derive from the token (GitHub claim mapping)."""
-    from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER, CertificateFacts
-
-    extensions = {"8": who.issuer}
-    if who.issuer == GITHUB_ACTIONS_ISSUER:
-        claims = who.claims
-        for number, claim, prefix in (
-            ("12", "repository", "https://github.com/"),
-            ("16", "repository_owner", "https://github.com/"),
-            ("14", "ref", ""),
-            ("15", "repository_id", ""),
-            ("17", "repository_owner_id", ""),
-        ):
-            value = claims.get(claim)
-            if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
-                extensions[number] = f"{prefix}{value}"
-    return CertificateFacts((who.identity,), extensions)
-
-
 def publisher_pins(facts: CertificateFacts) -> Pins:
     """Pins that hold for every release of one publisher, whatever its ref: numeric ids
     and workflow file on GitHub Actions; the exact identity elsewhere."""
@@ -207,15 +174,13 @@ def preflight(request: ReleaseRequest) -> Preflight:
     :class:`VerificationFailed` for a previous envelope that does not verify."""
     from histor_sign._internal.sigstore_trust import Trust
     from histor_sign.revision import validate_server_name
-    from histor_sign.verify import Pins, identity_problems, verify
+    from histor_sign.signing import require_namespace
+    from histor_sign.verify import verify
 
     validate_server_name(request.server)
     previous = _load_previous(request.previous) if request.previous is not None else None
     who = _signer(request)
-    facts = _predicted_facts(who)
-    problems = identity_problems(facts, Pins(issuer=who.issuer), server=request.server)
-    if problems:
-        raise NamespaceNotOwned(request.server, problems)
+    facts = require_namespace(request.server, who)
     pins = publisher_pins(facts)
     if previous is not None:
         if previous.server != request.server:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from histor_sign._internal.atomic import write_all_atomic
-from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
+from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER, CertificateFacts
 from histor_sign._internal.sigstore_trust import Trust, _first_line
 from histor_sign.envelope import SignedEnvelope, companion_paths, signed_bytes
 from histor_sign.errors import HistorError, InputError, SigningError, VerificationFailed
@@ -216,6 +216,7 @@ def sign_statement(
             f"statement identity {stmt.identity!r} is not the signing identity "
             f"{who.identity!r} from the OIDC token; rebuild the statement with that identity"
         )
+    require_namespace(stmt.server, who)
     data = signed_bytes(stmt, issuer=who.issuer, identity=who.identity)
     statements = build_attestation(
         stmt, issuer=who.issuer, identity=who.identity, capture=capture, surface=surface
@@ -276,3 +277,47 @@ def sign_statement(
         envelope, data, bundle_text.encode("utf-8"),
         tuple(t.encode("utf-8") for t in attestation_texts),
     )
+
+class NamespaceNotOwned(InputError):
+    """The signing identity cannot own the server's ``io.github.<owner>`` namespace, so
+    the fresh envelope would fail verification: refused before anything is signed."""
+
+    def __init__(self, server: str, problems: list[str]) -> None:
+        self.server, self.problems = server, problems
+        super().__init__(
+            f"server {server!r} cannot be signed by this signing identity: "
+            f"{'; '.join(problems)}; nothing was signed"
+        )
+
+
+def predicted_facts(who: TokenIdentity) -> CertificateFacts:
+    """The certificate facts Fulcio will derive from the token (GitHub claim mapping)."""
+    from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER, CertificateFacts
+
+    extensions = {"8": who.issuer}
+    if who.issuer == GITHUB_ACTIONS_ISSUER:
+        claims = who.claims
+        for number, claim, prefix in (
+            ("12", "repository", "https://github.com/"),
+            ("16", "repository_owner", "https://github.com/"),
+            ("14", "ref", ""),
+            ("15", "repository_id", ""),
+            ("17", "repository_owner_id", ""),
+        ):
+            value = claims.get(claim)
+            if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
+                extensions[number] = f"{prefix}{value}"
+    return CertificateFacts((who.identity,), extensions)
+
+
+def require_namespace(server: str, who: TokenIdentity) -> CertificateFacts:
+    """Refuse, before any signature is spent, a server name whose ``io.github.<owner>``
+    namespace the signing identity cannot own (the envelope would never verify).
+    Returns the certificate facts Fulcio will derive from the token."""
+    from histor_sign.verify import Pins, identity_problems
+
+    facts = predicted_facts(who)
+    problems = identity_problems(facts, Pins(issuer=who.issuer), server=server)
+    if problems:
+        raise NamespaceNotOwned(server, problems)
+    return facts

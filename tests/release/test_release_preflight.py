@@ -53,7 +53,7 @@ def test_namespace_the_token_cannot_own_is_refused_before_signing(
     run = release(sigstore, tmp_path / "out", "io.github.someoneelse/x", "--tools", str(tools),
                   "--identity-token", token)
     assert_clean_error(run, 2)
-    assert "--server 'io.github.someoneelse/x' cannot be released" in run.stderr
+    assert "server 'io.github.someoneelse/x' cannot be signed by this signing identity" in run.stderr
     assert "nothing was signed" in run.stderr
     assert logged(sigstore) == before
     assert not (tmp_path / "out" / "envelope.json").exists()
@@ -116,3 +116,29 @@ def test_stdio_server_gets_no_credential_and_publishes_none(
     for value in env.values():
         if value != "true":  # GITHUB_ACTIONS
             assert value not in written
+
+
+def test_sign_refuses_a_namespace_the_token_cannot_own_before_signing(
+    sigstore: LocalSigstore, tools: Path, tmp_path: Path
+) -> None:
+    """build has no token, so the namespace is checked where the token is: sign, before any
+    signature (a squatting statement would never verify; no Rekor entry is spent on it)."""
+    identity = TAG.format("v1.0.0")
+    for server, expect_ok in (("io.github.someoneelse/x", False), ("io.github.alice/docs", True)):
+        statement = tmp_path / f"{server.replace('/', '_')}.json"
+        built = run_cli("build", str(tools), "--server", server, "--server-version", "1.0.0",
+                        "--identity", identity, "-o", str(statement))
+        assert built.code == 0, built.stderr
+        before = logged(sigstore)
+        out = tmp_path / f"{server.replace('/', '_')}.envelope.json"
+        run = run_cli("sign", str(statement), "-o", str(out), "--trust-config",
+                      str(sigstore.trust_config_path), "--identity-token",
+                      sigstore.mint_token(identity))
+        if expect_ok:
+            assert run.code == 0, run.stderr
+            assert logged(sigstore) > before
+        else:
+            assert_clean_error(run, 2)
+            assert "cannot be signed by this signing identity" in run.stderr
+            assert logged(sigstore) == before
+            assert not out.exists()
