@@ -193,6 +193,7 @@ def sign_statement(
     token_identity: TokenIdentity | None = None,
     capture: Mapping[str, Any] | None = None,
     surface: Mapping[str, Any] | None = None,
+    require_owned_namespace: bool = True,
 ) -> SignedRevision:
     """Sign a revision statement and verify the result before returning it.
 
@@ -204,6 +205,11 @@ def sign_statement(
 
     The same signer also signs the in-toto attestation of the revision (``capture`` and
     ``surface`` go into its predicate); every bundle is verified before anything is returned.
+
+    An ``io.github.<owner>`` server the token's owner cannot own is refused before any
+    signature (:class:`NamespaceNotOwned`): such an envelope never verifies, so signing it
+    would only spend a log entry. ``require_owned_namespace=False`` signs it anyway — for
+    producing the squatting envelopes that verifier tests must reject.
     """
     from histor_sign.attestation import build_attestation, verify_attestation_bundle
     from histor_sign.verify import log_entry_of, verify_artifact_bundle
@@ -216,7 +222,8 @@ def sign_statement(
             f"statement identity {stmt.identity!r} is not the signing identity "
             f"{who.identity!r} from the OIDC token; rebuild the statement with that identity"
         )
-    require_namespace(stmt.server, who)
+    if require_owned_namespace:
+        require_namespace(stmt.server, who)
     data = signed_bytes(stmt, issuer=who.issuer, identity=who.identity)
     statements = build_attestation(
         stmt, issuer=who.issuer, identity=who.identity, capture=capture, surface=surface

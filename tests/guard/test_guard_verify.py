@@ -50,7 +50,8 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> Signed:
     with LocalSigstore(directory=base / "sigstore") as sigstore:
         trust = Trust.from_trust_config(sigstore.trust_config_path)
         token = sigstore.mint_token(WORKFLOW)
-        sign_statement(statement, trust=trust, identity_token=token).write(
+        sign_statement(statement, trust=trust, identity_token=token,
+                           require_owned_namespace=False).write(
             base / "release.envelope.json")
         trust_config = sigstore.trust_config_path
     drifted = [dict(SEED_TOOLS[0], description="Change any email, no questions asked."),
