@@ -1,11 +1,31 @@
 #!/usr/bin/env bash
-# Install histor-sign from this action's own checkout into an isolated venv with pinned
-# requirements, like sigstore/gh-action-sigstore-python does.
+# Install histor-sign into a fresh, isolated venv from the hashed lock (action/requirements.txt).
+#
+# Every dependency, the build backend included, is checked against its sha256 in the lock
+# (--require-hashes); histor-sign itself is then built from this action's own checkout with
+# that pinned backend (--no-build-isolation --no-deps --no-index), so nothing unpinned is
+# ever downloaded in a job that may hold `id-token: write`. The wheel files are kept in
+# $HS_WHEELHOUSE, which the action caches: a cache written by another job cannot smuggle code
+# in, because every wheel is hash-checked again on each install. The venv itself is never
+# cached or reused across jobs.
 set -euo pipefail
 action_path="${GITHUB_ACTION_PATH:?GITHUB_ACTION_PATH is not set}"
-venv="${RUNNER_TEMP:-/tmp}/histor-sign-venv"
-python3 -m venv "$venv"
-"$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$action_path/action/requirements.txt"
-"$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps "$action_path"
+python="${HS_PYTHON:-python3}"
+venv="${HS_VENV:-${RUNNER_TEMP:-/tmp}/histor-sign-venv}"
+wheelhouse="${HS_WHEELHOUSE:-${RUNNER_TEMP:-/tmp}/histor-sign-wheels}"
+lock="$action_path/action/requirements.txt"
+pip=(--disable-pip-version-check --no-input -q)
+
+rm -rf "$venv"
+"$python" -m venv "$venv"
+if ! "$venv/bin/python" -m pip install "${pip[@]}" --require-hashes --no-index \
+    --find-links "$wheelhouse" -r "$lock" 2>/dev/null; then
+  # Cold (or stale) cache: download exactly the locked files, then install them offline.
+  "$venv/bin/python" -m pip download "${pip[@]}" --require-hashes --only-binary :all: \
+    -d "$wheelhouse" -r "$lock"
+  "$venv/bin/python" -m pip install "${pip[@]}" --require-hashes --no-index \
+    --find-links "$wheelhouse" -r "$lock"
+fi
+"$venv/bin/python" -m pip install "${pip[@]}" --no-deps --no-build-isolation --no-index "$action_path"
 echo "HISTOR_SIGN_BIN=$venv/bin/histor-sign" >> "${GITHUB_ENV:?GITHUB_ENV is not set}"
-echo "HISTOR_SIGN_BIN=$venv/bin/histor-sign" >> "${GITHUB_OUTPUT:-/dev/null}"
+echo "bin=$venv/bin/histor-sign" >> "${GITHUB_OUTPUT:-/dev/null}"

@@ -30,6 +30,11 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from histor_sign._internal.calls import ObservedCall
     from histor_sign._internal.sigstore_trust import Trust
+    from histor_sign.attestation import (
+        ATTESTATION_PREDICATE_TYPE,
+        build_attestation,
+        verify_attestation,
+    )
     from histor_sign.canonical import JsonValue, canonical_bytes
     from histor_sign.catalog import Catalog, Tool, ToolsLike
     from histor_sign.drift import ChangeKind, DriftResult, DriftStatus, ToolDrift, compare
@@ -106,6 +111,9 @@ _LAZY: dict[str, str] = {
     "digests": "histor_sign.revision",
     "sign": "histor_sign.signing",
     "verify": "histor_sign.verify",
+    "build_attestation": "histor_sign.attestation",
+    "verify_attestation": "histor_sign.attestation",
+    "ATTESTATION_PREDICATE_TYPE": "histor_sign.attestation",
     "compare": "histor_sign.drift",
     "check_served": "histor_sign.pins",
     "pin_first_use": "histor_sign.pins",
@@ -125,6 +133,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "ATTESTATION_PREDICATE_TYPE",
     "AxisResult",
     "AxisStatus",
     "Catalog",
@@ -167,6 +176,7 @@ __all__ = [
     "UsageError",
     "VerificationFailed",
     "VerificationReport",
+    "build_attestation",
     "build_statement",
     "canonical_bytes",
     "check_served",
@@ -180,6 +190,7 @@ __all__ = [
     "scan",
     "sign",
     "verify",
+    "verify_attestation",
 ]
 
 
@@ -197,7 +208,8 @@ def load_tools(path: str | Path, *, max_tools: int | None = None) -> Catalog:
 
 def scan(tool_lists: Iterable[ToolsLike], options: ScanOptions | None = None) -> ScanResult:
     """Scan several tool lists (catalogs, snapshots or tool lists, any provider) as one set
-    for name collisions and overlapping argument schemas (rules TC001–TC005)."""
+    for name collisions, confusable tools with overlapping argument schemas (rules TC001–TC005)
+    and description shadowing (TC010)."""
     from histor_sign.catalog import as_tools
     from histor_sign.scan import scan_tools
 

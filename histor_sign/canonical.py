@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import stat
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -34,6 +36,7 @@ from histor_sign._internal.limits import DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_BYT
 from histor_sign.errors import InputError, LimitExceeded, UsageError
 
 MAX_SAFE_INTEGER = 2**53 - 1
+_SAFE_INTEGER_DIGITS = len(str(MAX_SAFE_INTEGER))
 
 JsonValue = Any  # dict[str, JsonValue] | list[JsonValue] | str | int | float | bool | None
 
@@ -98,9 +101,13 @@ def _make_hooks(state: _ParseState) -> dict[str, Any]:
         return _Violation(f"{name} is not a JSON number")
 
     def on_int(text: str) -> Any:
-        value = int(text)
-        if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
-            return value
+        # JSON integers have no leading zeros, so more digits than 2^53−1 has means out of
+        # range: judged on the text, because int() refuses literals past 4,300 digits with a
+        # ValueError that would escape the scanner (and huge ones cost quadratic time).
+        if len(text) - text.startswith("-") <= _SAFE_INTEGER_DIGITS:
+            value = int(text)
+            if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+                return value
         state.violations += 1
         return _Violation(f"integer {_clip(text)} is outside ±(2^53−1)")
 
@@ -201,6 +208,29 @@ def parse_json(
     return value
 
 
+def _inert(_value: Any) -> None:
+    return None
+
+
+def is_json_syntax(text: str) -> bool:
+    """Whether ``text`` is one complete JSON value by the grammar alone (a cheap probe).
+
+    Numbers and constants are not converted and duplicate keys are not judged — the strict
+    reader does that and names the pointer; a value nested too deep for the scanner counts
+    as JSON, so the strict reader reports its depth. Never raises.
+    """
+    try:
+        json.loads(
+            text, parse_int=_inert, parse_float=_inert, parse_constant=_inert,
+            object_pairs_hook=_inert,
+        )
+    except RecursionError:
+        return True
+    except ValueError:
+        return False
+    return True
+
+
 _KEEP_QUOTES_AND_BRACKETS = bytes(b for b in range(256) if b not in b'"[]{}')
 
 
@@ -275,8 +305,7 @@ def read_bytes(source: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> bytes
             _Stdin.consumed = True
             data = sys.stdin.buffer.read(max_bytes + 1)
         else:
-            with open(source, "rb") as fh:
-                data = fh.read(max_bytes + 1)
+            data = _read_regular_file(source, max_bytes + 1)
     except FileNotFoundError:
         raise InputError(f"{source}: no such file") from None
     except IsADirectoryError:
@@ -286,6 +315,44 @@ def read_bytes(source: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> bytes
     if len(data) > max_bytes:
         raise LimitExceeded(f"{source}: larger than the limit of {max_bytes} bytes")
     return data
+
+
+def _read_regular_file(path: str, limit: int) -> bytes:
+    """Up to ``limit`` bytes of a regular file; anything else is refused before a read.
+
+    A FIFO, socket, terminal or device named as a file could block forever (a FIFO with no
+    writer) or never end (``/dev/zero``), so — like cosign — only regular files are read by
+    name; standard input is read with ``-``. The file is opened non-blocking (opening a FIFO
+    would otherwise wait for a writer) and judged by ``fstat`` on the open descriptor, so a
+    file swapped after a check cannot slip through.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError
+        if not stat.S_ISREG(mode):
+            raise InputError(
+                f"{path}: is not a regular file ({_file_kind(mode)}); "
+                "read standard input with -"
+            )
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(limit)
+    finally:
+        os.close(fd)
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    return "a special file"
 
 
 # --- RFC 8785 -------------------------------------------------------------------------

@@ -134,6 +134,14 @@ def tool_from_object(obj: Any, source: str, index: int, ptr: str) -> Tool:
     if name == "":
         raise InputError(f"{where}: tool name must not be empty")
     has_schema = schema_key is not None and schema_key in holder
+    if provider == Provider.MCP and not has_schema:
+        nested = (" (it looks like a server entry with its tools nested inside)"
+                  if "tools" in obj else "")
+        raise InputError(
+            f"{where}: {name!r} is not an MCP tool: it has no \"inputSchema\"{nested}; expected "
+            "a tool list: {\"tools\": [{\"name\": ..., \"inputSchema\": {...}}]}, a JSON-RPC "
+            "result or fetch snapshot holding one, or an array of MCP, OpenAI or Anthropic tools"
+        )
     schema = holder.get(schema_key) if has_schema and schema_key else None
     return Tool(
         name=name,

@@ -1,9 +1,11 @@
 """The release gate: one pipeline from served tools to a verified, signed revision.
 
 fetched catalog → reject duplicates → collision scan + contract lint (gate at ``fail_on``)
-→ statement chained to ``previous`` → keyless signature → full verification of the fresh
-envelope → every output written at once. A failed gate or signature leaves no envelope:
-only the SARIF report and the summary are written then, so CI can still show why.
+→ pre-flight (signing identity owns the namespace; ``previous`` is a signed envelope of
+the same publisher) → statement chained to ``previous`` → keyless signature → full
+verification of the fresh envelope → every output published at once into the output
+directory. A failed gate publishes only the SARIF report and the summary, so CI can still
+show why; a failed pre-flight, signature or verification leaves the directory as it was.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from histor_sign._internal.atomic import write_all_atomic
+from histor_sign._internal.atomic import OutputDirectory
 from histor_sign._internal.untrusted import inert_line, printable
 from histor_sign.catalog import SNAPSHOT_TYPE, Catalog, reject_duplicates, require_mcp
 from histor_sign.errors import GateFailed, InputError, VerificationFailed
@@ -27,14 +29,14 @@ from histor_sign.report._findings import (
 )
 
 if TYPE_CHECKING:
+    from histor_sign._internal.certificate import CertificateFacts
     from histor_sign._internal.sigstore_trust import Trust
     from histor_sign.envelope import SignedEnvelope
     from histor_sign.guard._policy import Policy
     from histor_sign.mcp._snapshot import Snapshot
-    from histor_sign.revision import Statement
     from histor_sign.scan import ScanOptions
     from histor_sign.signing import SignedRevision, TokenIdentity
-    from histor_sign.verify import VerificationReport
+    from histor_sign.verify import Pins, VerificationReport
 
 #: Output files of a release, by role, inside ``out_dir``.
 OUTPUT_NAMES: dict[str, str] = {
@@ -44,7 +46,17 @@ OUTPUT_NAMES: dict[str, str] = {
     "sarif": "scan.sarif",
     "summary": "summary.md",
     "tools": "tools.snapshot.json",
+    "attestation": "intoto.sigstore.json",
 }
+
+
+def output_names() -> list[str]:
+    """Every file name a release may write: :data:`OUTPUT_NAMES` and the attestation's
+    further parts (``intoto.2.sigstore.json`` …, for servers beyond 1,023 tools)."""
+    from histor_sign.attestation import MAX_PARTS, part_paths
+
+    parts = part_paths(Path(OUTPUT_NAMES["attestation"]), MAX_PARTS)
+    return [*OUTPUT_NAMES.values(), *(p.name for p in parts[1:])]
 
 
 @dataclass(frozen=True)
@@ -52,8 +64,10 @@ class ReleaseRequest:
     """What to release and how.
 
     ``identity`` defaults to the identity in the OIDC token (and must equal it if given);
-    ``previous`` is the revision to chain to: an envelope path, a :class:`SignedEnvelope`
-    (its chain is verified too) or a :class:`Statement`. ``fail_on``/``strict`` set the
+    ``previous`` is the signed revision to chain to: an envelope path or a
+    :class:`SignedEnvelope`. It must verify with the same trust, and come from the same
+    publisher as the signing token (numeric owner and repository ids, workflow file);
+    a bare statement is refused, since nothing vouches for it. ``fail_on``/``strict`` set the
     gate; ``trust`` defaults to production. ``verify_command``, when given, is the command
     line ``summary.md`` shows under "Verify it yourself", with ``{envelope}`` and
     ``{identity}`` filled in (a front end names its own verify command there).
@@ -63,7 +77,7 @@ class ReleaseRequest:
     server_version: str
     out_dir: Path
     identity: str | None = None
-    previous: str | Path | SignedEnvelope | Statement | None = None
+    previous: str | Path | SignedEnvelope | None = None
     fail_on: FailOn = FailOn.error
     strict: bool = False
     scan: ScanOptions | None = None
@@ -97,23 +111,94 @@ class ReleaseOutcome:
         return out
 
 
-def _load_previous(
-    previous: str | Path | SignedEnvelope | Statement,
-) -> tuple[Statement, SignedEnvelope | None]:
-    """A previous revision: an envelope (chain verified too) or a bare statement."""
+def _load_previous(previous: str | Path | SignedEnvelope) -> SignedEnvelope:
+    """The previous revision: a signed envelope only (a bare statement proves nothing)."""
     from histor_sign.canonical import read_json_file
     from histor_sign.envelope import SignedEnvelope, parse_envelope
-    from histor_sign.revision import Statement
 
     if isinstance(previous, SignedEnvelope):
-        return previous.statement, previous
-    if isinstance(previous, Statement):
-        return previous, None
+        return previous
+    if not isinstance(previous, str | Path):
+        raise InputError(
+            "`previous` must be a signed envelope (a path or SignedEnvelope), not a bare "
+            "statement: nothing vouches for an unsigned one",
+            param="previous",
+        )
     doc = read_json_file(str(previous))
-    if isinstance(doc, dict) and "signer" in doc:
-        env = parse_envelope(doc, str(previous))
-        return env.statement, env
-    return Statement.from_json(doc, str(previous)), None
+    if not (isinstance(doc, dict) and "signer" in doc):
+        raise InputError(
+            f"`previous` {str(previous)!r} is not a signed envelope (no signer): chain to the "
+            "envelope.json of the last release, not to a bare statement",
+            param="previous",
+        )
+    try:
+        return parse_envelope(doc, str(previous))
+    except InputError as exc:
+        raise InputError(f"`previous`: {exc.message}", param="previous") from None
+
+
+@dataclass(frozen=True)
+class Preflight:
+    """What a release establishes before it fetches, gates or signs anything.
+
+    ``signer`` is the OIDC identity that will sign; ``pins`` the publisher pins derived
+    from it (issuer, numeric owner and repository ids, workflow file — or, off GitHub
+    Actions, the exact identity), applied to the fresh envelope and to ``previous``.
+    """
+
+    signer: TokenIdentity
+    pins: Pins
+    previous: SignedEnvelope | None
+
+
+def publisher_pins(facts: CertificateFacts) -> Pins:
+    """Pins that hold for every release of one publisher, whatever its ref: numeric ids
+    and workflow file on GitHub Actions; the exact identity elsewhere."""
+    from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
+    from histor_sign.verify import Pins
+
+    if facts.issuer == GITHUB_ACTIONS_ISSUER and facts.workflow and facts.repository_id:
+        return Pins(
+            issuer=facts.issuer, owner_id=facts.owner_id, repository_id=facts.repository_id,
+            workflow=facts.workflow,
+        )
+    return Pins(cert_identity=facts.identity, issuer=facts.issuer or "")
+
+
+def preflight(request: ReleaseRequest) -> Preflight:
+    """Everything that can refuse a release before a signature is spent: the signing
+    identity (a claimed one must be it), the server's namespace against that identity,
+    and the previous envelope — signed, verified with the same trust and the publisher's
+    pins, and of the same publisher. Raises :class:`NamespaceNotOwned`,
+    :class:`IdentityNotSigner` or :class:`InputError` (exit 2), or
+    :class:`VerificationFailed` for a previous envelope that does not verify."""
+    from histor_sign._internal.sigstore_trust import Trust
+    from histor_sign.revision import validate_server_name
+    from histor_sign.signing import require_namespace
+    from histor_sign.verify import verify
+
+    validate_server_name(request.server)
+    previous = _load_previous(request.previous) if request.previous is not None else None
+    who = _signer(request)
+    facts = require_namespace(request.server, who)
+    pins = publisher_pins(facts)
+    if previous is not None:
+        if previous.server != request.server:
+            raise InputError(
+                f"`previous` is a revision of {previous.server!r}, not {request.server!r}",
+                param="previous",
+            )
+        report = verify(
+            previous, pins=pins, trust=request.trust or Trust.production(),
+            source="the previous envelope",
+        )
+        if not report.ok:
+            first = report.failed[0]
+            raise VerificationFailed(
+                f"the previous envelope does not verify as a release of this publisher "
+                f"({first.axis}: {first.detail}); nothing was signed"
+            )
+    return Preflight(signer=who, pins=pins, previous=previous)
 
 
 def _catalog_and_evidence(tools: Snapshot | Catalog) -> tuple[Catalog, dict[str, Any]]:
@@ -148,46 +233,62 @@ def gate(
 def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcome:
     """Run the whole pipeline for tools already fetched (a Snapshot) or loaded (a Catalog).
 
-    Writes every output into ``request.out_dir`` at once and returns the outcome. Raises
-    :class:`GateFailed` (carrying the outcome; only the SARIF report and summary are
-    written) when findings reach the gate, and other errors on bad input, signing or
-    verification failure (nothing written).
+    ``request.out_dir`` is locked for the whole run (a concurrent release into it fails
+    with :class:`~histor_sign._internal.atomic.OutputBusy` before signing) and must hold
+    nothing but release outputs; its contents are replaced in one atomic step, so it holds
+    the complete previous run or the complete new one, even if the process is killed.
+    Raises :class:`GateFailed` (carrying the outcome; the directory then holds only the
+    SARIF report and summary) when findings reach the gate, and other errors on bad input,
+    signing or verification failure (the directory is left as it was).
     """
     catalog, evidence = _catalog_and_evidence(tools)
     reject_duplicates(catalog.tools)
     require_mcp(catalog.tools)
-    previous, previous_envelope = (
-        _load_previous(request.previous) if request.previous is not None else (None, None)
-    )
     findings, stats, passed = gate(catalog, request)
     from histor_sign.report._render import render
 
     sarif = render(findings, "sarif", strict=request.strict, stats=stats, command="release")
     outcome = ReleaseOutcome(request=request, findings=findings, gate_passed=passed)
-    if not passed:
-        _gate_tripped(outcome, catalog, sarif)
-    signed, report = _sign_and_verify(catalog, request, previous, previous_envelope)
-    outcome = replace(outcome, envelope=signed.envelope, report=report)
-    outcome = replace(outcome, summary_markdown=summary_markdown(outcome, catalog))
-    contents = {
-        "envelope": signed.envelope.to_bytes(),
-        "statement": signed.statement_bytes,
-        "bundle": signed.bundle_json,
-        "sarif": sarif.encode(),
-        "summary": outcome.summary_markdown.encode(),
-        "tools": (json.dumps(evidence, indent=2, ensure_ascii=False) + "\n").encode(),
-    }
-    paths = {role: request.out_dir / OUTPUT_NAMES[role] for role in contents}
-    write_all_atomic({paths[role]: data for role, data in contents.items()})
+    # Locked before anything is signed: a concurrent release into the same directory
+    # fails here, before it could make a Rekor entry.
+    with OutputDirectory(request.out_dir, output_names()) as out:
+        if not passed:
+            _gate_tripped(outcome, catalog, sarif, out)
+        signed, report = _sign_and_verify(catalog, request, preflight(request))
+        outcome = replace(outcome, envelope=signed.envelope, report=report)
+        outcome = replace(outcome, summary_markdown=summary_markdown(outcome, catalog))
+        contents = {
+            "envelope": signed.envelope.to_bytes(),
+            "statement": signed.statement_bytes,
+            "bundle": signed.bundle_json,
+            "sarif": sarif.encode(),
+            "summary": outcome.summary_markdown.encode(),
+            "tools": (json.dumps(evidence, indent=2, ensure_ascii=False) + "\n").encode(),
+        }
+        from histor_sign.attestation import part_paths
+
+        files = {OUTPUT_NAMES[role]: data for role, data in contents.items()}
+        parts = part_paths(Path(OUTPUT_NAMES["attestation"]), len(signed.attestation_json))
+        files.update(zip((p.name for p in parts), signed.attestation_json, strict=True))
+        written = out.publish(files)
+    paths = {role: written[OUTPUT_NAMES[role]] for role in contents}
+    paths["attestation"] = written[OUTPUT_NAMES["attestation"]]
     return replace(outcome, files=paths)
 
 
-def _gate_tripped(outcome: ReleaseOutcome, catalog: Catalog, sarif: str) -> None:
-    """Write the SARIF report and summary that say why, then raise :class:`GateFailed`."""
-    out = outcome.request.out_dir
+def _gate_tripped(
+    outcome: ReleaseOutcome, catalog: Catalog, sarif: str, out: OutputDirectory
+) -> None:
+    """Publish the SARIF report and summary that say why, then raise :class:`GateFailed`.
+
+    They replace the directory's contents, so no earlier release's envelope stays beside a
+    summary that says nothing was signed.
+    """
     text = summary_markdown(outcome, catalog)
-    paths = {"sarif": out / OUTPUT_NAMES["sarif"], "summary": out / OUTPUT_NAMES["summary"]}
-    write_all_atomic({paths["sarif"]: sarif.encode(), paths["summary"]: text.encode()})
+    written = out.publish(
+        {OUTPUT_NAMES["sarif"]: sarif.encode(), OUTPUT_NAMES["summary"]: text.encode()}
+    )
+    paths = {role: written[OUTPUT_NAMES[role]] for role in ("sarif", "summary")}
     tripped = replace(outcome, files=paths, summary_markdown=text)
     raise GateFailed(
         f"release gate failed: findings at {outcome.request.fail_on.value} or above; "
@@ -220,32 +321,31 @@ def _signer(request: ReleaseRequest) -> TokenIdentity:
 
 
 def _sign_and_verify(
-    catalog: Catalog,
-    request: ReleaseRequest,
-    previous: Statement | None,
-    previous_envelope: SignedEnvelope | None,
+    catalog: Catalog, request: ReleaseRequest, checked: Preflight
 ) -> tuple[SignedRevision, VerificationReport]:
     """Build, sign, and verify the fresh envelope fully before anything is written."""
     from histor_sign._internal.sigstore_trust import Trust
     from histor_sign.revision import build_statement
     from histor_sign.signing import sign_statement
-    from histor_sign.verify import Pins, verify
+    from histor_sign.verify import verify
 
-    who = _signer(request)
+    who = checked.signer
     statement = build_statement(
         catalog,
         server=request.server,
         identity=who.identity,
         server_version=request.server_version,
-        previous=previous,
+        previous=checked.previous,
     )
     trust = request.trust or Trust.production()
-    signed = sign_statement(statement, trust=trust, token_identity=who)
+    signed = sign_statement(
+        statement, trust=trust, token_identity=who, capture=catalog.capture
+    )
     report = verify(
         signed.envelope,
-        pins=Pins(cert_identity=who.identity, issuer=who.issuer),
+        pins=checked.pins,
         trust=trust,
-        previous=previous_envelope,
+        previous=checked.previous,
         tools=catalog,
         source="the fresh envelope",
     )

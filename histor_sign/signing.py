@@ -13,12 +13,13 @@ Every sigstore / requests / cryptography error is turned into a :class:`SigningE
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from histor_sign._internal.atomic import write_all_atomic
-from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
+from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER, CertificateFacts
 from histor_sign._internal.sigstore_trust import Trust, _first_line
 from histor_sign.envelope import SignedEnvelope, companion_paths, signed_bytes
 from histor_sign.errors import HistorError, InputError, SigningError, VerificationFailed
@@ -52,18 +53,28 @@ class SignedRevision:
     envelope: SignedEnvelope
     statement_bytes: bytes
     bundle_json: bytes
+    #: The in-toto attestation's bundles, one per part (see :mod:`histor_sign.attestation`).
+    attestation_json: tuple[bytes, ...] = ()
 
     def files(self, output: str | Path) -> dict[Path, bytes]:
-        """Envelope, statement bytes and bundle, keyed by the path each is written to."""
+        """Envelope, statement bytes, bundle and attestation part(s), keyed by the path each
+        is written to."""
+        from histor_sign.attestation import attestation_path, part_paths
+
         statement_path, bundle_path = companion_paths(output)
-        return {
+        files = {
             Path(output): self.envelope.to_bytes(),
             statement_path: self.statement_bytes,
             bundle_path: self.bundle_json,
         }
+        if self.attestation_json:
+            paths = part_paths(attestation_path(output), len(self.attestation_json))
+            files.update(zip(paths, self.attestation_json, strict=True))
+        return files
 
     def write(self, output: str | Path) -> list[Path]:
-        """Write envelope, ``*.statement.json`` and ``*.sigstore.json`` atomically (all or none)."""
+        """Write envelope, ``*.statement.json``, ``*.sigstore.json`` and
+        ``*.intoto.sigstore.json`` atomically (all or none)."""
         files = self.files(output)
         write_all_atomic(files)
         return list(files)
@@ -76,6 +87,10 @@ class TokenIdentity:
     token: IdentityToken
     issuer: str
     identity: str
+    #: The token's claims (unverified here; Fulcio checks them) and the raw token, kept so a
+    #: release can check the namespace before signing and keep the token from a server.
+    claims: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    raw: str = field(default="", repr=False)
 
 
 def _unverified_claims(raw: str) -> dict[str, Any]:
@@ -134,7 +149,7 @@ def obtain_identity(identity_token: str | None) -> TokenIdentity:
         identity = f"https://github.com/{workflow_ref}"
     else:
         identity = token.identity
-    return TokenIdentity(token=token, issuer=issuer, identity=identity)
+    return TokenIdentity(token=token, issuer=issuer, identity=identity, claims=claims, raw=raw)
 
 
 def _signing_failure(exc: BaseException) -> SigningError:
@@ -176,6 +191,8 @@ def sign_statement(
     trust: Trust | None = None,
     identity_token: str | None = None,
     token_identity: TokenIdentity | None = None,
+    capture: Mapping[str, Any] | None = None,
+    surface: Mapping[str, Any] | None = None,
 ) -> SignedRevision:
     """Sign a revision statement and verify the result before returning it.
 
@@ -184,7 +201,11 @@ def sign_statement(
     statement), else ``identity_token``, else ambient credentials. The statement's
     ``identity`` must equal the identity the certificate will carry (for GitHub: the
     workflow URI), so a revision can never claim a signer other than the one that signed it.
+
+    The same signer also signs the in-toto attestation of the revision (``capture`` and
+    ``surface`` go into its predicate); every bundle is verified before anything is returned.
     """
+    from histor_sign.attestation import build_attestation, verify_attestation_bundle
     from histor_sign.verify import log_entry_of, verify_artifact_bundle
 
     trust = trust or Trust.production()
@@ -195,15 +216,22 @@ def sign_statement(
             f"statement identity {stmt.identity!r} is not the signing identity "
             f"{who.identity!r} from the OIDC token; rebuild the statement with that identity"
         )
+    require_namespace(stmt.server, who)
     data = signed_bytes(stmt, issuer=who.issuer, identity=who.identity)
+    statements = build_attestation(
+        stmt, issuer=who.issuer, identity=who.identity, capture=capture, surface=surface
+    )
     config = trust.client_trust_config()
     try:
+        from sigstore.dsse import Statement as InTotoStatement
         from sigstore.sign import SigningContext
 
         context = SigningContext.from_trust_config(config)
         with context.signer(who.token, cache=True) as signer:
             bundle = signer.sign_artifact(data)
+            attestations = [signer.sign_dsse(InTotoStatement(s)) for s in statements]
         bundle_text: str = bundle.to_json()
+        attestation_texts = [a.to_json() for a in attestations]
     except HistorError:
         raise
     except Exception as exc:
@@ -225,6 +253,18 @@ def sign_statement(
         ) from None
     import json
 
+    for text in attestation_texts:
+        try:
+            _, facts = verify_attestation_bundle(
+                json.loads(text), trusted_root=config.trusted_root
+            )
+        except VerificationFailed as exc:
+            raise SigningError(
+                f"the fresh attestation does not verify against the trust root ({exc}); "
+                "nothing was written"
+            ) from None
+        if who.identity not in facts.sans or facts.issuer != who.issuer:
+            raise SigningError("the fresh attestation's certificate names another identity")
     bundle_doc = json.loads(bundle_text)
     envelope = SignedEnvelope(
         statement=stmt,
@@ -233,4 +273,51 @@ def sign_statement(
         bundle=bundle_doc,
         transparency_log=log_entry_of(bundle_doc),
     )
-    return SignedRevision(envelope, data, bundle_text.encode("utf-8"))
+    return SignedRevision(
+        envelope, data, bundle_text.encode("utf-8"),
+        tuple(t.encode("utf-8") for t in attestation_texts),
+    )
+
+class NamespaceNotOwned(InputError):
+    """The signing identity cannot own the server's ``io.github.<owner>`` namespace, so
+    the fresh envelope would fail verification: refused before anything is signed."""
+
+    def __init__(self, server: str, problems: list[str]) -> None:
+        self.server, self.problems = server, problems
+        super().__init__(
+            f"server {server!r} cannot be signed by this signing identity: "
+            f"{'; '.join(problems)}; nothing was signed"
+        )
+
+
+def predicted_facts(who: TokenIdentity) -> CertificateFacts:
+    """The certificate facts Fulcio will derive from the token (GitHub claim mapping)."""
+    from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER, CertificateFacts
+
+    extensions = {"8": who.issuer}
+    if who.issuer == GITHUB_ACTIONS_ISSUER:
+        claims = who.claims
+        for number, claim, prefix in (
+            ("12", "repository", "https://github.com/"),
+            ("16", "repository_owner", "https://github.com/"),
+            ("14", "ref", ""),
+            ("15", "repository_id", ""),
+            ("17", "repository_owner_id", ""),
+        ):
+            value = claims.get(claim)
+            if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
+                extensions[number] = f"{prefix}{value}"
+    return CertificateFacts((who.identity,), extensions)
+
+
+def require_namespace(server: str, who: TokenIdentity) -> CertificateFacts:
+    """Refuse, before any signature is spent, a server name whose ``io.github.<owner>``
+    namespace the signing identity cannot own (the envelope would never verify).
+    Returns the certificate facts Fulcio will derive from the token."""
+    from histor_sign.verify import Pins, identity_problems
+
+    facts = predicted_facts(who)
+    problems = identity_problems(facts, Pins(issuer=who.issuer), server=server)
+    if problems:
+        raise NamespaceNotOwned(server, problems)
+    return facts

@@ -5,11 +5,12 @@ Axes, each reported separately so a failure names what broke:
 ``well-formed``  strict JSON, required members, types (a failure here is bad input, exit 2)
 ``signature``    sigstore Verifier over the rebuilt signed bytes: certificate chain, SCT,
                  Rekor inclusion proof, signed checkpoint and SET, signed time
-``identity``     issuer, exact workflow pin, ``io.github.<owner>`` namespace owner,
-                 optional repository / ref / numeric id pins
+``identity``     issuer, exact or pattern identity pin, ``io.github.<owner>`` namespace
+                 owner, optional repository / workflow / ref / numeric id pins
 ``log-entry``    ``transparencyLog`` equals the bundle's entry; ``signer`` equals the certificate
 ``chain``        given a previous envelope: same server, revision + 1, previousManifestDigest,
-                 and the previous envelope's own signature and signer
+                 the previous envelope's own signature, the same pins, and the same
+                 publisher (numeric owner and repository ids, workflow file)
 ``tools``        given the tools: catalog digests equal the signed ones
 
 The Verifier runs with an accept-all policy and identity is decided here on the same,
@@ -21,6 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -31,6 +33,7 @@ from histor_sign._internal.certificate import (
     GITHUB_ACTIONS_ISSUER,
     CertificateFacts,
     certificate_facts,
+    parse_workflow_identity,
 )
 from histor_sign._internal.sigstore_trust import Trust, _first_line, stale_root_hint
 from histor_sign._internal.untrusted import printable
@@ -144,15 +147,42 @@ class VerificationReport:
 # ---------------------------------------------------------------------- identity
 class IdentityPinRequired(UsageError):
     """A server outside ``io.github.*`` has no namespace owner to tie the certificate to,
-    so the exact signer identity (``Pins.cert_identity``) must be pinned."""
+    so the signer must be pinned: an exact identity, an identity pattern, or a workflow
+    file of a repository."""
 
     def __init__(self, server: str) -> None:
         self.server = server
         super().__init__(
             f"server {server!r} is outside io.github.*, so there is no namespace to tie the "
-            "certificate to: pass `cert_identity` (as cosign's keyless verify requires)",
-            param="cert_identity",
+            "certificate to: pass `cert_identity` (as cosign's keyless verify requires), "
+            "`identity_regexp`, or `workflow` with `repository`",
+            param="cert_identity", alternatives=("identity_regexp", "workflow", "repository"),
         )
+
+
+_WORKFLOW_PIN = re.compile(r"^(?:[^/@\s]+/[^/@\s]+/)?\.github/workflows/[^@\s/]+$")
+
+
+def ref_glob(pattern: str) -> re.Pattern[str]:
+    """A ref glob as GitHub's branch and tag filters read it: ``*`` matches within one
+    path segment, ``**`` across segments, ``?`` one character; the rest is literal and
+    the whole ref must match."""
+    out = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out), re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -160,11 +190,17 @@ class Pins:
     """What the verifier requires of the signing certificate.
 
     ``cert_identity`` is an exact identity (SAN) pin, e.g.
-    ``https://github.com/O/R/.github/workflows/sign.yml@refs/heads/main``; ``issuer`` the
-    OIDC issuer (GitHub Actions by default). ``repository`` (``OWNER/REPO``), ``ref`` and
-    the numeric ``owner_id`` / ``repository_id`` pin the certificate's GitHub extensions.
-    A server in ``io.github.<owner>`` is always tied to that owner; any other server needs
-    ``cert_identity``.
+    ``https://github.com/O/R/.github/workflows/sign.yml@refs/heads/main``;
+    ``identity_regexp`` a regular expression the SAN must match in full (like cosign's
+    ``--certificate-identity-regexp``); ``issuer`` the OIDC issuer (GitHub Actions by
+    default). ``repository`` (``OWNER/REPO``), ``ref``, ``ref_pattern`` (a glob such as
+    ``refs/tags/v*``) and the numeric ``owner_id`` / ``repository_id`` pin the
+    certificate's GitHub extensions; ``workflow`` pins the signing workflow file
+    (``.github/workflows/sign.yml`` in the source repository, or
+    ``OWNER/REPO/.github/workflows/sign.yml`` for a reusable one) whatever branch or tag
+    it ran for. A server in ``io.github.<owner>`` is always tied to that owner; any other
+    server needs ``cert_identity``, ``identity_regexp``, or ``workflow`` with
+    ``repository`` / ``repository_id``.
     """
 
     cert_identity: str | None = None
@@ -173,6 +209,39 @@ class Pins:
     ref: str | None = None
     owner_id: str | None = None
     repository_id: str | None = None
+    workflow: str | None = None
+    ref_pattern: str | None = None
+    identity_regexp: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.workflow is not None and not _WORKFLOW_PIN.match(self.workflow):
+            raise UsageError(
+                f"`workflow` {self.workflow!r}: expected a workflow file path such as "
+                ".github/workflows/sign.yml (or OWNER/REPO/.github/workflows/sign.yml for a "
+                "reusable workflow), without @REF",
+                param="workflow",
+            )
+        if self.ref_pattern is not None and not self.ref_pattern:
+            raise UsageError("`ref_pattern` is empty", param="ref_pattern")
+        if self.identity_regexp is not None:
+            try:
+                re.compile(self.identity_regexp)
+            except re.error as exc:
+                raise UsageError(
+                    f"`identity_regexp` is not a valid regular expression: {exc}",
+                    param="identity_regexp",
+                ) from None
+
+    def ties_to_signer(self) -> bool:
+        """True if these pins name a signer without a namespace owner to lean on."""
+        return (
+            self.cert_identity is not None
+            or self.identity_regexp is not None
+            or (
+                self.workflow is not None
+                and (self.repository is not None or self.repository_id is not None)
+            )
+        )
 
 
 def namespace_owner(server: str) -> str | None:
@@ -193,6 +262,13 @@ def identity_problems(
     if pins.cert_identity is not None and pins.cert_identity not in facts.sans:
         shown = ", ".join(facts.sans) or "none"
         problems.append(f"certificate identity is {shown}, expected {pins.cert_identity}")
+    if pins.identity_regexp is not None and not any(
+        re.fullmatch(pins.identity_regexp, san) for san in facts.sans
+    ):
+        shown = ", ".join(facts.sans) or "none"
+        problems.append(
+            f"certificate identity is {shown}, which does not match {pins.identity_regexp!r}"
+        )
     owner = namespace_owner(server) if server else None
     if owner is not None:
         if facts.issuer != GITHUB_ACTIONS_ISSUER:
@@ -215,6 +291,14 @@ def identity_problems(
             problems.append(
                 f"repository is {facts.repository!r}, expected {pins.repository!r}"
             )
+    if pins.workflow is not None and not _workflow_matches(facts, pins.workflow):
+        problems.append(
+            f"signing workflow is {facts.workflow!r}, expected {pins.workflow!r}"
+        )
+    if pins.ref_pattern is not None and (
+        facts.ref is None or not ref_glob(pins.ref_pattern).fullmatch(facts.ref)
+    ):
+        problems.append(f"ref is {facts.ref!r}, which does not match {pins.ref_pattern!r}")
     for label, pinned, actual in (
         ("ref", pins.ref, facts.ref),
         ("owner id", pins.owner_id, facts.owner_id),
@@ -225,17 +309,37 @@ def identity_problems(
     return problems
 
 
+def _workflow_matches(facts: CertificateFacts, pinned: str) -> bool:
+    """The certificate's workflow is ``pinned``: a path in the source repository, or
+    ``OWNER/REPO/path`` (repository names compared case-insensitively, paths exactly)."""
+    parts = parse_workflow_identity(facts.identity) if facts.identity else None
+    if parts is None:
+        return False
+    repository, _, path = pinned.rpartition("/.github/workflows/")
+    if not repository:
+        return pinned == parts.path and facts.workflow == parts.path
+    return (
+        f".github/workflows/{path}" == parts.path
+        and repository.lower() == parts.repository.lower()
+    )
+
+
 def _identity_summary(facts: CertificateFacts, pins: Pins, server: str) -> str:
     parts = [f"issuer {facts.issuer}"]
-    parts.append(
-        f"identity pinned to {pins.cert_identity}" if pins.cert_identity
-        else "identity not pinned (any workflow of the namespace owner)"
-    )
+    if pins.cert_identity:
+        parts.append(f"identity pinned to {pins.cert_identity}")
+    elif pins.identity_regexp:
+        parts.append(f"identity {facts.identity} matches {pins.identity_regexp!r}")
+    elif pins.workflow:
+        parts.append(f"workflow {pins.workflow} (any ref)")
+    else:
+        parts.append("identity not pinned (any workflow of the namespace owner)")
     owner = namespace_owner(server)
     if owner is not None:
         parts.append(f"owner {owner} matches")
     for label, value in (
-        ("repository", pins.repository), ("ref", pins.ref), ("owner id", pins.owner_id),
+        ("repository", pins.repository), ("ref", pins.ref),
+        ("ref pattern", pins.ref_pattern), ("owner id", pins.owner_id),
         ("repository id", pins.repository_id),
     ):
         if value is not None:
@@ -393,41 +497,94 @@ def _log_axis(env: SignedEnvelope, facts: CertificateFacts | None) -> AxisResult
 
 def _chain_axis(
     env: SignedEnvelope,
+    facts: CertificateFacts | None,
     previous: SignedEnvelope | None,
     previous_source: str,
     trusted_root: TrustedRoot,
-    issuer: str,
+    pins: Pins,
 ) -> AxisResult:
     if previous is None:
         return AxisResult("chain", SKIPPED, "no previous envelope given")
     problems = _chain_link_problems(env, previous)
     if not problems:
-        problems = _previous_signer_problems(env, previous, trusted_root, issuer)
+        problems = _previous_signer_problems(env, facts, previous, trusted_root, pins)
     return _judged(
         "chain", problems,
-        f"follows revision {previous.revision} ({previous_source}), whose signature verifies",
+        f"follows revision {previous.revision} ({previous_source}), whose signature "
+        "verifies under the same pins and publisher",
     )
 
 
 def _previous_signer_problems(
-    env: SignedEnvelope, previous: SignedEnvelope, trusted_root: TrustedRoot, issuer: str
+    env: SignedEnvelope,
+    facts: CertificateFacts | None,
+    previous: SignedEnvelope,
+    trusted_root: TrustedRoot,
+    pins: Pins,
 ) -> list[str]:
     """A chain link is only worth something if the previous revision is genuine too.
 
-    Its signature must verify against the same trust root, and its signer must belong to
-    the same namespace owner (io.github.*) — or, for other servers, be the same identity
-    as the current signer: the exact workflow may change between releases, the owner not.
+    Its signature must verify against the same trust root, its signer must meet the same
+    pins, and it must come from the same publisher (:func:`continuity_problems`).
     """
     try:
-        facts = verify_artifact_bundle(
+        previous_facts = verify_artifact_bundle(
             previous.signed_bytes(), previous.bundle, trusted_root=trusted_root
         )
     except VerificationFailed as exc:
         return [f"the previous envelope's signature does not verify: {exc}"]
-    pins = Pins(issuer=issuer)
-    if namespace_owner(env.server) is None:
-        pins = Pins(cert_identity=env.identity, issuer=issuer)
-    return [f"previous envelope: {p}" for p in identity_problems(facts, pins, server=env.server)]
+    problems = [
+        f"previous envelope: {p}"
+        for p in identity_problems(previous_facts, pins, server=env.server)
+    ]
+    if problems and pins.cert_identity is not None:
+        problems.append(
+            "an exact identity pin names one ref; pin the repository and workflow file to "
+            "verify a chain across tags"
+        )
+    if previous.identity not in previous_facts.sans or previous.issuer != previous_facts.issuer:
+        problems.append("previous envelope: its signer is not the certificate's identity")
+    if facts is None:
+        problems.append("no readable signing certificate to compare the publisher with")
+    else:
+        problems += continuity_problems(facts, previous_facts)
+    return problems
+
+
+def continuity_problems(current: CertificateFacts, previous: CertificateFacts) -> list[str]:
+    """Every way two certificates fail to come from the same publisher (empty = same).
+
+    GitHub Actions: the same numeric owner id and repository id (Fulcio extensions .17
+    and .15, which survive renames and are never reused, unlike logins) and the same
+    workflow file; the ref may differ (a tag-to-tag chain). Other issuers: the same
+    issuer and the same identity.
+    """
+    if current.issuer != previous.issuer:
+        return [f"previous revision was signed via issuer {previous.issuer!r}, this one via "
+                f"{current.issuer!r}"]
+    if current.issuer != GITHUB_ACTIONS_ISSUER:
+        if current.sans != previous.sans:
+            return [f"previous revision was signed by {', '.join(previous.sans) or 'nobody'}, "
+                    f"this one by {', '.join(current.sans) or 'nobody'}"]
+        return []
+    problems: list[str] = []
+    for label, now, then in (
+        ("owner id", current.owner_id, previous.owner_id),
+        ("repository id", current.repository_id, previous.repository_id),
+    ):
+        if now is None or then is None:
+            problems.append(f"a certificate of the chain states no numeric {label}")
+        elif now != then:
+            problems.append(
+                f"previous revision was signed from {label} {then}, this one from {now} "
+                "(another account or repository, even under the same name)"
+            )
+    if current.workflow is None or current.workflow != previous.workflow:
+        problems.append(
+            f"previous revision was signed by workflow {previous.workflow!r}, this one by "
+            f"{current.workflow!r}"
+        )
+    return problems
 
 
 def _chain_link_problems(env: SignedEnvelope, previous: SignedEnvelope) -> list[str]:
@@ -490,7 +647,7 @@ def verify(
     ``tools_source`` name the inputs in the report.
 
     Bad input (unreadable/malformed envelope, previous or catalog; bad trust files; a
-    server outside ``io.github.*`` without ``pins.cert_identity``) raises an exit-2
+    server outside ``io.github.*`` whose pins name no signer) raises an exit-2
     :class:`~histor_sign.errors.HistorError`; failed checks are reported, not raised —
     call :meth:`VerificationReport.raise_for_failure` to turn them into exit 1.
     """
@@ -502,7 +659,7 @@ def verify(
         env, source = envelope, source or "<envelope>"
     else:
         env, source = load_envelope(envelope), source or str(envelope)
-    if namespace_owner(env.server) is None and pins.cert_identity is None:
+    if namespace_owner(env.server) is None and not pins.ties_to_signer():
         raise IdentityPinRequired(env.server)
     if previous is None or isinstance(previous, SignedEnvelope):
         prev_env = previous
@@ -540,7 +697,7 @@ def verify(
         signature,
         identity,
         log,
-        _chain_axis(env, prev_env, previous_source, trusted_root, pins.issuer),
+        _chain_axis(env, facts, prev_env, previous_source, trusted_root, pins),
         _tools_axis(env, tool_list, tools_source),
     )
     return VerificationReport(source=source, envelope=env, trust=trust.describe(), axes=axes)
@@ -552,6 +709,7 @@ __all__ = [
     "AxisStatus",
     "Pins",
     "VerificationReport",
+    "continuity_problems",
     "identity_problems",
     "log_entry_of",
     "namespace_owner",

@@ -36,6 +36,7 @@ from histor_sign._internal.untrusted import printable as printable  # the one es
 from histor_sign.canonical import (
     JsonValue,
     canonical_bytes,
+    is_json_syntax,
     parse_json,
     pointer,
     read_bytes,
@@ -315,15 +316,16 @@ def import_call_bytes(
     return import_call(document, source, max_argument_bytes=max_argument_bytes)
 
 
-def _is_jsonl(text: str) -> bool:
-    lines = [line for line in text.splitlines() if line.strip()]
-    if len(lines) < 2:
-        return False
-    try:
-        json.loads(lines[0])
-    except ValueError:
-        return False
-    return True
+def _lines(data: bytes) -> list[bytes]:
+    """JSONL lines: split on LF only (one trailing CR dropped), never on the other line
+    breaks ``str.splitlines`` knows — U+2028, U+2029, U+0085 are legal inside JSON strings."""
+    return [line.removesuffix(b"\r") for line in data.split(b"\n")]
+
+
+def _is_jsonl(lines: list[bytes]) -> bool:
+    """Two or more non-blank lines, the first a complete JSON value by itself."""
+    filled = [line for line in lines if line.strip()]
+    return len(filled) >= 2 and is_json_syntax(filled[0].decode("utf-8"))
 
 
 def calls_from_bytes(
@@ -332,17 +334,18 @@ def calls_from_bytes(
     """All completed calls in one trace (a JSON document or JSONL), in order."""
     importer = _Importer(source, max_argument_bytes)
     try:
-        text = data.decode("utf-8")
+        data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{source}: invalid UTF-8 at byte {exc.start}") from None
-    if _is_jsonl(text):
-        for number, line in enumerate(text.splitlines(), start=1):
+    lines = _lines(data)
+    if _is_jsonl(lines):
+        for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             importer.line = number
             where = f"{source} line {number}"
             try:
-                doc = parse_json(line.encode("utf-8", "surrogatepass"), where)
+                doc = parse_json(line, where)
             except InputError as exc:
                 raise InputError(redacted(exc)) from None
             importer.document(doc)

@@ -11,6 +11,7 @@ value absent, never a guess.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,28 @@ GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
 FULCIO_OID = "1.3.6.1.4.1.57264.1."
 SIGSTORE_OTHERNAME_OID = "1.3.6.1.4.1.57264.1.7"
 _LEGACY = frozenset({"1", "2", "3", "4", "5", "6"})
+#: A GitHub Actions workflow identity: https://github.com/OWNER/REPO/PATH@REF.
+_WORKFLOW_URI = re.compile(
+    r"^https://github\.com/(?P<repository>[^/@\s]+/[^/@\s]+)/"
+    r"(?P<path>\.github/workflows/[^@\s]+)@(?P<ref>\S+)$"
+)
+
+
+@dataclass(frozen=True)
+class WorkflowIdentity:
+    """The parts of a GitHub workflow identity (the certificate SAN / Build Signer URI)."""
+
+    repository: str
+    path: str
+    ref: str
+
+
+def parse_workflow_identity(identity: str) -> WorkflowIdentity | None:
+    """``https://github.com/O/R/.github/workflows/F.yml@REF`` → its parts; None otherwise."""
+    match = _WORKFLOW_URI.match(identity)
+    if match is None:
+        return None
+    return WorkflowIdentity(match["repository"], match["path"], match["ref"])
 
 
 def _der_utf8_string(der: bytes) -> str | None:
@@ -79,6 +102,22 @@ class CertificateFacts:
     @property
     def ref(self) -> str | None:
         return self.ext("14", "6")
+
+    @property
+    def workflow(self) -> str | None:
+        """The signing workflow file, tag- and branch-independent.
+
+        ``.github/workflows/sign.yml`` when it lives in the source repository (the common
+        case), ``OWNER/REPO/.github/workflows/sign.yml`` for a reusable workflow called
+        from elsewhere; None when the identity is not a GitHub workflow.
+        """
+        parts = parse_workflow_identity(self.identity) if self.identity else None
+        if parts is None:
+            return None
+        source = self.repository
+        if source is not None and source.lower() == parts.repository.lower():
+            return parts.path
+        return f"{parts.repository}/{parts.path}"
 
     @property
     def owner_id(self) -> str | None:

@@ -50,6 +50,9 @@ DEFAULT_MAX_SCAN_TOOLS = 20_000
 #: Candidate pairs analysed per scan; pairs beyond it (in priority order) are reported as
 #: not analysed rather than silently dropped.
 DEFAULT_MAX_CANDIDATES = 2_048
+#: Scan: description similarity that makes two same-action tools confusable when their object
+#: words do not match exactly (calibrated on tests/data/confusable-pairs.json, docs/scan.md).
+DEFAULT_SCAN_THRESHOLD = 0.4
 #: Size of one generated witness (an argument object both tools accept).
 DEFAULT_MAX_WITNESS_BYTES = 64 * _KIB
 #: Full schema validations one replay may run (calls × accepting tools).

@@ -127,23 +127,30 @@ FLAGS: dict[str, str] = {
     "max_validations": "--max-validations",
     # statements, signing and verification
     "identity": "--identity",
+    "server": "--server",
     "identity_token": "--identity-token",
     "cert_identity": "--cert-identity",
+    "identity_regexp": "--cert-identity-regexp",
+    "workflow": "--workflow",
+    "repository": "--repository",
+    "ref_pattern": "--ref-pattern",
     "previous": "--previous",
+    "revisions": "--revisions",
+    "envelope": "--envelope",
     "tools": "--tools",
     "signed_tools": "--signed-tools",
+    "attestation": "--attestation",
     "trust_config": "--trust-config",
     "trusted_root": "--trusted-root",
     "staging": "--staging",
     "offline": "--offline",
     # client pins (trust add, check/guard --server)
-    "server": "--server",
     "location": "--envelope",
-    "repository": "--repository",
-    "workflow": "--workflow",
     "owner_id": "--owner-id",
     "repository_id": "--repository-id",
     "replace_existing": "--replace",
+    # outputs
+    "out_dir": "--out-dir",
 }
 
 

@@ -11,16 +11,19 @@ from histor_sign.cli import target_options as t
 from histor_sign.cli.app import OutputFormat, app, emit, warn
 from histor_sign.cli.signing_commands import (
     CertIdentityOpt,
+    CertIdentityRegexpOpt,
     CertIssuerOpt,
     OfflineOpt,
     OwnerIdOpt,
     RefOpt,
+    RefPatternOpt,
     RepositoryIdOpt,
     RepositoryOpt,
     TrustedRootOpt,
     VerifyFlags,
     VerifyStagingOpt,
     VerifyTrustConfigOpt,
+    WorkflowOpt,
 )
 from histor_sign.cli.trust_commands import (
     PinsOpt,
@@ -39,10 +42,11 @@ OUTPUT_OPT = typer.Option(
     None, "--output", "-o", help="Write the result to this file (atomically)."
 )
 ENVELOPE_OPT = typer.Option(
-    None, "--envelope", metavar="FILE",
-    help="Signed revision envelope (or bare statement) to compare against. Checks digests "
-    "only, unless --verify or --server is given. Omit it with --server to use the latest "
-    "revision from the pinned location.",
+    None, "--envelope", metavar="FILE|URL",
+    help="Signed revision envelope (or bare statement) to compare against: a file, or an "
+    "https URL such as the published revisions/<server>/latest.envelope.json. Checks "
+    "digests only, unless --verify or --server is given. Omit it with --server to use the "
+    "latest revision from the pinned location.",
 )
 SIGNED_TOOLS_OPT = typer.Option(
     None, "--signed-tools", metavar="FILE",
@@ -79,9 +83,12 @@ def check(
     protocol: t.ProtocolChoice = t.PROTOCOL_OPTION,
     verify: bool = VERIFY_OPT,
     cert_identity: CertIdentityOpt = None,
+    cert_identity_regexp: CertIdentityRegexpOpt = None,
     cert_oidc_issuer: CertIssuerOpt = GITHUB_ACTIONS_ISSUER,
     repository: RepositoryOpt = None,
+    workflow: WorkflowOpt = None,
     ref: RefOpt = None,
+    ref_pattern: RefPatternOpt = None,
     owner_id: OwnerIdOpt = None,
     repository_id: RepositoryIdOpt = None,
     trusted_root: TrustedRootOpt = None,
@@ -98,7 +105,8 @@ def check(
     or the identity flags. Exit codes: 0 match, 1 different (or verification failed), 2 bad
     input.
     """
-    from histor_sign.canonical import read_json_file
+    from histor_sign._internal import chain_store
+    from histor_sign.canonical import parse_json, read_json_file
     from histor_sign.catalog import load_catalog
     from histor_sign.drift import compare
     from histor_sign.errors import UsageError
@@ -107,7 +115,8 @@ def check(
     target = t.target_from_flags(stdio, url, header, bearer_token_env, required=False)
     flags = VerifyFlags(
         cert_identity, cert_oidc_issuer, repository, ref, owner_id, repository_id,
-        trusted_root, trust_config, staging, offline,
+        trusted_root, trust_config, staging, offline, workflow=workflow,
+        ref_pattern=ref_pattern, cert_identity_regexp=cert_identity_regexp,
     )
     if envelope is None and server is None:
         raise UsageError("give the signed revision: --envelope FILE, or --server NAME (pinned)")
@@ -121,7 +130,11 @@ def check(
             raise UsageError("--signed-tools needs --envelope; with --server the signed tools "
                              "come from the pinned location")
         return _check_pinned(server, tools, target, options, flags, pins, format, output)
-    signed_statement = read_json_file(envelope)
+    if chain_store.is_url(envelope):
+        signed_statement = parse_json(chain_store.fetch_envelope(envelope, timeout=timeout),
+                                      envelope)
+    else:
+        signed_statement = read_json_file(envelope)
     signed_catalog = load_catalog(signed_tools).tools if signed_tools else None
     if verify:
         verified = verify_for_use(signed_statement, envelope, flags, server=server, pins=pins)

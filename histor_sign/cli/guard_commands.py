@@ -9,16 +9,19 @@ from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
 from histor_sign.cli.app import OutputFormat, app, emit
 from histor_sign.cli.signing_commands import (
     CertIdentityOpt,
+    CertIdentityRegexpOpt,
     CertIssuerOpt,
     OfflineOpt,
     OwnerIdOpt,
     RefOpt,
+    RefPatternOpt,
     RepositoryIdOpt,
     RepositoryOpt,
     TrustedRootOpt,
     VerifyFlags,
     VerifyStagingOpt,
     VerifyTrustConfigOpt,
+    WorkflowOpt,
 )
 from histor_sign.cli.trust_commands import (
     PinsOpt,
@@ -73,9 +76,12 @@ def guard(
     server: ServerOpt = None,
     pins: PinsOpt = None,
     cert_identity: CertIdentityOpt = None,
+    cert_identity_regexp: CertIdentityRegexpOpt = None,
     cert_oidc_issuer: CertIssuerOpt = GITHUB_ACTIONS_ISSUER,
     repository: RepositoryOpt = None,
+    workflow: WorkflowOpt = None,
     ref: RefOpt = None,
+    ref_pattern: RefPatternOpt = None,
     owner_id: OwnerIdOpt = None,
     repository_id: RepositoryIdOpt = None,
     trusted_root: TrustedRootOpt = None,
@@ -110,7 +116,8 @@ def guard(
     verify = verify or server is not None
     flags = VerifyFlags(
         cert_identity, cert_oidc_issuer, repository, ref, owner_id, repository_id,
-        trusted_root, trust_config, staging, offline,
+        trusted_root, trust_config, staging, offline, workflow=workflow,
+        ref_pattern=ref_pattern, cert_identity_regexp=cert_identity_regexp,
     )
     flags.require_verify(verify)
     if [call, catalog, policy, envelope].count("-") > 1:

@@ -3,19 +3,23 @@
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from histor_sign._internal.limits import DEFAULT_SCAN_THRESHOLD
+from histor_sign._internal.untrusted import printable
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import PROG, app, fail, say, warn
-from histor_sign.errors import UsageError
+from histor_sign.errors import OperationalError, UsageError
 from histor_sign.report._findings import FailOn
 
 if TYPE_CHECKING:
     from histor_sign.catalog import Catalog
     from histor_sign.demo.walkthrough import DemoResult
+    from histor_sign.envelope import SignedEnvelope
     from histor_sign.guard import Policy
     from histor_sign.mcp import FetchOptions, Snapshot, Target
     from histor_sign.release import ReleaseOutcome
@@ -28,8 +32,33 @@ def _append(path_var: str, text: str) -> None:
     """Append to a GitHub Actions environment file named by ``path_var``, if set."""
     path = os.environ.get(path_var)
     if path:
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(text)
+        try:
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise OperationalError(
+                f"cannot write ${path_var} ({printable(path)}): {exc.strerror}"
+            ) from None
+
+
+#: The GitHub Actions files a release appends to, checked before anything is signed.
+GITHUB_FILES = ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY")
+
+
+def check_github_files() -> None:
+    """Fail before signing (before a Rekor entry exists) when a GitHub Actions file that is
+    set cannot be appended to: opened for appending, nothing written."""
+    for var in GITHUB_FILES:
+        path = os.environ.get(var)
+        if not path:
+            continue
+        try:
+            with open(path, "a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            raise OperationalError(
+                f"cannot write ${var} ({printable(path)}): {exc.strerror}; nothing was signed"
+            ) from None
 
 
 def _github_output_lines(outputs: dict[str, str]) -> str:
@@ -97,10 +126,28 @@ def release(
     ] = None,
     previous: Annotated[
         str | None,
-        typer.Option("--previous", metavar="ENVELOPE", help="Previous envelope to chain to."),
+        typer.Option(
+            "--previous", metavar="ENVELOPE|URL|auto",
+            help="Previous envelope to chain to: a file, an https URL, or 'auto' (the latest "
+            "in --revisions; none there means the first release).",
+        ),
+    ] = None,
+    revisions: Annotated[
+        Path | None,
+        typer.Option(
+            "--revisions", metavar="DIR",
+            help="Chain directory (revisions/<server>/latest.envelope.json, <n>.envelope.json, "
+            "<n>.tools.snapshot.json): --previous auto reads it; a signed release is "
+            "published into it.",
+        ),
     ] = None,
     out_dir: Annotated[
-        Path, typer.Option("--out-dir", help="Directory for the release files.")
+        Path,
+        typer.Option(
+            "--out-dir",
+            help="Directory for the release files only; locked while in use and replaced "
+            "in one atomic step.",
+        ),
     ] = Path("histor-release"),
     fail_on: Annotated[
         FailOn,
@@ -110,8 +157,8 @@ def release(
         bool, typer.Option("--strict", help="Also fail when the scan could not decide a pair.")
     ] = False,
     threshold: Annotated[
-        float, typer.Option("--threshold", help="Lexical similarity threshold in (0, 1].")
-    ] = 0.62,
+        float, typer.Option("--threshold", help="Scan description similarity in (0, 1].")
+    ] = DEFAULT_SCAN_THRESHOLD,
     policy: Annotated[
         Path | None,
         typer.Option("--policy", help="Guard policy (TOML) used by the contract lint."),
@@ -153,14 +200,18 @@ def release(
     target = t.target_from_flags(stdio, url, header, bearer_token_env, required=tools is None)
     if target is not None and tools is not None:
         raise UsageError("give --tools FILE or a live server (--stdio/--url), not both")
+    check_github_files()
     guard_policy = _load_policy(policy)
     trust = trust_from_flags(staging=staging, trust_config=trust_config)
+    chained = _resolve_previous(previous, revisions, server)
+    if revisions is not None:
+        _refuse_published(revisions, server, chained)
     request = ReleaseRequest(
         server=server,
         server_version=server_version,
         out_dir=out_dir,
         identity=identity,
-        previous=previous,
+        previous=chained,
         fail_on=fail_on,
         strict=strict,
         scan=ScanOptions(threshold=parse_threshold(str(threshold)), max_tools=max_tools),
@@ -173,6 +224,10 @@ def release(
         timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,
         max_tools=max_tools, max_bytes=max_bytes, protocol=protocol,
     )
+    if target is not None and identity_token:
+        # The token we hold never reaches the server, nor what it serves (an ambient token
+        # is only requested after the fetch, from variables the server does not get).
+        target = replace(target, guarded_secrets=(identity_token.strip(),))
     served = _served_tools(tools, target, options, max_tools)
     warn(trust.warning())
     try:
@@ -184,7 +239,71 @@ def release(
             f"release gate failed: findings at --fail-on {fail_on.value}; "
             f"nothing was signed (see {exc.outcome.files['sarif']})", 1
         )
+    if revisions is not None:
+        _publish(outcome, revisions, server)
     _report(outcome)
+
+
+def _resolve_previous(
+    previous: str | None, revisions: Path | None, server: str
+) -> "str | SignedEnvelope | None":
+    """``--previous``: a file as given, an https URL fetched (bounded), or ``auto``: the latest
+    envelope in ``--revisions`` (None there: the first release, said on stderr)."""
+    from histor_sign._internal import chain_store
+
+    if previous is None:
+        return None
+    if previous == "auto":
+        if revisions is None:
+            raise UsageError("--previous auto needs --revisions DIR (where the chain is kept)")
+        latest = chain_store.latest_envelope(revisions, server)
+        if latest is None:
+            where = chain_store.chain_dir(revisions, server)
+            warn(f"no previous revision in {where}: releasing revision 1 (a new chain)")
+            return None
+        return str(latest)
+    if chain_store.is_url(previous):
+        from histor_sign.canonical import parse_json
+        from histor_sign.envelope import parse_envelope
+
+        data = chain_store.fetch_envelope(previous)
+        return parse_envelope(parse_json(data, previous), previous)
+    return previous
+
+
+def _refuse_published(revisions: Path, server: str, chained: "str | SignedEnvelope | None") -> None:
+    """Stop before signing (and spending a log entry) when the revision this release would
+    get is already in the chain directory: the chain would fork."""
+    from histor_sign._internal import chain_store
+    from histor_sign.canonical import read_json_file
+    from histor_sign.envelope import SignedEnvelope
+
+    if chained is None:
+        revision = 1
+    elif isinstance(chained, SignedEnvelope):
+        revision = chained.statement.revision + 1
+    else:
+        doc = read_json_file(chained)
+        number = doc.get("revision") if isinstance(doc, dict) else None
+        if not isinstance(number, int):
+            return  # the release itself rejects a malformed previous
+        revision = number + 1
+    chain_store.refuse_published(revisions, server, revision)
+
+
+def _publish(outcome: "ReleaseOutcome", revisions: Path, server: str) -> None:
+    """Add the fresh revision to the chain directory (stdout says where)."""
+    from histor_sign._internal import chain_store
+
+    assert outcome.envelope is not None
+    snapshot = outcome.files.get("tools")
+    written = chain_store.publish(
+        revisions, server, outcome.envelope.statement.revision, outcome.envelope.to_bytes(),
+        snapshot.read_bytes() if snapshot is not None else None,
+    )
+    for path in written:
+        sys.stdout.write(f"  published {path}\n")
+    _append("GITHUB_OUTPUT", f"published={written[1]}\n")
 
 
 def _load_policy(path: Path | None) -> "Policy | None":
@@ -247,6 +366,7 @@ Files in {rev}/ (revision-1/ has the same):
   {names['envelope']:<20} the signed revision envelope (statement + signer + Sigstore bundle)
   {names['statement']:<20} the exact signed bytes (RFC 8785), for upstream sigstore/cosign
   {names['bundle']:<20} the Sigstore bundle (certificate, signature, Rekor inclusion proof)
+  {names['attestation']:<20} the same revision as an in-toto attestation (DSSE bundle)
   {names['tools']:<20} what the server served (every page, in order) + capture context
   {names['sarif']:<20} collision scan + contract lint, SARIF 2.1.0 for GitHub code scanning
   {names['summary']:<20} the Markdown summary (also written to $GITHUB_STEP_SUMMARY in CI)
@@ -262,5 +382,6 @@ In GitHub Actions (permissions: id-token: write), the same release against publi
       server: io.github.OWNER/NAME
       server-version: ${{{{ github.ref_name }}}}
       stdio: node dist/index.js
-      previous: revisions/latest.envelope.json
+      previous: auto                 # the chain on the histor-revisions branch
+  (`{PROG} init` writes the whole workflow.)
 """

@@ -13,6 +13,7 @@ from histor_sign._internal.limits import (
     DEFAULT_MAX_SCAN_TOOLS,
     DEFAULT_MAX_TRACE_BYTES,
     DEFAULT_MAX_VALIDATIONS,
+    DEFAULT_SCAN_THRESHOLD,
 )
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import app, emit
@@ -90,7 +91,9 @@ def scan(
     output: Path | None = OUTPUT_OPT,
     fail_on: FailOn = FAIL_ON_OPT,
     threshold: str = typer.Option(
-        "0.62", "--threshold", metavar="FLOAT", help="Lexical similarity threshold in (0, 1]."
+        str(DEFAULT_SCAN_THRESHOLD), "--threshold", metavar="FLOAT",
+        help="Description similarity in (0, 1] that makes two same-action tools confusable "
+        "when their object words do not match exactly.",
     ),
     strict: bool = STRICT_OPT,
     max_tools: int = typer.Option(
@@ -108,7 +111,8 @@ def scan(
     timeout: float = t.TIMEOUT_OPTION,
     protocol: t.ProtocolChoice = t.PROTOCOL_OPTION,
 ) -> None:
-    """Find confusable tools whose input schemas provably overlap (TC001–TC005)."""
+    """Find confusable tools (same action on the same object) and description shadowing
+    (TC001–TC005, TC010)."""
     from histor_sign.catalog import load_catalogs
     from histor_sign.scan import ScanOptions, scan_catalogs
 

@@ -33,8 +33,35 @@ CertIdentityOpt = Annotated[
     typer.Option(
         "--cert-identity",
         help="Exact signer identity to require, e.g. "
-        "https://github.com/OWNER/REPO/.github/workflows/sign.yml@refs/heads/main. Required "
-        "for servers outside io.github.*.",
+        "https://github.com/OWNER/REPO/.github/workflows/sign.yml@refs/heads/main. Outside "
+        "io.github.* this, --cert-identity-regexp, or --workflow with --repository is required.",
+    ),
+]
+CertIdentityRegexpOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cert-identity-regexp",
+        help="Regular expression the signer identity must match in full (like cosign's "
+        "--certificate-identity-regexp), e.g. "
+        "'https://github.com/OWNER/REPO/\\.github/workflows/sign\\.yml@refs/tags/v.*'.",
+    ),
+]
+WorkflowOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--workflow",
+        help="Require the signing workflow file, whatever branch or tag it ran for: "
+        ".github/workflows/sign.yml (in the source repository) or "
+        "OWNER/REPO/.github/workflows/sign.yml (a reusable workflow). With --repository it "
+        "pins a publisher across tag-triggered releases.",
+    ),
+]
+RefPatternOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ref-pattern",
+        help="Require the git ref to match this glob (* within a path segment, ** across), "
+        "e.g. 'refs/tags/v*'.",
     ),
 ]
 CertIssuerOpt = Annotated[str, typer.Option("--cert-oidc-issuer", help="OIDC issuer to require.")]
@@ -115,11 +142,15 @@ class VerifyFlags:
     trust_config: Path | None
     staging: bool
     offline: bool
+    workflow: str | None = None
+    ref_pattern: str | None = None
+    cert_identity_regexp: str | None = None
 
     def require_verify(self, verify: bool) -> None:
         """Pins and trust flags without ``--verify`` would be silently ignored: refuse them."""
         given = (self.cert_identity, self.repository, self.ref, self.owner_id,
-                 self.repository_id, self.trusted_root, self.trust_config)
+                 self.repository_id, self.trusted_root, self.trust_config, self.workflow,
+                 self.ref_pattern, self.cert_identity_regexp)
         if not verify and (any(v is not None for v in given) or self.staging or self.offline):
             raise UsageError("identity and trust flags need --verify")
 
@@ -137,7 +168,8 @@ class VerifyFlags:
         return Pins(
             cert_identity=self.cert_identity, issuer=self.cert_oidc_issuer,
             repository=self.repository, ref=self.ref, owner_id=self.owner_id,
-            repository_id=self.repository_id,
+            repository_id=self.repository_id, workflow=self.workflow,
+            ref_pattern=self.ref_pattern, identity_regexp=self.cert_identity_regexp,
         )
 
 
@@ -172,7 +204,8 @@ def sign(
             "-o",
             help="Envelope to write, e.g. release.envelope.json. Also writes "
             "release.statement.json "
-            "(the exact signed bytes) and release.sigstore.json (the Sigstore bundle) beside it; "
+            "(the exact signed bytes), release.sigstore.json (the Sigstore bundle) and "
+            "release.intoto.sigstore.json (the in-toto attestation) beside it; "
             "for other names a trailing .json is replaced.",
         ),
     ],
@@ -200,6 +233,7 @@ def sign(
 ) -> None:
     """Sign a revision statement keyless with Sigstore, verify the fresh bundle, and write
     the envelope, statement bytes and bundle atomically."""
+    from histor_sign.attestation import attestation_path
     from histor_sign.canonical import read_json_file
     from histor_sign.envelope import companion_paths
     from histor_sign.revision import Statement
@@ -220,6 +254,8 @@ def sign(
                 f"  envelope  {output}",
                 f"  statement {statement_path}",
                 f"  bundle    {bundle_path}",
+                f"  attestation {attestation_path(output)} (in-toto, "
+                f"{len(signed.attestation_json)} part(s))",
                 f"  log index {log.log_index} (log id {log.log_id})",
             ]
         ),
@@ -229,17 +265,25 @@ def sign(
 
 @app.command()
 def verify(
-    envelope: Annotated[str, typer.Argument(help="Signed revision envelope (*.envelope.json).")],
+    envelope: Annotated[
+        str | None, typer.Argument(help="Signed revision envelope (*.envelope.json).")
+    ] = None,
     cert_identity: CertIdentityOpt = None,
+    cert_identity_regexp: CertIdentityRegexpOpt = None,
     cert_oidc_issuer: CertIssuerOpt = GITHUB_ACTIONS_ISSUER,
     repository: RepositoryOpt = None,
+    workflow: WorkflowOpt = None,
     ref: RefOpt = None,
+    ref_pattern: RefPatternOpt = None,
     owner_id: OwnerIdOpt = None,
     repository_id: RepositoryIdOpt = None,
     previous: Annotated[
         str | None,
         typer.Option(
-            "--previous", help="Previous envelope: check same server, revision+1, digest chain."
+            "--previous",
+            help="Previous envelope: check same server, revision+1, digest chain, its "
+            "signature under the same pins, and the same publisher (numeric owner and "
+            "repository ids, workflow file).",
         ),
     ] = None,
     tools: Annotated[
@@ -253,34 +297,60 @@ def verify(
     format: Annotated[
         OutputFormat, typer.Option("--format", "-f", help="Report format: human or json.")
     ] = OutputFormat.human,
+    attestation: Annotated[
+        str | None,
+        typer.Option(
+            "--attestation",
+            help="In-toto attestation (*.intoto.sigstore.json) to verify on the same axes; "
+            "with an envelope, its subjects must equal the envelope's digests.",
+        ),
+    ] = None,
 ) -> None:
-    """Verify a signed envelope: well-formed, signature/chain/SCT/inclusion, identity,
-    transparency-log copy, revision chain and tool digests — each reported separately."""
+    """Verify a signed envelope and/or its in-toto attestation: well-formed,
+    signature/chain/SCT/inclusion, identity, transparency-log copy, revision chain and tool
+    digests — each reported separately."""
+    from histor_sign.attestation import load_attestation, verify_attestation
     from histor_sign.catalog import load_catalog
     from histor_sign.envelope import load_envelope
     from histor_sign.verify import verify as verify_envelope
 
     flags = VerifyFlags(
         cert_identity, cert_oidc_issuer, repository, ref, owner_id, repository_id,
-        trusted_root, trust_config, staging, offline,
+        trusted_root, trust_config, staging, offline, workflow=workflow,
+        ref_pattern=ref_pattern, cert_identity_regexp=cert_identity_regexp,
     )
+    if envelope is None and attestation is None:
+        raise UsageError("give an envelope, `attestation`, or both", param="attestation")
     trust = flags.trust()
     # Bad input first (exit 2, one line), then the trust warning, then the checks.
-    signed = load_envelope(envelope)
+    signed = load_envelope(envelope) if envelope is not None else None
+    attested = load_attestation(attestation) if attestation is not None else None
     prev = load_envelope(previous) if previous is not None else None
     catalog = load_catalog(tools).tools if tools is not None else None
     warn(trust.warning())
     pins = flags.pins()
-    report = verify_envelope(
-        signed, pins=pins, trust=trust, previous=prev, tools=catalog, source=envelope,
-        previous_source=previous, tools_source=tools,
-    )
-    report = _skips_named_by_flag(report)
+    reports = []
+    if signed is not None:
+        reports.append(verify_envelope(
+            signed, pins=pins, trust=trust, previous=prev, tools=catalog, source=envelope,
+            previous_source=previous, tools_source=tools,
+        ))
+    if attested is not None:
+        reports.append(verify_attestation(
+            attested, pins=pins, trust=trust, previous=prev, tools=catalog, envelope=signed,
+            source=attestation, previous_source=previous, tools_source=tools,
+        ))
+    reports = [_skips_named_by_flag(r) for r in reports]
     if format is OutputFormat.json:
-        emit(json.dumps(report.to_json(), indent=2, ensure_ascii=False), None)
+        document = reports[0].to_json()
+        if len(reports) == 2:
+            document["attestation"] = reports[1].to_json()
+            document["verified"] = all(r.ok for r in reports)
+        emit(json.dumps(document, indent=2, ensure_ascii=False), None)
     else:
-        emit(report.to_text(), None)
-    report.raise_for_failure()
+        emit("\n".join(r.to_text() for r in reports), None)
+    for report in reports:
+        report.raise_for_failure()
 
 
 #: The parameter whose absence skips an optional axis; the CLI names it by its flag.
@@ -389,7 +459,8 @@ def dev_sigstore(
                     files[github_env_out] = "".join(f"{k}={v}\n" for k, v in env.items()).encode()
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
-        write_all_atomic(files)
+        # The token (and the env lines carrying it) are secrets: 0600 whatever the umask.
+        write_all_atomic(files, private=[p for p in (token_out, github_env_out) if p])
         warn(
             "dev-sigstore is a LOCAL, UNTRUSTED Sigstore instance for tests and demos: anyone "
             "can mint any identity here. Never use its trust config for real releases."

@@ -15,7 +15,7 @@ from typing import Any
 
 from histor_sign._internal.limits import MAX_POLICY_BYTES
 from histor_sign.canonical import read_bytes
-from histor_sign.errors import InputError
+from histor_sign.errors import InputError, LimitExceeded
 
 _DEFAULT_KEYS = {"require_dry_run_for_destructive", "dry_run_parameter", "deny_unknown_arguments"}
 _TOOL_KEYS = {
@@ -73,6 +73,13 @@ class Policy:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise InputError(f"{source}: not valid TOML: {exc}") from None
+        except RecursionError:
+            # tomllib recurses once per nested array or inline table.
+            raise LimitExceeded(f"{source}: arrays or inline tables nested too deep") from None
+        except ValueError:
+            # int() refuses a decimal literal past Python's 4,300-digit conversion limit.
+            raise InputError(f"{source}: not valid TOML: an integer literal is too long") \
+                from None
         return cls.from_dict(doc, source)
 
     @classmethod

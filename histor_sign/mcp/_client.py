@@ -47,8 +47,12 @@ async def fetch_async(target: Target, options: FetchOptions | None = None) -> Sn
 def _channel(target: Target, options: FetchOptions) -> Channel:
     if target.command is not None:
         from histor_sign.mcp._stdio_channel import StdioChannel
+        from histor_sign.mcp._target import child_environment
 
-        env = None if target.env is None else {**os.environ, **target.env}
+        env = child_environment(
+            os.environ, extra=target.env, withhold=target.withhold_env,
+            guarded=target.guarded_secrets,
+        )
         return StdioChannel(
             target.command, max_bytes=options.max_bytes, cwd=target.cwd, env=env,
             shutdown_grace=options.shutdown_grace,
@@ -116,9 +120,10 @@ def _refuse_echoed_secrets(snapshot: Snapshot, secrets: list[str]) -> None:
         if isinstance(node, str):
             if any(secret in node for secret in needles):
                 raise FetchError(
-                    "the MCP server echoed a credential (a `headers` or `bearer_token` "
-                    "value) back in its tools/list or server info; refusing to record it",
-                    param="headers", alternatives=("bearer_token",),
+                    "the MCP server echoed a credential (a `headers`, `bearer_token` or "
+                    "`identity_token` value) back in its tools/list or server info; "
+                    "refusing to record it",
+                    param="headers", alternatives=("bearer_token", "identity_token"),
                 )
         elif isinstance(node, dict):
             stack.extend(node)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import zlib
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from histor_sign import __version__
@@ -78,7 +79,11 @@ class HttpChannel(Channel):
         super().__init__(max_bytes)
         self.url = url
         self.shown_url = safe_url(url)
-        self._base_headers = {"User-Agent": f"histor-sign/{__version__}"}
+        # Ask for the body as sent: a compressed body is a decompression bomb waiting to
+        # happen. A server that compresses anyway gets one bounded gzip/deflate layer.
+        self._base_headers = {
+            "User-Agent": f"histor-sign/{__version__}", "Accept-Encoding": "identity",
+        }
         for name, value in headers:
             self._base_headers[name] = value
         if bearer_token is not None:
@@ -165,7 +170,7 @@ class HttpChannel(Channel):
                         raise FetchError(f"{source}: response answers an earlier request")
                     return result
                 parser = SSEParser()
-                result = await self._read_stream(resp.aiter_bytes(), parser, msg_id, method)
+                result = await self._read_stream(self._body(resp), parser, msg_id, method)
             resumes = 0
             while result is None:
                 if not parser.last_event_id or resumes >= MAX_RESUMES:
@@ -203,7 +208,7 @@ class HttpChannel(Channel):
                     f"{self.shown_url}: the event stream for {method} ended before its "
                     f"response and resuming it failed (HTTP {resp.status_code})"
                 )
-            return await self._read_stream(resp.aiter_bytes(), parser, msg_id, method)
+            return await self._read_stream(self._body(resp), parser, msg_id, method)
 
     async def _read_stream(
         self, chunks: AsyncIterator[bytes], parser: SSEParser, msg_id: int, method: str
@@ -238,9 +243,32 @@ class HttpChannel(Channel):
                 headers=self._headers(None),
             )
 
+    async def _body(self, resp: httpx.Response) -> AsyncIterator[bytes]:
+        """The decoded body in pieces of at most 64 KiB, whatever the compression ratio.
+
+        httpx would inflate a whole network chunk at once (a 2 KB ``gzip, gzip`` body
+        becomes gigabytes before any bound is checked), so the raw bytes are read and
+        inflated here in bounded steps; callers count what is yielded against
+        `max_bytes`, and the compressed bytes count against it too.
+        """
+        decoder = _decoder(resp, self.shown_url)
+        raw_total = 0
+        async for raw in resp.aiter_raw():
+            raw_total += len(raw)
+            if raw_total > self.max_bytes:  # compressed bytes are bounded too
+                self.count_bytes(self.max_bytes + 1)
+            if decoder is None:
+                yield raw
+                continue
+            for piece in decoder.feed(raw):
+                yield piece
+        if decoder is not None:
+            for piece in decoder.finish():
+                yield piece
+
     async def _read_body(self, resp: httpx.Response) -> bytes:
         parts: list[bytes] = []
-        async for chunk in resp.aiter_bytes():
+        async for chunk in self._body(resp):
             self.count_bytes(len(chunk))
             parts.append(chunk)
         return b"".join(parts)
@@ -347,7 +375,7 @@ class HttpChannel(Channel):
                 async with self._client.stream("GET", self.url, headers=headers) as resp:
                     if resp.status_code != 200 or _media_type(resp) != "text/event-stream":
                         return False
-                    async for chunk in resp.aiter_bytes():
+                    async for chunk in self._body(resp):
                         received += len(chunk)
                         for event in parser.feed(chunk):
                             if event.type == "message" and not event.data:
@@ -355,7 +383,7 @@ class HttpChannel(Channel):
                             return event.type == "endpoint"
                         if received > _PROBE_MAX_BYTES:
                             return False
-        except (TimeoutError, httpx.HTTPError):
+        except (TimeoutError, httpx.HTTPError, HistorError):
             return False
         return False
 
@@ -407,3 +435,68 @@ def _shown_location(location: str) -> str:
     except ValueError:  # not even a URL (e.g. a bad IPv6 literal)
         shown = location.partition("?")[0]
     return printable(shown, limit=200)
+
+
+#: Output of one inflate step: bounds memory however well the body compresses.
+_INFLATE_STEP = 1 << 16
+
+
+class _Inflater:
+    """One gzip or deflate layer, inflated at most :data:`_INFLATE_STEP` bytes at a time."""
+
+    def __init__(self, coding: str, where: str) -> None:
+        self.gzip = coding in ("gzip", "x-gzip")
+        self.where = where
+        self._first = True
+        self._new()
+
+    def _new(self) -> None:
+        # gzip: header + trailer; deflate: the zlib wrapper (raw deflate is tried if the
+        # first bytes are not one, as browsers and httpx do).
+        self._z = zlib.decompressobj(16 + zlib.MAX_WBITS if self.gzip else zlib.MAX_WBITS)
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        while data:
+            try:
+                out = self._z.decompress(data, _INFLATE_STEP)
+            except zlib.error:
+                if self._first and not self.gzip:
+                    self._first = False
+                    self._z = zlib.decompressobj(-zlib.MAX_WBITS)
+                    continue
+                raise FetchError(f"{self.where}: the compressed response body is corrupt") \
+                    from None
+            self._first = False
+            if out:
+                yield out
+            data = self._z.unconsumed_tail
+            if self._z.eof:
+                data = self._z.unused_data
+                if data:
+                    self._new()  # gzip allows members back to back
+
+    def finish(self) -> Iterator[bytes]:
+        while True:
+            out = self._z.flush(_INFLATE_STEP)
+            if not out:
+                return
+            yield out
+
+
+def _decoder(resp: httpx.Response, where: str) -> _Inflater | None:
+    """The inflater for the response's ``Content-Encoding``; refuses what it cannot bound.
+
+    We ask for ``identity``; one gzip or deflate layer is still decoded (some servers
+    compress regardless). Stacked codings (``gzip, gzip``) and anything else are refused.
+    """
+    value = resp.headers.get("content-encoding", "")
+    codings = [c.strip().lower() for c in value.split(",")]
+    codings = [c for c in codings if c and c != "identity"]
+    if not codings:
+        return None
+    if len(codings) == 1 and codings[0] in ("gzip", "x-gzip", "deflate"):
+        return _Inflater(codings[0], where)
+    raise FetchError(
+        f"{where}: the response has Content-Encoding {clip(value, 60)!r}; histor-sign asks "
+        "for identity and decodes at most one gzip or deflate layer"
+    )

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
+import shutil
 import signal
+import sys
 from collections import deque
+from pathlib import Path
 from typing import Any
 
 from histor_sign.errors import FetchError
@@ -57,9 +61,14 @@ class StdioChannel(Channel):
         self._stderr_task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
+        argv = self.argv
         try:
+            if _KEEPER:
+                # The keeper execs the server itself, so spawn errors are found here first.
+                _check_command(argv[0], self.cwd, self.env)
+                argv = (sys.executable, "-I", "-c", _keeper_source(), str(os.getpid()), *argv)
             self.proc = await asyncio.create_subprocess_exec(
-                *self.argv,
+                *argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -214,6 +223,9 @@ class StdioChannel(Channel):
         with contextlib.suppress(BaseException):
             async with asyncio.timeout(1.0):
                 await proc.wait()
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(proc.pid, signal.SIGKILL)
         transport = getattr(proc, "_transport", None)
         if transport is not None:
             transport.close()
@@ -230,5 +242,34 @@ class StdioChannel(Channel):
         if self.proc is None:
             return
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, sig)
+            if _KEEPER:
+                if self.proc.returncode is not None:
+                    return  # the keeper swept everything before it exited
+                # SIGTERM is forwarded to the server's group; SIGHUP makes the keeper kill
+                # every descendant (setsid ones too) and exit. SIGKILL would stop only it.
+                os.kill(self.proc.pid, signal.SIGHUP if sig == signal.SIGKILL else sig)
+            else:
+                os.killpg(self.proc.pid, sig)
+
+
+#: Linux: the server runs under a keeper (``_reaper``): a subreaper with PR_SET_PDEATHSIG.
+_KEEPER = sys.platform == "linux"
+
+
+@functools.cache
+def _keeper_source() -> str:
+    return (Path(__file__).with_name("_reaper.py")).read_text(encoding="utf-8")
+
+
+def _check_command(command: str, cwd: str | None, env: dict[str, str] | None) -> None:
+    """Raise what exec would: FileNotFoundError or PermissionError for ``command``."""
+    if os.sep in command:
+        path: str | None = os.path.join(cwd or "", command)
+    else:
+        search = (env if env is not None else os.environ).get("PATH", os.defpath)
+        path = shutil.which(command, mode=os.F_OK, path=search)
+    if path is None or not os.path.exists(path):
+        raise FileNotFoundError(command)
+    if not os.path.isfile(path) or not os.access(path, os.X_OK):
+        raise PermissionError(command)
 

@@ -54,6 +54,57 @@ _AUTH_SCHEMES = frozenset(
 )
 
 
+#: Credentials of a signing job that a server we start must never see: the Sigstore
+#: token, GitHub Actions' OIDC request pair and runtime token, and GitHub API tokens. With
+#: them a server could put the token into a tool description (signed and published) or
+#: mint its own token and sign under the publisher's workflow identity.
+CREDENTIAL_ENV = frozenset(
+    {
+        "SIGSTORE_IDENTITY_TOKEN",
+        "ACTIONS_ID_TOKEN_REQUEST_URL",
+        "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+        "ACTIONS_RUNTIME_TOKEN",
+        "ACTIONS_RUNTIME_URL",
+        "ACTIONS_RESULTS_URL",
+        "ACTIONS_CACHE_URL",
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+        "GH_ENTERPRISE_TOKEN",
+        "GITHUB_ENTERPRISE_TOKEN",
+    }
+)
+#: Whole families withheld as well (any ``SIGSTORE_*`` and ``ACTIONS_ID_TOKEN_*``).
+CREDENTIAL_ENV_PREFIXES = ("SIGSTORE_", "ACTIONS_ID_TOKEN_")
+
+
+def child_environment(
+    parent: Mapping[str, str],
+    *,
+    extra: Mapping[str, str] | None = None,
+    withhold: Sequence[str] = (),
+    guarded: Sequence[str] = (),
+) -> dict[str, str]:
+    """The environment a stdio server starts with: ``parent`` without credentials.
+
+    Removed: :data:`CREDENTIAL_ENV`, the :data:`CREDENTIAL_ENV_PREFIXES` families, the
+    names in ``withhold``, and any variable whose value contains a ``guarded`` secret
+    (whatever it is called). ``extra`` is added afterwards, as the caller gave it.
+    """
+    dropped = {name.upper() for name in withhold}
+    needles = [g for g in guarded if len(g) >= 8]
+    env = {
+        name: value
+        for name, value in parent.items()
+        if name.upper() not in CREDENTIAL_ENV
+        and not name.upper().startswith(CREDENTIAL_ENV_PREFIXES)
+        and name.upper() not in dropped
+        and not any(n in value for n in needles)
+    }
+    if extra:
+        env.update(extra)
+    return env
+
+
 def safe_url(url: str) -> str:
     """The URL without userinfo and with query values masked (they may carry tokens)."""
     parts = urlsplit(url)
@@ -78,6 +129,12 @@ class Target:
     bearer_token: str | None = field(default=None, repr=False)
     cwd: str | None = None
     env: Mapping[str, str] | None = field(default=None, repr=False)
+    #: Environment variables (beyond the built-in credential denylist) kept from a stdio
+    #: server, e.g. the variable a bearer token is read from.
+    withhold_env: tuple[str, ...] = field(default=(), repr=False)
+    #: Credentials we hold but never send (e.g. the OIDC identity token of a release): the
+    #: server gets no variable holding them, and a snapshot that contains one is refused.
+    guarded_secrets: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if (self.command is None) == (self.url is None):
@@ -121,8 +178,16 @@ class Target:
         *,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
+        withhold_env: Sequence[str] = (),
+        guarded_secrets: Sequence[str] = (),
     ) -> Target:
-        """A server started as a subprocess; a string is split like a POSIX shell would."""
+        """A server started as a subprocess; a string is split like a POSIX shell would.
+
+        The server runs with our environment minus every credential variable
+        (:data:`CREDENTIAL_ENV`, :data:`CREDENTIAL_ENV_PREFIXES`), minus ``withhold_env``,
+        minus any variable whose value holds one of ``guarded_secrets``; ``env`` is added
+        on top (explicitly given, so passed as is).
+        """
         if isinstance(command, str):
             try:
                 argv = tuple(shlex.split(command))
@@ -132,7 +197,10 @@ class Target:
                 ) from None
         else:
             argv = tuple(command)
-        return cls(command=argv, cwd=cwd, env=env)
+        return cls(
+            command=argv, cwd=cwd, env=env, withhold_env=tuple(withhold_env),
+            guarded_secrets=tuple(guarded_secrets),
+        )
 
     @classmethod
     def http(
@@ -141,9 +209,16 @@ class Target:
         *,
         headers: Sequence[tuple[str, str]] = (),
         bearer_token: str | None = None,
+        guarded_secrets: Sequence[str] = (),
     ) -> Target:
-        """A Streamable HTTP endpoint, e.g. ``https://host/mcp``."""
-        return cls(url=url, headers=tuple(headers), bearer_token=bearer_token)
+        """A Streamable HTTP endpoint, e.g. ``https://host/mcp``.
+
+        ``guarded_secrets`` are credentials we hold but never send (see :class:`Target`).
+        """
+        return cls(
+            url=url, headers=tuple(headers), bearer_token=bearer_token,
+            guarded_secrets=tuple(guarded_secrets),
+        )
 
     @property
     def transport(self) -> str:
@@ -154,6 +229,7 @@ class Target:
         values = [v for _, v in self.headers if v]
         if self.bearer_token:
             values.append(self.bearer_token)
+        values += [v for v in self.guarded_secrets if v]
         return sorted(set(values), key=len, reverse=True)
 
     def describe(self) -> dict[str, Any]:

@@ -35,7 +35,7 @@ class Rule:
     help: str = ""
 
 
-#: Every rule the toolkit can report, in one table: the collision scan (TC001-TC005), the
+#: Every rule the toolkit can report, in one table: the collision scan (TC001-TC005, TC010), the
 #: replay of observed calls (TC006-TC009) and the guard's release-time lint (HS101-HS105).
 #: ``severity`` is the default; a strict run promotes incomplete analysis (see
 #: :func:`effective_severity`). Help texts say what to do, never which CLI flag to pass.
@@ -50,17 +50,28 @@ RULES: dict[str, Rule] = {
              "Models and some clients normalize names; choose names that differ after "
              "case folding and separator removal."),
         Rule("TC003", "confusable-overlap", Severity.warning, "scan",
-             "Confusable names/descriptions with a proven input-schema overlap.",
-             "The witness is accepted by both tools, so a model that picks the wrong one "
-             "still makes a valid call. Make the names, descriptions or schemas distinct."),
+             "Confusable tools (same action on the same object, or same action and similar "
+             "descriptions); a warning with a proven input-schema overlap, a note when the "
+             "schemas are disjoint.",
+             "A model may pick one for the other. With an overlap the witness is accepted by "
+             "both tools, so the wrong pick still makes a valid call; with disjoint schemas the "
+             "wrong pick fails validation. Make the names or descriptions distinct."),
         Rule("TC004", "contradictory-effects", Severity.error, "scan",
-             "A proven confusable overlap whose explicit effect hints contradict.",
-             "One of two interchangeable-looking tools is read-only (or non-destructive) and "
-             "the other is not; a confused call can change data. Separate them clearly."),
+             "A proven confusable overlap whose effects differ: read-only vs write (warning) or "
+             "either vs destructive (error); effects come from hints or the action word.",
+             "One of two interchangeable-looking tools changes or destroys data and the other "
+             "does not; a confused call can change data. Separate them clearly."),
         Rule("TC005", "undecided-confusable", Severity.note, "scan",
              "A lexically confusable pair could not be decided safely.",
              "The schemas use semantics outside the analysed subset or hit a bound; the "
              "reason says which. A strict run treats this as a warning."),
+        Rule("TC010", "description-shadowing", Severity.warning, "scan",
+             "A tool's description steers the model toward or away from another tool in the "
+             "scan (\"instead of\", \"never use\", \"always call ... first\").",
+             "Tool shadowing: a description that names another server's tool can redirect "
+             "calls meant for it. Across servers, steering away (instead of, never, do not) is "
+             "an error and ordering demands (always, first, before) a warning; within one "
+             "server it is a note. Remove the instruction or keep it to this tool's own use."),
         Rule("TC006", "replay-multiple-accept", Severity.warning, "replay",
              "Several catalog tools accept an observed call's arguments.",
              "The arguments the model actually sent would be valid for another tool too."),
@@ -94,10 +105,13 @@ RULES: dict[str, Rule] = {
 }
 
 
-def new_finding(rule: str, message: str, tools: list[ToolRef], **fields: Any) -> Finding:
-    """A finding of ``rule`` at its default severity (the one place findings get one)."""
-    return Finding(rule=rule, severity=RULES[rule].severity, message=message, tools=tools,
-                   **fields)
+def new_finding(rule: str, message: str, tools: list[ToolRef], *,
+                severity: Severity | None = None, **fields: Any) -> Finding:
+    """A finding of ``rule`` at its default severity, or at ``severity`` where the rule
+    grades its findings (TC003 disjoint, TC004 read vs write, TC010 by imperative) — the one
+    place findings get one."""
+    return Finding(rule=rule, severity=severity or RULES[rule].severity, message=message,
+                   tools=tools, **fields)
 
 
 @dataclass(frozen=True)

@@ -51,3 +51,21 @@ def describe(hints: Mapping[str, bool]) -> str:
     if "openWorldHint" in hints:
         words.append("open-world" if hints["openWorldHint"] else "closed-world")
     return ", ".join(words) or "no explicit hints"
+
+
+#: Effect classes in increasing order of what a mistaken call can do to data.
+EFFECT_RANK = {"read-only": 0, "write": 1, "destructive": 2}
+
+
+def stated_effect(annotations: Mapping[str, Any]) -> str | None:
+    """The effect class a tool's explicit hints state, or None when they state none.
+
+    ``readOnlyHint: false`` without ``destructiveHint: true`` is ``write``: omitted values
+    are never replaced by the MCP defaults.
+    """
+    hints = explicit_hints(annotations)
+    if "readOnlyHint" not in hints:
+        return None
+    if hints["readOnlyHint"]:
+        return "read-only"
+    return "destructive" if hints.get("destructiveHint") is True else "write"

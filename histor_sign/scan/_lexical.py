@@ -1,20 +1,31 @@
-"""Lexical candidate selection: which tool pairs look confusable by name or description.
+"""Lexical candidate selection: which tool pairs a model could pick one for the other.
 
-Similarity of two tools is the maximum of three Jaccard indices (docs/scan.md):
+A shared token is not confusability (``git_add`` and ``git_create_branch`` share ``git``).
+Each tool is read as an **action** (its verb, mapped through a synonym table to an action
+class) applied to an **object** (the remaining name words), the way a model reads a tool list
+(docs/scan.md, "Candidate selection"):
 
-* **name tokens** — the name split on separators, camelCase and digit boundaries,
-  lowercased, lightly stemmed (plural ``s``/``ies``), synonym verbs mapped to one
-  canonical verb (``fetch``/``read``/``retrieve``/... → ``get``);
-* **name trigrams** — character trigrams of the separator-free, lowercased name with
-  ``^``/``$`` padding (catches ``readfile`` vs ``read_files``);
-* **description tokens** — word tokens of the description without stop words, normalized
-  the same way; CJK runs contribute character bigrams.
+* the name is split on separators, camelCase and digit boundaries and lowercased; a leading
+  word that most tools of the same source start with (``git_``, ``playwright_``) is the
+  server's **namespace** and ignored;
+* the **action** is the first name word found in :data:`ACTIONS`; a name without one takes the
+  description's first word (``git_status``: "Shows the working tree status" → ``get``);
+* the **object** is the other name words, plural-stripped, without **variant words** that only
+  change count, format or extra output (``multiple``, ``all``, ``html``, ``text``, ``tree``) and
+  without anything after ``with``/``by``/``from`` (``get_weather_by_city`` is a variant of
+  ``get_weather``);
+* the **description** tokens (stop words dropped) without the source's boilerplate (tokens in
+  most of the source's descriptions).
 
-A pair is a candidate when that maximum reaches the threshold (default 0.62). Candidates are
-found with the prefix-filtering all-pairs algorithm (Bayardo et al., WWW 2007): tokens are
-ordered rarest first and only the first ``|x| - ceil(t·|x|) + 1`` tokens of each set are
-indexed and probed, which provably finds every pair with Jaccard ≥ t without comparing all
-pairs. Every candidate is then scored exactly.
+Two tools are candidates when they have the same action class and
+
+1. the same non-empty object (``basis`` ``name``, score 1), or
+2. one object extends the other (or one name has none) and description similarity
+   (Jaccard) at least the threshold (``basis`` ``description``).
+
+Candidates are found by grouping (action, object) and, per action, the prefix-filtering
+all-pairs algorithm (Bayardo et al., WWW 2007) on description tokens, so no all-pairs loop is
+run. Every candidate says which words matched (:meth:`Similarity.why`).
 """
 
 from __future__ import annotations
@@ -23,31 +34,68 @@ import heapq
 import math
 import re
 import zlib
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
-SYNONYM_GROUPS: dict[str, tuple[str, ...]] = {
-    "get": ("get", "fetch", "read", "retrieve", "load", "obtain", "lookup", "show", "view",
-            "describe", "inspect", "download"),
+#: Action classes and the words that name them. A model asked to "show" something may call a
+#: ``get``, ``list`` or ``read`` tool, so reading words share one class; writing words that
+#: change an existing thing share ``modify``.
+ACTION_GROUPS: dict[str, tuple[str, ...]] = {
+    "get": ("get", "getter", "fetch", "read", "retrieve", "load", "obtain", "lookup", "show",
+            "view", "inspect", "open", "display", "return"),
     "list": ("list", "enumerate", "ls", "browse"),
-    "search": ("search", "find", "query", "locate", "seek", "grep"),
-    "create": ("create", "add", "new", "insert", "make", "register", "generate"),
-    "update": ("update", "modify", "edit", "change", "set", "patch", "alter", "rename"),
+    "search": ("search", "find", "query", "locate", "seek", "grep", "filter"),
+    "download": ("download",),
+    "describe": ("describe", "info", "stat", "stats"),
+    "create": ("create", "add", "new", "insert", "make", "register", "generate", "build",
+               "mkdir", "touch"),
+    "modify": ("update", "modify", "edit", "change", "set", "patch", "alter", "replace",
+               "append", "write", "save", "store", "put", "persist", "upload", "overwrite"),
     "delete": ("delete", "remove", "erase", "destroy", "drop", "purge", "unlink", "rm", "del",
-               "wipe", "clear"),
-    "write": ("write", "save", "store", "put", "persist", "upload"),
-    "send": ("send", "post", "publish", "submit", "notify", "email", "message"),
+               "wipe", "clear", "rmdir"),
+    "send": ("send", "post", "publish", "submit", "notify", "reply", "forward"),
     "run": ("run", "exec", "execute", "invoke", "call", "trigger", "launch", "start"),
-    "stop": ("stop", "kill", "terminate", "cancel", "abort", "halt", "end"),
+    "stop": ("stop", "kill", "terminate", "cancel", "abort", "halt", "close", "resolve"),
     "move": ("move", "mv", "rename", "transfer"),
     "copy": ("copy", "cp", "duplicate", "clone"),
+    # Interface actions: each its own class, with no effect implied.
+    **{w: (w,) for w in ("click", "fill", "hover", "navigate", "select", "type", "press",
+                          "scroll", "drag", "evaluate", "screenshot", "convert", "translate",
+                          "summarize", "analyze", "validate", "check", "compare", "sort",
+                          "count", "calculate", "compute", "estimate", "login", "logout",
+                          "authenticate", "follow", "unfollow", "book", "purchase", "toggle",
+                          "protect", "unprotect", "lock", "unlock", "merge", "split",
+                          "extract", "parse", "install", "deploy", "sync", "import", "export",
+                          "archive", "restore", "approve", "reject", "assign", "schedule",
+                          "subscribe", "unsubscribe", "share", "invite", "connect",
+                          "disconnect", "enable", "disable", "activate", "deactivate", "apply",
+                          "render", "resize", "crop", "rotate", "record", "play", "pause",
+                          "resume", "undo", "redo", "wait", "commit", "push", "pull",
+                          "checkout", "reset", "stage", "retweet", "format", "manage")},
 }
-SYNONYMS: dict[str, str] = {}
-for _canon, _words in SYNONYM_GROUPS.items():
+ACTIONS: dict[str, str] = {}
+for _canon, _words in ACTION_GROUPS.items():
     for _word in _words:
-        SYNONYMS.setdefault(_word, _canon)
+        ACTIONS.setdefault(_word, _canon)
+
+#: What an action class does to data when a tool states no effect hints (docs/scan.md).
+ACTION_EFFECTS: dict[str, str] = {
+    "get": "read-only", "list": "read-only", "describe": "read-only", "search": "read-only",
+    "create": "write", "modify": "write", "send": "write", "run": "write", "stop": "write",
+    "move": "write", "copy": "write", "delete": "destructive",
+}
+
+#: Words that change count, representation or extra output of the same object, not the object.
+VARIANT_WORDS = frozenset(
+    "all multiple many batch bulk single one each detail details full complete current "
+    "recursive tree html markdown md text txt plain json png jpeg jpg svg csv xml raw "
+    "formatted content contents blank empty auto simple basic advanced quick iframe frame"
+    .split()
+)
+#: A qualifier introduced by these words is a filter or source variant (``get_weather_by_city``).
+QUALIFIER_STARTS = frozenset({"with", "by", "from", "for", "using", "via"})
 
 STOPWORDS = frozenset(
     "a an the and or of to in on for with by from at as is are be this that it its into "
@@ -59,18 +107,30 @@ _SEPARATORS = re.compile(r"[\s_\-./:]+")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _WORD = re.compile(r"[A-Za-z]+|[0-9]+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_FIRST_WORD = re.compile(r"[A-Za-z]+")
+
+#: A namespace word must start at least this share of a source's names (and 3 of them).
+NAMESPACE_SHARE = 0.75
+#: A description prefix shared by this share of a source's descriptions is boilerplate ...
+BOILERPLATE_SHARE = 0.8
+#: ... when it is at least this many words long.
+BOILERPLATE_WORDS = 5
+
+
+def singular(token: str) -> str:
+    """Lowercase and strip a plural (``entities`` → ``entity``, ``files`` → ``file``)."""
+    t = token.lower()
+    if len(t) > 4 and t.endswith("ies"):
+        return t[:-3] + "y"
+    if len(t) > 3 and t.endswith("s") and not t.endswith(("ss", "us", "is")):
+        return t[:-1]
+    return t
 
 
 def normalize_token(token: str) -> str:
-    """Lowercase, strip a plural, and map synonym verbs to their canonical verb."""
-    t = token.lower()
-    if t in SYNONYMS:
-        return SYNONYMS[t]
-    if len(t) > 4 and t.endswith("ies"):
-        t = t[:-3] + "y"
-    elif len(t) > 3 and t.endswith("s") and not t.endswith("ss"):
-        t = t[:-1]
-    return SYNONYMS.get(t, t)
+    """Singular form, and the action class for an action word (``fetch`` → ``get``)."""
+    t = singular(token)
+    return ACTIONS.get(token.lower(), ACTIONS.get(t, t))
 
 
 def split_identifier(name: str) -> list[str]:
@@ -89,11 +149,6 @@ def normalized_name(name: str) -> str:
 
 def name_tokens(name: str) -> frozenset[str]:
     return frozenset(normalize_token(t) for t in split_identifier(name) if t)
-
-
-def name_trigrams(name: str) -> frozenset[str]:
-    text = f"^{normalized_name(name)}$"
-    return frozenset(text[i:i + 3] for i in range(len(text) - 2))
 
 
 #: Lexical work per tool is bounded: only the first this many characters of a description
@@ -130,6 +185,17 @@ def description_tokens(text: str) -> frozenset[str]:
         return frozenset(heapq.nsmallest(MAX_DESCRIPTION_TOKENS, out,
                                          key=lambda t: (_stable_hash(t), t)))
     return frozenset(out)
+
+
+def _verb(word: str) -> str:
+    """A description's first word as an action word: ``Shows`` → ``show``, ``Gets`` → ``get``."""
+    low = word.lower()
+    if low in ACTIONS:
+        return low
+    for cut in ("es", "s"):
+        if low.endswith(cut) and low[: -len(cut)] in ACTIONS:
+            return low[: -len(cut)]
+    return low[:-1] if low.endswith("s") and not low.endswith("ss") else low
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -183,49 +249,234 @@ def similar_pairs(sets: Sequence[frozenset[str]], threshold: float) -> dict[tupl
 
 
 @dataclass(frozen=True)
-class Similarity:
-    name: float
-    trigram: float
-    description: float
+class Profile:
+    """How a model reads one tool: action word and class, object words, description tokens."""
+
+    action: str  # the action class, else the name's first word ("" for an empty name)
+    action_word: str  # the word that named it, as written ("fetch", "Shows")
+    inferred_action: bool  # the action came from the description, not the name
+    objects: frozenset[str]  # core object words
+    variants: frozenset[str]  # ignored variant/qualifier words
+    description: frozenset[str]
+    namespaced: bool = False  # a namespace word was dropped from the name
+    source: str = ""  # where the tool came from (a namespace names a domain across sources)
+
+    @classmethod
+    def of(cls, name: str, description: str, namespace: frozenset[str] = frozenset(),
+           boilerplate: Boilerplate = ((), ())) -> Profile:
+        words = [w for w in split_identifier(name) if w]
+        namespaced = len(words) > 1 and words[0].lower() in namespace
+        if namespaced:
+            words = words[1:]
+        action, action_word, inferred, at = "", "", False, -1
+        for k, word in enumerate(words):
+            if word.lower() in ACTIONS:
+                action, action_word, at = ACTIONS[word.lower()], word, k
+                break
+        if not action:
+            first = _FIRST_WORD.search(description)
+            verb = _verb(first.group()) if first and first.start() < 3 else ""
+            if verb in ACTIONS and first is not None:
+                action, action_word, inferred = ACTIONS[verb], first.group(), True
+            elif words:
+                action, action_word, at = words[0].lower(), words[0], 0
+        objects: set[str] = set()
+        variants: set[str] = set()
+        qualified = False
+        for k, word in enumerate(words):
+            low = word.lower()
+            if k == at:
+                continue
+            if low in QUALIFIER_STARTS and objects:
+                qualified = True
+            if qualified or low in STOPWORDS:
+                variants.add(low)
+                continue
+            token = singular(low)
+            if token in VARIANT_WORDS or low in VARIANT_WORDS or token.isdigit():
+                variants.add(low)
+            elif not (inferred and ACTIONS.get(token) == action):
+                objects.add(token)
+        desc = description_tokens(_strip(description, boilerplate))
+        return cls(action, action_word, inferred, frozenset(objects), frozenset(variants), desc,
+                   namespaced)
 
     @property
-    def score(self) -> float:
-        return max(self.name, self.trigram, self.description)
-
-    def to_json(self) -> dict[str, float]:
-        return {
-            "description": round(self.description, 4),
-            "name": round(self.name, 4),
-            "score": round(self.score, 4),
-            "trigram": round(self.trigram, 4),
-        }
+    def effect(self) -> str | None:
+        """The effect the action word implies (``read-only``/``write``/``destructive``)."""
+        return ACTION_EFFECTS.get(self.action)
 
 
 @dataclass(frozen=True)
-class Profile:
-    """The three token sets of one tool."""
+class Similarity:
+    """Why two tools are confusable: the shared action, object words, description words."""
 
-    name: frozenset[str]
-    trigram: frozenset[str]
-    description: frozenset[str]
+    basis: str  # "name" (same action and object) or "description"
+    action: str
+    action_words: tuple[str, str]
+    objects: tuple[str, ...]
+    description: float
+    shared_words: tuple[str, ...]
+    inferred: tuple[bool, bool] = (False, False)  # action word taken from the description
+    variants: tuple[str, ...] = ()  # name words ignored as variants where the names differ
 
-    @classmethod
-    def of(cls, name: str, description: str) -> Profile:
-        return cls(name_tokens(name), name_trigrams(name), description_tokens(description))
+    @property
+    def score(self) -> float:
+        return 1.0 if self.basis == "name" else self.description
+
+    def why(self) -> str:
+        """Which words matched, for the finding's message."""
+        wa, wb = self.action_words
+        verb = (f"action {wa!r}" if wa.lower() == wb.lower()
+                else f"action {wa!r} ~ {wb!r} ({self.action})")
+        if any(self.inferred):
+            verb += " (read from the description)"
+        differ = (f", differing only in {', '.join(repr(v) for v in self.variants)}"
+                  if self.variants else "")
+        if self.basis == "name" and self.objects:
+            return f"same {verb} on the same object {' '.join(self.objects)!r}{differ}"
+        if self.basis == "name":
+            return f"same {verb} and no other name words{differ}"
+        words = ", ".join(self.shared_words[:6])
+        return (f"same {verb} and similar descriptions ({self.description:.2f}: "
+                f"{words})")
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "action": self.action,
+            "actionWords": list(self.action_words),
+            "inferredAction": list(self.inferred),
+            "variants": list(self.variants),
+            "basis": self.basis,
+            "description": round(self.description, 4),
+            "objects": list(self.objects),
+            "score": round(self.score, 4),
+            "sharedWords": list(self.shared_words),
+        }
 
 
-def similarity(a: Profile, b: Profile) -> Similarity:
-    return Similarity(
-        jaccard(a.name, b.name), jaccard(a.trigram, b.trigram),
-        jaccard(a.description, b.description),
-    )
+Boilerplate = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+def _strip(description: str, boilerplate: Boilerplate) -> str:
+    """The description without the source's boilerplate prefix and suffix (where present)."""
+    prefix, suffix = boilerplate
+    if not prefix and not suffix:
+        return description
+    words = description.split()
+    if prefix and tuple(words[:len(prefix)]) == prefix:
+        words = words[len(prefix):]
+    if suffix and len(words) > len(suffix) and tuple(words[-len(suffix):]) == suffix:
+        words = words[:-len(suffix)]
+    return " ".join(words)
+
+
+def _common_prefix(split: Sequence[Sequence[str]], need: int) -> tuple[str, ...]:
+    """The longest word prefix at least ``need`` of the word lists start with (and go on)."""
+    prefix: tuple[str, ...] = ()
+    longest = min(200, max((len(w) for w in split), default=0))
+    for n in range(1, longest + 1):
+        counts = Counter(tuple(w[:n]) for w in split if len(w) > n)
+        best, count = counts.most_common(1)[0] if counts else ((), 0)
+        if count < need:
+            break
+        prefix = best
+    return prefix if len(prefix) >= BOILERPLATE_WORDS else ()
+
+
+def source_context(names: Sequence[str], descriptions: Sequence[str]
+                   ) -> tuple[frozenset[str], Boilerplate]:
+    """A source's namespace words (the leading name word of most of its tools) and its
+    boilerplate: the longest word prefix and suffix most of its descriptions share (BFCL's
+    "This tool belongs to the ... system.", a server's repeated usage notes). Only sources of
+    3 or more tools have either."""
+    if len(names) < 3:
+        return frozenset(), ((), ())
+    leads = Counter(split_identifier(n)[0].lower() for n in names if split_identifier(n))
+    floor = max(3, math.ceil(NAMESPACE_SHARE * len(names)))
+    namespace = frozenset(w for w, c in leads.items() if c >= floor and w not in ACTIONS)
+    need = max(3, math.ceil(BOILERPLATE_SHARE * len(descriptions)))
+    split = [d.split() for d in descriptions]
+    prefix = _common_prefix(split, need)
+    suffix = _common_prefix([w[::-1] for w in split], need)[::-1]
+    return namespace, (prefix, suffix)
+
+
+def profiles_of(tools: Sequence[tuple[str, str, str]]) -> list[Profile]:
+    """Profiles of (source, name, description) triples, each read in its source's context."""
+    by_source: dict[str, list[int]] = defaultdict(list)
+    for i, (source, _, _) in enumerate(tools):
+        by_source[source].append(i)
+    context: dict[str, tuple[frozenset[str], Boilerplate]] = {
+        s: source_context([tools[i][1] for i in idx], [tools[i][2] for i in idx])
+        for s, idx in by_source.items()
+    }
+    return [replace(Profile.of(name, desc, *context[source]), source=source)
+            for source, name, desc in tools]
+
+
+#: Same object words with a namespace dropped, across sources (``excel_create_table`` vs a
+#: slide server's ``add_table``), also need this description similarity: the namespace named
+#: the domain.
+NAMESPACED_FLOOR = 0.35
+#: Description similarity needed when one name has no object words (``git_show``).
+EMPTY_OBJECT_FLOOR = 0.45
+def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
+    """The confusability of two profiles, or None when a model would tell them apart.
+
+    Same action class required; then the same object words (``name``), or description
+    similarity of at least ``threshold`` when one object extends the other, or at least
+    :data:`EMPTY_OBJECT_FLOOR` when one name has no object (``description``). Different
+    object words are never confusable on descriptions alone: on real catalogs nearly equal
+    descriptions of different objects were mostly sibling tools (archival vs core memory).
+    """
+    if not a.action or a.action != b.action:
+        return None
+    words = (a.action_word, b.action_word)
+    score = jaccard(a.description, b.description)
+    shared = tuple(sorted(a.description & b.description))
+    inferred = (a.inferred_action, b.inferred_action)
+    variants = tuple(sorted(a.variants ^ b.variants))
+    if a.objects == b.objects and (a.objects or a.source == b.source):
+        # The same object words, or (in one server) names that differ only in variant words.
+        cross_domain = (a.namespaced or b.namespaced) and a.source != b.source
+        if not cross_domain or score >= NAMESPACED_FLOOR:
+            return Similarity("name", a.action, words, tuple(sorted(a.objects)), score, shared,
+                              inferred, variants)
+        return None
+    if not a.objects or not b.objects:
+        need = max(threshold, EMPTY_OBJECT_FLOOR)
+    elif a.objects <= b.objects or b.objects <= a.objects:
+        need = threshold
+    else:
+        return None
+    if score < need - 1e-12:
+        return None
+    return Similarity("description", a.action, words, tuple(sorted(a.objects & b.objects)),
+                      score, shared, inferred, variants)
 
 
 def candidate_pairs(
     profiles: Sequence[Profile], threshold: float
 ) -> dict[tuple[int, int], Similarity]:
-    """All pairs whose similarity (max of the three Jaccards) reaches ``threshold``."""
+    """All confusable pairs: same (action, object) groups, plus same-action pairs whose
+    descriptions reach ``threshold`` (prefix-filtered per action, never all pairs)."""
     keys: set[tuple[int, int]] = set()
-    for attr in ("name", "trigram", "description"):
-        keys.update(similar_pairs([getattr(p, attr) for p in profiles], threshold))
-    return {k: similarity(profiles[k[0]], profiles[k[1]]) for k in sorted(keys)}
+    groups: dict[tuple[str, frozenset[str], str], list[int]] = defaultdict(list)
+    by_action: dict[str, list[int]] = defaultdict(list)
+    for i, p in enumerate(profiles):
+        if not p.action:
+            continue
+        by_action[p.action].append(i)
+        groups[(p.action, p.objects, p.source if not p.objects else "")].append(i)
+    for members in groups.values():
+        keys.update((x, y) for n, x in enumerate(members) for y in members[n + 1:])
+    for members in by_action.values():
+        found = similar_pairs([profiles[i].description for i in members], threshold)
+        keys.update((members[x], members[y]) for x, y in found)
+    out: dict[tuple[int, int], Similarity] = {}
+    for i, j in sorted(keys):
+        sim = similarity(profiles[i], profiles[j], threshold)
+        if sim is not None:
+            out[(i, j)] = sim
+    return out

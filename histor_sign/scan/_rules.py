@@ -1,4 +1,4 @@
-"""Build the findings of the collision rules: TC001–TC005 (scan) and TC006–TC009 (replay).
+"""Build the findings of the collision rules: TC001–TC005 and TC010 (scan), TC006–TC009 (replay).
 
 Rule ids, names, default severities and help live in
 :data:`histor_sign.report._findings.RULES`; this module says, for each rule, which facts
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from histor_sign.catalog import Tool
-from histor_sign.report._findings import CallRef, Finding, ToolRef, new_finding
-from histor_sign.scan._effects import contradictions, describe, explicit_hints
-from histor_sign.scan._lexical import Similarity
+from histor_sign.report._findings import CallRef, Finding, Severity, ToolRef, new_finding
+from histor_sign.scan._effects import contradictions, explicit_hints, stated_effect
+from histor_sign.scan._lexical import Profile, Similarity
 from histor_sign.scan._witness import Decision
 
 
@@ -49,16 +49,28 @@ def normalized_collision(first: Tool, other: Tool, key: str) -> Finding:
     )
 
 
+def _effect(tool: Tool, profile: Profile | None) -> tuple[str | None, str]:
+    """(effect class, how it is known): explicit hints first, else the action word."""
+    stated = stated_effect(tool.annotations)
+    if stated is not None:
+        return stated, "hints"
+    if profile is not None and profile.effect is not None:
+        return profile.effect, f"inferred from {profile.action_word!r}"
+    return None, ""
+
+
 def pair_findings(
-    a: Tool, b: Tool, decision: Decision, similarity: Similarity | None, basis: str
+    a: Tool, b: Tool, decision: Decision, similarity: Similarity | None, basis: str,
+    profiles: tuple[Profile, Profile] | None = None,
 ) -> list[Finding]:
-    """TC003/TC004 for a proven overlap, TC005 for an undecided pair, nothing if disjoint."""
+    """TC003 (a warning with a proven overlap, a note when disjoint), TC004 when the effects
+    of an overlapping pair differ, TC005 for an undecided pair."""
     props: dict[str, Any] = {"basis": basis}
     if similarity is not None:
         props["similarity"] = similarity.to_json()
     refs = [tool_ref(a), tool_ref(b)]
-    why = (f"similarity {similarity.score:.2f}" if similarity is not None and basis == "lexical"
-           else basis)
+    why = basis if similarity is None else (
+        similarity.why() if basis == "lexical" else f"{basis}; {similarity.why()}")
     if decision.outcome == "unknown":
         props["reason"] = decision.reason
         return [new_finding(
@@ -67,27 +79,35 @@ def pair_findings(
             message=(f"{_where(a)} and {_where(b)} are confusable ({why}) but their input "
                      f"schemas could not be decided: {decision.reason}"),
         )]
-    if decision.outcome != "overlap":
-        return []
+    if decision.outcome == "disjoint":
+        return [new_finding(
+            "TC003", tools=refs, outcome="disjoint", severity=Severity.note,
+            properties=dict(props),
+            message=(f"{_where(a)} and {_where(b)} are confusable ({why}); their input "
+                     "schemas do not overlap, so a wrong pick fails validation instead of "
+                     "running"),
+        )]
     out = [new_finding(
         "TC003", tools=refs, outcome="overlap",
         witness=decision.witness, has_witness=True, properties=dict(props),
         message=(f"{_where(a)} and {_where(b)} are confusable ({why}) and both accept "
                  f"{short_json(decision.witness)}"),
     )]
-    clash = contradictions(a.annotations, b.annotations)
-    if clash:
-        ha, hb = explicit_hints(a.annotations), explicit_hints(b.annotations)
-        hint_props = dict(props)
-        hint_props["contradictions"] = clash
-        hint_props["hints"] = [ha, hb]
-        out.append(new_finding(
-            "TC004", tools=refs, outcome="overlap",
-            witness=decision.witness, has_witness=True, properties=hint_props,
-            message=(f"{_where(a)} is {describe(ha)} but {_where(b)} is {describe(hb)} "
-                     f"({', '.join(clash)} differ), and both accept "
-                     f"{short_json(decision.witness)}"),
-        ))
+    pa, pb = profiles if profiles is not None else (None, None)
+    (ea, how_a), (eb, how_b) = _effect(a, pa), _effect(b, pb)
+    if ea is None or eb is None or ea == eb:
+        return out
+    severity = (Severity.error if "destructive" in (ea, eb) else Severity.warning)
+    hint_props = dict(props)
+    hint_props["effects"] = [{"effect": ea, "source": how_a}, {"effect": eb, "source": how_b}]
+    hint_props["contradictions"] = contradictions(a.annotations, b.annotations)
+    hint_props["hints"] = [explicit_hints(a.annotations), explicit_hints(b.annotations)]
+    out.append(new_finding(
+        "TC004", tools=refs, outcome="overlap", severity=severity,
+        witness=decision.witness, has_witness=True, properties=hint_props,
+        message=(f"{_where(a)} is {ea} ({how_a}) but {_where(b)} is {eb} ({how_b}); they are "
+                 f"confusable ({why}) and both accept {short_json(decision.witness)}"),
+    ))
     return out
 
 

@@ -1,4 +1,4 @@
-"""``scan``: analyse several tool catalogs as one set and report TC001–TC005."""
+"""``scan``: analyse several tool catalogs as one set and report TC001–TC005 and TC010."""
 
 from __future__ import annotations
 
@@ -11,15 +11,17 @@ from histor_sign._internal.limits import (
     DEFAULT_MAX_CANDIDATES,
     DEFAULT_MAX_SCAN_TOOLS,
     DEFAULT_MAX_WITNESS_BYTES,
+    DEFAULT_SCAN_THRESHOLD,
 )
 from histor_sign.catalog import Catalog, Tool, find_duplicates, load_catalogs
 from histor_sign.report._findings import Finding, sorted_findings
 from histor_sign.scan import _rules as rules
-from histor_sign.scan._lexical import Profile, Similarity, candidate_pairs, normalized_name
+from histor_sign.scan._lexical import Similarity, candidate_pairs, normalized_name, profiles_of
 from histor_sign.scan._parallel import decide_pairs
 from histor_sign.scan._schema_algebra import Bounds
+from histor_sign.scan._shadowing import shadowing_findings
 
-DEFAULT_THRESHOLD = 0.62
+DEFAULT_THRESHOLD = DEFAULT_SCAN_THRESHOLD
 
 
 @dataclass
@@ -66,8 +68,11 @@ def scan_tools(tools: Sequence[Tool], options: ScanOptions | None = None) -> Sca
             findings.append(rules.normalized_collision(head, tools[i], norm))
             pairs.setdefault((members[0], i), ("normalized name", None))
 
-    profiles = [Profile.of(t.name, t.description) for t in tools]
+    profiles = profiles_of([(t.source, t.name, t.description) for t in tools])
     lexical = candidate_pairs(profiles, opts.threshold)
+    # A name collision is reported as TC001/TC002; its schemas are compared only when the two
+    # are also confusable as a model reads them.
+    pairs = {k: v for k, v in pairs.items() if k in lexical}
     for pair, similar in lexical.items():
         basis, _ = pairs.get(pair, ("lexical", None))
         pairs[pair] = (basis, similar)
@@ -90,8 +95,11 @@ def scan_tools(tools: Sequence[Tool], options: ScanOptions | None = None) -> Sca
             continue
         decision = decisions[n]
         counts[decision.outcome] += 1
-        findings.extend(rules.pair_findings(a, b, decision, sim, basis))
+        findings.extend(rules.pair_findings(a, b, decision, sim, basis,
+                                            (profiles[i], profiles[j])))
 
+    shadowing = shadowing_findings(tools)
+    findings.extend(shadowing)
     total = len(tools)
     stats = {
         "tools": total,
@@ -101,6 +109,7 @@ def scan_tools(tools: Sequence[Tool], options: ScanOptions | None = None) -> Sca
         "overlap": counts["overlap"],
         "disjoint": counts["disjoint"],
         "unknown": counts["unknown"],
+        "shadowing": len(shadowing),
     }
     return ScanResult(findings=sorted_findings(findings), stats=stats)
 

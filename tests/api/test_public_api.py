@@ -21,6 +21,7 @@ PUBLIC = [
     "Statement", "Target", "Tool", "ToolDrift", "Trust", "UsageError", "VerificationFailed",
     "VerificationReport", "build_statement", "canonical_bytes", "compare", "digests", "fetch",
     "load_tools", "release", "replay", "scan", "sign", "verify",
+    "ATTESTATION_PREDICATE_TYPE", "build_attestation", "verify_attestation",
 ]
 
 

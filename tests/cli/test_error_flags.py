@@ -129,7 +129,8 @@ def test_identity_errors_name_their_parameter() -> None:
     assert pin.param == "cert_identity" and not FLAG.search(pin.message)
     assert cli_message(pin) == (
         "server 'example.com/x' is outside io.github.*, so there is no namespace to tie the "
-        "certificate to: pass --cert-identity (as cosign's keyless verify requires)"
+        "certificate to: pass --cert-identity (as cosign's keyless verify requires), "
+        "--cert-identity-regexp, or --workflow with --repository"
     )
 
 

@@ -75,12 +75,17 @@ def _hostile_contents() -> dict[str, bytes | None]:
         "name-number": b'{"tools": [{"name": 5}]}',
         "not-toml": b"[[[not toml",
         "jsonl-broken": b'{"a": 1}\n{bad\n',
+        "int-5000": b'{"tools": [], "n": ' + b"7" * 5000 + b"}",  # past int()'s digit limit
+        "toml-deep-5000": b"a = " + b"[" * 5000 + b"]" * 5000,
+        "toml-int-5000": b"n = " + b"7" * 5000,
+        "fifo": None,  # a FIFO nobody writes: must be refused, not waited on
     }
 
 
 HOSTILE = list(_hostile_contents())
 # Secondary file slots get the kinds that exercise distinct code paths.
-SHORT = ["missing", "directory", "invalid-utf8", "deep-100k", "null"]
+SHORT = ["missing", "directory", "invalid-utf8", "deep-100k", "null", "int-5000", "fifo",
+         "toml-deep-5000", "toml-int-5000"]
 
 
 class World:
@@ -93,6 +98,8 @@ class World:
         for name, data in _hostile_contents().items():
             if name == "directory":
                 (self.hostile / name).mkdir()
+            elif name == "fifo":
+                os.mkfifo(self.hostile / name)
             elif data is not None:
                 (self.hostile / name).write_bytes(data)
         self.work = base / "work"
@@ -228,7 +235,11 @@ FILE_CASES = [
 
 # Content that is documented as a *decision*, not an error: guard denies what is not a
 # decidable call (exit 1, DENY on stdout); a policy file that is valid TOML is a policy.
-GUARD_DENIES = set(HOSTILE) - {"missing", "directory"}
+GUARD_DENIES = set(HOSTILE) - {"missing", "directory", "fifo"}
+
+
+def _hung(_signum: int, _frame: object) -> None:
+    raise TimeoutError("the command blocked on a special file")
 
 
 def test_every_file_slot_is_covered(world: World) -> None:
@@ -239,7 +250,13 @@ def test_every_file_slot_is_covered(world: World) -> None:
 def test_hostile_file(in_work: World, slot: str, kind: str) -> None:
     w = in_work
     args = [w.path(kind) if a == "{}" else a for a in slots(w)[slot]]
-    run = run_clean(w, *args)
+    # A regression that opens the FIFO would block forever: fail after 20 s instead.
+    signal.signal(signal.SIGALRM, _hung)
+    signal.alarm(20 if kind == "fifo" else 0)
+    try:
+        run = run_clean(w, *args)
+    finally:
+        signal.alarm(0)
     if slot == "guard" and kind in GUARD_DENIES:
         assert_report_outcome(run, 1)
         assert run.stdout.startswith("DENY")

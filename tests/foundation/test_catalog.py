@@ -49,6 +49,13 @@ def test_snapshot_keeps_capture_context() -> None:
         ({"jsonrpc": "2.0", "id": 1, "error": {"code": -1}}, "JSON-RPC error response"),
         ({"name": "x"}, "not a tool catalog"),
         ("tools", "the document is a string"),
+        # MCP tools need an inputSchema: a list of something else is refused, in every shape
+        ({"tools": [{"name": "x", "description": "d"}]}, 'no "inputSchema"; expected a tool list'),
+        ({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "x"}]}}, 'no "inputSchema"'),
+        ({"type": "histor.snapshot/v1", "tools": [{"name": "x"}]}, 'no "inputSchema"'),
+        ([{"name": "srv", "web": "u", "tools": {"srv": {"tools": []}}}],
+         "server entry with its tools nested inside"),
+        ([{"name": "a", "inputSchema": SCHEMA}, {"name": "b"}], r"c.json#/1: 'b' is not an MCP"),
     ],
 )
 def test_wrong_shapes(doc: Any, fragment: str) -> None:

@@ -111,3 +111,37 @@ def test_bad_input_exit_2(files: Path) -> None:
                                str(files / "missing-call.json")), 2)
     dup = write(files / "dup.json", {"tools": [SEED_TOOLS[0], SEED_TOOLS[0]]})
     assert_clean_error(run_cli("guard", "--catalog", dup, call), 2)
+
+
+@pytest.mark.parametrize("slot", ["file", "stdin"])
+def test_5000_digit_integers_are_deny_not_crash(files: Path, slot: str) -> None:
+    digits = "9" * 5000
+    shapes = [
+        {"name": "update_user_email", "arguments": '{"user_id": ' + digits + "}"},  # OpenAI text
+        '{"name": "update_user_email", "arguments": {"user_id": ' + digits + "}}",
+    ]
+    for shape in shapes:
+        text = shape if isinstance(shape, str) else json.dumps(shape)
+        if slot == "file":
+            run = run_cli("guard", "--catalog", str(files / "tools.json"),
+                          write(files / "huge.json", text))
+        else:
+            run = run_cli("guard", "--catalog", str(files / "tools.json"), "-",
+                          stdin=text.encode())
+        assert run.code == 1 and run.stdout.startswith("DENY"), run
+        assert "malformed" in run.stdout and digits[:20] not in run.stdout + run.stderr
+        assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize(("name", "text", "expected"), [
+    ("deep.toml", "a = " + "[" * 5000 + "]" * 5000, "nested too deep"),
+    ("inline.toml", "a = " + "{b = " * 3000 + "1" + "}" * 3000, "nested too deep"),
+    ("int.toml", "[tools.x]\nmax_effect = " + "9" * 5000, "integer literal is too long"),
+])
+def test_hostile_toml_policy_is_one_error(files: Path, name: str, text: str,
+                                          expected: str) -> None:
+    call = write(files / "c.json", {"name": "update_user_email", "arguments": "{}"})
+    run = run_cli("guard", "--catalog", str(files / "tools.json"),
+                  "--policy", write(files / name, text), call)
+    assert_clean_error(run, 2)
+    assert expected in run.stderr

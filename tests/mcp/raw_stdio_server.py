@@ -42,6 +42,15 @@ def main() -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
         pids.append(helper.pid)
+    if SCENARIO in ("setsid-legacy", "setsid-hang", "hold-stdout"):
+        # A helper that leaves our session (setsid), as daemonizing servers do; the
+        # hold-stdout one keeps our stdout open after we exit.
+        helper = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True,
+            stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=None if SCENARIO == "hold-stdout" else subprocess.DEVNULL,
+        )
+        pids.append(helper.pid)
     with open(PIDFILE + ".tmp", "w") as fh:
         fh.write(" ".join(map(str, pids)))
     os.replace(PIDFILE + ".tmp", PIDFILE)
@@ -100,7 +109,8 @@ def main() -> None:
 
 def handle(msg_id: int, cursor: str | None, walks: int) -> None:
     s = SCENARIO
-    if s in ("legacy", "modern", "banner", "version-error", "stderr-flood", "stubborn"):
+    if s in ("legacy", "modern", "banner", "version-error", "stderr-flood", "stubborn",
+             "setsid-legacy"):
         # Unknown fields, odd key order, raw UTF-8, and "" as a real cursor.
         if cursor is None:
             out(page(msg_id, [
@@ -118,8 +128,11 @@ def handle(msg_id: int, cursor: str | None, walks: int) -> None:
     elif s == "endless":
         n = 0 if cursor is None else int(cursor)
         out(page(msg_id, [tool(f"t{n}")], nxt=str(n + 1)))
-    elif s == "hang":
+    elif s in ("hang", "setsid-hang"):
         return
+    elif s == "hold-stdout":
+        sys.stdout.flush()
+        os._exit(4)
     elif s == "hang-probe":
         out(page(msg_id, [tool("only")]))
     elif s == "non-json":
@@ -148,6 +161,8 @@ def handle(msg_id: int, cursor: str | None, walks: int) -> None:
             out(page(msg_id, [tool("c"), tool("a")]))
     elif s == "dup-keys":
         out(page(msg_id, ['{"name":"a","name":"b","inputSchema":{}}']))
+    elif s == "huge-int":  # past int()'s 4,300-digit limit
+        out(page(msg_id, [tool("a", ',"n":' + "9" * 5000)]))
     elif s == "bad-cursor-type":
         out(page(msg_id, [tool("a")], nxt=7))
     elif s in ("list-changed", "list-changed-always", "modern-list-changed"):

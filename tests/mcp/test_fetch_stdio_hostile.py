@@ -45,6 +45,7 @@ def fetch(tmp_path: Path, scenario: str, *flags: str):  # type: ignore[no-untype
         ("duplicate", (), "duplicate tool name 'a': page 1 item 0 (#/tools/0) and "
                           "page 2 item 1 (#/tools/3)"),
         ("dup-keys", (), "duplicate object key \"name\" at /result/tools/0"),
+        ("huge-int", (), "is outside ±(2^53−1) at /result/tools/0/n"),
         ("bad-cursor-type", (), "nextCursor must be a string or absent, got 7"),
         ("list-changed-always", (), "changed again (notifications/tools/list_changed)"),
     ],
@@ -168,6 +169,48 @@ def test_ctrl_c_leaves_no_process(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=20)
     assert proc.returncode == 130, err
+    assert b"Traceback" not in err
+    assert not out.exists()
+    assert_all_gone(pidfile)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the keeper (subreaper) is Linux-only")
+def test_setsid_grandchild_does_not_outlive_a_successful_fetch(tmp_path: Path) -> None:
+    run, out, pidfile = fetch(tmp_path, "setsid-legacy")
+    assert run.code == 0, run.stderr
+    assert out.exists() and len(pids_from(pidfile)) == 2
+    assert_all_gone(pidfile)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the keeper (subreaper) is Linux-only")
+def test_grandchild_holding_stdout_does_not_stall_the_fetch(tmp_path: Path) -> None:
+    start = time.monotonic()
+    run, out, pidfile = fetch(tmp_path, "hold-stdout", "--protocol", "legacy", "--timeout", "20")
+    assert time.monotonic() - start < 10  # not the 20 s request timeout
+    assert_clean_error(run, 2)
+    assert "the MCP server exited with code 4 before answering tools/list" in run.stderr
+    assert not out.exists()
+    assert_all_gone(pidfile)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the keeper (subreaper) is Linux-only")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL])
+def test_killing_histor_sign_leaves_no_server_or_grandchild(tmp_path: Path, sig: int) -> None:
+    pidfile = tmp_path / "pids"
+    out = tmp_path / "snap.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "histor_sign", "fetch", "--stdio",
+         raw_command("setsid-hang", pidfile), "--protocol", "legacy", "-o", str(out)],
+        env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 20
+    while not pidfile.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # let it reach the tools/list wait
+    assert len(pids_from(pidfile)) == 2
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == -sig, err
     assert b"Traceback" not in err
     assert not out.exists()
     assert_all_gone(pidfile)

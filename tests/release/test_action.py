@@ -1,122 +1,195 @@
-"""The composite action, run for real in a simulated GitHub Actions environment.
+"""The release workflow that ``histor-sign init`` writes, run in a simulated GitHub Actions
+environment (tests/release/actions_runner.py): the two jobs, the composite actions, the
+hashed install, the chain on the histor-revisions branch of a real git ``origin``, and a
+client that checks the server against what was published.
 
-Every ``run:`` step of action.yml is executed with bash, in order, with ``inputs.*``
-substituted and the GitHub environment files pointing at temp files; the OIDC token
-comes from a local Sigstore instance through ACTIONS_ID_TOKEN_REQUEST_URL/TOKEN, exactly
-as a job with ``permissions: id-token: write`` gets it.
+The OIDC token comes from a local Sigstore instance through ACTIONS_ID_TOKEN_REQUEST_URL/
+TOKEN, exactly as a job with ``permissions: id-token: write`` gets it; only such a job gets
+those variables.
 """
 
 from __future__ import annotations
 
+import functools
+import http.server
 import json
 import os
-import re
 import subprocess
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from cli_harness import REPO, read_github_output
-from release_fixtures import IDENTITY, SERVER, server_command
+from actions_runner import Runner
+from cli_harness import REPO, run_cli
+from release_fixtures import DRIFT, IDENTITY, SERVER, server_command
 
 from histor_sign._internal.sigstore_dev import LocalSigstore
+from histor_sign.release import OUTPUT_NAMES
 
 pytestmark = pytest.mark.slow
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())
 
 
-def _substitute(text: str, inputs: dict[str, str], steps: dict[str, dict[str, str]]) -> str:
-    def value(match: re.Match[str]) -> str:
-        expr = match.group(1).strip()
-        if expr.startswith("inputs."):
-            return inputs[expr.removeprefix("inputs.")]
-        found = re.fullmatch(r"steps\.([\w-]+)\.outputs\.([\w-]+)", expr)
-        if found:
-            return steps.get(found.group(1), {}).get(found.group(2), "")
-        raise AssertionError(f"unexpected expression in action.yml: {expr}")
-
-    return re.sub(r"\$\{\{(.*?)\}\}", value, text)
+def _git(*args: str, cwd: Path | None = None) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout
 
 
-def _read_outputs(path: Path) -> dict[str, str]:
-    if not path.exists():
-        return {}
-    return read_github_output(path.read_text())
+def _origin(base: Path) -> Path:
+    """A bare ``origin`` with one commit on main, like a server's repository."""
+    origin = base / "origin.git"
+    _git("init", "-q", "--bare", "-b", "main", str(origin))
+    seed = base / "seed"
+    _git("init", "-q", "-b", "main", str(seed))
+    (seed / "README.md").write_text("an MCP server\n")
+    _git("add", "-A", cwd=seed)
+    _git("-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "init",
+         cwd=seed)
+    _git("push", "-q", str(origin), "main", cwd=seed)
+    return origin
 
 
-def run_action(inputs: dict[str, str], env: dict[str, str], work: Path) -> tuple[int, dict[str, str], str]:
-    """Run the action's steps; return (exit code of the last step run, outputs, stderr)."""
-    merged = {name: spec.get("default", "") for name, spec in ACTION["inputs"].items()}
-    merged.update(inputs)
-    missing = [n for n, s in ACTION["inputs"].items() if s.get("required") and not merged[n]]
-    assert not missing, missing
-    base_env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "ACTIONS_"))}
-    github_env = work / "github_env"
-    base_env.update(
-        GITHUB_ACTIONS="true", GITHUB_ACTION_PATH=str(REPO), RUNNER_TEMP=str(work / "runner"),
-        GITHUB_ENV=str(github_env), GITHUB_STEP_SUMMARY=str(work / "summary.md"),
-        NO_PROXY="127.0.0.1,localhost",
-    )
-    base_env.update(env)
-    (work / "runner").mkdir(exist_ok=True)
-    steps: dict[str, dict[str, str]] = {}
-    code, stderr = 0, ""
-    for step in ACTION["runs"]["steps"]:
-        if "run" not in step:
-            assert "uses" in step  # upload-sarif: GitHub's own action, not ours to run
-            continue
-        output_file = work / f"output-{step.get('id', 'step')}"
-        step_env = dict(base_env, GITHUB_OUTPUT=str(output_file))
-        step_env.update(
-            (line.split("=", 1) for line in github_env.read_text().splitlines())
-            if github_env.exists() else []
-        )
-        step_env.update({k: _substitute(str(v), merged, steps) for k, v in step.get("env", {}).items()})
-        proc = subprocess.run(["bash", "-c", _substitute(step["run"], merged, steps)],
-                              env=step_env, cwd=work, capture_output=True, text=True, timeout=900)
-        code, stderr = proc.returncode, proc.stdout + proc.stderr
-        steps[step.get("id", "")] = _read_outputs(output_file)
-        if code != 0:
-            break
-    outputs = {name: _substitute(spec["value"], merged, steps) for name, spec in ACTION["outputs"].items()}
-    return code, outputs, stderr
+def _workflow(base: Path, trust_config: Path, *extra: str) -> dict[str, Any]:
+    path = base / "sign.yml"
+    result = run_cli("init", "--server", SERVER, "--stdio", server_command(), "-o", str(path),
+                     *extra)
+    assert result.code == 0, result.stderr
+    assert f"wrote {path}" in result.stdout
+    workflow: dict[str, Any] = yaml.safe_load(path.read_text())
+    for job in workflow["jobs"].values():
+        for step in job["steps"]:
+            if step.get("id") == "release":  # the only change: trust the local instance
+                step["with"]["trust-config"] = str(trust_config)
+    return workflow
 
 
-def test_action_releases_with_ambient_oidc(tmp_path: Path) -> None:
+def _gh_shim(base: Path) -> Path:
+    """GitHub's CLI is not ours to run: record the release-asset upload it is asked for."""
+    bin_dir = base / "bin"
+    bin_dir.mkdir()
+    gh = bin_dir / "gh"
+    gh.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >> "{base}/gh.log"\n'
+                  'for f in "$@"; do case "$f" in *.json) test -f "$f" || exit 1;; esac; done\n')
+    gh.chmod(0o755)
+    return bin_dir
+
+
+def _published(origin: Path, base: Path) -> Path:
+    """What a client sees on the histor-revisions branch (a fresh clone of it)."""
+    client = base / "client"
+    if client.exists():
+        _git("-C", str(client), "pull", "-q")
+    else:
+        _git("clone", "-q", "--branch", "histor-revisions", str(origin), str(client))
+    return client / "revisions" / SERVER
+
+
+@pytest.fixture
+def loopback_files(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    root = tmp_path / "served"
+    root.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", root
+    finally:
+        server.shutdown()
+
+
+def test_two_job_release_chains_forward_and_clients_check_it(
+    tmp_path: Path, loopback_files: tuple[str, Path]
+) -> None:
+    origin = _origin(tmp_path)
+    token_requests: list[str] = []
     with LocalSigstore(directory=tmp_path / "sigstore") as sigstore:
-        env = sigstore.github_env(IDENTITY)
-        code, outputs, log = run_action(
-            # The server runs from the action's own venv, where setup installed histor-sign.
-            {"server": SERVER, "server-version": "2.0.0",
-             "stdio": f"{tmp_path}/runner/histor-sign-venv/bin/python -m "
-                      "histor_sign.demo.example_server",
-             "trust-config": str(sigstore.trust_config_path), "out-dir": "out"},
-            env, tmp_path,
+        def id_token_env() -> dict[str, str]:
+            token_requests.append("sign")
+            return sigstore.github_env(IDENTITY)
+
+        shim = _gh_shim(tmp_path)
+        runner = Runner(
+            tmp_path, github={"event_name": "release", "sha": "0" * 40, "token": "x",
+                              "event": {"release": {"tag_name": "v1.0.0"}}},
+            id_token_env=id_token_env,
+            extra_env={"PATH": f"{shim}{os.pathsep}{os.environ['PATH']}",
+                       "NO_PROXY": "127.0.0.1,localhost", "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
         )
-    assert code == 0, log
-    envelope = json.loads((tmp_path / "out" / "envelope.json").read_text())
-    assert outputs["revision"] == "1"
-    assert outputs["manifest-digest"] == envelope["manifestDigest"]
-    assert outputs["log-index"] == str(envelope["transparencyLog"]["logIndex"])
-    assert Path(outputs["envelope"]) == Path("out") / "envelope.json"
-    assert "revision | 1" in (tmp_path / "summary.md").read_text()
+        workflow = _workflow(tmp_path, sigstore.trust_config_path)
+        assert set(workflow["jobs"]) == {"snapshot", "sign"}
+        assert "id-token" not in workflow["jobs"]["snapshot"]["permissions"]
+
+        # First release: no branch yet, so no previous; revision 1 starts the chain.
+        first = runner.run_workflow(workflow)
+        logs = "\n".join(f"--- {s.name} ({s.code})\n{s.log}" for s in runner.log)
+        assert first == {"snapshot": 0, "sign": 0}, logs
+        assert token_requests == ["sign"]  # the job that ran the server had no token
+        chain = _published(origin, tmp_path)
+        assert sorted(p.name for p in chain.iterdir()) == [
+            "1.envelope.json", "1.tools.snapshot.json", "latest.envelope.json"]
+        rev1 = json.loads((chain / "latest.envelope.json").read_text())
+        assert rev1["revision"] == 1 and rev1["serverVersion"] == "v1.0.0"
+
+        # Second release, another tag: the previous revision is found on the branch.
+        runner.github["event"]["release"]["tag_name"] = "v1.1.0"
+        second = runner.run_workflow(workflow)
+        logs = "\n".join(f"--- {s.name} ({s.code})\n{s.log}" for s in runner.log)
+        assert second == {"snapshot": 0, "sign": 0}, logs
+        chain = _published(origin, tmp_path)
+        latest = json.loads((chain / "latest.envelope.json").read_text())
+        stmt = latest
+        assert stmt["revision"] == 2 and stmt["serverVersion"] == "v1.1.0"
+        assert stmt["previousManifestDigest"] == rev1["manifestDigest"]
+        assert (chain / "1.envelope.json").read_bytes() != (chain / "latest.envelope.json").read_bytes()
+        assert (chain / "2.envelope.json").read_bytes() == (chain / "latest.envelope.json").read_bytes()
+        assert "histor-release/envelope.json" in (tmp_path / "gh.log").read_text()
+        assert "--clobber" in (tmp_path / "gh.log").read_text()
+
+    # A client, after the instance is gone: verify and check from the file and over HTTP.
+    trust = str(sigstore.trust_config_path)
+    verify = ("--verify", "--cert-identity", IDENTITY, "--trust-config", trust)
+    from_file = run_cli("check", "--envelope", str(chain / "latest.envelope.json"), *verify,
+                        "--stdio", server_command())
+    assert from_file.code == 0, from_file.stderr
+    assert "match" in from_file.stdout
+    url, served = loopback_files
+    (served / "latest.envelope.json").write_bytes((chain / "latest.envelope.json").read_bytes())
+    over_http = run_cli("check", "--envelope", f"{url}/latest.envelope.json", *verify,
+                        "--stdio", server_command())
+    assert over_http.code == 0, over_http.stderr
+    # The chain itself verifies: revision 2 follows revision 1.
+    chained = run_cli("verify", str(chain / "2.envelope.json"), "--previous",
+                      str(chain / "1.envelope.json"), "--cert-identity", IDENTITY,
+                      "--trust-config", trust)
+    assert chained.code == 0, chained.stdout + chained.stderr
+    # A drifted server no longer matches what was published.
+    drifted = run_cli("check", "--envelope", f"{url}/latest.envelope.json", *verify,
+                      "--stdio", server_command("--description", DRIFT))
+    assert drifted.code == 1, drifted.stderr
 
 
 def test_action_without_id_token_permission_fails_clearly(tmp_path: Path) -> None:
-    code, outputs, log = run_action(
-        {"server": SERVER, "server-version": "2.0.0", "stdio": server_command()}, {}, tmp_path,
-    )
-    assert code == 1
-    assert "id-token: write" in log
-    assert outputs["revision"] == ""
-    assert not (tmp_path / "histor-release").exists()
+    _origin(tmp_path)
+    runner = Runner(tmp_path, github={}, id_token_env=dict)
+    job = {"permissions": {"contents": "read"}, "steps": [
+        {"id": "release", "uses": "histor-sign/histor-sign@v0",
+         "with": {"server": SERVER, "server-version": "2.0.0", "stdio": server_command(),
+                  "previous": "", "publish": "false"}},
+    ]}
+    assert runner.run_workflow({"jobs": {"sign": job}}) == {"sign": 1}
+    assert "id-token: write" in runner.log[-1].log
+    assert not list(tmp_path.glob("run-1/sign/workspace/histor-release"))
 
 
-def test_action_declares_what_the_issue_asks_for() -> None:
-    inputs: dict[str, Any] = ACTION["inputs"]
-    for name in ("server", "server-version", "identity", "stdio", "url", "previous", "fail-on",
-                 "staging", "trust-config", "upload-sarif"):
-        assert name in inputs and inputs[name]["description"]
-    assert set(ACTION["outputs"]) >= {"revision", "manifest-digest", "log-index", "envelope"}
+def test_action_exposes_every_release_output_and_the_issue_inputs() -> None:
+    release_keys = {"gate", *OUTPUT_NAMES, "revision", "manifest-digest", "log-index"}
+    assert set(ACTION["outputs"]) >= release_keys
+    for name in ("server", "server-version", "identity", "stdio", "url", "tools", "headers",
+                 "bearer-token-env", "previous", "publish", "fail-on", "strict", "policy",
+                 "staging", "trust-config", "upload-sarif", "python-version"):
+        assert ACTION["inputs"][name]["description"]
     assert ACTION["runs"]["using"] == "composite"

@@ -29,8 +29,8 @@ def test_release_writes_every_output(released: Released) -> None:
     for out in (released.rev1, released.rev2):
         names = sorted(p.name for p in out.iterdir())
         assert names == [
-            "envelope.json", "scan.sarif", "sigstore.json", "statement.json",
-            "summary.md", "tools.snapshot.json",
+            "envelope.json", "intoto.sigstore.json", "scan.sarif", "sigstore.json",
+            "statement.json", "summary.md", "tools.snapshot.json",
         ]
     env1 = json.loads((released.rev1 / "envelope.json").read_text())
     env2 = json.loads((released.rev2 / "envelope.json").read_text())
@@ -186,3 +186,24 @@ def test_release_of_a_snapshot_file_keeps_its_capture(released: Released, tmp_pa
     env = json.loads((tmp_path / "out" / "envelope.json").read_text())
     assert env["manifestDigest"] == json.loads((released.rev1 / "envelope.json").read_text())[
         "manifestDigest"]
+
+
+def test_release_attestation_carries_the_capture_and_matches_the_envelope(
+    released: Released,
+) -> None:
+    from histor_sign._internal.sigstore_trust import Trust
+    from histor_sign.attestation import load_attestation, verify_attestation
+    from histor_sign.envelope import load_envelope
+    from histor_sign.verify import Pins
+
+    envelope = load_envelope(released.rev2 / "envelope.json")
+    attestation = load_attestation(released.rev2 / "intoto.sigstore.json")
+    snapshot = json.loads((released.rev2 / "tools.snapshot.json").read_text())
+    assert attestation.capture == snapshot["capture"]
+    assert attestation.statement == envelope.statement
+    report = verify_attestation(
+        attestation, pins=Pins(cert_identity=IDENTITY), envelope=envelope,
+        previous=released.rev1 / "envelope.json",
+        trust=Trust.from_trust_config(released.trust_config),
+    )
+    assert report.ok, report.to_text()

@@ -188,3 +188,29 @@ def test_single_call_from_bytes() -> None:
     assert "SECRET" not in broken.message and "not a strict JSON document" in broken.message
     dup = import_call_bytes(b'{"name": "f", "name": "sk-SECRET"}')
     assert isinstance(dup, CallProblem) and "SECRET" not in dup.message
+
+
+def test_jsonl_splits_on_line_feed_only() -> None:
+    # U+2028, U+2029 and U+0085 are legal raw inside JSON strings; str.splitlines breaks
+    # lines there. CRLF line ends stay fine.
+    odd = {"name": "lookup.customer", "arguments": {"note": "a\u2028b\u2029c\u0085d"}}
+    call = {**MCP_CALL, "params": odd}
+    line = json.dumps(call, ensure_ascii=False)
+    data = (line + "\r\n" + line + "\n").encode()
+    calls = calls_from_bytes(data, "trace.jsonl")
+    assert [c.line for c in calls] == [1, 2]
+    assert calls[0].arguments == odd["arguments"]
+
+
+def test_hostile_jsonl_lines_are_input_errors() -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    with pytest.raises(InputError, match=r"trace\.jsonl line 1: JSON nesting"):
+        calls_from_bytes(deep + b"\n" + json.dumps(MCP_CALL).encode(), "trace.jsonl")
+    huge = b'{"n": ' + b"9" * 5000 + b"}"
+    with pytest.raises(InputError, match=r"trace.jsonl line 2: integer … is outside.* at /n"):
+        calls_from_bytes(json.dumps(MCP_CALL).encode() + b"\n" + huge, "trace.jsonl")
+    with pytest.raises(InputError, match=r"integer … is outside.* at /params/arguments/n"):
+        calls_from_bytes(json.dumps(MCP_CALL).replace('"cus_1"', "9" * 5000).encode()
+                         .replace(b'"customer_id"', b'"n"'), "call.json")
+    msg = _bad(item("f", '{"n": ' + "9" * 5000 + "}"))
+    assert "not strict JSON" in msg and "999" not in msg

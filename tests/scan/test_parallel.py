@@ -27,8 +27,9 @@ def _catalog(n: int) -> list[dict[str, Any]]:
                     "inputSchema": {"type": "object", "properties": props,
                                     "required": [p for p in props if rng.random() < 0.6],
                                     **({"additionalProperties": False} if i % 2 else {})}})
-    # one pair whose decision is unknown (a schema without a usable root)
-    out.append({"name": "get_user_x", "description": "Get a user record by its id."})
+    # pairs whose decision is unknown (a remote $ref is never fetched)
+    out.append({"name": "get_user_x", "description": "Get a user record by its id.",
+                "inputSchema": {"$ref": "https://example.invalid/schema.json"}})
     return out
 
 

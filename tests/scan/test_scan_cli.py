@@ -55,13 +55,19 @@ def test_each_scan_rule_on_a_small_catalog() -> None:
     assert [[t.index for t in f.tools]
             for f in by_rule["TC001"]] == [[0, 1]]
     assert [[t.index for t in f.tools] for f in by_rule["TC002"]] == [[0, 2]]
-    tc4 = [[t.index for t in f.tools] for f in by_rule["TC004"]]
-    assert [0, 3] in tc4
-    assert all(f.has_witness and f.witness == {"path": "a"} for f in by_rule["TC004"])
+    tc4 = {tuple(t.index for t in f.tools): f for f in by_rule["TC004"]}
+    assert tc4[(0, 3)].witness == {"path": "a"} and tc4[(0, 3)].severity.value == "error"
+    assert "read-only (hints)" in tc4[(0, 3)].message
+    # tool 1 states no hints: its effect is inferred from the action word, and said so
+    assert "read-only (inferred from 'get')" in tc4[(1, 3)].message
+    assert all(f.has_witness for f in by_rule["TC004"])
     assert any([t.index for t in f.tools] == [0, 3] for f in by_rule["TC003"])
     assert any(4 in [t.index for t in f.tools] for f in by_rule["TC005"])
-    # lookup_account vs lookup_accounts: confusable but provably disjoint -> no finding
-    assert not any({5, 6} == {t.index for t in f.tools} for f in result.findings)
+    # lookup_account vs lookup_accounts: confusable but provably disjoint -> a TC003 note
+    disjoint = [f for f in result.findings if {5, 6} == {t.index for t in f.tools}]
+    assert [(f.rule, f.severity.value, f.outcome) for f in disjoint] == [
+        ("TC003", "note", "disjoint")]
+    assert "'lookup'" in disjoint[0].message and "'account'" in disjoint[0].message
     assert result.stats["disjoint"] >= 1
     assert result.stats["candidatePairs"] < result.stats["allPairs"]
 
@@ -83,9 +89,10 @@ def test_providers_scanned_as_one_set_name_both_files(tmp_path: Path) -> None:
              for f in doc["findings"]}
     assert ("TC003", ((a, 0), (b, 0))) in pairs
     assert ("TC002", ((a, 0), (d, 0))) in pairs
-    # query-docs takes an integer q: disjoint from the others, so no TC003 with it
-    assert not any(f["rule"] == "TC003" and any(t["source"] == c for t in f["tools"])
-                   for f in doc["findings"])
+    # query-docs takes an integer q: disjoint from the others, so only TC003 notes with it
+    with_c = [f for f in doc["findings"] if any(t["source"] == c for t in f["tools"])]
+    assert with_c and all((f["rule"], f["severity"], f["outcome"]) == ("TC003", "note", "disjoint")
+                          for f in with_c)
     assert doc["summary"]["tools"] == 4
     for f in doc["findings"]:
         assert set(f) >= {"rule", "severity", "outcome", "tools", "message"}

@@ -61,7 +61,8 @@ def test_round_trip_instance_stopped_and_upstream_cli_agrees(tmp_path: Path) -> 
         trust_config = local.trust_config_path
     assert "UNTRUSTED" in run.stderr and token not in run.stdout + run.stderr
     assert outputs(tmp_path) == [
-        "release.envelope.json", "release.sigstore.json", "release.statement.json"
+        "release.envelope.json", "release.intoto.sigstore.json", "release.sigstore.json",
+        "release.statement.json",
     ]
     # the statement file holds exactly the signed bytes: JCS(envelope - signature - log)
     env_doc = json.loads((tmp_path / "release.envelope.json").read_text())

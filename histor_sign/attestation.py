@@ -1,0 +1,471 @@
+"""The in-toto attestation of a revision: the form the rest of the supply chain consumes.
+
+A revision is signed twice by the same keyless identity:
+
+* the HISTOR envelope's ``hashedrekord`` bundle over the revision statement's canonical
+  bytes (``X.statement.json`` + ``X.sigstore.json``), which histor-sign's own ``verify``,
+  ``check`` and ``guard`` read; and
+* this attestation, ``X.intoto.sigstore.json``: a Sigstore bundle v0.3 whose DSSE envelope
+  (``application/vnd.in-toto+json``) holds an in-toto Statement v1. Its subjects are the
+  manifest and each tool, named ``manifest`` and ``tool:<name>``, each with the SHA-256 (hex)
+  of the RFC 8785 bytes histor-sign digests — so any consumer can recompute them — and its
+  predicate (:data:`ATTESTATION_PREDICATE_TYPE`) carries the revision statement without its
+  tool digests (those are the subjects), the signer, the canonicalization, the capture context and,
+  optionally, ``surface`` digests of the rest of what a server shows a model.
+
+More than :data:`MAX_SUBJECTS` subjects (GitHub's attest action's cap) are split into parts:
+every part repeats the manifest subject and the predicate (with ``part.index``), part 1 is
+``X.intoto.sigstore.json`` and part *k* is ``X.intoto.k.sigstore.json``.
+
+What a verified attestation proves: the certificate's identity signed exactly these digests
+for this revision statement. It says nothing about what the tools do.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from histor_sign._internal.limits import DEFAULT_MAX_TOOLS
+from histor_sign.canonical import JsonValue, canonical_bytes, parse_json, read_json_file
+from histor_sign.envelope import SignedEnvelope, companion_paths
+from histor_sign.errors import InputError, VerificationFailed
+from histor_sign.revision import STATEMENT_TYPE, Statement
+
+if TYPE_CHECKING:
+    from sigstore.models import TrustedRoot
+
+    from histor_sign._internal.certificate import CertificateFacts
+    from histor_sign._internal.sigstore_trust import Trust
+    from histor_sign.catalog import ToolsLike
+    from histor_sign.verify import AxisResult, Pins, VerificationReport
+
+#: histor-sign's predicate type: versioned; a new major version gets a new URI.
+ATTESTATION_PREDICATE_TYPE = "https://histor-sign.dev/revision/v1"
+INTOTO_STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
+INTOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
+#: Subjects per statement (GitHub's attest action caps a statement at 1,024).
+MAX_SUBJECTS = 1024
+#: Parts read for one attestation: enough for ``DEFAULT_MAX_TOOLS`` tools, and a bound on
+#: the files (each at most ``DEFAULT_MAX_FILE_BYTES``) a hostile part 1 can make us read.
+MAX_PARTS = -(-DEFAULT_MAX_TOOLS // (MAX_SUBJECTS - 1))
+MANIFEST_SUBJECT = "manifest"
+TOOL_SUBJECT_PREFIX = "tool:"
+ATTESTATION_SUFFIX = ".intoto.sigstore.json"
+_BUNDLE_SUFFIX = ".sigstore.json"
+_PREDICATE_KEYS = ("revision", "signer", "canonicalization", "capture", "part")
+_REVISION_KEYS = (
+    "type", "server", "serverVersion", "revision", "identity", "manifestDigest",
+    "previousManifestDigest", "toolCount",
+)
+
+
+def attestation_path(output: str | Path) -> Path:
+    """``X.envelope.json`` → ``X.intoto.sigstore.json`` (same stem rule as the companions)."""
+    statement_path, _ = companion_paths(output)
+    stem = statement_path.name[: -len(".statement.json")]
+    return statement_path.with_name(stem + ATTESTATION_SUFFIX)
+
+
+def part_paths(first: str | Path, count: int) -> list[Path]:
+    """Paths of an attestation's parts: ``A.sigstore.json``, ``A.2.sigstore.json``, …"""
+    path = Path(first)
+    name = path.name
+    stem = name[: -len(_BUNDLE_SUFFIX)] if name.endswith(_BUNDLE_SUFFIX) else name
+    return [path] + [path.with_name(f"{stem}.{k}{_BUNDLE_SUFFIX}") for k in range(2, count + 1)]
+
+
+def _hex(digest: str) -> str:
+    return digest.removeprefix("sha256:")
+
+
+def build_attestation(
+    statement: Statement,
+    *,
+    issuer: str,
+    identity: str,
+    capture: Mapping[str, Any] | None = None,
+    surface: Mapping[str, Any] | None = None,
+) -> list[bytes]:
+    """The in-toto Statement(s) of a revision, as RFC 8785 bytes (one per part).
+
+    ``capture`` is the fetch snapshot's capture context (None for a plain catalog);
+    ``surface`` optional digests of instructions, prompts and resource templates (a JSON
+    object, carried as given). Each part holds the manifest subject plus up to
+    ``MAX_SUBJECTS - 1`` tool subjects, sorted by tool name.
+    """
+    revision = {k: v for k, v in statement.to_json().items() if k != "toolDigests"}
+    revision["toolCount"] = len(statement.tool_digests)
+    tools = sorted(statement.tool_digests.items())
+    per_part = MAX_SUBJECTS - 1
+    chunks = [tools[i : i + per_part] for i in range(0, len(tools), per_part)] or [[]]
+    manifest = {"name": MANIFEST_SUBJECT, "digest": {"sha256": _hex(statement.manifest_digest)}}
+    parts: list[bytes] = []
+    for index, chunk in enumerate(chunks, start=1):
+        predicate: dict[str, Any] = {
+            "revision": revision,
+            "signer": {"issuer": issuer, "identity": identity},
+            "canonicalization": "rfc8785",
+            "capture": dict(capture) if capture is not None else None,
+            "part": {"index": index, "count": len(chunks)},
+        }
+        if surface is not None:
+            predicate["surface"] = dict(surface)
+        document = {
+            "_type": INTOTO_STATEMENT_TYPE,
+            "subject": [manifest] + [
+                {"name": TOOL_SUBJECT_PREFIX + name, "digest": {"sha256": _hex(digest)}}
+                for name, digest in chunk
+            ],
+            "predicateType": ATTESTATION_PREDICATE_TYPE,
+            "predicate": predicate,
+        }
+        parts.append(canonical_bytes(document))
+    return parts
+
+
+# ---------------------------------------------------------------------- reading
+@dataclass(frozen=True)
+class Attestation:
+    """A parsed (not yet verified) attestation: the revision statement it attests, rebuilt
+    from the predicate and the tool subjects, and the bundle of each part."""
+
+    statement: Statement
+    issuer: str
+    identity: str
+    capture: Mapping[str, Any] | None
+    surface: Mapping[str, Any] | None
+    bundles: tuple[Mapping[str, Any], ...]
+
+    def as_envelope(self) -> SignedEnvelope:
+        """The statement and signer in envelope form, so the envelope's identity, log-entry
+        and chain checks apply unchanged (the bundle is part 1's)."""
+        from histor_sign.verify import log_entry_of
+
+        return SignedEnvelope(
+            statement=self.statement, issuer=self.issuer, identity=self.identity,
+            bundle=self.bundles[0], transparency_log=log_entry_of(self.bundles[0]),
+        )
+
+
+def _object(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InputError(f"{where} must be a JSON object")
+    return value
+
+
+def dsse_payload(bundle: Mapping[str, Any], source: str) -> tuple[str, bytes]:
+    """The DSSE envelope's payload type and payload bytes (unverified)."""
+    envelope = bundle.get("dsseEnvelope")
+    if not isinstance(envelope, dict):
+        raise InputError(f"{source}: not a DSSE attestation bundle (no dsseEnvelope)")
+    payload_type, payload = envelope.get("payloadType"), envelope.get("payload")
+    if not isinstance(payload_type, str) or not isinstance(payload, str):
+        raise InputError(f"{source}: dsseEnvelope needs string payloadType and payload")
+    try:
+        return payload_type, base64.b64decode(payload, validate=True)
+    except (binascii.Error, ValueError):
+        raise InputError(f"{source}: dsseEnvelope.payload is not base64") from None
+
+
+def _parse_part(
+    bundle: Mapping[str, Any], source: str
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """(predicate, [(subject name, sha256 hex)]) of one part; wrong types are a failed check."""
+    payload_type, payload = dsse_payload(bundle, source)
+    if payload_type != INTOTO_PAYLOAD_TYPE:
+        raise VerificationFailed(
+            f"{source}: payload type is {payload_type!r}, expected {INTOTO_PAYLOAD_TYPE!r}"
+        )
+    doc = _object(parse_json(payload, f"{source} (in-toto statement)"), f"{source}: statement")
+    if doc.get("_type") != INTOTO_STATEMENT_TYPE:
+        raise VerificationFailed(f"{source}: not an in-toto Statement v1")
+    if doc.get("predicateType") != ATTESTATION_PREDICATE_TYPE:
+        raise VerificationFailed(
+            f"{source}: predicate type is {doc.get('predicateType')!r}, "
+            f"expected {ATTESTATION_PREDICATE_TYPE!r}"
+        )
+    subjects = doc.get("subject")
+    if not isinstance(subjects, list) or not subjects:
+        raise InputError(f"{source}: statement needs a non-empty subject list")
+    pairs: list[tuple[str, str]] = []
+    for subject in subjects:
+        item = _object(subject, f"{source}: subject")
+        name, digest = item.get("name"), _object(item.get("digest"), f"{source}: subject digest")
+        hex_digest = digest.get("sha256")
+        if not isinstance(name, str) or not isinstance(hex_digest, str):
+            raise InputError(f"{source}: every subject needs a name and a sha256 digest")
+        pairs.append((name, hex_digest))
+    return _object(doc.get("predicate"), f"{source}: predicate"), pairs
+
+
+def parse_attestation(bundles: Sequence[Mapping[str, Any]], source: str) -> Attestation:
+    """Rebuild the attested statement from every part (strict: parts must agree)."""
+    predicates, tools, manifests = [], {}, set()
+    for number, bundle in enumerate(bundles, start=1):
+        where = source if number == 1 else f"{source} part {number}"
+        predicate, pairs = _parse_part(bundle, where)
+        predicates.append(predicate)
+        for name, digest in pairs:
+            if name == MANIFEST_SUBJECT:
+                manifests.add(digest)
+            elif name.startswith(TOOL_SUBJECT_PREFIX):
+                tool = name[len(TOOL_SUBJECT_PREFIX) :]
+                if tool in tools:
+                    raise InputError(f"{where}: tool subject named twice")
+                tools[tool] = "sha256:" + digest
+            else:
+                raise InputError(f"{where}: unknown subject (neither manifest nor tool:NAME)")
+    first = predicates[0]
+    missing = [k for k in _PREDICATE_KEYS if k not in first]
+    if missing:
+        raise InputError(f"{source}: predicate is missing {', '.join(missing)}")
+    for number, predicate in enumerate(predicates, start=1):
+        part = _object(predicate.get("part"), f"{source}: predicate.part")
+        if part.get("index") != number or part.get("count") != len(bundles):
+            raise VerificationFailed(
+                f"{source}: part {number} of {len(bundles)} says it is part "
+                f"{part.get('index')!r} of {part.get('count')!r}"
+            )
+        if {k: v for k, v in predicate.items() if k != "part"} != {
+            k: v for k, v in first.items() if k != "part"
+        }:
+            raise VerificationFailed(f"{source}: part {number}'s predicate differs from part 1's")
+    revision = _object(first["revision"], f"{source}: predicate.revision")
+    signer = _object(first["signer"], f"{source}: predicate.signer")
+    if revision.get("type") != STATEMENT_TYPE or revision.get("toolCount") != len(tools):
+        raise VerificationFailed(
+            f"{source}: predicate says {revision.get('toolCount')!r} tools, subjects name "
+            f"{len(tools)}"
+        )
+    if manifests != {_hex(str(revision.get("manifestDigest")))}:
+        raise VerificationFailed(f"{source}: manifest subject differs from manifestDigest")
+    document = {k: v for k, v in revision.items() if k != "toolCount"}
+    document["toolDigests"] = dict(sorted(tools.items()))
+    statement = Statement.from_json(document, f"{source}: predicate.revision")
+    issuer, identity = signer.get("issuer"), signer.get("identity")
+    if not isinstance(issuer, str) or not isinstance(identity, str):
+        raise InputError(f"{source}: predicate.signer needs string issuer and identity")
+    capture, surface = first.get("capture"), first.get("surface")
+    return Attestation(
+        statement=statement, issuer=issuer, identity=identity,
+        capture=capture if isinstance(capture, dict) else None,
+        surface=surface if isinstance(surface, dict) else None,
+        bundles=tuple(bundles),
+    )
+
+
+def _bundle_document(value: JsonValue, source: str) -> dict[str, Any]:
+    return _object(value, source)
+
+
+def load_attestation(path: str | Path) -> Attestation:
+    """Read an attestation file and, if it says it has more parts, its sibling part files."""
+    source = str(path)
+    first = _bundle_document(read_json_file(path), source)
+    predicate, _ = _parse_part(first, source)
+    part = predicate.get("part")
+    count = part.get("count") if isinstance(part, dict) else None
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_PARTS:
+        raise InputError(
+            f"{source}: predicate.part.count must be an integer from 1 to {MAX_PARTS}"
+        )
+    bundles = [first] + [
+        _bundle_document(read_json_file(p), str(p)) for p in part_paths(path, count)[1:]
+    ]
+    return parse_attestation(bundles, source)
+
+
+# ---------------------------------------------------------------------- verifying
+def verify_attestation_bundle(
+    bundle: Mapping[str, Any], *, trusted_root: TrustedRoot
+) -> tuple[bytes, CertificateFacts]:
+    """sigstore's DSSE verification of one part (certificate chain, SCT, log inclusion,
+    DSSE signature); returns the verified payload and the certificate's facts."""
+    from sigstore.models import Bundle
+    from sigstore.verify import Verifier
+
+    from histor_sign._internal.certificate import certificate_facts
+    from histor_sign._internal.sigstore_trust import _first_line
+    from histor_sign.verify import _AcceptAnyIdentity
+
+    try:
+        parsed = Bundle.from_json(json.dumps(bundle))
+    except Exception as exc:
+        raise VerificationFailed(f"not a valid Sigstore bundle: {_first_line(exc)}") from None
+    try:
+        payload_type, payload = Verifier(trusted_root=trusted_root).verify_dsse(
+            parsed, _AcceptAnyIdentity()
+        )
+    except Exception as exc:  # VerificationError and anything a hostile bundle provokes
+        raise VerificationFailed(_first_line(exc)) from None
+    if payload_type != INTOTO_PAYLOAD_TYPE:
+        raise VerificationFailed(f"payload type is {payload_type!r}")
+    return payload, certificate_facts(parsed.signing_certificate)
+
+
+def verify_attestation(
+    attestation: Attestation | str | Path,
+    *,
+    pins: Pins | None = None,
+    trust: Trust | None = None,
+    previous: SignedEnvelope | str | Path | None = None,
+    tools: ToolsLike | str | Path | None = None,
+    envelope: SignedEnvelope | None = None,
+    offline: bool = False,
+    source: str | None = None,
+    previous_source: str | None = None,
+    tools_source: str | None = None,
+) -> VerificationReport:
+    """Verify an attestation on the envelope's axes and report each one.
+
+    ``signature``: every part's DSSE signature, certificate chain and log inclusion (and
+    one certificate identity across parts); ``identity``, ``log-entry`` and ``chain``: the
+    envelope's own checks on the attested statement and signer; ``tools``: the subjects
+    equal the digests recomputed from ``tools`` or, failing that, the ``envelope``'s signed
+    statement (which the caller verifies). Bad input raises; failed checks are reported.
+    """
+    from histor_sign._internal.sigstore_trust import Trust, stale_root_hint
+    from histor_sign.verify import (
+        FAIL,
+        PASS,
+        SKIPPED,
+        AxisResult,
+        IdentityPinRequired,
+        Pins,
+        VerificationReport,
+        _chain_axis,
+        _identity_axis,
+        _judged,
+        _log_axis,
+        _tools_axis,
+        namespace_owner,
+    )
+
+    pins = pins or Pins()
+    trust = trust or Trust.production(offline=offline)
+    if offline:
+        trust = trust.with_offline()
+    if isinstance(attestation, Attestation):
+        parsed, source = attestation, source or "<attestation>"
+    else:
+        parsed, source = load_attestation(attestation), source or str(attestation)
+    env = parsed.as_envelope()
+    if namespace_owner(env.server) is None and not pins.ties_to_signer():
+        raise IdentityPinRequired(env.server)
+    if previous is None or isinstance(previous, SignedEnvelope):
+        prev_env = previous
+    else:
+        from histor_sign.envelope import load_envelope
+
+        prev_env, previous_source = load_envelope(previous), previous_source or str(previous)
+    trusted_root = trust.trusted_root()
+    problems: list[str] = []
+    facts_seen: list[CertificateFacts] = []
+    for number, bundle in enumerate(parsed.bundles, start=1):
+        try:
+            payload, facts = verify_attestation_bundle(bundle, trusted_root=trusted_root)
+        except VerificationFailed as exc:
+            problems.append(f"part {number}: {exc}" if len(parsed.bundles) > 1 else str(exc))
+            continue
+        if payload != dsse_payload(bundle, source)[1]:
+            problems.append(f"part {number}: verified payload differs from the parsed one")
+        facts_seen.append(facts)
+    if len({(f.issuer, tuple(f.sans)) for f in facts_seen}) > 1:
+        problems.append("the parts were signed by different identities")
+    signature = _judged(
+        "signature", problems,
+        f"DSSE signature, certificate chain, SCT and Rekor inclusion of {len(parsed.bundles)} "
+        f"part(s) verified; payload {INTOTO_PAYLOAD_TYPE}, predicate {ATTESTATION_PREDICATE_TYPE}",
+    )
+    if signature.status == FAIL and (hint := stale_root_hint(trust, signature.detail)):
+        signature = AxisResult("signature", FAIL, f"{signature.detail}; {hint}")
+    facts_or_none = facts_seen[0] if facts_seen and not problems else None
+    if facts_or_none is None:
+        from histor_sign._internal.certificate import certificate_facts
+        from histor_sign.verify import load_bundle_certificate
+
+        try:
+            facts_or_none = certificate_facts(load_bundle_certificate(parsed.bundles[0]))
+        except VerificationFailed:
+            facts_or_none = None
+    identity, log = _identity_axis(env, facts_or_none, pins), _log_axis(env, facts_or_none)
+    if signature.status == FAIL:
+        identity, log = (
+            AxisResult(a.axis, a.status, f"{a.detail} (certificate unverified)")
+            if a.status == PASS else a
+            for a in (identity, log)
+        )
+    tool_list = None
+    if tools is not None:
+        from histor_sign.catalog import as_tools, load_catalog
+
+        if isinstance(tools, str | Path):
+            tool_list = list(load_catalog(str(tools)).tools)
+            tools_source = tools_source or str(tools)
+        else:
+            tool_list = as_tools(tools)
+    if tool_list is not None:
+        tools_axis = _tools_axis(env, tool_list, tools_source or "the catalog")
+    elif envelope is not None:
+        tools_axis = _envelope_agreement(env.statement, envelope.statement)
+    else:
+        tools_axis = AxisResult("tools", SKIPPED, "no tools or envelope given")
+    axes = (
+        AxisResult("well-formed", PASS, "strict JSON; in-toto Statement v1 with our predicate"),
+        signature,
+        identity,
+        log,
+        _chain_axis(env, facts_or_none, prev_env, previous_source or "previous envelope",
+                    trusted_root, pins),
+        tools_axis,
+    )
+    return VerificationReport(source=source, envelope=env, trust=trust.describe(), axes=axes)
+
+
+def _envelope_agreement(attested: Statement, signed: Statement) -> AxisResult:
+    """The attestation's statement must be the envelope's, digest for digest."""
+    from histor_sign.verify import _judged
+
+    problems = [
+        f"{label} differs from the envelope's"
+        for label, mine, theirs in (
+            ("server", attested.server, signed.server),
+            ("serverVersion", attested.server_version, signed.server_version),
+            ("revision", attested.revision, signed.revision),
+            ("identity", attested.identity, signed.identity),
+            ("manifest subject", attested.manifest_digest, signed.manifest_digest),
+            ("previousManifestDigest", attested.previous_manifest_digest,
+             signed.previous_manifest_digest),
+        )
+        if mine != theirs
+    ]
+    if dict(attested.tool_digests) != dict(signed.tool_digests):
+        names = sorted(
+            set(attested.tool_digests).symmetric_difference(signed.tool_digests)
+            | {n for n in attested.tool_digests
+               if signed.tool_digests.get(n, attested.tool_digests[n]) != attested.tool_digests[n]}
+        )
+        problems.append(f"tool subjects differ from the envelope's for {', '.join(names)}")
+    return _judged(
+        "tools", problems,
+        f"{len(attested.tool_digests)} tool subjects and the manifest equal the envelope's",
+    )
+
+
+__all__ = [
+    "ATTESTATION_PREDICATE_TYPE",
+    "ATTESTATION_SUFFIX",
+    "INTOTO_PAYLOAD_TYPE",
+    "MAX_SUBJECTS",
+    "Attestation",
+    "attestation_path",
+    "build_attestation",
+    "load_attestation",
+    "verify_attestation",
+]

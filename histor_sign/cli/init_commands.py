@@ -1,0 +1,189 @@
+"""``init``: write the GitHub Actions workflow that releases a server, for the maintainer's case.
+
+The default is the two-job form: a ``snapshot`` job that runs the (untrusted) server with
+read-only permissions and uploads what it served, and a ``sign`` job that holds the OIDC
+token, never runs server code, re-checks the snapshot and signs it. ``--single-job`` writes
+the one-job form for a server the maintainer trusts.
+"""
+
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from histor_sign import __version__
+from histor_sign.cli.app import PROG, app, emit
+from histor_sign.errors import UsageError
+
+#: Third-party actions the workflow uses, pinned by commit (tag in the comment).
+CHECKOUT = "actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1 # v7.0.1"
+DOWNLOAD_ARTIFACT = "actions/download-artifact@3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c # v8.0.1"
+DEFAULT_ACTION = f"histor-sign/histor-sign@v{__version__}"
+
+
+def _q(value: str) -> str:
+    """A YAML scalar for any string (JSON strings are YAML flow scalars)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _target(stdio: str | None, url: str | None, indent: str) -> str:
+    return f"{indent}stdio: {_q(stdio)}\n" if stdio else f"{indent}url: {_q(url or '')}\n"
+
+
+def _build_step(build: str | None) -> str:
+    if build:
+        return f"      - name: Build the server\n        run: {_q(build)}\n"
+    return "      # Build the server here (e.g. - run: npm ci && npm run build).\n"
+
+
+def _action(action: str, sub: str = "") -> str:
+    """``OWNER/REPO@REF`` (or a local ``./path``) with an optional sub-action directory."""
+    if action.startswith("./"):
+        return f"{action.rstrip('/')}/{sub}" if sub else action
+    repo, _, ref = action.partition("@")
+    return f"{repo}/{sub}@{ref}" if sub else action
+
+
+def render_workflow(
+    server: str, stdio: str | None, url: str | None, *, single_job: bool, action: str,
+    build: str | None,
+) -> str:
+    """The workflow text for this server (two-job unless ``single_job``)."""
+    head = f"""# Signs the complete tools/list of {server} on every published release and keeps the
+# chain on the histor-revisions branch (revisions/{server}/latest.envelope.json), where
+# clients read it. Written by `{PROG} init`; pin the histor-sign action to a commit SHA.
+name: sign-tools
+on:
+  release:
+    types: [published]
+  workflow_dispatch:
+permissions: {{}}
+concurrency:
+  group: histor-sign-chain
+  cancel-in-progress: false
+jobs:
+"""
+    sign_with = (
+        f"          server: {_q(server)}\n"
+        "          server-version: ${{ github.event.release.tag_name || github.sha }}\n"
+        "          previous: auto\n"
+    )
+    assets = """      - name: Attach the envelope to the release
+        if: github.event_name == 'release'
+        env:
+          GH_TOKEN: ${{ github.token }}
+          TAG: ${{ github.event.release.tag_name }}
+        run: >-
+          gh release upload "$TAG" --clobber
+          histor-release/envelope.json histor-release/tools.snapshot.json
+"""
+    if single_job:
+        return head + f"""  sign:
+    # Runs the server in the job that can sign: only for a server you trust.
+    runs-on: ubuntu-latest
+    permissions:
+      id-token: write   # keyless signing: GitHub OIDC -> Fulcio
+      contents: write   # push the chain to the histor-revisions branch
+    steps:
+      - uses: {CHECKOUT}
+{_build_step(build)}      - id: release
+        uses: {_action(action)}
+        with:
+{sign_with}{_target(stdio, url, "          ")}{assets}"""
+    return head + f"""  snapshot:
+    # Runs the server (untrusted code): read-only, no id-token, no credentials.
+    runs-on: ubuntu-latest
+    permissions:
+      contents: read
+    steps:
+      - uses: {CHECKOUT}
+        with:
+          persist-credentials: false
+{_build_step(build)}      - uses: {_action(action, "snapshot")}
+        with:
+{_target(stdio, url, "          ")}
+  sign:
+    # Holds the signing identity; never executes server code: it re-runs the duplicate
+    # check and the scan gate on the snapshot, and signs it under its own server name.
+    needs: snapshot
+    runs-on: ubuntu-latest
+    permissions:
+      id-token: write   # keyless signing: GitHub OIDC -> Fulcio
+      contents: write   # push the chain to the histor-revisions branch
+    steps:
+      - uses: {CHECKOUT}
+      - uses: {DOWNLOAD_ARTIFACT}
+        with:
+          name: histor-snapshot
+          path: histor-snapshot
+      - id: release
+        uses: {_action(action)}
+        with:
+{sign_with}          tools: histor-snapshot/tools.snapshot.json
+{assets}"""
+
+
+@app.command()
+def init(
+    server: Annotated[str, typer.Option("--server", help="Registry name, io.github.OWNER/NAME.")],
+    stdio: Annotated[
+        str | None,
+        typer.Option("--stdio", metavar="COMMAND", help="Command that starts the server."),
+    ] = None,
+    url: Annotated[
+        str | None, typer.Option("--url", help="Streamable HTTP endpoint of the server.")
+    ] = None,
+    single_job: Annotated[
+        bool,
+        typer.Option(
+            "--single-job",
+            help="One job that runs the server and signs (only for a server you trust).",
+        ),
+    ] = False,
+    build: Annotated[
+        str | None,
+        typer.Option("--build", metavar="COMMAND", help="Build step run before the server."),
+    ] = None,
+    action: Annotated[
+        str,
+        typer.Option(
+            "--action", metavar="OWNER/REPO@REF",
+            help="The histor-sign action to use (pin a commit SHA), or ./ in its own repo.",
+        ),
+    ] = DEFAULT_ACTION,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Where to write the workflow.")
+    ] = Path(".github/workflows/sign.yml"),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write the release workflow for this server and say what to commit."""
+    from histor_sign._internal.chain_store import chain_dir
+
+    chain_dir("revisions", server)  # the server name must work as a chain path
+    if (stdio is None) == (url is None):
+        raise UsageError("give exactly one of --stdio COMMAND or --url URL")
+    if not action.startswith("./") and "@" not in action:
+        raise UsageError("--action must be OWNER/REPO@REF (a commit SHA) or ./")
+    if output.exists() and not force:
+        raise UsageError(f"{output} exists (--force overwrites it)")
+    text = render_workflow(
+        server, stdio, url, single_job=single_job, action=action, build=build
+    )
+    output.parent.mkdir(parents=True, exist_ok=True)
+    emit(text, output)
+    form = "single-job" if single_job else "two-job (snapshot -> sign)"
+    sys.stdout.write(
+        f"wrote {output} ({form})\n"
+        "Next:\n"
+        f"  git add {output} && git commit -m 'Sign the tools/list on release'\n"
+        "  pin the histor-sign action to a commit SHA "
+        f"(now {_action(action)})\n"
+        "  publish a release: the first one starts the chain on the histor-revisions branch\n"
+        "Clients then check the server against the latest signed revision:\n"
+        f"  {PROG} check --verify --repository OWNER/REPO --envelope "
+        f"https://raw.githubusercontent.com/OWNER/REPO/histor-revisions/revisions/{server}/"
+        "latest.envelope.json --stdio ...\n"
+    )

@@ -1,0 +1,92 @@
+"""``histor-sign init``: the workflow for the maintainer's case, and one line for bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from cli_harness import run_cli
+
+
+def test_two_job_form_isolates_the_server_from_the_signing_job(tmp_path: Path) -> None:
+    out = tmp_path / "sign.yml"
+    result = run_cli("init", "--server", "io.github.o/n", "--stdio", "node dist/index.js",
+                     "--build", "npm ci", "-o", str(out))
+    assert result.code == 0, result.stderr
+    assert f"git add {out}" in result.stdout
+    jobs = yaml.safe_load(out.read_text())["jobs"]
+    snapshot, sign = jobs["snapshot"], jobs["sign"]
+    assert snapshot["permissions"] == {"contents": "read"}
+    assert sign["needs"] == "snapshot"
+    assert sign["permissions"] == {"id-token": "write", "contents": "write"}
+    assert any(s.get("run") == "npm ci" for s in snapshot["steps"])
+    assert not any("run" in s and "npm" in s["run"] for s in sign["steps"])
+    release = next(s for s in sign["steps"] if s.get("id") == "release")
+    assert release["with"]["tools"] == "histor-snapshot/tools.snapshot.json"
+    assert release["with"]["previous"] == "auto"
+    assert "stdio" not in release["with"] and "url" not in release["with"]
+
+
+def test_single_job_form_runs_the_server_where_it_signs(tmp_path: Path) -> None:
+    out = tmp_path / "sign.yml"
+    result = run_cli("init", "--server", "io.github.o/n", "--url", "https://h/mcp",
+                     "--single-job", "-o", str(out))
+    assert result.code == 0, result.stderr
+    jobs = yaml.safe_load(out.read_text())["jobs"]
+    assert list(jobs) == ["sign"]
+    release = next(s for s in jobs["sign"]["steps"] if s.get("id") == "release")
+    assert release["with"]["url"] == "https://h/mcp"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--server", "io.github.o/n"], "exactly one of --stdio"),
+    (["--server", "io.github.o/n", "--stdio", "x", "--url", "https://h"], "exactly one of"),
+    (["--server", "../evil", "--stdio", "x"], "--server"),
+    (["--server", "io.github.o/n", "--stdio", "x", "--action", "owner/repo"], "--action"),
+])
+def test_bad_input_is_one_line_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+    out = tmp_path / "sign.yml"
+    result = run_cli("init", *args, "-o", str(out))
+    assert result.code == 2
+    assert result.stderr.count("\n") == 1 and message in result.stderr
+    assert not out.exists()
+
+
+def test_an_existing_workflow_is_kept_unless_forced(tmp_path: Path) -> None:
+    out = tmp_path / "sign.yml"
+    out.write_text("mine\n")
+    args = ["init", "--server", "io.github.o/n", "--stdio", "x", "-o", str(out)]
+    refused = run_cli(*args)
+    assert refused.code == 2 and "--force" in refused.stderr
+    assert out.read_text() == "mine\n"
+    assert run_cli(*args, "--force").code == 0
+
+
+def test_release_previous_auto_needs_a_revisions_directory(tmp_path: Path) -> None:
+    result = run_cli("release", "--server", "io.github.o/n", "--server-version", "1",
+                     "--tools", str(tmp_path / "t.json"), "--previous", "auto")
+    assert result.code == 2 and "--previous auto needs --revisions" in result.stderr
+
+
+def test_check_envelope_url_must_be_https(tmp_path: Path) -> None:
+    tools = tmp_path / "t.json"
+    tools.write_text('{"tools": []}')
+    result = run_cli("check", str(tools), "--envelope", "http://example.invalid/e.json")
+    assert result.code == 2
+    assert result.stderr.startswith("histor-sign: error: --envelope URL")
+
+
+def test_release_refuses_a_revision_already_published_before_signing(tmp_path: Path) -> None:
+    chain = tmp_path / "revisions" / "io.github.o" / "n"
+    chain.mkdir(parents=True)
+    (chain / "1.envelope.json").write_text("{}")
+    tools = tmp_path / "t.json"
+    tools.write_text('{"tools": []}')
+    # No previous given: this would be revision 1 again, and no token is needed to refuse.
+    result = run_cli("release", "--server", "io.github.o/n", "--server-version", "1",
+                     "--tools", str(tools), "--revisions", str(tmp_path / "revisions"),
+                     "--out-dir", str(tmp_path / "out"))
+    assert result.code == 2, result.stderr
+    assert "already published" in result.stderr and result.stderr.count("\n") == 1
+    assert not (tmp_path / "out").exists()

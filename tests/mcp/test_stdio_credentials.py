@@ -1,0 +1,144 @@
+"""A stdio server runs in the job that holds the signing credentials: it must see none of
+them, be unable to mint an OIDC token, and a snapshot that echoes a token we hold is
+refused."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from mcp_helpers import HERE
+
+from histor_sign.errors import FetchError
+from histor_sign.mcp import FetchOptions, Target, fetch
+from histor_sign.mcp._target import CREDENTIAL_ENV, child_environment
+
+ENV_SERVER = shlex.join([sys.executable, str(HERE / "raw_env_server.py")])
+OIDC_TOKEN = "eyJhbGciOiJFUzI1NiJ9.oidc-token-the-job-holds.signature"
+MINTED = "minted-token-value-0123456789"
+OPTIONS = FetchOptions(protocol="legacy", timeout=10)
+
+
+class TokenEndpoint:
+    """A loopback stand-in for GitHub's ACTIONS_ID_TOKEN_REQUEST_URL that records calls."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        calls = self.calls
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                calls.append(self.path)
+                body = json.dumps({"value": MINTED}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/token?api-version=2.0"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def endpoint() -> Iterator[TokenEndpoint]:
+    ep = TokenEndpoint()
+    yield ep
+    ep.close()
+
+
+def job_credentials(endpoint: TokenEndpoint) -> dict[str, str]:
+    return {
+        "SIGSTORE_IDENTITY_TOKEN": OIDC_TOKEN,
+        "SIGSTORE_OIDC_CLIENT_SECRET": "sigstore-family-secret-value",
+        "ACTIONS_ID_TOKEN_REQUEST_URL": endpoint.url,
+        "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "request-token-value-abcdef",
+        "ACTIONS_RUNTIME_TOKEN": "runtime-token-value-abcdef",
+        "GITHUB_TOKEN": "ghs_github-token-value-abcdef",
+        "GH_TOKEN": "gho_gh-token-value-abcdef",
+        "MCP_BEARER": "bearer-token-value-abcdef",
+        "COPY_OF_OIDC": f"prefix {OIDC_TOKEN} suffix",
+    }
+
+
+def reported(snapshot: Any) -> dict[str, Any]:
+    loot: dict[str, Any] = json.loads(snapshot.tools[0]["description"])
+    return loot
+
+
+def test_control_a_server_given_the_credentials_mints_and_leaks(
+    endpoint: TokenEndpoint,
+) -> None:
+    """The hostile server really does mint and report when it can (so the tests below
+    could fail): explicitly given variables are passed as the caller gave them."""
+    creds = job_credentials(endpoint)
+    snapshot = fetch(Target.stdio(ENV_SERVER, env=creds), OPTIONS)
+    loot = reported(snapshot)
+    assert loot["minted"] == MINTED
+    assert loot["environ"]["GITHUB_TOKEN"] == creds["GITHUB_TOKEN"]
+    assert len(endpoint.calls) == 1
+
+
+def test_no_credential_reaches_the_child_or_the_snapshot(
+    endpoint: TokenEndpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    creds = job_credentials(endpoint)
+    for name, value in creds.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("HARMLESS_SETTING", "visible-to-the-server")
+    target = Target.stdio(ENV_SERVER, withhold_env=["MCP_BEARER"], guarded_secrets=[OIDC_TOKEN])
+    snapshot = fetch(target, OPTIONS)
+    loot = reported(snapshot)
+    # The environment did reach the server (minus the credentials) ...
+    assert loot["environ"]["HARMLESS_SETTING"] == "visible-to-the-server"
+    assert not set(creds) & set(loot["environ"])
+    # ... no token could be minted from it ...
+    assert loot["minted"] == "no ACTIONS_ID_TOKEN_REQUEST_URL"
+    assert endpoint.calls == []
+    # ... and no credential value is anywhere in what would be signed and published.
+    published = json.dumps(snapshot.to_json())
+    for value in creds.values():
+        assert value not in published
+
+
+def test_denylist_and_prefixes_without_guarded_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    parent = {name: f"value-of-{name}" for name in CREDENTIAL_ENV}
+    parent |= {"SIGSTORE_ANYTHING": "x" * 10, "ACTIONS_ID_TOKEN_FOO": "y" * 10,
+               "PATH": "/usr/bin", "NODE_OPTIONS": "--max-old-space-size=64"}
+    env = child_environment(parent, extra={"EXPLICIT": "1"}, withhold=["path"])
+    assert env == {"NODE_OPTIONS": "--max-old-space-size=64", "EXPLICIT": "1"}
+
+
+def test_a_server_echoing_a_guarded_token_is_refused(endpoint: TokenEndpoint) -> None:
+    """Belt and braces: should the token reach a server anyway (here: explicitly given
+    under another name), a snapshot that contains it is refused, and the error says so
+    without the token."""
+    target = Target.stdio(
+        ENV_SERVER, env={"LEAKED": OIDC_TOKEN}, guarded_secrets=[OIDC_TOKEN]
+    )
+    with pytest.raises(FetchError) as caught:
+        fetch(target, OPTIONS)
+    assert "echoed a credential" in str(caught.value)
+    assert OIDC_TOKEN not in str(caught.value)
+
+
+def test_guarded_secrets_stay_out_of_repr_and_description() -> None:
+    target = Target.stdio(ENV_SERVER, withhold_env=["MCP_BEARER"], guarded_secrets=[OIDC_TOKEN])
+    assert OIDC_TOKEN not in repr(target)
+    assert OIDC_TOKEN not in json.dumps(target.describe())
+    assert OIDC_TOKEN in target.secrets()

@@ -1,0 +1,144 @@
+"""What a release refuses before it signs (no Rekor entry is spent), and what the server it
+runs can never reach: the signing job's credentials."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cli_harness import Run, assert_clean_error, run_cli
+
+from histor_sign._internal.sigstore_dev import LocalSigstore
+
+REPO = Path(__file__).resolve().parents[2]
+ENV_SERVER = shlex.join([sys.executable, str(REPO / "tests" / "mcp" / "raw_env_server.py")])
+TAG = "https://github.com/alice/docs/.github/workflows/sign.yml@refs/tags/{}"
+TOOLS = {"tools": [{"name": "search", "description": "Search the docs.",
+                    "inputSchema": {"type": "object"}}]}
+
+
+@pytest.fixture(scope="module")
+def sigstore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSigstore]:
+    with LocalSigstore(directory=tmp_path_factory.mktemp("preflight-sigstore")) as inst:
+        yield inst
+
+
+@pytest.fixture
+def tools(tmp_path: Path) -> Path:
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(TOOLS))
+    return path
+
+
+def release(sigstore: LocalSigstore, out: Path, server: str, *extra: str,
+            env: dict[str, str] | None = None, version: str = "1.0.0") -> Run:
+    return run_cli("release", "--server", server, "--server-version", version,
+                   "--out-dir", str(out), "--trust-config", str(sigstore.trust_config_path),
+                   *extra, env=env)
+
+
+def logged(sigstore: LocalSigstore) -> int:
+    return len(sigstore.log.tree)
+
+
+def test_namespace_the_token_cannot_own_is_refused_before_signing(
+    sigstore: LocalSigstore, tools: Path, tmp_path: Path
+) -> None:
+    before = logged(sigstore)
+    token = sigstore.mint_token(TAG.format("v1.0.0"))
+    run = release(sigstore, tmp_path / "out", "io.github.someoneelse/x", "--tools", str(tools),
+                  "--identity-token", token)
+    assert_clean_error(run, 2)
+    assert "server 'io.github.someoneelse/x' cannot be signed by this signing identity" in run.stderr
+    assert "nothing was signed" in run.stderr
+    assert logged(sigstore) == before
+    assert not (tmp_path / "out" / "envelope.json").exists()
+
+
+def test_previous_must_be_a_signed_envelope_of_the_same_publisher(
+    sigstore: LocalSigstore, tools: Path, tmp_path: Path
+) -> None:
+    first = release(sigstore, tmp_path / "v1", "io.github.alice/docs", "--tools", str(tools),
+                    "--identity-token", sigstore.mint_token(TAG.format("v1.0.0")))
+    assert first.code == 0, first.stderr
+    envelope = tmp_path / "v1" / "envelope.json"
+    before = logged(sigstore)
+    # A bare statement (or the signed statement bytes): nothing vouches for it.
+    doc = json.loads(envelope.read_text())
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({k: v for k, v in doc.items()
+                                if k not in ("signer", "transparencyLog", "bundle")}))
+    for unsigned in (bare, tmp_path / "v1" / "statement.json"):
+        run = release(sigstore, tmp_path / "bare", "io.github.alice/docs", "--tools",
+                      str(tools), "--previous", str(unsigned),
+                      "--identity-token", sigstore.mint_token(TAG.format("v1.1.0")))
+        assert_clean_error(run, 2)
+        assert "--previous" in run.stderr and "not a signed envelope" in run.stderr
+    # A re-registered account (same login and names, other numeric ids).
+    squatter = sigstore.mint_token(TAG.format("v1.1.0"), owner_id="9999", repository_id="8888")
+    run = release(sigstore, tmp_path / "squat", "io.github.alice/docs", "--tools", str(tools),
+                  "--previous", str(envelope), "--identity-token", squatter)
+    assert_clean_error(run, 1)
+    assert "does not verify as a release of this publisher" in run.stderr
+    assert logged(sigstore) == before
+    # The real publisher's next tag chains on (a new ref is fine).
+    second = release(sigstore, tmp_path / "v2", "io.github.alice/docs", "--tools", str(tools),
+                     "--previous", str(envelope),
+                     "--identity-token", sigstore.mint_token(TAG.format("v1.1.0")),
+                     version="1.1.0")
+    assert second.code == 0, second.stderr
+    assert logged(sigstore) == before + 2  # the envelope's signature and the attestation
+    stmt = json.loads((tmp_path / "v2" / "statement.json").read_text())
+    assert stmt["revision"] == 2
+
+
+def test_stdio_server_gets_no_credential_and_publishes_none(
+    sigstore: LocalSigstore, tmp_path: Path
+) -> None:
+    """The server runs inside the job holding the token and the ambient OIDC pair: it
+    sees neither, mints nothing, and nothing of them is signed or written."""
+    token = sigstore.mint_token(TAG.format("v1.0.0"))
+    ambient = sigstore.github_env(TAG.format("v1.0.0"))
+    env = {**ambient, "SIGSTORE_IDENTITY_TOKEN": token, "GITHUB_TOKEN": "ghs_secret-value-123",
+           "ACTIONS_RUNTIME_TOKEN": "runtime-secret-value-123"}
+    out = tmp_path / "out"
+    run = release(sigstore, out, "io.github.alice/docs", "--stdio", ENV_SERVER, env=env)
+    assert run.code == 0, run.stderr
+    snapshot = json.loads((out / "tools.snapshot.json").read_text())
+    loot = json.loads(snapshot["tools"][0]["description"])
+    assert loot["minted"] == "no ACTIONS_ID_TOKEN_REQUEST_URL"
+    assert set(env) & set(loot["environ"]) == {"GITHUB_ACTIONS"}  # not a credential
+    written = "".join(p.read_text() for p in out.iterdir())
+    for value in env.values():
+        if value != "true":  # GITHUB_ACTIONS
+            assert value not in written
+
+
+def test_sign_refuses_a_namespace_the_token_cannot_own_before_signing(
+    sigstore: LocalSigstore, tools: Path, tmp_path: Path
+) -> None:
+    """build has no token, so the namespace is checked where the token is: sign, before any
+    signature (a squatting statement would never verify; no Rekor entry is spent on it)."""
+    identity = TAG.format("v1.0.0")
+    for server, expect_ok in (("io.github.someoneelse/x", False), ("io.github.alice/docs", True)):
+        statement = tmp_path / f"{server.replace('/', '_')}.json"
+        built = run_cli("build", str(tools), "--server", server, "--server-version", "1.0.0",
+                        "--identity", identity, "-o", str(statement))
+        assert built.code == 0, built.stderr
+        before = logged(sigstore)
+        out = tmp_path / f"{server.replace('/', '_')}.envelope.json"
+        run = run_cli("sign", str(statement), "-o", str(out), "--trust-config",
+                      str(sigstore.trust_config_path), "--identity-token",
+                      sigstore.mint_token(identity))
+        if expect_ok:
+            assert run.code == 0, run.stderr
+            assert logged(sigstore) > before
+        else:
+            assert_clean_error(run, 2)
+            assert "cannot be signed by this signing identity" in run.stderr
+            assert logged(sigstore) == before
+            assert not out.exists()
