@@ -5,6 +5,12 @@ Baseline in the same run: the time to score *all* pairs of the real corpus lexic
 (what a quadratic candidate generator would do), against our prefix-filtered selection.
 
     python benchmarks/bench_scan.py [--tools 10000]
+    python benchmarks/bench_scan.py --long [--baseline /path/to/previous/checkout]
+
+``--long``: 2,000 generated tools with 4,000-word descriptions (about 54 MB), scanned in a
+fresh interpreter for its peak RSS; with ``--baseline`` the same catalog is scanned by the
+checkout given (e.g. a ``git worktree`` of the previous release) in the same run, killed
+after ``--baseline-timeout`` seconds.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import argparse
 import itertools
 import json
 import random
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -115,10 +122,60 @@ def run(label: str, items: list[dict[str, Any]], options: ScanOptions) -> float:
     return elapsed
 
 
+def long_catalog(n: int = 2_000, words: int = 4_000, seed: int = 3) -> list[dict[str, Any]]:
+    """Generated tools whose descriptions are ``words`` Zipf-distributed pseudo-words."""
+    rng = random.Random(seed)
+    syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "te", "vo", "zi", "pa", "do", "fe"]
+    vocab = ["".join(rng.choice(syllables) for _ in range(rng.randint(2, 4)))
+             for _ in range(30_000)]
+    weights = [1 / (rank + 1) for rank in range(len(vocab))]
+    items = generated_catalog(n)
+    for item in items:
+        item["description"] = " ".join(rng.choices(vocab, weights, k=words))
+    return items
+
+
+_LONG_CHILD = """
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, sys.argv[1] + "/benchmarks")
+from bench_scan import long_catalog
+from histor_sign.catalog import tools_from_dicts
+from histor_sign.scan import ScanOptions, scan_tools
+tools = tools_from_dicts(long_catalog(), "long")
+started = time.perf_counter()
+result = scan_tools(tools, ScanOptions(max_candidates=1_000_000))
+print(json.dumps({"seconds": time.perf_counter() - started, "stats": result.stats,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def run_long(checkout: Path, timeout: float) -> str:
+    try:
+        done = subprocess.run([sys.executable, "-c", _LONG_CHILD, str(checkout)],
+                              capture_output=True, text=True, timeout=timeout, check=True,
+                              env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(checkout)})
+    except subprocess.TimeoutExpired:
+        return f"not finished after {timeout:.0f} s (killed)"
+    r = json.loads(done.stdout)
+    return (f"{r['seconds']:.2f} s, peak RSS {r['rss_mb']:.0f} MB, candidate pairs "
+            f"{r['stats']['candidatePairs']}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tools", type=int, default=10_000)
+    parser.add_argument("--long", action="store_true")
+    parser.add_argument("--baseline", type=Path)
+    parser.add_argument("--baseline-timeout", type=float, default=120)
     args = parser.parse_args()
+    if args.long:
+        here = Path(__file__).resolve().parent.parent
+        print(f"long descriptions (2,000 tools x 4,000 words): {run_long(here, 3600)}; "
+              "goal < 10 s, < 300 MB")
+        if args.baseline:
+            print(f"baseline {args.baseline}: {run_long(args.baseline, args.baseline_timeout)}")
+        return
 
     real = corpus_tools()
     profiles = profiles_of([("livemcpbench", t["name"], t.get("description") or "")

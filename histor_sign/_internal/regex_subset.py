@@ -8,12 +8,23 @@ the subject is printable ASCII without newlines (the empty string included) — 
 engines give the same answer (tests/scan/test_regex_ecma.py checks this against node's
 ``RegExp(p, "u")`` on generated patterns). Anything else is reported as untrusted, so
 callers fail closed.
+
+Matching is linear in the subject: :func:`search` runs the pattern on RE2 (an automaton,
+no backtracking), so ``^(a|a)*$`` cannot take exponential time. RE2 refuses a repetition
+count above 1,000 (nested counts multiply) and a program larger than :data:`MAX_PROGRAM_BYTES`;
+such a pattern is outside the subset too, so a blow-up pattern is never expanded.
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
+
+import re2
+
+#: RE2's memory budget for one compiled pattern (its program and DFA cache).
+MAX_PROGRAM_BYTES = 2 << 20
 
 _CLASS_ESCAPES = set("dDwWsS")
 #: Identity escapes ECMA-262 allows under the ``u`` flag: syntax characters and ``/``
@@ -123,7 +134,39 @@ def ecma_safe(pattern: str) -> bool:
         re.compile(pattern)
     except (re.error, RecursionError, OverflowError):
         return False
-    return True
+    return _linear(pattern) is not None
+
+
+_HEX4_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u([0-9A-Fa-f]{4})")
+
+
+@lru_cache(maxsize=4096)
+def _linear(pattern: str) -> Any:
+    """The RE2 program for a subset pattern, or None past RE2's bounds.
+
+    Only ``\\uXXXX`` needs rewriting (RE2 spells it ``\\x{XXXX}``); every other subset
+    construct has the same syntax and, on printable ASCII subjects, the same meaning.
+    """
+    options = re2.Options()
+    options.log_errors = False  # RE2 would otherwise write parse errors to stderr
+    options.max_mem = MAX_PROGRAM_BYTES
+    options.never_capture = True
+    try:
+        return re2.compile(_HEX4_ESCAPE.sub(r"\1\\x{\2}", pattern), options)
+    except re2.error:
+        return None
+
+
+def search(pattern: str, subject: str) -> bool:
+    """``re.search(pattern, subject) is not None`` in time linear in ``subject``.
+
+    ``pattern`` must be :func:`ecma_safe` (callers check, so they can answer ``unknown``
+    first); the result is the one Python ``re`` and ECMA-262 give on printable ASCII.
+    """
+    program = _linear(pattern)
+    if program is None:
+        raise ValueError("pattern is outside the ECMA-safe subset")
+    return program.search(subject) is not None
 
 
 def _class_end(pattern: str, start: int) -> int:

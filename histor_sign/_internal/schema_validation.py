@@ -27,13 +27,14 @@ stays fast.
 from __future__ import annotations
 
 import contextvars
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from histor_sign._internal.regex_subset import ecma_safe, printable_ascii
+from histor_sign._internal.regex_subset import ecma_safe, printable_ascii, search
 
 #: Dialect names by meta-schema URI (trailing ``#`` ignored). No ``$schema`` = 2020-12.
 DIALECTS: dict[str, str] = {
@@ -197,6 +198,36 @@ def _keywords(guard_regex: bool) -> dict[str, Any]:
     }
 
 
+class _LinearRe:
+    """Stands in for ``re`` inside ``jsonschema``'s keyword code: linear matching on the subset.
+
+    ``jsonschema`` matches ``pattern``, ``patternProperties``, ``additionalProperties`` and
+    ``unevaluatedProperties`` with ``re.search`` (backtracking: ``^(a|a)*$`` takes minutes).
+    For an ECMA-safe pattern on a printable ASCII subject — the only case the regex guard
+    lets through — this answers with RE2 (same result, linear time); anything else goes to
+    ``re`` unchanged, so validation results never change, only their cost.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(re, name)
+
+    @staticmethod
+    def search(pattern: Any, subject: Any, flags: int = 0) -> Any:
+        if (not flags and isinstance(pattern, str) and isinstance(subject, str)
+                and printable_ascii(subject) and ecma_safe(pattern)):
+            return True if search(pattern, subject) else None
+        return re.search(pattern, subject, flags)
+
+
+def _linear_jsonschema() -> None:
+    """Route ``jsonschema``'s regex calls through :class:`_LinearRe` (idempotent)."""
+    from jsonschema import _keywords, _utils
+
+    for module in (_keywords, _utils):
+        if not isinstance(getattr(module, "re", None), _LinearRe):
+            module.re = _LinearRe()
+
+
 def plain_class(dialect: str) -> Any:
     """``jsonschema``'s own validator class for a dialect (no overrides)."""
     import jsonschema
@@ -219,6 +250,8 @@ def validator_class(dialect: str, *, guard_regex: bool = True) -> Any:
     cls = _CLASSES.get((dialect, guard_regex))
     if cls is None:
         from jsonschema import validators
+
+        _linear_jsonschema()
 
         base = plain_class(dialect)
         overrides = {k: v for k, v in _keywords(guard_regex).items() if k in base.VALIDATORS}

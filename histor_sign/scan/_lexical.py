@@ -30,11 +30,14 @@ run. Every candidate says which words matched (:meth:`Similarity.why`).
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
+import zlib
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 #: Action classes and the words that name them. A model asked to "show" something may call a
 #: ``get``, ``list`` or ``read`` tool, so reading words share one class; writing words that
@@ -148,17 +151,39 @@ def name_tokens(name: str) -> frozenset[str]:
     return frozenset(normalize_token(t) for t in split_identifier(name) if t)
 
 
+#: Lexical work per tool is bounded: only the first this many characters of a description
+#: are read (real tool descriptions are far shorter: the 527-tool corpus tops out near 4 KB)
+MAX_DESCRIPTION_CHARS = 16_384
+#: and at most this many of its distinct tokens are kept — the ones with the smallest stable
+#: hash (a bottom-k sketch: two descriptions keep the same sample of their shared words, so
+#: the Jaccard index of the sketches estimates theirs without bias).
+MAX_DESCRIPTION_TOKENS = 256
+
+
+@lru_cache(maxsize=65_536)
+def _word_tokens(word: str) -> tuple[str, ...]:
+    if _CJK.match(word):
+        return tuple(word[i:i + 2] for i in range(max(1, len(word) - 1)))
+    out: list[str] = []
+    for part in split_identifier(word):
+        low = part.lower()
+        if low in STOPWORDS or (len(low) < 2 and not low.isdigit()):
+            continue
+        out.append(normalize_token(low))
+    return tuple(out)
+
+
+def _stable_hash(token: str) -> int:
+    return zlib.crc32(token.encode("utf-8", "surrogatepass"))
+
+
 def description_tokens(text: str) -> frozenset[str]:
     out: set[str] = set()
-    for word in _WORD.findall(text):
-        if _CJK.match(word):
-            out.update(word[i:i + 2] for i in range(max(1, len(word) - 1)))
-            continue
-        for part in split_identifier(word):
-            low = part.lower()
-            if low in STOPWORDS or (len(low) < 2 and not low.isdigit()):
-                continue
-            out.add(normalize_token(low))
+    for word in _WORD.findall(text[:MAX_DESCRIPTION_CHARS]):
+        out.update(_word_tokens(word))
+    if len(out) > MAX_DESCRIPTION_TOKENS:
+        return frozenset(heapq.nsmallest(MAX_DESCRIPTION_TOKENS, out,
+                                         key=lambda t: (_stable_hash(t), t)))
     return frozenset(out)
 
 
@@ -181,28 +206,45 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def similar_pairs(sets: Sequence[frozenset[str]], threshold: float) -> dict[tuple[int, int], float]:
-    """Every pair (i < j) with Jaccard ≥ threshold, via prefix filtering (no all-pairs loop)."""
+    """Every pair (i < j) with Jaccard ≥ threshold, via prefix filtering (no all-pairs loop).
+
+    With the positional filter of PPJoin (Xiao et al., WWW 2008): tokens in a global
+    rarest-first order, so when a probe meets set ``j`` at positions ``px``/``py`` every
+    earlier common token has been counted already, and the overlap can grow by at most
+    ``1 + min(|x| - px - 1, |y| - py - 1)``; a pair that cannot reach the overlap a Jaccard
+    of ``threshold`` needs is dropped before it is scored. Exact: the same pairs as scoring
+    all of them.
+    """
     freq: Counter[str] = Counter()
     for s in sets:
         freq.update(s)
     order = sorted((i for i, s in enumerate(sets) if s), key=lambda i: (len(sets[i]), i))
-    index: dict[str, list[int]] = {}
+    index: dict[str, list[tuple[int, int]]] = {}
     result: dict[tuple[int, int], float] = {}
+    ratio = threshold / (1 + threshold)
     for i in order:
         tokens = sorted(sets[i], key=lambda t: (freq[t], t))
         size = len(tokens)
         prefix = size - math.ceil(threshold * size - 1e-9) + 1
-        seen: set[int] = set()
         min_size = threshold * size - 1e-9
-        for token in tokens[:prefix]:
-            for j in index.get(token, ()):
-                if j in seen or len(sets[j]) < min_size:
+        overlap: dict[int, int] = {}  # common tokens so far; -1 once pruned
+        for px, token in enumerate(tokens[:prefix]):
+            for j, py in index.get(token, ()):
+                seen = overlap.get(j, 0)
+                if seen < 0:
                     continue
-                seen.add(j)
+                other = len(sets[j])
+                if other < min_size:
+                    continue
+                need = math.ceil(ratio * (size + other) - 1e-9)
+                reach = seen + 1 + min(size - px - 1, other - py - 1)
+                overlap[j] = seen + 1 if reach >= need else -1
+            index.setdefault(token, []).append((i, px))
+        for j, seen in overlap.items():
+            if seen > 0:
                 score = jaccard(sets[i], sets[j])
                 if score >= threshold - 1e-12:
                     result[(min(i, j), max(i, j))] = score
-            index.setdefault(token, []).append(i)
     return result
 
 

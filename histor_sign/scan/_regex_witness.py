@@ -66,8 +66,11 @@ def _pick(pred: Any) -> str:
     raise _Unsupported
 
 
-def _gen(nodes: Any, extra: list[int], c: Any) -> str:
+def _gen(nodes: Any, extra: list[int], c: Any, cap: int) -> str:
+    """A string for ``nodes`` (``extra`` more characters where a repeat allows), at most
+    ``cap`` characters: a longer one is refused before it is built (``a{999}`` nested)."""
     out: list[str] = []
+    size = 0
     for op, arg in nodes:
         if op is c.LITERAL:
             out.append(chr(arg))
@@ -81,22 +84,34 @@ def _gen(nodes: Any, extra: list[int], c: Any) -> str:
             out.append(_pick(lambda ch, cat=arg: _category(ch, cat, c)))
         elif op in (c.MAX_REPEAT, c.MIN_REPEAT):
             low, high, sub = arg
-            unit = _gen(sub, [0], c)
+            unit = _gen(sub, [0], c, cap)
             count = low
             if extra[0] > 0 and unit and (high is c.MAXREPEAT or high > low):
                 room = extra[0] // len(unit)
                 more = room if high is c.MAXREPEAT else min(room, high - low)
                 count += more
                 extra[0] -= more * len(unit)
+            if len(unit) * count > cap - size:
+                raise _Unsupported
             out.append(unit * count)
         elif op is c.SUBPATTERN:
-            out.append(_gen(arg[-1], extra, c))
+            out.append(_gen(arg[-1], extra, c, cap - size))
         elif op is c.BRANCH:
-            options = [_gen(alt, [0], c) for alt in arg[1]]
+            options = []
+            for alt in arg[1]:
+                try:
+                    options.append(_gen(alt, [0], c, cap - size))
+                except _Unsupported:
+                    continue  # too long (or unsupported): another alternative may do
+            if not options:
+                raise _Unsupported
             out.append(min(options, key=len))
         elif op is c.AT:
             continue
         else:
+            raise _Unsupported
+        size += len(out[-1]) if out else 0
+        if size > cap:
             raise _Unsupported
     return "".join(out)
 
@@ -109,9 +124,11 @@ def examples(pattern: str, min_len: int, max_len: int | None, limit: int = 4096)
     try:
         tree = sre.parse(pattern)
         c = sre  # the opcode constants are re-exported by the parser module
-        base = _gen(tree, [0], c)
+        if min_len > limit or tree.getwidth()[0] > limit:
+            return []  # every match is longer than the caller may build
+        base = _gen(tree, [0], c, limit)
         target = max(min_len - len(base), 0)
-        stretched = _gen(tree, [target], c) if target else base
+        stretched = _gen(tree, [target], c, limit) if target else base
     except (_Unsupported, RecursionError, AttributeError, TypeError, ValueError):
         return []
     out: list[str] = []

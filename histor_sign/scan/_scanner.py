@@ -13,14 +13,13 @@ from histor_sign._internal.limits import (
     DEFAULT_MAX_WITNESS_BYTES,
     DEFAULT_SCAN_THRESHOLD,
 )
-from histor_sign._internal.schema_validation import SchemaRoot, prepare_root
 from histor_sign.catalog import Catalog, Tool, find_duplicates, load_catalogs
 from histor_sign.report._findings import Finding, sorted_findings
 from histor_sign.scan import _rules as rules
 from histor_sign.scan._lexical import Similarity, candidate_pairs, normalized_name, profiles_of
+from histor_sign.scan._parallel import decide_pairs
 from histor_sign.scan._schema_algebra import Bounds
 from histor_sign.scan._shadowing import shadowing_findings
-from histor_sign.scan._witness import decide_roots
 
 DEFAULT_THRESHOLD = DEFAULT_SCAN_THRESHOLD
 
@@ -34,6 +33,7 @@ class ScanOptions:
     max_candidates: int = DEFAULT_MAX_CANDIDATES
     bounds: Bounds = field(default_factory=Bounds)
     max_witness_bytes: int = DEFAULT_MAX_WITNESS_BYTES
+    workers: int = 0  # processes deciding pairs: 0 = every available core, 1 = in-process
 
 
 @dataclass
@@ -42,12 +42,6 @@ class ScanResult:
 
     findings: list[Finding]
     stats: dict[str, Any]
-
-
-def _no_schema_root(tool: Tool) -> SchemaRoot:
-    root = prepare_root({}, tool.name, check=False)
-    root.problem = "tool has no input schema"
-    return root
 
 
 def scan_tools(tools: Sequence[Tool], options: ScanOptions | None = None) -> ScanResult:
@@ -88,14 +82,9 @@ def scan_tools(tools: Sequence[Tool], options: ScanOptions | None = None) -> Sca
         return (basis == "lexical", -(sim.score if sim else 1.0), i, j)
 
     ordered = sorted(pairs.items(), key=priority)
-    roots: dict[int, SchemaRoot] = {}
-
-    def root(i: int) -> SchemaRoot:
-        if i not in roots:
-            tool = tools[i]
-            roots[i] = (prepare_root(tool.input_schema, tool.name) if tool.has_input_schema
-                        else _no_schema_root(tool))
-        return roots[i]
+    decisions = decide_pairs(tools, [pair for pair, _ in ordered[:opts.max_candidates]],
+                             opts.bounds, max_witness_bytes=opts.max_witness_bytes,
+                             workers=opts.workers)
 
     counts = {"overlap": 0, "disjoint": 0, "unknown": 0}
     for n, ((i, j), (basis, sim)) in enumerate(ordered):
@@ -104,8 +93,7 @@ def scan_tools(tools: Sequence[Tool], options: ScanOptions | None = None) -> Sca
             findings.append(rules.not_analysed(a, b, sim, basis, opts.max_candidates))
             counts["unknown"] += 1
             continue
-        decision = decide_roots(root(i), root(j), opts.bounds,
-                                max_witness_bytes=opts.max_witness_bytes)
+        decision = decisions[n]
         counts[decision.outcome] += 1
         findings.extend(rules.pair_findings(a, b, decision, sim, basis,
                                             (profiles[i], profiles[j])))

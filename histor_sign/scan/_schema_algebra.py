@@ -31,14 +31,13 @@ rewrite. ``format`` is an annotation. Unknown outright: nested ``$id``, non-loca
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from histor_sign._internal.regex_subset import ecma_safe, printable_ascii
+from histor_sign._internal.regex_subset import ecma_safe, printable_ascii, search
 from histor_sign._internal.schema_validation import (
     LEGACY_REF_DIALECTS,
     NO_CONSTRAINT_KEYWORDS,
@@ -243,16 +242,24 @@ def _rewritten_groups(sub: Sub) -> list[tuple[str, list[Sub], Sub]]:
 # --- merged constraints ---------------------------------------------------------------
 
 
-def _json_equal(a: Any, b: Any) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return _frac(a) == _frac(b)
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and bool(a == b)
+def _json_key(value: Any) -> Any:
+    """A hashable key equal for two values exactly when JSON Schema calls them equal.
+
+    Numbers compare by exact value (``1 == 1.0``), booleans are not numbers, object key
+    order is irrelevant.
+    Exclusion checks (``not``/``enum``, ``uniqueItems``) look values up in a set of these
+    instead of comparing against every excluded value, so n distinct array elements cost
+    O(n) lookups, not O(n²) deep comparisons.
+    """
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return (type(value).__name__, value)
+    if isinstance(value, (int, float)):
+        return ("number", _frac(value))
+    if isinstance(value, list):
+        return ("array", tuple(_json_key(x) for x in value))
+    if isinstance(value, dict):
+        return ("object", frozenset((k, _json_key(v)) for k, v in value.items()))
+    return ("other", type(value).__name__, repr(value))
 
 
 def _frac(n: Any) -> Fraction:
@@ -310,6 +317,8 @@ class Merged:
     kinds: frozenset[str] = ALL_KINDS
     values: list[Any] | None = None
     excluded: list[Any] = field(default_factory=list)
+    excluded_keys: set[Any] = field(default_factory=set)  # _json_key of ``excluded``
+    excluded_seen: int = 0  # how many of ``excluded`` are in ``excluded_keys``
     relaxed: bool = False
     lo: Fraction | None = None
     lo_excl: bool = False
@@ -386,7 +395,8 @@ def _merge_values(m: Merged, s: dict[str, Any], bounds: Bounds) -> None:
         if m.values is None:
             m.values = list(options)
         else:
-            m.values = [v for v in m.values if any(_json_equal(v, o) for o in options)]
+            wanted = {_json_key(o) for o in options}
+            m.values = [v for v in m.values if _json_key(v) in wanted]
     if "not" in s:
         _merge_not(m, s["not"])
 
@@ -554,7 +564,7 @@ def _build(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | N
         trusted = True
         for value in m.values:
             budget.tick()
-            if any(_json_equal(value, x) for x in m.excluded):
+            if not _not_excluded(m, value):
                 continue
             try:
                 if all(a.root.accepts(value, a.schema) for a in atoms):
@@ -591,7 +601,10 @@ def _relaxed_names(atoms: list[Sub]) -> list[str]:
 
 
 def _not_excluded(m: Merged, value: Any) -> bool:
-    return not any(_json_equal(value, x) for x in m.excluded)
+    if m.excluded_seen != len(m.excluded):
+        m.excluded_keys.update(_json_key(x) for x in m.excluded[m.excluded_seen:])
+        m.excluded_seen = len(m.excluded)
+    return _json_key(value) not in m.excluded_keys
 
 
 def _build_null(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | None:
@@ -830,6 +843,7 @@ def _build_array(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Fou
         if i == 0 and contains:
             conj, key = [*conj, *contains], key + "|contains"
         if m.unique:
+            budget.tick(1 + len(out) // 16)  # the distinctness work grows with the array
             found = solve(_distinct(conj, out), budget, depth + 1)
         elif key in solved:
             found = Found(solved[key])
@@ -897,7 +911,7 @@ def _matches(pattern: Any, name: str) -> bool:
         raise Undecided(f"pattern {str(pattern)[:60]!r} is outside the ECMA-safe subset")
     if not printable_ascii(name):
         raise Undecided("a property name is not printable ASCII (regex semantics differ)")
-    return re.search(pattern, name) is not None
+    return search(pattern, name)
 
 
 def _name_conj(name: str, props: dict[str, list[Sub]], shapes: list[_Shape]) -> list[Sub]:

@@ -2,8 +2,9 @@
 
 Patterns are generated from every construct the subset admits plus constructs it must
 refuse (seeded, bounded); subjects are printable ASCII, the empty string included. For each
-pattern the subset accepts, node must compile it under the ``u`` flag, and Python ``re``
-must give node's answer on every subject the guard lets through. The schema-level
+pattern the subset accepts, node must compile it under the ``u`` flag, and both Python ``re``
+and the linear matcher (RE2, what the scan runs) must give node's answer on every subject
+the guard lets through. The schema-level
 regressions check that the decision (``pattern``, ``patternProperties``, ``propertyNames``)
 never says ``disjoint`` where an ECMA engine finds a common instance.
 """
@@ -20,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from histor_sign._internal.regex_subset import ecma_safe, printable_ascii
+from histor_sign._internal.regex_subset import ecma_safe, printable_ascii, search
 from histor_sign.scan._witness import decide
 
 HARNESS = Path(__file__).with_name("ecma_regex.js")
@@ -85,8 +86,12 @@ def test_subset_agrees_with_ecma_262_on_generated_patterns() -> None:
             disagreements.append((pattern, "SyntaxError under the u flag"))
             continue
         for subject, ecma in zip(subjects, verdict, strict=True):
-            if printable_ascii(subject) and (re.search(pattern, subject) is not None) != ecma:
-                disagreements.append((pattern, subject, ecma))
+            if not printable_ascii(subject):
+                continue
+            if (re.search(pattern, subject) is not None) != ecma:
+                disagreements.append((pattern, subject, ecma, "re"))
+            if search(pattern, subject) != ecma:
+                disagreements.append((pattern, subject, ecma, "linear"))
     assert safe > 1500  # the generator exercises the subset, not only its refusals
     assert not disagreements, disagreements[:20]
 
