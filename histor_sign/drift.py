@@ -18,10 +18,11 @@ from histor_sign._internal.untrusted import printable
 from histor_sign.canonical import canonical_bytes
 from histor_sign.catalog import PROJECTED_FIELDS, Tool, ToolsLike, as_tools
 from histor_sign.errors import InputError
-from histor_sign.revision import Statement, digests, statement_of
+from histor_sign.revision import Statement, digests, statement_of, surface_digests
 
 if TYPE_CHECKING:
     from histor_sign.canonical import JsonValue
+    from histor_sign.mcp._snapshot import Snapshot
     from histor_sign.revision import StatementLike
 
 MAX_DIFF_LINES = 40
@@ -235,3 +236,38 @@ def _checked_signed_tools(value: ToolsLike, signed: Statement) -> dict[str, Tool
             f"digest {manifest} differs from the signed {signed.manifest_digest}{detail}"
         )
     return {t.name: t for t in tools}
+
+
+# --- surface drift: instructions, prompts, resource templates (not signed; snapshot baseline)
+
+
+@dataclass(frozen=True)
+class SurfaceChange:
+    """One changed part of the non-tool surface: ``part`` is ``instructions``, ``prompt``
+    or ``resourceTemplate``; ``name`` the prompt name or URI template (``""`` for
+    instructions)."""
+
+    part: str
+    name: str
+    change: ChangeKind
+    before: str | None
+    after: str | None
+
+
+def surface_drift(before: Snapshot, after: Snapshot) -> tuple[SurfaceChange, ...]:
+    """Differences in instructions, prompts and resource templates between two snapshots.
+
+    A part one snapshot did not capture (an old snapshot, a server without the capability)
+    compares as empty. Raises :class:`InputError` for duplicate prompt names or URI templates.
+    """
+    old, new = surface_digests(before), surface_digests(after)
+    out: list[SurfaceChange] = []
+    if old.instructions != new.instructions:
+        kind = (ChangeKind.ADDED if old.instructions is None else ChangeKind.REMOVED
+                if new.instructions is None else ChangeKind.CHANGED)
+        out.append(SurfaceChange("instructions", "", kind, old.instructions, new.instructions))
+    for part, a, b in (("prompt", old.prompts, new.prompts),
+                       ("resourceTemplate", old.resource_templates, new.resource_templates)):
+        out += [SurfaceChange(part, d.name, d.change, d.before, d.after)
+                for d in diff_digests(a, b)]
+    return tuple(out)

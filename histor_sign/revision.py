@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from typing import TypeAlias
 
     from histor_sign.envelope import SignedEnvelope
+    from histor_sign.mcp._snapshot import Snapshot
 
     #: What the library accepts where it needs a statement.
     StatementLike: TypeAlias = "Statement | SignedEnvelope | Mapping[str, Any]"
@@ -82,6 +83,43 @@ def digests(tools: ToolsLike) -> tuple[str, dict[str, str]]:
     parts = tool_digest_parts(tools)
     per_tool = {name: sha256_digest(data) for name, data in parts.items()}
     return sha256_digest(canonical_object_from_parts(parts)), per_tool
+
+
+@dataclass(frozen=True)
+class SurfaceDigests:
+    """Digests of the non-tool surface: instructions, each prompt, each resource template.
+
+    Each is SHA-256 of the RFC 8785 bytes of the item exactly as served (every field),
+    so any change to what can steer a model changes its digest. ``None`` / empty means
+    the snapshot did not capture that part. The signed tool statement stays tools-only.
+    """
+
+    instructions: str | None
+    prompts: Mapping[str, str]
+    resource_templates: Mapping[str, str]
+
+
+def _keyed_digests(items: list[dict[str, Any]] | None, key: str, what: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for index, item in enumerate(items or []):
+        name = item[key]
+        if name in out:
+            raise InputError(f"duplicate {what} {key} {name!r} at #/{index}")
+        out[name] = sha256_digest(canonical_bytes(item))
+    return out
+
+
+def surface_digests(snapshot: Snapshot) -> SurfaceDigests:
+    """Per-item digests of a snapshot's instructions, prompts and resource templates."""
+    instructions = snapshot.instructions
+    return SurfaceDigests(
+        instructions=None if instructions is None
+        else sha256_digest(canonical_bytes(instructions)),
+        prompts=MappingProxyType(_keyed_digests(snapshot.prompts, "name", "prompt")),
+        resource_templates=MappingProxyType(
+            _keyed_digests(snapshot.resource_templates, "uriTemplate", "resource template")
+        ),
+    )
 
 
 @dataclass(frozen=True)

@@ -184,6 +184,25 @@ class RpcError(Exception):
         self.code, self.message, self.data = code, message, data
 
 
+INSTRUCTIONS = "Example notes server for the histor-sign demo."
+
+#: Prompts and resource templates: the rest of the surface that can steer a model.
+PROMPTS: list[dict[str, Any]] = [
+    {"name": f"prompt_{n}", "title": f"Prompt {n}", "description": f"Summarise note set {n}.",
+     "arguments": [{"name": "topic", "description": "What to summarise", "required": True}]}
+    for n in range(5)
+]
+RESOURCE_TEMPLATES: list[dict[str, Any]] = [
+    {"uriTemplate": f"notes://{kind}/{{id}}", "name": f"{kind}_note",
+     "description": f"A {kind} note by id.", "mimeType": "text/plain"}
+    for kind in ("draft", "published", "archived", "shared")
+]
+CAPABILITIES: dict[str, Any] = {
+    "tools": {"listChanged": False}, "prompts": {"listChanged": False},
+    "resources": {"listChanged": False},
+}
+
+
 class ExampleServer:
     """One stdio connection: era, negotiated version, and the served tools."""
 
@@ -192,6 +211,9 @@ class ExampleServer:
             raise ValueError("page size must be at least 1")
         self.tools = tools
         self.page_size = page_size
+        self.instructions = INSTRUCTIONS
+        self.prompts = [dict(p) for p in PROMPTS]
+        self.resource_templates = [dict(t) for t in RESOURCE_TEMPLATES]
         self.era: str | None = None  # "legacy" | "modern", fixed by the first request
         self.version: str | None = None
 
@@ -250,9 +272,9 @@ class ExampleServer:
         self.version = requested if requested in LEGACY_VERSIONS else LEGACY_VERSIONS[-1]
         return {
             "protocolVersion": self.version,
-            "capabilities": {"tools": {"listChanged": False}},
+            "capabilities": CAPABILITIES,
             "serverInfo": SERVER_INFO,
-            "instructions": "Example notes server for the histor-sign demo.",
+            "instructions": self.instructions,
         }
 
     def _check_modern_version(self, requested: Any) -> None:
@@ -268,28 +290,36 @@ class ExampleServer:
         extra = {"resultType": "complete", "ttlMs": 0, "cacheScope": "public",
                  "_meta": {META_SERVER_INFO: SERVER_INFO}}
         if method == "server/discover":
-            return {"supportedVersions": list(MODERN_VERSIONS),
-                    "capabilities": {"tools": {"listChanged": False}}, **extra}
-        if method == "tools/list":
-            return {**self._page(params.get("cursor")), **extra}
+            return {"supportedVersions": list(MODERN_VERSIONS), "capabilities": CAPABILITIES,
+                    "instructions": self.instructions, **extra}
+        if method in self._lists():
+            return {**self._list_page(method, params.get("cursor")), **extra}
         if method == "tools/call":
             return self._call(params)
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
     def _legacy(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        if method == "tools/list":
-            return self._page(params.get("cursor"))
+        if method in self._lists():
+            return self._list_page(method, params.get("cursor"))
         if method == "tools/call":
             return self._call(params)
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
     # --- tools -------------------------------------------------------------------------
 
-    def _page(self, cursor: Any) -> dict[str, Any]:
-        offset = 0 if cursor is None else decode_cursor(cursor, len(self.tools))
+    def _lists(self) -> dict[str, tuple[str, list[dict[str, Any]]]]:
+        return {
+            "tools/list": ("tools", self.tools),
+            "prompts/list": ("prompts", self.prompts),
+            "resources/templates/list": ("resourceTemplates", self.resource_templates),
+        }
+
+    def _list_page(self, method: str, cursor: Any) -> dict[str, Any]:
+        member, items = self._lists()[method]
+        offset = 0 if cursor is None else decode_cursor(cursor, len(items))
         end = offset + self.page_size
-        page: dict[str, Any] = {"tools": self.tools[offset:end]}
-        if end < len(self.tools):
+        page: dict[str, Any] = {member: items[offset:end]}
+        if end < len(items):
             page["nextCursor"] = encode_cursor(end)
         return page
 

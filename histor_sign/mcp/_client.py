@@ -18,7 +18,7 @@ from histor_sign.mcp._jsonrpc import Channel
 from histor_sign.mcp._session import Session, open_session, renew_session
 from histor_sign.mcp._snapshot import Snapshot
 from histor_sign.mcp._target import FetchOptions, Target
-from histor_sign.mcp._walk import Walk, walk_tools
+from histor_sign.mcp._walk import PROMPTS, RESOURCE_TEMPLATES, Walk, walk_list, walk_tools
 
 #: New legacy sessions started after the server expired ours mid-walk.
 MAX_SESSION_RENEWALS = 1
@@ -74,6 +74,7 @@ async def _fetch(target: Target, options: FetchOptions) -> Snapshot:
                 await channel.start()
                 session = await open_session(channel, options)
                 session, walk, renewals = await _walk_with_renewal(session, options)
+                prompts, templates = await _walk_surface(session, options)
         except TimeoutError:
             raise LimitExceeded(
                 f"fetching tools/list from {target.label()} took longer than "
@@ -99,7 +100,11 @@ async def _fetch(target: Target, options: FetchOptions) -> Snapshot:
         capture["sessionRenewals"] = renewals
     if walk.duplicates:
         capture["duplicates"] = walk.duplicates
-    snapshot = Snapshot(tools=walk.tools, capture=capture, source=target.label())
+    snapshot = Snapshot(
+        tools=walk.tools, capture=capture, source=target.label(),
+        instructions=session.instructions if isinstance(session.instructions, str) else None,
+        prompts=prompts, resource_templates=templates,
+    )
     _refuse_echoed_secrets(snapshot, target.secrets())
     return snapshot
 
@@ -130,6 +135,19 @@ def _refuse_echoed_secrets(snapshot: Snapshot, secrets: list[str]) -> None:
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
+
+
+async def _walk_surface(
+    session: Session, options: FetchOptions
+) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]] | None]:
+    """Prompts and resource templates, each only when the server's capabilities offer it."""
+    caps = session.server_capabilities if isinstance(session.server_capabilities, dict) else {}
+    prompts = templates = None
+    if isinstance(caps.get("prompts"), dict):
+        prompts = (await walk_list(session, options, PROMPTS)).tools
+    if isinstance(caps.get("resources"), dict):
+        templates = (await walk_list(session, options, RESOURCE_TEMPLATES)).tools
+    return prompts, templates
 
 
 async def _walk_with_renewal(session: Session, options: FetchOptions) -> tuple[Session, Walk, int]:

@@ -49,6 +49,8 @@ class Session:
     timeout: float
     server_info: Any = None
     server_capabilities: Any = None
+    #: The server's ``instructions`` (initialize or server/discover result), as served.
+    instructions: Any = None
     client_capabilities: dict[str, Any] = field(default_factory=lambda: dict(CLIENT_CAPABILITIES))
 
     async def call(self, method: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -173,6 +175,7 @@ async def _modern(channel: Channel, options: FetchOptions) -> Session:
         timeout=options.timeout,
         server_info=server_info,
         server_capabilities=result.get("capabilities"),
+        instructions=result.get("instructions"),
     )
 
 
@@ -201,4 +204,5 @@ async def _legacy(channel: Channel, options: FetchOptions, requested: str) -> Se
         timeout=options.timeout,
         server_info=result.get("serverInfo"),
         server_capabilities=result.get("capabilities"),
+        instructions=result.get("instructions"),
     )

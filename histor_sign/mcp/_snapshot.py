@@ -29,10 +29,21 @@ class Snapshot:
     tools: list[dict[str, Any]]
     capture: dict[str, Any]
     source: str = field(default="<fetch>", compare=False)
+    #: The rest of the surface that steers a model; ``None`` = not offered / not captured.
+    instructions: str | None = None
+    prompts: list[dict[str, Any]] | None = None
+    resource_templates: list[dict[str, Any]] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The snapshot document (a plain JSON value)."""
-        return {"type": SNAPSHOT_TYPE, "capture": self.capture, "tools": self.tools}
+        """The snapshot document (a plain JSON value); surface members only when captured."""
+        doc: dict[str, Any] = {"type": SNAPSHOT_TYPE, "capture": self.capture, "tools": self.tools}
+        if self.instructions is not None:
+            doc["instructions"] = self.instructions
+        if self.prompts is not None:
+            doc["prompts"] = self.prompts
+        if self.resource_templates is not None:
+            doc["resourceTemplates"] = self.resource_templates
+        return doc
 
     def to_bytes(self) -> bytes:
         """Pretty, deterministic UTF-8 JSON with a trailing newline (what ``fetch`` writes)."""
@@ -54,4 +65,22 @@ class Snapshot:
         ):
             raise InputError(f"{source}: not a {SNAPSHOT_TYPE} document")
         parse_catalog(dict(value), source)  # every tool importable
-        return cls(tools=list(value["tools"]), capture=dict(value["capture"]), source=source)
+        instructions = value.get("instructions")
+        if instructions is not None and not isinstance(instructions, str):
+            raise InputError(f"{source}: \"instructions\" must be a string")
+        lists: dict[str, list[dict[str, Any]] | None] = {}
+        for member, key in (("prompts", "name"), ("resourceTemplates", "uriTemplate")):
+            items = value.get(member)
+            if items is not None and (
+                not isinstance(items, list)
+                or not all(isinstance(i, dict) and isinstance(i.get(key), str) for i in items)
+            ):
+                raise InputError(
+                    f"{source}: \"{member}\" must be an array of objects with a string \"{key}\""
+                )
+            lists[member] = None if items is None else list(items)
+        return cls(
+            tools=list(value["tools"]), capture=dict(value["capture"]), source=source,
+            instructions=instructions, prompts=lists["prompts"],
+            resource_templates=lists["resourceTemplates"],
+        )

@@ -28,16 +28,38 @@ class Walk:
     restarts: int = 0
 
 
-def _where(page: int, item: int, index: int) -> str:
-    return f"page {page} item {item} (#/tools/{index})"
+@dataclass(frozen=True)
+class ListKind:
+    """One paginated list: its method, the result's array member, and each item's key."""
+
+    method: str
+    member: str
+    key: str
+    noun: str
+
+
+TOOLS = ListKind("tools/list", "tools", "name", "tool")
+PROMPTS = ListKind("prompts/list", "prompts", "name", "prompt")
+RESOURCE_TEMPLATES = ListKind(
+    "resources/templates/list", "resourceTemplates", "uriTemplate", "resource template"
+)
+
+
+def _where(kind: ListKind, page: int, item: int, index: int) -> str:
+    return f"page {page} item {item} (#/{kind.member}/{index})"
 
 
 async def walk_tools(session: Session, options: FetchOptions) -> Walk:
+    return await walk_list(session, options, TOOLS)
+
+
+async def walk_list(session: Session, options: FetchOptions, kind: ListKind) -> Walk:
+    """Walk every page of ``kind`` with the same guards as tools/list."""
     channel = session.channel
     restarts = 0
     while True:
         channel.list_changed = 0
-        walk = await _walk_once(session, options)
+        walk = await _walk_once(session, options, kind)
         if not channel.list_changed:
             walk.restarts = restarts
             return walk
@@ -49,7 +71,7 @@ async def walk_tools(session: Session, options: FetchOptions) -> Walk:
         restarts += 1
 
 
-async def _walk_once(session: Session, options: FetchOptions) -> Walk:
+async def _walk_once(session: Session, options: FetchOptions, kind: ListKind) -> Walk:
     walk = Walk()
     first_seen: dict[str, tuple[int, int, int]] = {}
     cursors: dict[str, int] = {}
@@ -58,32 +80,33 @@ async def _walk_once(session: Session, options: FetchOptions) -> Walk:
     while True:
         if page >= options.max_pages:
             raise LimitExceeded(
-                f"tools/list has more than `max_pages` {options.max_pages} pages",
+                f"{kind.method} has more than `max_pages` {options.max_pages} pages",
                 limit="max_pages", value=options.max_pages,
             )
         page += 1
-        result = await session.call("tools/list", None if cursor is None else {"cursor": cursor})
-        what = f"tools/list page {page}"
+        result = await session.call(kind.method, None if cursor is None else {"cursor": cursor})
+        what = f"{kind.method} page {page}"
         result_type = result.get("resultType")
         if result_type is not None and result_type != "complete":
             raise FetchError(f"{what}: resultType is {clip(str(result_type), 40)!r}, "
                              "expected \"complete\"")
-        items = result.get("tools")
+        items = result.get(kind.member)
         if not isinstance(items, list):
-            raise InputError(f"{what}: the result has no \"tools\" array")
+            raise InputError(f"{what}: the result has no \"{kind.member}\" array")
         for item_no, tool in enumerate(items):
             index = len(walk.tools)
-            where = _where(page, item_no, index)
+            where = _where(kind, page, item_no, index)
             if not isinstance(tool, dict):
-                raise InputError(f"{what}: tool at {where} is not a JSON object")
-            name = tool.get("name")
+                raise InputError(f"{what}: {kind.noun} at {where} is not a JSON object")
+            name = tool.get(kind.key)
             if not isinstance(name, str):
-                raise InputError(f"{what}: tool at {where} has no string \"name\"")
+                raise InputError(f"{what}: {kind.noun} at {where} has no string \"{kind.key}\"")
             if name in first_seen:
                 p, i, x = first_seen[name]
                 if not options.allow_duplicates:
                     raise InputError(
-                        f"duplicate tool name {clip(name, 80)!r}: {_where(p, i, x)} and {where} "
+                        f"duplicate {kind.noun} {kind.key} {clip(name, 80)!r}: "
+                        f"{_where(kind, p, i, x)} and {where} "
                         "(use `allow_duplicates` to keep both as evidence)",
                         param="allow_duplicates",
                     )
@@ -93,7 +116,7 @@ async def _walk_once(session: Session, options: FetchOptions) -> Walk:
             walk.tools.append(tool)
             if len(walk.tools) > options.max_tools:
                 raise LimitExceeded(
-                    f"tools/list has more than `max_tools` {options.max_tools} tools",
+                    f"{kind.method} has more than `max_tools` {options.max_tools} {kind.member}",
                     limit="max_tools", value=options.max_tools,
                 )
         walk.page_sizes.append(len(items))

@@ -106,7 +106,10 @@ def test_legacy_version_negotiation(asked: str, answered: str) -> None:
         result = initialize(client, asked)["result"]
         assert result["protocolVersion"] == answered
         assert result["serverInfo"]["name"] == "example-notes"
-        assert result["capabilities"] == {"tools": {"listChanged": False}}
+        assert result["capabilities"] == {
+            "tools": {"listChanged": False}, "prompts": {"listChanged": False},
+            "resources": {"listChanged": False},
+        }
 
 
 def test_legacy_pagination_and_call() -> None:
