@@ -317,13 +317,18 @@ def _load_policy(path: Path | None) -> "Policy | None":
 def _served_tools(
     path: str | None, target: "Target | None", options: "FetchOptions", max_tools: int
 ) -> "Snapshot | Catalog":
-    """A live fetch (every page, with its capture context) or the catalog file."""
+    """A live fetch (every page, with its capture context) or the catalog file; a snapshot
+    file stays a Snapshot, so its capture and server surface are kept as evidence."""
     if target is not None:
         return t.fetch_snapshot(target, options)
-    from histor_sign.catalog import load_catalog
+    from histor_sign.canonical import read_json_file
+    from histor_sign.catalog import parse_catalog
+    from histor_sign.mcp import Snapshot
 
     assert path is not None
-    return load_catalog(path, max_tools=max_tools)
+    document = read_json_file(path)
+    catalog = parse_catalog(document, path, max_tools=max_tools)
+    return Snapshot.from_json(document, path) if catalog.shape == "snapshot" else catalog
 
 
 def _report(outcome: "ReleaseOutcome") -> None:
