@@ -30,6 +30,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from histor_sign._internal.calls import ObservedCall
     from histor_sign._internal.sigstore_trust import Trust
+    from histor_sign._internal.triage import DriftChange, DriftKind, Risk
     from histor_sign.canonical import JsonValue, canonical_bytes
     from histor_sign.catalog import Catalog, Tool, ToolsLike
     from histor_sign.drift import ChangeKind, DriftResult, DriftStatus, ToolDrift, compare
@@ -80,6 +81,9 @@ _LAZY: dict[str, str] = {
     "DriftStatus": "histor_sign.drift",
     "ChangeKind": "histor_sign.drift",
     "ToolDrift": "histor_sign.drift",
+    "DriftChange": "histor_sign._internal.triage",
+    "DriftKind": "histor_sign._internal.triage",
+    "Risk": "histor_sign._internal.triage",
     "Target": "histor_sign.mcp._target",
     "FetchOptions": "histor_sign.mcp._target",
     "Pins": "histor_sign.verify",
@@ -132,6 +136,8 @@ __all__ = [
     "CheckFailed",
     "CheckServedResult",
     "Decision",
+    "DriftChange",
+    "DriftKind",
     "DriftResult",
     "DriftStatus",
     "FetchError",
@@ -153,6 +159,7 @@ __all__ = [
     "ReleaseRequest",
     "ReplayOptions",
     "ReplayResult",
+    "Risk",
     "ScanOptions",
     "ScanResult",
     "Severity",
