@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from histor_sign._internal.schema_validation import SchemaRoot, Untrusted, plain_class, prepare_root
+from histor_sign._internal.schema_validation import SchemaRoot, plain_class, prepare_root
 from histor_sign.canonical import canonical_bytes
 
 #: How similar two descriptions must be (difflib ratio) for a removed and an added tool with
@@ -283,38 +283,111 @@ def schema_difference(new: SchemaRoot, old: SchemaRoot) -> Difference:
     A witness is returned only when the exact validator and ``jsonschema`` as published both
     accept it under ``new`` and reject it under ``old``; anything else is ``unknown``.
     """
-    from histor_sign.scan._schema_algebra import Bounds, Budget, Sub, Undecided, solve
+    from histor_sign.scan._schema_algebra import Sub
 
     for root in (new, old):
         if root.problem is not None:
             return Difference("unknown", reason=root.problem)
     object_root = prepare_root(_OBJECT, "<tool arguments>", check=False)
     conj = [Sub(new.schema, new), Sub({"not": old.schema}, old), Sub(_OBJECT, object_root)]
+    found, reason = _solve(conj)
+    if found is _NONE:
+        return Difference("none", reason="every argument object the new schema accepts, "
+                                         "the old one accepted")
+    if found is not _UNKNOWN:
+        checked = _witness(found, new, old)
+        if isinstance(checked, Difference):
+            return checked
+        reason = "candidate witness failed independent validation"
+    # The algebra relaxes some negations (e.g. of a closed object); try the per-argument
+    # candidates it can decide exactly. Sound: a candidate counts only once validated.
+    for candidate in _argument_candidates(new, old, object_root):
+        checked = _witness(candidate, new, old)
+        if isinstance(checked, Difference):
+            return checked
+    if _properties_contained(new, old):
+        return Difference("none", reason="each argument's new schema is within its old one")
+    return Difference("unknown", reason=reason)
+
+
+def _properties_contained(new: SchemaRoot, old: SchemaRoot) -> bool:
+    """A sufficient proof that ``new`` accepts nothing ``old`` refuses: the schemas differ
+    only inside ``properties`` (the same names, or fewer when both are closed), and each new
+    property schema is proved (by the algebra) to accept nothing its old one refuses."""
+    from histor_sign.scan._schema_algebra import Sub
+
+    if not (isinstance(new.schema, dict) and isinstance(old.schema, dict)):
+        return False
+    rest_new = {k: v for k, v in new.schema.items() if k != "properties"}
+    rest_old = {k: v for k, v in old.schema.items() if k != "properties"}
+    new_props, old_props = _props(new.schema), _props(old.schema)
+    if (canonical_bytes(_strip_descriptions(rest_new))
+            != canonical_bytes(_strip_descriptions(rest_old))
+            or not (set(new_props) == set(old_props) or (
+                set(new_props) <= set(old_props) and rest_new.get("additionalProperties")
+                is False and "patternProperties" not in rest_new))
+            or "$ref" in str(canonical_bytes(rest_new))):
+        return False
+    for name, sub in new_props.items():
+        value, _ = _solve([Sub(sub, new), Sub({"not": old_props[name]}, old)])
+        if value is not _NONE:
+            return False
+    return True
+
+
+_NONE, _UNKNOWN = object(), object()
+
+
+def _solve(conj: list[Any]) -> tuple[Any, str]:
+    """One value satisfying ``conj``; ``_NONE`` when proved empty, ``_UNKNOWN`` + reason."""
+    from histor_sign.scan._schema_algebra import Bounds, Budget, Undecided, solve
+
     try:
         found = solve(conj, Budget(Bounds(seconds=SCHEMA_SECONDS)))
     except Undecided as exc:
-        return Difference("unknown", reason=exc.reason)
+        return _UNKNOWN, exc.reason
     except RecursionError:
-        return Difference("unknown", reason="schema nesting exceeded the recursion bound")
-    except (TypeError, ValueError, KeyError, AttributeError, ZeroDivisionError, OverflowError) \
-            as exc:
-        return Difference("unknown", reason=f"schema could not be analysed ({type(exc).__name__})")
-    if found is None:
-        return Difference("none", reason="every argument object the new schema accepts, "
-                                         "the old one accepted")
-    witness = found.value
+        return _UNKNOWN, "schema nesting exceeded the recursion bound"
+    except (TypeError, ValueError, KeyError, AttributeError, ZeroDivisionError,
+            OverflowError) as exc:
+        return _UNKNOWN, f"schema could not be analysed ({type(exc).__name__})"
+    return (_NONE, "") if found is None else (found.value, "")
+
+
+def _witness(value: Any, new: SchemaRoot, old: SchemaRoot) -> Difference | None:
+    """``found`` when every validator accepts ``value`` under new and rejects it under old."""
     try:
-        ok = (isinstance(witness, dict) and new.accepts(witness) and not old.accepts(witness)
-              and plain_class(new.dialect)(new.schema).is_valid(witness)
-              and not plain_class(old.dialect)(old.schema).is_valid(witness))
-    except Untrusted as exc:
-        return Difference("unknown", reason=f"witness could not be validated: {exc.reason}")
-    except Exception as exc:  # a validator failing on a hostile schema: undecided
-        return Difference("unknown", reason=f"witness could not be validated "
-                                            f"({type(exc).__name__})")
-    if not ok:
-        return Difference("unknown", reason="candidate witness failed independent validation")
-    return Difference("found", witness=witness)
+        ok = (isinstance(value, dict) and new.accepts(value) and not old.accepts(value)
+              and plain_class(new.dialect)(new.schema).is_valid(value)
+              and not plain_class(old.dialect)(old.schema).is_valid(value))
+    except Exception:  # a validator failing on a hostile schema: not a witness
+        return None
+    return Difference("found", witness=value) if ok else None
+
+
+def _argument_candidates(new: SchemaRoot, old: SchemaRoot, object_root: SchemaRoot) -> list[Any]:
+    """Argument objects valid under ``new`` that differ from one of its instances in one
+    argument, chosen where ``old`` constrains that argument differently."""
+    from histor_sign.scan._schema_algebra import Sub
+
+    base, _ = _solve([Sub(new.schema, new), Sub(_OBJECT, object_root)])
+    if not isinstance(base, dict):
+        return []
+    new_props, old_props = _props(new.schema), _props(old.schema)
+    old_extra = old.schema.get("additionalProperties", True)
+    out: list[Any] = []
+    for name, sub in new_props.items():
+        before = old_props.get(name, old_extra)
+        if before is True:
+            continue
+        value, _ = _solve([Sub(sub, new), Sub({"not": before}, old)])
+        if value is not _NONE and value is not _UNKNOWN:
+            out.append({**base, name: value})
+    if old_extra is False and new.schema.get("additionalProperties", True) is True:
+        fresh = next(f"extra{i}" for i in range(len(old_props) + len(new_props) + 1)
+                     if f"extra{i}" not in old_props and f"extra{i}" not in new_props)
+        out.append({**base, fresh: None})
+    return out[:16]
 
 
 def _witness_text(value: Any) -> str:
@@ -356,28 +429,40 @@ def input_schema_changes(
     names = list(tool_names)
     out = argument_changes(old, new)
     old_text, new_text = _descriptions(old), _descriptions(new)
-    for where in sorted(set(old_text) | set(new_text)):
-        before, after = old_text.get(where, ""), new_text.get(where, "")
+    for where in sorted(new_text):
+        before, after = old_text.get(where), new_text[where]
         if before != after:
-            out += description_changes(before, after, own, names,
-                                       where=f"inputSchema{where}")
+            found = description_changes(before or "", after, own, names,
+                                        where=f"inputSchema{where}")
+            # Text that went away or came with a new argument is no wording change of its own.
+            out += found if before is not None else [c for c in found if c.risk is Risk.HIGH]
     if canonical_bytes(_strip_descriptions(old)) == canonical_bytes(_strip_descriptions(new)):
         return out
     new_root, old_root = prepare_root(new, "new inputSchema"), prepare_root(old, "old inputSchema")
     wider = schema_difference(new_root, old_root)
     narrower = schema_difference(old_root, new_root)
     if wider.outcome == "found":
+        # A widening is rated medium already: an undecided narrowing cannot raise it.
+        also = ("; whether it also refuses arguments it accepted is undecided"
+                if narrower.outcome == "unknown" else "")
         out.append(DriftChange(DriftKind.SCHEMA_WIDENED, Risk.MEDIUM,
-                          f"accepts {_witness_text(wider.witness)}, refused before",
-                          wider.witness, True))
+                               f"accepts {_witness_text(wider.witness)}, refused before{also}",
+                               wider.witness, True))
     if narrower.outcome == "found":
         out.append(DriftChange(DriftKind.SCHEMA_NARROWED, Risk.LOW,
-                          f"refuses {_witness_text(narrower.witness)}, accepted before",
-                          narrower.witness, True))
-    unknown = [d for d in (wider, narrower) if d.outcome == "unknown"]
-    if unknown and not (wider.outcome == "found" and narrower.outcome == "found"):
+                               f"refuses {_witness_text(narrower.witness)}, accepted before",
+                               narrower.witness, True))
+    if wider.outcome == narrower.outcome == "none":
+        out.append(DriftChange(DriftKind.SCHEMA_WORDING, Risk.LOW,
+                               "schema rewritten; it accepts exactly the same arguments"))
+    if wider.outcome == "unknown":
         out.append(DriftChange(DriftKind.SCHEMA_CHANGED, Risk.MEDIUM,
-                          f"undecided (unknown, rated medium): {unknown[0].reason}"))
+                               "undecided whether it accepts arguments it refused (unknown, "
+                               f"rated medium): {wider.reason}"))
+    elif wider.outcome == "none" and narrower.outcome == "unknown":
+        out.append(DriftChange(DriftKind.SCHEMA_CHANGED, Risk.LOW,
+                               "accepts nothing it refused; whether it refuses arguments it "
+                               f"accepted is undecided: {narrower.reason}"))
     return out
 
 
