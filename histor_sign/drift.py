@@ -21,6 +21,7 @@ from histor_sign._internal.triage import (
     DriftChange,
     DriftKind,
     Risk,
+    SchemaClock,
     added_tool_changes,
     max_risk,
     rename_changes,
@@ -266,6 +267,7 @@ def _triaged(
         added = {d.name: current[d.name].projected() for d in diffs
                  if d.change is ChangeKind.ADDED}
         pairs = renames(removed, added)
+    clock = SchemaClock()
     renamed_to = {new: old for old, new in pairs}
     renamed_old = set(renamed_to.values())
     out: list[ToolDrift] = []
@@ -280,14 +282,14 @@ def _triaged(
             out.append(ToolDrift(
                 diff.name, ChangeKind.RENAMED, by_name[old_name].before, diff.after,
                 tuple(fields), _description_diff_if(fields, old, new),
-                tuple(rename_changes(old, new, names)), renamed_from=old_name))
+                tuple(rename_changes(old, new, names, clock)), renamed_from=old_name))
         elif diff.change is ChangeKind.CHANGED and signed is not None:
             old = signed[diff.name].projected()
             new = current[diff.name].projected()
             fields = changed_fields(old, new)
             out.append(ToolDrift(diff.name, diff.change, diff.before, diff.after,
                                  tuple(fields), _description_diff_if(fields, old, new),
-                                 tuple(tool_changes(old, new, names))))
+                                 tuple(tool_changes(old, new, names, clock))))
         elif diff.change is ChangeKind.CHANGED:
             unknown = DriftChange(DriftKind.DEFINITION_UNKNOWN, Risk.HIGH,
                              "definition changed; the signed definition is not available, so "

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -26,8 +27,31 @@ from histor_sign.canonical import canonical_bytes
 #: How similar two descriptions must be (difflib ratio) for a removed and an added tool with
 #: the same input schema to be one rename.
 RENAME_SIMILARITY = 0.9
-#: Schema-algebra time per direction (seconds); the scan's other bounds apply.
+#: Bounds on rename matching over a hostile catalog: description pairs compared, and the
+#: characters of each description that count.
+MAX_RENAME_COMPARISONS = 10_000
+MAX_RENAME_TEXT = 4_096
+#: Schema-algebra time per solver call (seconds); the scan's other bounds apply.
 SCHEMA_SECONDS = 1.0
+#: Time for one direction of one tool's schema verdict, all solver calls together (seconds).
+DIRECTION_SECONDS = 2.0
+#: Time for all schema verdicts of one comparison (a hostile catalog cannot stall a check).
+TOTAL_SCHEMA_SECONDS = 20.0
+
+
+class SchemaClock:
+    """The schema-verdict time left for one comparison."""
+
+    def __init__(self, seconds: float = TOTAL_SCHEMA_SECONDS) -> None:
+        self.end = time.monotonic() + seconds
+
+    def deadline(self) -> float:
+        """When the next direction must stop: its own bound or the comparison's, earlier."""
+        return min(self.end, time.monotonic() + DIRECTION_SECONDS)
+
+    @property
+    def spent(self) -> bool:
+        return time.monotonic() > self.end
 
 
 class Risk(StrEnum):
@@ -277,7 +301,9 @@ class Difference:
     reason: str = ""
 
 
-def schema_difference(new: SchemaRoot, old: SchemaRoot) -> Difference:
+def schema_difference(
+    new: SchemaRoot, old: SchemaRoot, clock: SchemaClock | None = None
+) -> Difference:
     """Decide ``new ∧ ¬old`` (over objects) with the scan's algebra.
 
     A witness is returned only when the exact validator and ``jsonschema`` as published both
@@ -285,12 +311,17 @@ def schema_difference(new: SchemaRoot, old: SchemaRoot) -> Difference:
     """
     from histor_sign.scan._schema_algebra import Sub
 
+    clock = clock or SchemaClock()
+    if clock.spent:
+        return Difference("unknown", reason=f"the comparison's schema time "
+                                            f"({TOTAL_SCHEMA_SECONDS:g} s) is spent")
+    deadline = clock.deadline()
     for root in (new, old):
         if root.problem is not None:
             return Difference("unknown", reason=root.problem)
     object_root = prepare_root(_OBJECT, "<tool arguments>", check=False)
     conj = [Sub(new.schema, new), Sub({"not": old.schema}, old), Sub(_OBJECT, object_root)]
-    found, reason = _solve(conj)
+    found, reason = _solve(conj, deadline)
     if found is _NONE:
         return Difference("none", reason="every argument object the new schema accepts, "
                                          "the old one accepted")
@@ -301,16 +332,16 @@ def schema_difference(new: SchemaRoot, old: SchemaRoot) -> Difference:
         reason = "candidate witness failed independent validation"
     # The algebra relaxes some negations (e.g. of a closed object); try the per-argument
     # candidates it can decide exactly. Sound: a candidate counts only once validated.
-    for candidate in _argument_candidates(new, old, object_root):
+    for candidate in _argument_candidates(new, old, object_root, deadline):
         checked = _witness(candidate, new, old)
         if isinstance(checked, Difference):
             return checked
-    if _properties_contained(new, old):
+    if _properties_contained(new, old, deadline):
         return Difference("none", reason="each argument's new schema is within its old one")
     return Difference("unknown", reason=reason)
 
 
-def _properties_contained(new: SchemaRoot, old: SchemaRoot) -> bool:
+def _properties_contained(new: SchemaRoot, old: SchemaRoot, deadline: float) -> bool:
     """A sufficient proof that ``new`` accepts nothing ``old`` refuses: the schemas differ
     only inside ``properties`` (the same names, or fewer when both are closed), and each new
     property schema is proved (by the algebra) to accept nothing its old one refuses."""
@@ -329,7 +360,9 @@ def _properties_contained(new: SchemaRoot, old: SchemaRoot) -> bool:
             or "$ref" in str(canonical_bytes(rest_new))):
         return False
     for name, sub in new_props.items():
-        value, _ = _solve([Sub(sub, new), Sub({"not": old_props[name]}, old)])
+        if time.monotonic() > deadline:
+            return False
+        value, _ = _solve([Sub(sub, new), Sub({"not": old_props[name]}, old)], deadline)
         if value is not _NONE:
             return False
     return True
@@ -338,12 +371,15 @@ def _properties_contained(new: SchemaRoot, old: SchemaRoot) -> bool:
 _NONE, _UNKNOWN = object(), object()
 
 
-def _solve(conj: list[Any]) -> tuple[Any, str]:
+def _solve(conj: list[Any], deadline: float) -> tuple[Any, str]:
     """One value satisfying ``conj``; ``_NONE`` when proved empty, ``_UNKNOWN`` + reason."""
     from histor_sign.scan._schema_algebra import Bounds, Budget, Undecided, solve
 
+    seconds = min(SCHEMA_SECONDS, deadline - time.monotonic())
+    if seconds <= 0:
+        return _UNKNOWN, "time bound reached"
     try:
-        found = solve(conj, Budget(Bounds(seconds=SCHEMA_SECONDS)))
+        found = solve(conj, Budget(Bounds(seconds=seconds)))
     except Undecided as exc:
         return _UNKNOWN, exc.reason
     except RecursionError:
@@ -365,12 +401,14 @@ def _witness(value: Any, new: SchemaRoot, old: SchemaRoot) -> Difference | None:
     return Difference("found", witness=value) if ok else None
 
 
-def _argument_candidates(new: SchemaRoot, old: SchemaRoot, object_root: SchemaRoot) -> list[Any]:
+def _argument_candidates(
+    new: SchemaRoot, old: SchemaRoot, object_root: SchemaRoot, deadline: float
+) -> list[Any]:
     """Argument objects valid under ``new`` that differ from one of its instances in one
     argument, chosen where ``old`` constrains that argument differently."""
     from histor_sign.scan._schema_algebra import Sub
 
-    base, _ = _solve([Sub(new.schema, new), Sub(_OBJECT, object_root)])
+    base, _ = _solve([Sub(new.schema, new), Sub(_OBJECT, object_root)], deadline)
     if not isinstance(base, dict):
         return []
     new_props, old_props = _props(new.schema), _props(old.schema)
@@ -380,7 +418,9 @@ def _argument_candidates(new: SchemaRoot, old: SchemaRoot, object_root: SchemaRo
         before = old_props.get(name, old_extra)
         if before is True:
             continue
-        value, _ = _solve([Sub(sub, new), Sub({"not": before}, old)])
+        if time.monotonic() > deadline:
+            break
+        value, _ = _solve([Sub(sub, new), Sub({"not": before}, old)], deadline)
         if value is not _NONE and value is not _UNKNOWN:
             out.append({**base, name: value})
     if old_extra is False and new.schema.get("additionalProperties", True) is True:
@@ -421,7 +461,7 @@ def _strip_descriptions(schema: Any) -> Any:
 
 
 def input_schema_changes(
-    old: Any, new: Any, own: str, tool_names: Iterable[str]
+    old: Any, new: Any, own: str, tool_names: Iterable[str], clock: SchemaClock | None = None
 ) -> list[DriftChange]:
     """Argument-level changes, then the algebra's verdict in both directions (widened with
     a witness accepted now and refused before; narrowed the reverse), then the wording of
@@ -439,8 +479,9 @@ def input_schema_changes(
     if canonical_bytes(_strip_descriptions(old)) == canonical_bytes(_strip_descriptions(new)):
         return out
     new_root, old_root = prepare_root(new, "new inputSchema"), prepare_root(old, "old inputSchema")
-    wider = schema_difference(new_root, old_root)
-    narrower = schema_difference(old_root, new_root)
+    clock = clock or SchemaClock()
+    wider = schema_difference(new_root, old_root, clock)
+    narrower = schema_difference(old_root, new_root, clock)
     if wider.outcome == "found":
         # A widening is rated medium already: an undecided narrowing cannot raise it.
         also = ("; whether it also refuses arguments it accepted is undecided"
@@ -476,7 +517,8 @@ def _text(value: Any) -> str:
 
 
 def tool_changes(old: Mapping[str, Any], new: Mapping[str, Any],
-                 tool_names: Sequence[str]) -> list[DriftChange]:
+                 tool_names: Sequence[str], clock: SchemaClock | None = None
+                 ) -> list[DriftChange]:
     """Every triaged change between two projected definitions of one tool (name aside)."""
     own = _text(new.get("name"))
     out: list[DriftChange] = []
@@ -487,7 +529,7 @@ def tool_changes(old: Mapping[str, Any], new: Mapping[str, Any],
                                    own, tool_names)
     if canonical_bytes(old.get("inputSchema")) != canonical_bytes(new.get("inputSchema")):
         out += input_schema_changes(old.get("inputSchema"), new.get("inputSchema"), own,
-                                    tool_names)
+                                    tool_names, clock)
     if canonical_bytes(old.get("outputSchema")) != canonical_bytes(new.get("outputSchema")):
         what = ("added" if "outputSchema" not in old else
                 "removed" if "outputSchema" not in new else "changed")
@@ -514,15 +556,30 @@ def renames(removed: Mapping[str, Mapping[str, Any]],
     """(old name, new name) pairs: a removed and an added tool with the same input schema
     and descriptions at least :data:`RENAME_SIMILARITY` alike (best pairs first)."""
     scored: list[tuple[float, str, str]] = []
+    schemas = {name: canonical_bytes(t.get("inputSchema")) for name, t in added.items()}
+    budget = MAX_RENAME_COMPARISONS
     for old_name, old in removed.items():
+        schema = canonical_bytes(old.get("inputSchema"))
         for new_name, new in added.items():
-            if canonical_bytes(old.get("inputSchema")) != canonical_bytes(new.get("inputSchema")):
+            if schemas[new_name] != schema:
                 continue
-            ratio = difflib.SequenceMatcher(
-                a=_text(old.get("description")), b=_text(new.get("description")),
-                autojunk=False).ratio()
+            a = _text(old.get("description"))[:MAX_RENAME_TEXT]
+            b = _text(new.get("description"))[:MAX_RENAME_TEXT]
+            if a == b:
+                scored.append((-1.0, old_name, new_name))
+                continue
+            if 2 * min(len(a), len(b)) < RENAME_SIMILARITY * (len(a) + len(b)):
+                continue  # the lengths alone rule it out (difflib's real_quick_ratio)
+            budget -= 1
+            if budget < 0:
+                return _pairs(scored)
+            ratio = difflib.SequenceMatcher(a=a, b=b, autojunk=False).ratio()
             if ratio >= RENAME_SIMILARITY:
                 scored.append((-ratio, old_name, new_name))
+    return _pairs(scored)
+
+
+def _pairs(scored: list[tuple[float, str, str]]) -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = []
     used_old: set[str] = set()
     used_new: set[str] = set()
@@ -536,9 +593,10 @@ def renames(removed: Mapping[str, Mapping[str, Any]],
 
 
 def rename_changes(old: Mapping[str, Any], new: Mapping[str, Any],
-                   tool_names: Sequence[str]) -> list[DriftChange]:
+                   tool_names: Sequence[str], clock: SchemaClock | None = None
+                   ) -> list[DriftChange]:
     """A rename (low: the same contract under a new name; calls to the old name fail
     closed) plus whatever else changed between the two definitions."""
     head = DriftChange(DriftKind.TOOL_RENAMED, Risk.LOW,
                   f"renamed from {_text(old.get('name'))}")
-    return [head, *tool_changes(old, new, tool_names)]
+    return [head, *tool_changes(old, new, tool_names, clock)]
