@@ -332,3 +332,20 @@ def test_headline_and_hostile_text() -> None:
     assert head.endswith(" · io.github.acme/tools revision 1")
     assert "\x1b" not in result.to_text()
     assert result.reaches("high") and result.reaches(Risk.MEDIUM)
+
+
+def test_spent_schema_time_is_unknown_not_unchanged() -> None:
+    """Once a comparison's schema time is spent, verdicts are unknown (medium), never none."""
+    from histor_sign._internal.schema_validation import prepare_root
+    from histor_sign._internal.triage import SchemaClock, input_schema_changes
+
+    old = TOOLS["valorant-leaderboard"]["inputSchema"]
+    new = copy.deepcopy(old)
+    new["properties"]["region"]["enum"].append("CN")
+    spent = SchemaClock(0.0)
+    changes = input_schema_changes(old, new, "valorant-leaderboard", [], spent)
+    assert [(c.kind, c.risk) for c in changes] == [(K.SCHEMA_CHANGED, R.MEDIUM)]
+    assert "spent" in changes[0].detail
+    from histor_sign._internal.triage import schema_difference
+    fresh = schema_difference(prepare_root(new), prepare_root(old))
+    assert fresh.outcome == "found" and fresh.witness == {"region": "CN"}
