@@ -30,6 +30,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from histor_sign._internal.calls import ObservedCall
     from histor_sign._internal.sigstore_trust import Trust
+    from histor_sign._internal.triage import DriftChange, DriftKind, Risk
     from histor_sign.attestation import (
         ATTESTATION_PREDICATE_TYPE,
         build_attestation,
@@ -85,6 +86,9 @@ _LAZY: dict[str, str] = {
     "DriftStatus": "histor_sign.drift",
     "ChangeKind": "histor_sign.drift",
     "ToolDrift": "histor_sign.drift",
+    "DriftChange": "histor_sign._internal.triage",
+    "DriftKind": "histor_sign._internal.triage",
+    "Risk": "histor_sign._internal.triage",
     "Target": "histor_sign.mcp._target",
     "FetchOptions": "histor_sign.mcp._target",
     "Pins": "histor_sign.verify",
@@ -141,6 +145,8 @@ __all__ = [
     "CheckFailed",
     "CheckServedResult",
     "Decision",
+    "DriftChange",
+    "DriftKind",
     "DriftResult",
     "DriftStatus",
     "FetchError",
@@ -162,6 +168,7 @@ __all__ = [
     "ReleaseRequest",
     "ReplayOptions",
     "ReplayResult",
+    "Risk",
     "ScanOptions",
     "ScanResult",
     "Severity",

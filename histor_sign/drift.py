@@ -1,9 +1,12 @@
 """Client-side drift check: what a server serves now vs. a signed revision.
 
 A statement carries only digests, so with it alone a changed tool is "changed, fields
-unknown". Given the signed catalog too (the tools file or snapshot that was signed, checked
-against the statement's digests first) we can say which of the seven projected fields
-changed and show a short diff of a changed description.
+unknown" (triaged as high risk: a wording fix and an attack look the same). Given the
+signed catalog too (the tools file or snapshot that was signed, checked against the
+statement's digests first) we can say which of the seven projected fields changed, show a
+short diff of a changed description, report a removed and an added tool with the same
+schema as one rename, and triage every change into a kind and a risk (see
+:mod:`histor_sign._internal.triage` and docs/drift.md for the rubric).
 """
 
 from __future__ import annotations
@@ -14,6 +17,17 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from histor_sign._internal.triage import (
+    DriftChange,
+    DriftKind,
+    Risk,
+    SchemaClock,
+    added_tool_changes,
+    max_risk,
+    rename_changes,
+    renames,
+    tool_changes,
+)
 from histor_sign._internal.untrusted import printable
 from histor_sign.canonical import canonical_bytes
 from histor_sign.catalog import PROJECTED_FIELDS, Tool, ToolsLike, as_tools
@@ -41,6 +55,7 @@ class ChangeKind(StrEnum):
     ADDED = "added"
     REMOVED = "removed"
     CHANGED = "changed"
+    RENAMED = "renamed"
 
 
 @dataclass(frozen=True)
@@ -80,6 +95,21 @@ class ToolDrift:
     current_digest: str | None
     fields: tuple[str, ...] | None = None
     description_diff: str | None = None
+    changes: tuple[DriftChange, ...] = ()
+    renamed_from: str | None = None
+
+    @property
+    def risk(self) -> Risk:
+        """The highest risk of this tool's triaged changes."""
+        return max_risk(c.risk for c in self.changes) or Risk.LOW
+
+    def summary(self, limit: int = 3) -> str:
+        """``name: detail; detail`` — the riskiest changes first (untrusted: print escaped)."""
+        ranked = sorted(self.changes, key=lambda c: -c.risk.rank)
+        details = [c.detail for c in ranked[:limit]]
+        if len(ranked) > limit:
+            details.append(f"+{len(ranked) - limit} more")
+        return f"{self.name}: {'; '.join(details)}"
 
     def to_json(self) -> dict[str, Any]:
         """The tool's entry in ``check --format json``."""
@@ -89,10 +119,14 @@ class ToolDrift:
             "signedDigest": self.signed_digest,
             "currentDigest": self.current_digest,
         }
-        if self.change is ChangeKind.CHANGED:
+        if self.change in (ChangeKind.CHANGED, ChangeKind.RENAMED):
             out["fields"] = list(self.fields) if self.fields is not None else None
+        if self.renamed_from is not None:
+            out["renamedFrom"] = self.renamed_from
         if self.description_diff is not None:
             out["descriptionDiff"] = self.description_diff
+        out["risk"] = self.risk.value
+        out["changes"] = [c.to_json() for c in self.changes]
         return out
 
 
@@ -116,8 +150,21 @@ class DriftResult:
         """How many tools differ in this way."""
         return sum(1 for t in self.tools if t.change == change)
 
+    @property
+    def risk(self) -> Risk | None:
+        """The highest risk of any change; None when the served tools match."""
+        if self.matches:
+            return None
+        return max_risk(t.risk for t in self.tools) or Risk.LOW
+
+    def reaches(self, level: Risk | str) -> bool:
+        """True when some change is at least ``level`` (the ``--fail-on`` gate)."""
+        risk = self.risk
+        return risk is not None and risk.rank >= Risk(level).rank
+
     def to_json(self) -> dict[str, Any]:
         """The ``check --format json`` document."""
+        risk = self.risk
         return {
             "status": self.status.value,
             "server": self.server,
@@ -125,27 +172,49 @@ class DriftResult:
             "signedManifestDigest": self.signed_manifest_digest,
             "currentManifestDigest": self.current_manifest_digest,
             "summary": {c.value: self.count(c) for c in ChangeKind},
+            "risk": risk.value if risk is not None else None,
             "tools": [t.to_json() for t in self.tools],
         }
 
+    def headline(self, tool_limit: int = 3) -> str:
+        """``match``, or ``different — risk: high  (1 changed: name: detail; detail)``
+        with the riskiest tools first (escaped: safe to print)."""
+        if self.matches:
+            return self.status.value
+        order = (ChangeKind.CHANGED, ChangeKind.RENAMED, ChangeKind.ADDED, ChangeKind.REMOVED)
+        counts = ", ".join(f"{self.count(c)} {c.value}" for c in order if self.count(c))
+        ranked = sorted(self.tools, key=lambda t: -t.risk.rank)
+        parts = [printable(t.summary(), 160) for t in ranked[:tool_limit]]
+        if len(ranked) > tool_limit:
+            parts.append(f"+{len(ranked) - tool_limit} more tools")
+        detail = f"{counts}: {' | '.join(parts)}" if parts else counts or "manifest differs"
+        risk = self.risk or Risk.LOW
+        return f"{self.status.value} — risk: {risk.value}  ({detail})"
+
     def to_text(self, *, fields_hint: str = "pass signed_tools to name them") -> str:
-        """Human summary: one line per differing tool, description diffs indented.
+        """Human summary: the headline with the risk, then one line per differing tool with
+        its triaged changes, description diffs indented.
 
         ``fields_hint`` tells the reader how to learn which fields of a changed tool
         differ when only digests were compared (the CLI names its flag here).
         """
-        head = (
-            f"{self.status.value}: {printable(self.server)} revision {self.revision}"
-            f" ({self.count(ChangeKind.CHANGED)} changed, {self.count(ChangeKind.ADDED)} added, "
-            f"{self.count(ChangeKind.REMOVED)} removed)"
-        )
+        where = f"{printable(self.server)} revision {self.revision}"
+        if self.matches:
+            head = f"{self.status.value}: {where} (0 changed, 0 added, 0 removed)"
+        else:
+            head = f"{self.headline()} · {where}"
         lines = [head]
         for item in self.tools:
             line = f"  {item.change.value:<8} {printable(item.name)}"
-            if item.change is ChangeKind.CHANGED:
+            if item.renamed_from is not None:
+                line += f" (from {printable(item.renamed_from)})"
+            if item.change in (ChangeKind.CHANGED, ChangeKind.RENAMED):
                 line += ": " + (printable(", ".join(item.fields)) if item.fields is not None
                                 else f"fields unknown ({fields_hint})")
-            lines.append(line)
+            lines.append(f"{line}  [risk: {item.risk.value}]")
+            lines += [f"      {c.risk.value:<6} {printable(c.detail, 200)}"
+                      + ("" if c.detail.startswith(c.kind.value) else f"  ({c.kind.value})")
+                      for c in item.changes]
             if item.description_diff:
                 lines += ["      " + printable(d) for d in item.description_diff.splitlines()]
         return "\n".join(lines)
@@ -173,20 +242,8 @@ def compare(
         _checked_signed_tools(signed_tools, statement) if signed_tools is not None else None
     )
     current_by_name = {t.name: t for t in current}
-    drift: list[ToolDrift] = []
-    for diff in diff_digests(statement.tool_digests, current_digests):
-        if diff.change is ChangeKind.CHANGED and signed_by_name is not None:
-            old = signed_by_name[diff.name].projected()
-            new = current_by_name[diff.name].projected()
-            fields = changed_fields(old, new)
-            text_diff = (
-                description_diff(old.get("description"), new.get("description"))
-                if "description" in fields else None
-            )
-            drift.append(ToolDrift(diff.name, diff.change, diff.before, diff.after,
-                                   tuple(fields), text_diff))
-        else:
-            drift.append(ToolDrift(diff.name, diff.change, diff.before, diff.after))
+    drift = _triaged(diff_digests(statement.tool_digests, current_digests), signed_by_name,
+                     current_by_name)
     same = manifest == statement.manifest_digest and not drift
     return DriftResult(
         status=DriftStatus.MATCH if same else DriftStatus.DIFFERENT,
@@ -196,6 +253,68 @@ def compare(
         current_manifest_digest=manifest,
         tools=tuple(drift),
     )
+
+
+def _triaged(
+    diffs: list[DigestChange], signed: dict[str, Tool] | None, current: dict[str, Tool]
+) -> list[ToolDrift]:
+    """One :class:`ToolDrift` per differing tool (renames folded), each with its changes."""
+    names = sorted(set(current) | set(signed or ()))
+    by_name = {d.name: d for d in diffs}
+    pairs: list[tuple[str, str]] = []
+    if signed is not None:
+        removed = {d.name: signed[d.name].projected() for d in diffs
+                   if d.change is ChangeKind.REMOVED}
+        added = {d.name: current[d.name].projected() for d in diffs
+                 if d.change is ChangeKind.ADDED}
+        pairs = renames(removed, added)
+    clock = SchemaClock()
+    renamed_to = {new: old for old, new in pairs}
+    renamed_old = set(renamed_to.values())
+    out: list[ToolDrift] = []
+    for diff in diffs:
+        if diff.name in renamed_old:
+            continue
+        if diff.name in renamed_to and signed is not None:
+            old_name = renamed_to[diff.name]
+            old = signed[old_name].projected()
+            new = current[diff.name].projected()
+            fields = [f for f in changed_fields(old, new) if f != "name"]
+            out.append(ToolDrift(
+                diff.name, ChangeKind.RENAMED, by_name[old_name].before, diff.after,
+                tuple(fields), _description_diff_if(fields, old, new),
+                tuple(rename_changes(old, new, names, clock)), renamed_from=old_name))
+        elif diff.change is ChangeKind.CHANGED and signed is not None:
+            old = signed[diff.name].projected()
+            new = current[diff.name].projected()
+            fields = changed_fields(old, new)
+            out.append(ToolDrift(diff.name, diff.change, diff.before, diff.after,
+                                 tuple(fields), _description_diff_if(fields, old, new),
+                                 tuple(tool_changes(old, new, names, clock))))
+        elif diff.change is ChangeKind.CHANGED:
+            unknown = DriftChange(DriftKind.DEFINITION_UNKNOWN, Risk.HIGH,
+                             "definition changed; the signed definition is not available, so "
+                             "a wording fix cannot be told from an attack (rated high)")
+            out.append(ToolDrift(diff.name, diff.change, diff.before, diff.after,
+                                 changes=(unknown,)))
+        elif diff.change is ChangeKind.ADDED:
+            out.append(ToolDrift(diff.name, diff.change, diff.before, diff.after,
+                                 changes=tuple(added_tool_changes(
+                                     current[diff.name].projected(), names))))
+        else:
+            gone = DriftChange(DriftKind.TOOL_REMOVED, Risk.LOW,
+                          "tool removed; calls to it now fail")
+            out.append(ToolDrift(diff.name, diff.change, diff.before, diff.after,
+                                 changes=(gone,)))
+    return sorted(out, key=lambda t: t.name)
+
+
+def _description_diff_if(
+    fields: list[str], old: Mapping[str, Any], new: Mapping[str, Any]
+) -> str | None:
+    if "description" not in fields:
+        return None
+    return description_diff(old.get("description"), new.get("description"))
 
 
 def changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:

@@ -726,8 +726,9 @@ def verified_drift_text(
     fields_hint: str = "pass signed_tools to name them",
 ) -> str:
     """The drift report of a verified revision: the status, who signed which revision
-    (``headline``), whether the pin advanced, then the per-tool lines."""
-    lines = [f"{drift.status.value} · {headline}"]
+    (``headline``), whether the pin advanced, then the per-tool lines; a difference carries
+    its risk and summary on the first line (``different — risk: high  (…) · …``)."""
+    lines = [f"{drift.headline()} · {headline}"]
     if advanced is not None:
         lines.append(f"  pin advanced: {advanced}")
     lines += drift.to_text(fields_hint=fields_hint).splitlines()[1:]

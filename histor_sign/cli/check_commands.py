@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
+from histor_sign._internal.triage import Risk
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import OutputFormat, app, emit, warn
 from histor_sign.cli.signing_commands import (
@@ -58,6 +59,11 @@ TOOLS_ARG = typer.Argument(
     help="What the server serves now: tools/list JSON or a fetch snapshot; - for stdin. "
     "Or fetch it live with --stdio/--url.",
 )
+FAIL_ON_OPT = typer.Option(
+    None, "--fail-on", case_sensitive=False,
+    help="Exit 1 only when some change reaches this risk (low, medium or high; see "
+    "docs/drift.md for the rubric). Default: any difference exits 1.",
+)
 VERIFY_OPT = typer.Option(
     False, "--verify",
     help="Also verify the envelope's signature and identity first; the publisher must be "
@@ -75,6 +81,7 @@ def check(
     signed_tools: str | None = SIGNED_TOOLS_OPT,
     format: OutputFormat = FORMAT_OPT,
     output: Path | None = OUTPUT_OPT,
+    fail_on: Risk | None = FAIL_ON_OPT,
     stdio: str | None = t.STDIO_OPTION,
     url: str | None = t.URL_OPTION,
     header: list[str] | None = t.HEADER_OPTION,
@@ -102,8 +109,9 @@ def check(
     location, verified under the pin and checked for freshness (a rollback, a fork or a
     broken chain exits 1; a newer revision that chains advances the pin). With --verify the
     given envelope's signature and signer are verified first, against the pin store, --server
-    or the identity flags. Exit codes: 0 match, 1 different (or verification failed), 2 bad
-    input.
+    or the identity flags. Every change gets a kind and a risk (low, medium, high).
+    Exit codes: 0 match (or every change below --fail-on), 1 different (or verification
+    failed), 2 bad input.
     """
     from histor_sign._internal import chain_store
     from histor_sign.canonical import parse_json, read_json_file
@@ -129,7 +137,8 @@ def check(
         if signed_tools is not None:
             raise UsageError("--signed-tools needs --envelope; with --server the signed tools "
                              "come from the pinned location")
-        return _check_pinned(server, tools, target, options, flags, pins, format, output)
+        return _check_pinned(server, tools, target, options, flags, pins, format, output,
+                             fail_on)
     if chain_store.is_url(envelope):
         signed_statement = parse_json(chain_store.fetch_envelope(envelope, timeout=timeout),
                                       envelope)
@@ -154,13 +163,14 @@ def check(
                                  fields_hint=hint), output)
     else:
         emit(result.to_text(fields_hint=hint), output)
-    if not result.matches:
+    if not result.matches if fail_on is None else result.reaches(fail_on):
         raise typer.Exit(1)
 
 
 def _check_pinned(
     server: str, tools: str | None, target: "Target | None", options: "FetchOptions",
     flags: VerifyFlags, pins: Path | None, format: OutputFormat, output: Path | None,
+    fail_on: Risk | None,
 ) -> None:
     """``check --server NAME``: the latest revision under the pin vs. what is served."""
     from histor_sign.pins import check_served
@@ -176,5 +186,8 @@ def _check_pinned(
         emit(json.dumps(result.to_json(), indent=2, ensure_ascii=False), output)
     else:
         emit(result.to_text(), output)
-    if not result.ok:
+    drift = result.drift
+    fresh = result.freshness.ok and drift is not None
+    if not fresh or (not result.ok if fail_on is None else drift is None
+                     or drift.reaches(fail_on)):
         raise typer.Exit(1)

@@ -14,6 +14,7 @@ PUBLIC = [
     "AxisResult", "AxisStatus", "Catalog", "ChangeKind", "CheckFailed", "CheckServedResult",
     "Decision", "Freshness", "PinEntry", "PinStore", "PinnedRevision", "check_served",
     "pin_first_use",
+    "DriftChange", "DriftKind", "Risk",
     "DriftResult", "DriftStatus", "FetchError", "FetchOptions", "Finding", "GateFailed",
     "Guard", "HistorError", "InputError", "LimitExceeded", "OperationalError", "Pins",
     "Policy", "ReleaseOutcome", "ReleaseRequest", "ReplayOptions", "ReplayResult",

@@ -38,7 +38,7 @@ def served() -> list[dict[str, Any]]:
 def test_match_in_any_order(statement: Statement) -> None:
     result = compare(statement, list(reversed(served())))
     assert result.status == "match" and result.tools == ()
-    assert result.to_json()["summary"] == {"added": 0, "removed": 0, "changed": 0}
+    assert result.to_json()["summary"] == {"added": 0, "removed": 0, "changed": 0, "renamed": 0}
 
 
 def test_seed_description_drift(statement: Statement) -> None:
@@ -71,7 +71,7 @@ def test_added_removed_and_several_fields(statement: Statement) -> None:
                        ("get", "changed", ("title", "inputSchema", "annotations")),
                        ("purge", "added", None)]
     doc = result.to_json()
-    assert doc["summary"] == {"added": 1, "removed": 1, "changed": 1}
+    assert doc["summary"] == {"added": 1, "removed": 1, "changed": 1, "renamed": 0}
     assert doc["tools"][0]["currentDigest"] is None
 
 
