@@ -136,13 +136,13 @@ class PinEntry:
     issuer: str = GITHUB_ACTIONS_ISSUER
 
     def pins(self) -> Pins:
-        """The certificate pins this entry stands for (the workflow is checked on the
-        signer identity by :func:`verify_pinned`)."""
+        """The certificate pins this entry stands for: issuer, repository, numeric ids and,
+        when pinned, the workflow file (any ref)."""
         from histor_sign.verify import Pins
 
         return Pins(
             issuer=self.issuer, repository=self.repository, owner_id=self.owner_id,
-            repository_id=self.repository_id,
+            repository_id=self.repository_id, workflow=self.workflow,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -433,20 +433,6 @@ class PinnedRevision:
         }
 
 
-def _workflow_problem(entry: PinEntry, identity: str) -> str | None:
-    """The signer must be the pinned workflow file of the pinned repository (any ref)."""
-    if entry.workflow is None:
-        return None
-    head, at, _ref = identity.partition("@")
-    repo_prefix = f"https://github.com/{entry.repository}/"
-    if at and head.lower().startswith(repo_prefix.lower()) and (
-        head[len(repo_prefix):] == entry.workflow
-    ):
-        return None
-    return (f"signer {printable(identity, 300)} is not the pinned workflow "
-            f"{entry.repository}/{entry.workflow}")
-
-
 def _verified(
     entry: PinEntry,
     env: SignedEnvelope,
@@ -471,9 +457,6 @@ def _verified(
         previous_source="the previous revision", tools_source=tools_source,
     )
     report.raise_for_failure()
-    problem = _workflow_problem(entry, env.identity)
-    if problem is not None:
-        raise VerificationFailed(f"{source}: identity: {problem}")
 
 
 def _fetch_envelope(location: ReleaseLocation, address: str) -> SignedEnvelope:

@@ -62,7 +62,7 @@ def test_first_use_learns_numeric_ids_and_pins_the_revision(history: History,
     [
         ({"repository": "alice/other"}, "repository is 'alice/docs', expected 'alice/other'"),
         ({"repository": "alice/docs", "workflow": ".github/workflows/deploy.yml"},
-         "not the pinned workflow"),
+         "signing workflow is"),
         ({"repository": "alice/docs", "owner_id": "42"}, "owner id is '1001', expected '42'"),
     ],
 )
@@ -198,7 +198,7 @@ def test_a_validly_signed_envelope_from_another_signer_is_refused(
 
 def test_the_pinned_workflow_is_required(history: History, tmp_path: Path) -> None:
     store = first_pin(history, tmp_path, workflow=".github/workflows/sign.yml")
-    with pytest.raises(VerificationFailed, match="not the pinned workflow"):
+    with pytest.raises(VerificationFailed, match="signing workflow is"):
         verify_pinned(repoint(store, history.publish(tmp_path / "d", "deploy2")),
                       trust=history.trust())
     # Without a workflow pin, any workflow of the pinned repository may sign.

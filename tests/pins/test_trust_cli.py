@@ -104,7 +104,7 @@ def test_dry_run_writes_nothing(client: Client) -> None:
     [
         ("mallory2", (), "belongs to GitHub owner 'alice'"),
         ("other_repo2", (), "expected 'alice/docs'"),
-        ("deploy2", ("--workflow", ".github/workflows/sign.yml"), "not the pinned workflow"),
+        ("deploy2", ("--workflow", ".github/workflows/sign.yml"), "signing workflow is"),
         ("rev1", ("--owner-id", "42"), "owner id is '1001', expected '42'"),
     ],
 )
