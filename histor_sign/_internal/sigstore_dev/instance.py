@@ -89,8 +89,10 @@ class LocalSigstore:
         self._server.daemon_threads = True
         host, port = self._server.server_address[:2]
         self.url = f"http://{host!s}:{port}"
-        # the checkpoint signer name must occur in the log's baseUrl (@sigstore/verify)
-        self.log.name = f"{host!s}:{port}"
+        # The checkpoint signer name is the baseUrl's host without the port, as production
+        # Rekor's is: sigstore-go builds its note verifier from url.Hostname(), and
+        # @sigstore/verify needs the name inside the baseUrl.
+        self.log.name = str(host)
         self.trust_config = client_trust_config(self.url, self.ca, self.log, self.tsa)
         if self.directory is None:
             self.directory = Path(tempfile.mkdtemp(prefix="dev-sigstore-"))

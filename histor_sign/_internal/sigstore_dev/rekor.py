@@ -10,7 +10,7 @@ new tree head; v1 also signs an entry timestamp (SET) per entry.
   timestamp, so v2 signing needs a timestamp authority.
 
 The checkpoint signer name is the log's ``name``; ``LocalSigstore`` sets it to the
-``host:port`` its trusted root names as the log's ``baseUrl``, because @sigstore/verify only
+host (without the port) of the log's ``baseUrl``, because @sigstore/verify only
 accepts a checkpoint whose signer name occurs in that URL (real Rekor: name
 ``rekor.sigstore.dev``, URL ``https://rekor.sigstore.dev``).
 

@@ -54,7 +54,7 @@ def trusted_root(
     tsa: TimestampAuthority | None = None,
 ) -> dict[str, Any]:
     """The TrustedRoot. The log's ``baseUrl`` is the instance URL, which contains the log's
-    checkpoint signer name (``host:port``), as @sigstore/verify requires."""
+    checkpoint signer name (the baseUrl's host, without the port), as @sigstore/verify requires."""
     start = ca.not_before
     if log.name not in url:
         raise ValueError(f"log name {log.name!r} does not occur in the log URL {url!r}")
