@@ -25,7 +25,7 @@ from histor_sign.catalog import tools_from_dicts
 from histor_sign.replay import ReplayOptions, replay_calls
 from histor_sign.scan._witness import decide_roots
 
-CORPUS = Path("/work/shared/testdata/corpora/livemcpbench-tools.json")
+CORPUS = Path(__file__).resolve().parent.parent / "tests" / "data" / "livemcpbench-tools.json"
 
 
 def corpus_tools() -> list[dict[str, Any]]:

@@ -32,7 +32,7 @@ from histor_sign.catalog import tools_from_dicts
 from histor_sign.scan import ScanOptions, scan_tools
 from histor_sign.scan._lexical import candidate_pairs, profiles_of, similarity
 
-CORPUS = Path("/work/shared/testdata/corpora/livemcpbench-tools.json")
+CORPUS = Path(__file__).resolve().parent.parent / "tests" / "data" / "livemcpbench-tools.json"
 
 VERBS = ["get", "list", "search", "create", "update", "delete", "send", "run", "read", "write",
          "fetch", "remove", "add", "set", "find", "query", "export", "import", "sync", "archive"]
