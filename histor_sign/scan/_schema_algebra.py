@@ -671,8 +671,16 @@ def _number_value(x: Fraction) -> Any:
 def _build_int(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | None:
     step = _lcm([*m.mults, Fraction(1)])
     multiples = _multiples(m, step, budget, len(m.excluded) + (16 if m.divisors else 1))
+    # None: fewer multiples exist than the limit, and all of them are excluded
+    return _judged_multiple(m, multiples)
+
+
+def _judged_multiple(m: Merged, candidates: Iterable[Fraction]) -> Found | None:
+    """The first candidate that is not excluded and that every validator accepts as a
+    multiple; :class:`Undecided` when some candidate was only refused by a validator's
+    arithmetic, None when every candidate was excluded."""
     judged_out = False
-    for x in multiples:
+    for x in candidates:
         value = _number_value(x)
         if not _not_excluded(m, value):
             continue
@@ -681,7 +689,7 @@ def _build_int(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found
         judged_out = True
     if judged_out:
         raise Undecided("no multipleOf witness found that every validator accepts")
-    return None  # fewer multiples exist than the limit, and all of them are excluded
+    return None
 
 
 def _build_frac(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | None:
@@ -690,17 +698,10 @@ def _build_frac(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Foun
         step = _lcm(m.mults)
         if step.denominator == 1:
             return None  # every multiple is an integer
-        judged_out = False
-        for x in _multiples(m, step, budget, 64):
-            if x.denominator != 1:
-                value = _number_value(x)
-                if not _not_excluded(m, value):
-                    continue
-                if float_multiple_judges(value, m.divisors):
-                    return Found(value)
-                judged_out = True
-        if judged_out:
-            raise Undecided("no multipleOf witness found that every validator accepts")
+        fractional = [x for x in _multiples(m, step, budget, 64) if x.denominator != 1]
+        found = _judged_multiple(m, fractional)
+        if found is not None:
+            return found
         lo_ok = _multiples(m, step, budget, 1)
         if not lo_ok:
             return None
