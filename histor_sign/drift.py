@@ -112,7 +112,7 @@ class ToolDrift:
         return f"{self.name}: {'; '.join(details)}"
 
     def to_json(self) -> dict[str, Any]:
-        """The tool's entry in ``check --format json``."""
+        """The tool's entry in the JSON drift document."""
         out: dict[str, Any] = {
             "name": self.name,
             "change": self.change.value,
@@ -158,12 +158,12 @@ class DriftResult:
         return max_risk(t.risk for t in self.tools) or Risk.LOW
 
     def reaches(self, level: Risk | str) -> bool:
-        """True when some change is at least ``level`` (the ``--fail-on`` gate)."""
+        """True when some change is at least ``level`` (what a drift gate fails on)."""
         risk = self.risk
         return risk is not None and risk.rank >= Risk(level).rank
 
     def to_json(self) -> dict[str, Any]:
-        """The ``check --format json`` document."""
+        """The JSON drift document (stable keys)."""
         risk = self.risk
         return {
             "status": self.status.value,

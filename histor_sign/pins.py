@@ -691,7 +691,7 @@ class CheckServedResult:
         return self.revision.freshness
 
     def to_json(self) -> dict[str, Any]:
-        """``check --server --format json``: the drift document plus ``verified``."""
+        """The JSON document of a pinned check: the drift document plus ``verified``."""
         drift = self.drift.to_json() if self.drift is not None else {"status": None}
         return {**drift, "verified": self.revision.to_json()}
 

@@ -70,7 +70,7 @@ class AxisResult:
     detail: str
 
     def to_json(self) -> dict[str, str]:
-        """The axis entry of ``verify --format json``."""
+        """This axis in the JSON verification report."""
         return {"axis": self.axis, "status": self.status.value, "detail": self.detail}
 
 
@@ -110,7 +110,7 @@ class VerificationReport:
             raise VerificationFailed(message, alternatives=named)
 
     def to_json(self) -> dict[str, Any]:
-        """The ``verify --format json`` document."""
+        """The JSON verification report (stable keys)."""
         env = self.envelope
         return {
             "verified": self.ok,
