@@ -12,8 +12,11 @@ commands agree on dialects, numbers, patterns and formats:
 * **Patterns**: Python ``re`` is not ECMA-262. The *exact* validator (scan, replay) raises
   :class:`Untrusted` when a result depends on a regex outside
   :mod:`histor_sign._internal.regex_subset` or on a subject that is not printable ASCII, so the
-  caller says ``unknown``. The guard's fast engine (``jsonschema-rs``) implements ECMA-262
-  itself; its pure-Python reference engine keeps Python ``re`` and says so.
+  caller says ``unknown``. The guard refuses a schema with a pattern outside the subset
+  (:data:`SCHEMA_PATTERN_UNSUPPORTED`): its fast engine (``jsonschema-rs``) then matches
+  ECMA-262 in linear time (no lookaround or backreference reaches its backtracking VM); its
+  pure-Python reference engine uses the same guard as scan and answers
+  :data:`PATTERN_UNDECIDABLE` where scan would say ``unknown``.
 * **Formats**: an annotation for scan and replay (their answer must not depend on optional
   format checkers); asserted by the guard, which must be strict.
 * **References and limits**: remote ``$ref``s are never fetched; unresolvable references,
@@ -449,6 +452,13 @@ def meta_problem(schema: Any, dialect: str) -> str | None:
 ENGINES = ("jsonschema-rs", "jsonschema")
 SCHEMA_INVALID = "schema-invalid"
 SCHEMA_UNRESOLVABLE = "schema-unresolvable"
+#: The schema has a regex the guard will not run: outside the ECMA-safe subset.
+SCHEMA_PATTERN_UNSUPPORTED = "schema-pattern-unsupported"
+#: A pattern applies to a string on which the engine cannot give the ECMA-262 answer.
+PATTERN_UNDECIDABLE = "pattern-undecidable"
+#: A subschema declares its own ``$schema``: ``jsonschema`` would switch to a validator class
+#: without this module's rules there (its regexes back on Python ``re``).
+SCHEMA_DIALECT_NESTED = "schema-dialect-nested"
 #: Every dialect the guard validates (``jsonschema-rs`` supports exactly these).
 VALIDATED_DIALECTS = frozenset(DIALECTS.values())
 
@@ -497,7 +507,12 @@ class ArgumentValidator:
 
 def compile_validator(schema: Any, engine: str = ENGINES[0]) -> ArgumentValidator:
     """A ready validator for ``schema`` (formats asserted, no remote ``$ref``); raises
-    :class:`SchemaProblem` when the schema is not a valid schema of a supported dialect.
+    :class:`SchemaProblem` when the schema is not a valid schema of a supported dialect, or
+    when one of its regexes (``pattern``, ``patternProperties``, also under
+    ``propertyNames``) is outside :func:`~histor_sign._internal.regex_subset.ecma_safe`: a
+    schema comes from an untrusted server, and a pattern outside the subset may have no
+    linear-time matcher (``^(a|a)*$`` backtracks for minutes) or mean something else in
+    Python than in ECMA-262, so the guard refuses it instead of running it.
 
     ``jsonschema-rs`` is the fast path: it agrees with the reference on every keyword
     (ECMA-262 patterns, exact ``multipleOf``) and is 50-100x faster.
@@ -508,6 +523,16 @@ def compile_validator(schema: Any, engine: str = ENGINES[0]) -> ArgumentValidato
         dialect = dialect_of(schema, VALIDATED_DIALECTS)
     except Untrusted:
         raise _invalid() from None
+    unsafe = next((p for p in _collect_patterns(schema) if not ecma_safe(p)), None)
+    if unsafe is not None:
+        import json
+
+        shown = json.dumps(unsafe, ensure_ascii=True)
+        raise SchemaProblem(
+            SCHEMA_PATTERN_UNSUPPORTED,
+            f"the tool's inputSchema has the pattern {shown[:60]}{'…' if len(shown) > 60 else ''}"
+            ", outside the regex subset the guard evaluates (linear time, ECMA-262 meaning)",
+        )
     if engine == "jsonschema-rs":
         return _RsValidator(schema)
     return _ReferenceValidator(schema, dialect)
@@ -520,37 +545,65 @@ def _pointer(parts: Any) -> str:
 
 
 class _ReferenceValidator(ArgumentValidator):
-    """Pure-Python ``jsonschema`` with this module's keyword rules; patterns use Python ``re``."""
+    """Pure-Python ``jsonschema`` with this module's keyword rules, including the regex guard:
+    patterns run on the linear ECMA-safe matcher, and a pattern that applies to a string
+    that is not printable ASCII (where Python ``re`` and ECMA-262 may disagree) makes the
+    call undecidable (:data:`PATTERN_UNDECIDABLE`) instead of falling back to ``re``."""
 
-    __slots__ = ("_v",)
+    __slots__ = ("_root", "_v")
 
     def __init__(self, schema: dict[str, Any] | bool, dialect: str) -> None:
         from jsonschema import exceptions
 
-        cls = validator_class(dialect, guard_regex=False)
+        if _nested_schema_keyword(schema):
+            raise SchemaProblem(
+                SCHEMA_DIALECT_NESTED,
+                "the tool's inputSchema declares $schema in a subschema, where the jsonschema "
+                "engine would drop the guard's regex and number rules (jsonschema-rs does not)",
+            )
+        cls = validator_class(dialect, guard_regex=True)
         try:
             cls.check_schema(schema)
         except exceptions.SchemaError as exc:
             raise _invalid(_pointer(exc.absolute_path) or "/") from None
         self._v = cls(schema, format_checker=cls.FORMAT_CHECKER)
+        # unevaluatedProperties reads the patterns of the whole root from _CURRENT
+        self._root = SchemaRoot(schema=schema, dialect=dialect, patterns=_collect_patterns(schema))
 
     def is_valid(self, instance: Any) -> bool:
+        token = _CURRENT.set(self._root)
         try:
             return bool(self._v.is_valid(instance))
         except Exception as exc:
             raise _unresolvable_or(exc) from None
+        finally:
+            _CURRENT.reset(token)
 
     def failures(self, instance: Any) -> Iterator[Failure]:
+        # materialised: a generator must not hold _CURRENT across its caller's code
+        token = _CURRENT.set(self._root)
         try:
-            for error in self._v.iter_errors(instance):
-                yield Failure(tuple(error.absolute_path), error.instance, str(error.validator),
-                              error.validator_value, error.schema)
+            found = [
+                Failure(tuple(error.absolute_path), error.instance, str(error.validator),
+                        error.validator_value, error.schema)
+                for error in self._v.iter_errors(instance)
+            ]
         except Exception as exc:
             raise _unresolvable_or(exc) from None
+        finally:
+            _CURRENT.reset(token)
+        yield from found
 
 
 def _unresolvable_or(exc: Exception) -> Exception:
-    """referencing's Unresolvable (and the legacy RefResolutionError) as a SchemaProblem."""
+    """referencing's Unresolvable (and the legacy RefResolutionError) as a SchemaProblem;
+    the regex guard's :class:`Untrusted` as :data:`PATTERN_UNDECIDABLE`."""
+    if isinstance(exc, Untrusted):
+        return SchemaProblem(
+            PATTERN_UNDECIDABLE,
+            "a schema pattern applies to a string that is not printable ASCII, where the "
+            "jsonschema engine cannot give the ECMA-262 answer (jsonschema-rs can)",
+        )
     name = type(exc).__name__
     if "Unresolvable" in name or "Referencing" in name or "RefResolution" in name:
         return _unresolvable()

@@ -8,7 +8,6 @@ A call is allowed only when there are no reasons at all (fail closed).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -28,10 +27,12 @@ from histor_sign.errors import InputError
 from histor_sign.guard._policy import Policy
 from histor_sign.guard._schema import (
     ENGINES,
+    PATTERN_UNDECIDABLE,
     Reason,
     SchemaProblem,
     compile_validator,
     json_type,
+    pattern_matches,
     schema_reasons,
 )
 
@@ -103,11 +104,12 @@ class _Contract:
         return self._validator
 
 
-def declared_arguments(schema: Any) -> tuple[frozenset[str], tuple[re.Pattern[str], ...]]:
+def declared_arguments(schema: Any) -> tuple[frozenset[str], tuple[str, ...]]:
     """Argument names a schema declares at its root (also in allOf/anyOf/oneOf, if/then/else
-    branches and local ``$ref``s one level deep) and its ``patternProperties``."""
+    branches and local ``$ref``s one level deep) and its ``patternProperties`` patterns
+    (matched with :func:`~histor_sign.guard._schema.pattern_matches`, never Python ``re``)."""
     names: set[str] = set()
-    patterns: list[re.Pattern[str]] = []
+    patterns: list[str] = []
     if not isinstance(schema, dict):
         return frozenset(), ()
     nodes: list[Any] = [schema]
@@ -124,11 +126,7 @@ def declared_arguments(schema: Any) -> tuple[frozenset[str], tuple[re.Pattern[st
             names.update(props)
         pats = node.get("patternProperties")
         if isinstance(pats, dict):
-            for p in pats:
-                try:
-                    patterns.append(re.compile(p))
-                except re.error:
-                    continue
+            patterns.extend(p for p in pats if isinstance(p, str))
     return frozenset(names), tuple(patterns)
 
 
@@ -271,10 +269,20 @@ class Guard:
         if self.policy.deny_unknown_for(tool.name):
             reported = {r.pointer for r in reasons if r.code == "unknown-argument"}
             for key in sorted(args):
-                if key in contract.declared or any(p.search(key) for p in contract.patterns):
+                if key in contract.declared:
+                    continue
+                hits = [pattern_matches(p, key) for p in contract.patterns]
+                if any(hits):
                     continue
                 where = shown_pointer([key])
-                if where not in reported:
+                if None in hits:
+                    reasons.append(Reason(
+                        PATTERN_UNDECIDABLE,
+                        f"cannot decide whether argument {shown_name(key)} is declared: the "
+                        "schema's patternProperties are matched only on printable ASCII names",
+                        where,
+                    ))
+                elif where not in reported:
                     reasons.append(
                         Reason(
                             "unknown-argument",

@@ -15,14 +15,15 @@ pointers, the JSON type found (unless the argument is secret) and the schema con
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from histor_sign._internal.calls import shown_name, shown_pointer
+from histor_sign._internal.regex_subset import ecma_safe, printable_ascii, search
 from histor_sign._internal.schema_validation import (
     ENGINES,
+    PATTERN_UNDECIDABLE,
     ArgumentValidator,
     Failure,
     SchemaProblem,
@@ -32,10 +33,12 @@ from histor_sign._internal.schema_validation import (
 
 __all__ = [
     "ENGINES",
+    "PATTERN_UNDECIDABLE",
     "Reason",
     "SchemaProblem",
     "compile_validator",
     "json_type",
+    "pattern_matches",
     "schema_reasons",
 ]
 
@@ -170,9 +173,29 @@ def _extra_properties(instance: Mapping[str, Any], schema: Any) -> list[str] | N
     patterns = schema.get("patternProperties", {})
     if not isinstance(declared, dict) or not isinstance(patterns, dict):
         return None
-    return sorted(
-        k for k in instance if k not in declared and not any(re.search(p, k) for p in patterns)
-    )
+    extras = []
+    for key in instance:
+        if key in declared:
+            continue
+        hits = [pattern_matches(p, key) for p in patterns]
+        if None in hits:
+            return None  # the generic message, rather than a guess about which key is extra
+        if not any(hits):
+            extras.append(key)
+    return sorted(extras)
+
+
+def pattern_matches(pattern: Any, subject: str) -> bool | None:
+    """Whether the ECMA-262 regex ``pattern`` matches ``subject``, or None when the guard
+    cannot say exactly.
+
+    The answer comes from the linear-time matcher of the ECMA-safe subset (so a schema's
+    ``^(a|a)*$`` cannot stall a call) and only where that subset agrees with ECMA-262:
+    a printable ASCII subject. Callers treat None as a reason to deny.
+    """
+    if not isinstance(pattern, str) or not ecma_safe(pattern) or not printable_ascii(subject):
+        return None
+    return search(pattern, subject)
 
 
 def _show_literal(value: Any, limit: int = 60) -> str:
