@@ -330,40 +330,30 @@ def verify_attestation(
     equal the digests recomputed from ``tools`` or, failing that, the ``envelope``'s signed
     statement (which the caller verifies). Bad input raises; failed checks are reported.
     """
-    from histor_sign._internal.sigstore_trust import Trust, stale_root_hint
+    from histor_sign._internal.sigstore_trust import stale_root_hint
     from histor_sign.verify import (
         FAIL,
         PASS,
         SKIPPED,
         AxisResult,
-        IdentityPinRequired,
-        Pins,
         VerificationReport,
         _chain_axis,
         _identity_axis,
         _judged,
         _log_axis,
+        _prepare_inputs,
         _tools_axis,
-        namespace_owner,
     )
 
-    pins = pins or Pins()
-    trust = trust or Trust.production(offline=offline)
-    if offline:
-        trust = trust.with_offline()
     if isinstance(attestation, Attestation):
         parsed, source = attestation, source or "<attestation>"
     else:
         parsed, source = load_attestation(attestation), source or str(attestation)
     env = parsed.as_envelope()
-    if namespace_owner(env.server) is None and not pins.ties_to_signer():
-        raise IdentityPinRequired(env.server)
-    if previous is None or isinstance(previous, SignedEnvelope):
-        prev_env = previous
-    else:
-        from histor_sign.envelope import load_envelope
-
-        prev_env, previous_source = load_envelope(previous), previous_source or str(previous)
+    inputs = _prepare_inputs(env.server, pins=pins, trust=trust, offline=offline,
+                             previous=previous, previous_source=previous_source,
+                             tools=tools, tools_source=tools_source)
+    pins, trust = inputs.pins, inputs.trust
     trusted_root = trust.trusted_root()
     problems: list[str] = []
     facts_seen: list[CertificateFacts] = []
@@ -401,17 +391,8 @@ def verify_attestation(
             if a.status == PASS else a
             for a in (identity, log)
         )
-    tool_list = None
-    if tools is not None:
-        from histor_sign.catalog import as_tools, load_catalog
-
-        if isinstance(tools, str | Path):
-            tool_list = list(load_catalog(str(tools)).tools)
-            tools_source = tools_source or str(tools)
-        else:
-            tool_list = as_tools(tools)
-    if tool_list is not None:
-        tools_axis = _tools_axis(env, tool_list, tools_source or "the catalog")
+    if inputs.tools is not None:
+        tools_axis = _tools_axis(env, inputs.tools, inputs.tools_source)
     elif envelope is not None:
         tools_axis = _envelope_agreement(env.statement, envelope.statement)
     else:
@@ -421,7 +402,7 @@ def verify_attestation(
         signature,
         identity,
         log,
-        _chain_axis(env, facts_or_none, prev_env, previous_source or "previous envelope",
+        _chain_axis(env, facts_or_none, inputs.previous, inputs.previous_source,
                     trusted_root, pins),
         tools_axis,
     )

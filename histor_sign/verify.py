@@ -651,16 +651,74 @@ def verify(
     :class:`~histor_sign.errors.HistorError`; failed checks are reported, not raised —
     call :meth:`VerificationReport.raise_for_failure` to turn them into exit 1.
     """
-    pins = pins or Pins()
-    trust = trust or Trust.production(offline=offline)
-    if offline:
-        trust = trust.with_offline()
     if isinstance(envelope, SignedEnvelope):
         env, source = envelope, source or "<envelope>"
     else:
         env, source = load_envelope(envelope), source or str(envelope)
-    if namespace_owner(env.server) is None and not pins.ties_to_signer():
-        raise IdentityPinRequired(env.server)
+    inputs = _prepare_inputs(env.server, pins=pins, trust=trust, offline=offline,
+                             previous=previous, previous_source=previous_source,
+                             tools=tools, tools_source=tools_source)
+    pins, trust = inputs.pins, inputs.trust
+    trusted_root = trust.trusted_root()
+    well_formed = AxisResult("well-formed", PASS, "strict JSON; all members present and typed")
+    signature, facts = _signature_axis(env, trusted_root)
+    if signature.status == FAIL and (hint := stale_root_hint(trust, signature.detail)):
+        signature = AxisResult("signature", FAIL, f"{signature.detail}; {hint}")
+    identity, log = _identity_axis(env, facts, pins), _log_axis(env, facts)
+    if signature.status == FAIL:  # the certificate they looked at is not vouched for
+        identity, log = (
+            AxisResult(a.axis, a.status, f"{a.detail} (certificate unverified)")
+            if a.status == PASS else a
+            for a in (identity, log)
+        )
+    axes = (
+        well_formed,
+        signature,
+        identity,
+        log,
+        _chain_axis(env, facts, inputs.previous, inputs.previous_source, trusted_root, pins),
+        _tools_axis(env, inputs.tools, inputs.tools_source),
+    )
+    return VerificationReport(source=source, envelope=env, trust=trust.describe(), axes=axes)
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """What a verification checks against, loaded and checked before any signature work."""
+
+    pins: Pins
+    trust: Trust
+    previous: SignedEnvelope | None
+    previous_source: str
+    tools: list[Tool] | None
+    tools_source: str
+
+
+def _prepare_inputs(
+    server: str,
+    *,
+    pins: Pins | None,
+    trust: Trust | None,
+    offline: bool,
+    previous: SignedEnvelope | str | Path | None,
+    previous_source: str | None,
+    tools: ToolsLike | str | Path | None,
+    tools_source: str | None,
+) -> _Inputs:
+    """The shared input preparation of :func:`verify` and
+    :func:`~histor_sign.attestation.verify_attestation` for a document naming ``server``.
+
+    Trust defaults to production (the vendored root when ``offline``); a server outside
+    ``io.github.*`` needs pins that name the signer (:class:`IdentityPinRequired`, before
+    anything is loaded or fetched); ``previous`` and ``tools`` paths are loaded here, so bad
+    input raises before any network or signature work.
+    """
+    pins = pins or Pins()
+    trust = trust or Trust.production(offline=offline)
+    if offline:
+        trust = trust.with_offline()
+    if namespace_owner(server) is None and not pins.ties_to_signer():
+        raise IdentityPinRequired(server)
     if previous is None or isinstance(previous, SignedEnvelope):
         prev_env = previous
         previous_source = previous_source or "previous envelope"
@@ -679,28 +737,8 @@ def verify(
         from histor_sign.catalog import as_tools
 
         tool_list = as_tools(tools)
-    tools_source = tools_source or "the catalog"
-    trusted_root = trust.trusted_root()
-    well_formed = AxisResult("well-formed", PASS, "strict JSON; all members present and typed")
-    signature, facts = _signature_axis(env, trusted_root)
-    if signature.status == FAIL and (hint := stale_root_hint(trust, signature.detail)):
-        signature = AxisResult("signature", FAIL, f"{signature.detail}; {hint}")
-    identity, log = _identity_axis(env, facts, pins), _log_axis(env, facts)
-    if signature.status == FAIL:  # the certificate they looked at is not vouched for
-        identity, log = (
-            AxisResult(a.axis, a.status, f"{a.detail} (certificate unverified)")
-            if a.status == PASS else a
-            for a in (identity, log)
-        )
-    axes = (
-        well_formed,
-        signature,
-        identity,
-        log,
-        _chain_axis(env, facts, prev_env, previous_source, trusted_root, pins),
-        _tools_axis(env, tool_list, tools_source),
-    )
-    return VerificationReport(source=source, envelope=env, trust=trust.describe(), axes=axes)
+    return _Inputs(pins, trust, prev_env, previous_source, tool_list,
+                   tools_source or "the catalog")
 
 
 __all__ = [
