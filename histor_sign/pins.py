@@ -3,7 +3,7 @@
 A :class:`PinStore` is a small JSON file mapping an MCP server name to the publisher it
 trusts (GitHub repository, optionally the workflow file, and the numeric owner/repository
 ids learned from the first verified certificate), where the publisher's signed revisions
-live (see :mod:`histor_sign._internal.release_location` for the layout), and the highest
+live (see :mod:`histor_sign._internal.chain_store` for the layout), and the highest
 revision verified so far with its manifest digest.
 
 :func:`verify_pinned` fetches a publisher's latest envelope, verifies it under the pin
@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 from histor_sign._internal.atomic import write_atomic
 from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
+from histor_sign._internal.chain_store import NotPublished, ReleaseLocation
 from histor_sign._internal.limits import MAX_PIN_FILE_BYTES
-from histor_sign._internal.release_location import NotPublished, ReleaseLocation
 from histor_sign._internal.untrusted import printable
 from histor_sign.errors import InputError, LimitExceeded, UsageError, VerificationFailed
 from histor_sign.revision import validate_server_name

@@ -1,33 +1,57 @@
-"""Where a server's revision chain is kept, so the next release and every client find it.
+"""Where a server's signed revisions are kept, and reading them back with bounds.
 
-The one documented layout, under a ``revisions`` directory (the action commits it to the
-``histor-revisions`` branch, which anyone can read without credentials)::
+One layout serves the publisher and every client. Beside the latest envelope::
 
-    revisions/<server name>/latest.envelope.json     the newest signed revision
-    revisions/<server name>/<n>.envelope.json        revision n, never overwritten
-    revisions/<server name>/<n>.tools.snapshot.json  the tools revision n signed
+    <base>/latest.envelope.json       the newest signed revision
+    <base>/<n>.envelope.json          revision n, never overwritten (a client follows a
+                                      chain across skipped revisions with it)
+    <base>/<n>.tools.snapshot.json    the tools revision n signed (drift triage and the
+                                      guard's contract; its digests are checked against the
+                                      envelope of revision n)
 
-``<server name>`` is the registry name as a path (``io.github.owner/name``); names that
-could leave the directory are refused. A release finds its previous revision in
-``latest.envelope.json`` (none: the first release) and publishes the fresh one there; a
-client reads the same file, from a checkout or over HTTPS (:func:`fetch_envelope`). Nothing
-here trusts what it finds: the envelope is verified by the release (chain) or the client.
+**Publishing** (:func:`publish`, the release action): ``<base>`` is
+``revisions/<server name>`` under a directory the action commits to the
+``histor-revisions`` branch, which anyone can read without credentials. ``<server name>``
+is the registry name as a path (``io.github.owner/name``); names that could leave the
+directory are refused. A release finds its previous revision in ``latest.envelope.json``
+(none: the first release) and publishes the fresh one there.
+
+**Reading** (:class:`ReleaseLocation`, :func:`fetch_envelope`): a *location* is a local path,
+an ``https://`` URL, or an ``http://`` URL on a loopback host (tests and local mirrors). A
+location ending in ``.json`` names the latest envelope itself and ``<base>`` is its
+directory; any other location is ``<base>``. Every URL goes through one fetch
+(:func:`fetch_bytes`): no credentials sent (none in the URL, none from the environment),
+redirects followed only to https or loopback, at most ``max_bytes`` bytes and ``timeout``
+seconds per read. Nothing here trusts what it finds: the caller parses strictly and
+verifies before use.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from histor_sign._internal.atomic import write_all_atomic
-from histor_sign._internal.limits import DEFAULT_MAX_RECEIVED_BYTES, DEFAULT_TIMEOUT
+from histor_sign._internal.limits import DEFAULT_MAX_FILE_BYTES, DEFAULT_TIMEOUT
 from histor_sign._internal.untrusted import printable
+from histor_sign.canonical import JsonValue, parse_json, read_bytes
 from histor_sign.errors import FetchError, InputError, LimitExceeded, UsageError
 
-LATEST = "latest.envelope.json"
+LATEST_NAME = "latest.envelope.json"
+ENVELOPE_NAME = "{n}.envelope.json"
+SNAPSHOT_NAME = "{n}.tools.snapshot.json"
+_MAX_REDIRECTS = 5
 _SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+class NotPublished(InputError):
+    """The location has no file by that name (HTTP 404/410, or no such local file)."""
+
+
+# --- publishing: the chain directory of a server -------------------------------------
 
 
 def chain_dir(root: str | Path, server: str) -> Path:
@@ -45,13 +69,13 @@ def chain_dir(root: str | Path, server: str) -> Path:
 
 def latest_envelope(root: str | Path, server: str) -> Path | None:
     """``latest.envelope.json`` of ``server`` under ``root``, or None before the first release."""
-    path = chain_dir(root, server) / LATEST
+    path = chain_dir(root, server) / LATEST_NAME
     return path if path.is_file() else None
 
 
 def refuse_published(root: str | Path, server: str, revision: int) -> None:
     """Raise if revision ``revision`` of ``server`` is already published under ``root``."""
-    numbered = chain_dir(root, server) / f"{revision}.envelope.json"
+    numbered = chain_dir(root, server) / ENVELOPE_NAME.format(n=revision)
     if numbered.exists():
         raise InputError(
             f"revision {revision} of {printable(server)} is already published at {numbered}; "
@@ -68,12 +92,15 @@ def publish(
     overwritten (two releases of the same number would fork the chain)."""
     refuse_published(root, server, revision)
     directory = chain_dir(root, server)
-    numbered = directory / f"{revision}.envelope.json"
-    files = {numbered: envelope, directory / LATEST: envelope}
+    numbered = directory / ENVELOPE_NAME.format(n=revision)
+    files = {numbered: envelope, directory / LATEST_NAME: envelope}
     if snapshot is not None:
-        files[directory / f"{revision}.tools.snapshot.json"] = snapshot
+        files[directory / SNAPSHOT_NAME.format(n=revision)] = snapshot
     write_all_atomic(files)
     return list(files)
+
+
+# --- reading: locations and the one bounded fetch ------------------------------------
 
 
 def is_url(location: str) -> bool:
@@ -81,7 +108,7 @@ def is_url(location: str) -> bool:
     return location.startswith(("https://", "http://"))
 
 
-def _loopback(host: str) -> bool:
+def _is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
     try:
@@ -90,38 +117,151 @@ def _loopback(host: str) -> bool:
         return False
 
 
+def _checked_url(url: str, param: str) -> str:
+    """``url`` if it is https with a host (or http to loopback) and carries no credentials."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if not ((parts.scheme == "https" and host)
+            or (parts.scheme == "http" and _is_loopback(host))):
+        raise UsageError(
+            f"`{param}` must be a file path, an https:// URL, or an http:// URL on a loopback "
+            f"host; got {printable(url, 200)!r}",
+            param=param,
+        )
+    if parts.username or parts.password:
+        raise UsageError(f"`{param}` must not carry credentials in the URL", param=param)
+    return url
+
+
+def fetch_bytes(
+    url: str,
+    *,
+    param: str,
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> bytes:
+    """GET ``url`` (checked as parameter ``param``) with the bounds of the module doc.
+
+    Raises :class:`UsageError` for a URL that is not https/loopback or carries credentials,
+    :class:`NotPublished` on HTTP 404/410, :class:`LimitExceeded` past ``max_bytes``,
+    :class:`InputError` for a redirect elsewhere, :class:`FetchError` when the network or
+    the server fails. Returns the raw bytes; the caller parses and verifies them.
+    """
+    import httpx
+
+    current = _checked_url(url, param)
+    shown = printable(url, 200)
+    try:
+        with httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=False,
+                          trust_env=False) as client:
+            for _ in range(_MAX_REDIRECTS + 1):
+                with client.stream("GET", current, headers={"Accept": "application/json"}) as r:
+                    if r.is_redirect and "location" in r.headers:
+                        target = str(r.url.join(r.headers["location"]))
+                        try:
+                            current = _checked_url(target, param)
+                        except UsageError:
+                            raise InputError(
+                                f"{shown}: redirects to {printable(target, 200)!r}, which is "
+                                "neither https nor loopback"
+                            ) from None
+                        continue
+                    if r.status_code in (404, 410):
+                        raise NotPublished(f"{shown}: not published (HTTP {r.status_code})")
+                    if r.status_code != 200:
+                        raise FetchError(f"{shown}: HTTP {r.status_code} (expected 200)")
+                    data = bytearray()
+                    for chunk in r.iter_bytes():
+                        data += chunk
+                        if len(data) > max_bytes:
+                            raise LimitExceeded(
+                                f"{shown}: more than `max_bytes` ({max_bytes}) bytes",
+                                limit="max_bytes", value=max_bytes,
+                            )
+                    return bytes(data)
+    except httpx.HTTPError as exc:
+        raise FetchError(f"{shown}: {type(exc).__name__}: {printable(str(exc), 200)}") from None
+    raise FetchError(f"{shown}: more than {_MAX_REDIRECTS} redirects")
+
+
 def fetch_envelope(
     url: str,
     *,
-    max_bytes: int = DEFAULT_MAX_RECEIVED_BYTES,
+    param: str = "envelope",
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
     timeout: float = DEFAULT_TIMEOUT,
 ) -> bytes:
-    """GET a published envelope: HTTPS only (plain HTTP to loopback, for tests), no
-    redirects, no credentials sent, at most ``max_bytes`` bytes and ``timeout`` seconds per
-    read. Returns the raw bytes; the caller parses and verifies them."""
-    import httpx
+    """GET a published envelope given by URL as parameter ``param`` (the envelope a check
+    compares against, or the previous revision a release chains to): :func:`fetch_bytes`."""
+    return fetch_bytes(url, param=param, max_bytes=max_bytes, timeout=timeout)
 
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.scheme != "https" and not (parts.scheme == "http" and _loopback(host)):
-        raise UsageError(
-            f"`envelope` URL {printable(url)!r} must use https (plain http only to loopback)",
-            param="envelope",
-        )
-    shown = printable(url)
-    try:
-        with httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False) as client:
-            with client.stream("GET", url, headers={"Accept": "application/json"}) as response:
-                if response.status_code != 200:
-                    raise FetchError(f"{shown}: HTTP {response.status_code} (expected 200)")
-                data = bytearray()
-                for chunk in response.iter_bytes():
-                    data += chunk
-                    if len(data) > max_bytes:
-                        raise LimitExceeded(
-                            f"{shown}: more than `max_bytes` ({max_bytes}) bytes",
-                            limit="max_bytes", value=max_bytes,
-                        )
-    except httpx.HTTPError as exc:
-        raise FetchError(f"{shown}: {type(exc).__name__}: {printable(str(exc))}") from None
-    return bytes(data)
+
+@dataclass(frozen=True)
+class ReleaseLocation:
+    """A normalised location: ``base`` (directory path or URL prefix ending in ``/``) and
+    the name of the latest envelope inside it."""
+
+    base: str
+    latest_name: str = LATEST_NAME
+
+    @property
+    def is_url(self) -> bool:
+        return is_url(self.base)
+
+    @classmethod
+    def parse(cls, location: str, *, param: str = "location") -> ReleaseLocation:
+        """Check and normalise a location string (a path, or an https/loopback URL without
+        a query or fragment: the names of the layout are appended to it)."""
+        if not isinstance(location, str) or not location.strip():
+            raise UsageError(f"`{param}` must be a path or URL", param=param)
+        if "://" in location:
+            parts = urlsplit(_checked_url(location, param))
+            if parts.query or parts.fragment:
+                raise UsageError(f"`{param}` must not have a query or fragment", param=param)
+            url = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+            if url.endswith(".json"):
+                base, _, name = url.rpartition("/")
+                return cls(base + "/", name)
+            return cls(url if url.endswith("/") else url + "/")
+        path = Path(location)
+        if location.endswith(".json"):
+            return cls(str(path.parent), path.name)
+        return cls(str(path))
+
+    def __str__(self) -> str:
+        return self.address(self.latest_name)
+
+    def address(self, name: str) -> str:
+        """The path or URL of ``name`` in this location."""
+        if self.is_url:
+            return self.base + name
+        return str(Path(self.base) / name)
+
+    def latest(self) -> str:
+        return self.address(self.latest_name)
+
+    def envelope(self, revision: int) -> str:
+        return self.address(ENVELOPE_NAME.format(n=revision))
+
+    def snapshot(self, revision: int) -> str:
+        return self.address(SNAPSHOT_NAME.format(n=revision))
+
+    def fetch_json(
+        self,
+        address: str,
+        *,
+        max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> JsonValue:
+        """Read ``address`` (one of this location's) and parse it strictly.
+
+        Raises :class:`NotPublished` when it does not exist, :class:`LimitExceeded` past
+        ``max_bytes``, :class:`FetchError` when the network fails.
+        """
+        if self.is_url:
+            data = fetch_bytes(address, param="location", max_bytes=max_bytes, timeout=timeout)
+        else:
+            if not Path(address).exists():
+                raise NotPublished(f"{address}: no such file")
+            data = read_bytes(address, max_bytes=max_bytes)
+        return parse_json(data, address, max_bytes=max_bytes)

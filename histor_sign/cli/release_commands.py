@@ -266,7 +266,7 @@ def _resolve_previous(
         from histor_sign.canonical import parse_json
         from histor_sign.envelope import parse_envelope
 
-        data = chain_store.fetch_envelope(previous)
+        data = chain_store.fetch_envelope(previous, param="previous")
         return parse_envelope(parse_json(data, previous), previous)
     return previous
 

@@ -1,16 +1,23 @@
-"""The chain directory layout and the bounded envelope fetch (loopback HTTP only)."""
+"""The revision layout, publishing a chain, accepted locations, and every class of hostile
+answer from a real loopback HTTP server through the one bounded fetch (each one clear
+error, never a traceback or a hang)."""
 
 from __future__ import annotations
 
-import http.server
+import socket
 import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
 from histor_sign._internal import chain_store
+from histor_sign._internal.chain_store import NotPublished, ReleaseLocation
 from histor_sign.errors import FetchError, InputError, LimitExceeded, UsageError
+
+# --- publishing -----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("server", ["../x", "io.github.o/..", "/abs/x", "a//b", "", "a/.hidden",
@@ -35,22 +42,74 @@ def test_publish_then_find_latest_and_never_overwrite(tmp_path: Path) -> None:
     assert latest.read_bytes() == b'{"r":2}'
 
 
-class _Handler(http.server.BaseHTTPRequestHandler):
+def test_a_published_chain_is_a_location(tmp_path: Path) -> None:
+    """What a release publishes is exactly what a client's location reads."""
+    server = "io.github.owner/name"
+    chain_store.publish(tmp_path, server, 1, b'{"revision": 1}', b'{"tools": []}')
+    chain_store.publish(tmp_path, server, 2, b'{"revision": 2}', b'{"tools": [1]}')
+    loc = ReleaseLocation.parse(str(chain_store.chain_dir(tmp_path, server)))
+    assert loc.fetch_json(loc.latest()) == {"revision": 2}
+    assert loc.fetch_json(loc.envelope(1)) == {"revision": 1}
+    assert loc.fetch_json(loc.snapshot(2)) == {"tools": [1]}
+
+
+# --- locations ------------------------------------------------------------------------
+
+
+def test_layout_for_paths_and_urls(tmp_path: Path) -> None:
+    d = ReleaseLocation.parse(str(tmp_path))
+    assert d.latest() == str(tmp_path / "latest.envelope.json")
+    assert d.envelope(4) == str(tmp_path / "4.envelope.json")
+    assert d.snapshot(4) == str(tmp_path / "4.tools.snapshot.json")
+    f = ReleaseLocation.parse(str(tmp_path / "current.envelope.json"))
+    assert f.latest() == str(tmp_path / "current.envelope.json")
+    assert f.envelope(2) == str(tmp_path / "2.envelope.json")
+    u = ReleaseLocation.parse("https://example.org/r/latest.envelope.json")
+    assert (u.latest(), u.envelope(3)) == (
+        "https://example.org/r/latest.envelope.json", "https://example.org/r/3.envelope.json")
+    assert ReleaseLocation.parse("https://example.org/r").snapshot(1) == \
+        "https://example.org/r/1.tools.snapshot.json"
+    assert ReleaseLocation.parse("http://[::1]:8080/r/").is_url
+
+
+@pytest.mark.parametrize(
+    ("location", "needle"),
+    [
+        ("http://example.org/r/", "loopback"),
+        ("ftp://127.0.0.1/r/", "loopback"),
+        ("https:///nohost", "loopback"),
+        ("https://u:p@example.org/r/", "credentials"),
+        ("https://example.org/r/?sig=1", "query or fragment"),
+        ("https://example.org/r/#x", "query or fragment"),
+        ("", "path or URL"),
+    ],
+)
+def test_refused_addresses(location: str, needle: str) -> None:
+    with pytest.raises(UsageError, match=needle) as info:
+        ReleaseLocation.parse(location)
+    assert info.value.param == "location"
+
+
+@pytest.mark.parametrize("url", ["http://example.invalid/x", "ftp://127.0.0.1/x",
+                                 "file:///etc/passwd", "http://10.0.0.1/x",
+                                 "https://u:p@example.org/x.json"])
+def test_fetch_envelope_requires_https_off_loopback(url: str) -> None:
+    with pytest.raises(UsageError, match="`previous`") as info:
+        chain_store.fetch_envelope(url, param="previous")
+    assert info.value.param == "previous"
+
+
+# --- the one bounded fetch, against a real loopback server ---------------------------
+
+
+class Handler(BaseHTTPRequestHandler):
+    routes: ClassVar[dict[str, tuple[int, dict[str, str], bytes]]] = {}
+
     def do_GET(self) -> None:
-        if self.path == "/big":
-            body = b"x" * 5000
-        elif self.path == "/redirect":
-            self.send_response(302)
-            self.send_header("Location", "http://127.0.0.1:1/elsewhere")
-            self.end_headers()
-            return
-        elif self.path == "/ok":
-            body = b'{"ok": true}'
-        else:
-            self.send_response(404)
-            self.end_headers()
-            return
-        self.send_response(200)
+        status, headers, body = self.routes.get(self.path, (404, {}, b""))
+        self.send_response(status)
+        for key, value in headers.items():
+            self.send_header(key, value)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -59,39 +118,82 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def base_url() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+@pytest.fixture(scope="module")
+def base() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield f"http://127.0.0.1:{server.server_address[1]}/r/"
     finally:
         server.shutdown()
+        server.server_close()
 
 
-def test_fetch_envelope_reads_a_loopback_url(base_url: str) -> None:
-    assert chain_store.fetch_envelope(f"{base_url}/ok") == b'{"ok": true}'
+def test_fetches_follow_loopback_redirects(base: str) -> None:
+    Handler.routes = {
+        "/r/latest.envelope.json": (302, {"Location": "/r/7.envelope.json"}, b""),
+        "/r/7.envelope.json": (200, {}, b'{"revision": 7}'),
+    }
+    loc = ReleaseLocation.parse(base)
+    assert loc.fetch_json(loc.latest()) == {"revision": 7}
+    # an envelope given by URL goes through the same fetch
+    assert chain_store.fetch_envelope(loc.latest()) == b'{"revision": 7}'
 
 
-@pytest.mark.parametrize(("path", "error", "match"), [
-    ("/big", LimitExceeded, "`max_bytes`"),
-    ("/missing", FetchError, "HTTP 404"),
-    ("/redirect", FetchError, "HTTP 302"),
-])
-def test_fetch_envelope_refuses_bad_answers(
-    base_url: str, path: str, error: type[Exception], match: str
+HOSTILE = [
+    ((404, {}, b""), NotPublished, "not published (HTTP 404)"),
+    ((410, {}, b""), NotPublished, "HTTP 410"),
+    ((500, {}, b"oops"), FetchError, "HTTP 500 (expected 200)"),
+    ((200, {}, b"x" * 5000), LimitExceeded, "more than `max_bytes` (4096) bytes"),
+    ((302, {"Location": "http://example.org/x.json"}, b""), InputError,
+     "neither https nor loopback"),
+    ((302, {"Location": "/r/latest.envelope.json"}, b""), FetchError, "more than 5 redirects"),
+]
+
+
+@pytest.mark.parametrize(
+    ("route", "error", "needle"),
+    [*HOSTILE,
+     ((200, {}, b"{not json"), InputError, "latest.envelope.json"),
+     ((200, {}, b'{"a": 1, "a": 2}'), InputError, "duplicate")],
+)
+def test_hostile_answers_are_one_clear_error(
+    base: str, route: tuple[int, dict[str, str], bytes], error: type[Exception], needle: str
 ) -> None:
-    with pytest.raises(error, match=match):
-        chain_store.fetch_envelope(f"{base_url}{path}", max_bytes=1000)
+    Handler.routes = {"/r/latest.envelope.json": route}
+    loc = ReleaseLocation.parse(base)
+    with pytest.raises(error) as info:
+        loc.fetch_json(loc.latest(), max_bytes=4096)
+    assert needle in str(info.value) and "\n" not in str(info.value)
 
 
-@pytest.mark.parametrize("url", ["http://example.invalid/x", "ftp://127.0.0.1/x",
-                                 "file:///etc/passwd", "http://10.0.0.1/x"])
-def test_fetch_envelope_requires_https_off_loopback(url: str) -> None:
-    with pytest.raises(UsageError, match="must use https"):
-        chain_store.fetch_envelope(url)
+@pytest.mark.parametrize(("route", "error", "needle"), HOSTILE)
+def test_fetch_envelope_gives_the_same_errors(
+    base: str, route: tuple[int, dict[str, str], bytes], error: type[Exception], needle: str
+) -> None:
+    Handler.routes = {"/r/latest.envelope.json": route}
+    with pytest.raises(error) as info:
+        chain_store.fetch_envelope(f"{base}latest.envelope.json", max_bytes=4096)
+    assert needle in str(info.value) and "\n" not in str(info.value)
 
 
-def test_fetch_envelope_reports_an_unreachable_host() -> None:
-    with pytest.raises(FetchError):
-        chain_store.fetch_envelope("http://127.0.0.1:1/x", timeout=2)
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+def test_unreachable_is_a_fetch_error() -> None:
+    loc = ReleaseLocation.parse(f"http://127.0.0.1:{_closed_port()}/r/")
+    with pytest.raises(FetchError, match="ConnectError"):
+        loc.fetch_json(loc.latest(), timeout=2)
+    with pytest.raises(FetchError, match="ConnectError"):
+        chain_store.fetch_envelope(loc.latest(), timeout=2)
+
+
+def test_missing_local_file_is_not_published(tmp_path: Path) -> None:
+    loc = ReleaseLocation.parse(str(tmp_path))
+    with pytest.raises(NotPublished, match="no such file"):
+        loc.fetch_json(loc.envelope(2))

@@ -74,7 +74,9 @@ def test_check_envelope_url_must_be_https(tmp_path: Path) -> None:
     tools.write_text('{"tools": []}')
     result = run_cli("check", str(tools), "--envelope", "http://example.invalid/e.json")
     assert result.code == 2
-    assert result.stderr.startswith("histor-sign: error: --envelope URL")
+    assert result.stderr.startswith("histor-sign: error: --envelope must be a file path, "
+                                    "an https:// URL, or an http:// URL on a loopback host")
+    assert result.stderr.count("\n") == 1
 
 
 def test_release_refuses_a_revision_already_published_before_signing(tmp_path: Path) -> None:
