@@ -102,6 +102,33 @@ def main() -> None:
     cold = Guard.from_catalog([TOOL], policy=POLICY)
     cold.check(good_call)
     print(f"cold Guard (build + first decision): {(time.perf_counter() - t) * 1000:.2f} ms")
+    redos()
+
+
+def redos() -> None:
+    """A hostile schema regex: the guard's linear matcher against Python ``re`` (what the
+    deny-unknown check used before) on ``^(a|a)*$`` and n ``a``s then ``!``; ``re`` doubles
+    with each ``a`` (32 of them: over a minute), so the baseline stops at n = 22."""
+    import re
+
+    pattern = r"^(a|a)*$"
+    tool = {"name": "t", "inputSchema": {"type": "object",
+                                         "patternProperties": {pattern: {"type": "integer"}}}}
+    guards = {e: Guard.from_catalog([tool], engine=e) for e in ("jsonschema-rs", "jsonschema")}
+    for n in (16, 18, 20, 22, 32, 1000):
+        subject = "a" * n + "!"
+        t = time.perf_counter()
+        for engine, guard in guards.items():
+            assert not guard.check_arguments("t", {subject: 1}).allowed, engine
+        ours = (time.perf_counter() - t) / len(guards)
+        if n <= 22:
+            t = time.perf_counter()
+            re.search(pattern, subject)
+            base = time.perf_counter() - t
+            print(f"ReDoS n={n:<5} Python re {base * 1000:9.1f} ms   guard {ours * 1000:7.3f} ms"
+                  f"   {base / ours:9.0f}x")
+        else:
+            print(f"ReDoS n={n:<5} Python re   (skipped)   guard {ours * 1000:7.3f} ms")
 
 
 if __name__ == "__main__":
