@@ -72,6 +72,11 @@ VERIFY_OPT = typer.Option(
 )
 
 
+#: How to get the surface (instructions, prompts, resource templates) compared.
+SURFACE_HINT = ("compare a fetch snapshot or --stdio/--url with the release snapshot as "
+                "--signed-tools")
+
+
 @app.command()
 def check(
     tools: str | None = TOOLS_ARG,
@@ -115,7 +120,6 @@ def check(
     """
     from histor_sign._internal import chain_store
     from histor_sign.canonical import parse_json, read_json_file
-    from histor_sign.catalog import load_catalog
     from histor_sign.drift import compare
     from histor_sign.errors import UsageError
     from histor_sign.pins import Freshness, verified_drift_text
@@ -144,10 +148,10 @@ def check(
                                       envelope)
     else:
         signed_statement = read_json_file(envelope)
-    signed_catalog = load_catalog(signed_tools).tools if signed_tools else None
+    signed_catalog = t.snapshot_or_catalog_file(signed_tools) if signed_tools else None
     if verify:
         verified = verify_for_use(signed_statement, envelope, flags, server=server, pins=pins)
-    served = t.tools_from_file_or_target(
+    served = t.served_from_file_or_target(
         tools, target, options, what="the served tools (TOOLS_FILE)"
     )
     result = compare(verified.envelope if verified else signed_statement, served,
@@ -160,9 +164,9 @@ def check(
         advanced = (pinned.detail if pinned is not None
                     and pinned.freshness is Freshness.ADVANCED else None)
         emit(verified_drift_text(result, verified.headline, advanced=advanced,
-                                 fields_hint=hint), output)
+                                 fields_hint=hint, surface_hint=SURFACE_HINT), output)
     else:
-        emit(result.to_text(fields_hint=hint), output)
+        emit(result.to_text(fields_hint=hint, surface_hint=SURFACE_HINT), output)
     if not result.matches if fail_on is None else result.reaches(fail_on):
         raise typer.Exit(1)
 
@@ -176,7 +180,7 @@ def _check_pinned(
     from histor_sign.pins import check_served
 
     store = pinned_store(server, flags, pins)
-    served = t.tools_from_file_or_target(
+    served = t.served_from_file_or_target(
         tools, target, options, what="the served tools (TOOLS_FILE)"
     )
     trust = flags.trust()
