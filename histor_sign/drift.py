@@ -241,7 +241,8 @@ class DriftResult:
         order = (ChangeKind.CHANGED, ChangeKind.RENAMED, ChangeKind.ADDED, ChangeKind.REMOVED)
         counts = ", ".join(f"{self.count(c)} {c.value}" for c in order if self.count(c))
         if self.surface:
-            surface = f"{len(self.surface)} surface"
+            n = len(self.surface)
+            surface = f"{n} surface change{'s' if n > 1 else ''}"
             counts = f"{counts}, {surface}" if counts else surface
         ranked = sorted(self.tools, key=lambda t: -t.risk.rank)
         parts = [printable(t.summary(), 160) for t in ranked[:tool_limit]]
