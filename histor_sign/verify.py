@@ -46,7 +46,8 @@ if TYPE_CHECKING:
 
     from histor_sign.catalog import Tool, ToolsLike
 
-AXES = ("well-formed", "signature", "identity", "log-entry", "chain", "tools")
+#: ``surface`` is an attestation's alone (the envelope signs tools only).
+AXES = ("well-formed", "signature", "identity", "log-entry", "chain", "tools", "surface")
 
 
 class AxisStatus(StrEnum):
