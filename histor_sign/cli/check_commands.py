@@ -1,4 +1,5 @@
-"""``check``: compare the tools a server serves now with a signed revision."""
+"""``check``: compare the tools (and server surface) a server serves now with a signed
+revision."""
 
 
 import json
@@ -52,7 +53,8 @@ ENVELOPE_OPT = typer.Option(
 SIGNED_TOOLS_OPT = typer.Option(
     None, "--signed-tools", metavar="FILE",
     help="The catalog that was signed (e.g. the release snapshot); lets check name the "
-    "changed fields and diff descriptions. Must match the envelope's digests.",
+    "changed fields and diff descriptions, and, as a fetch snapshot, compare the server "
+    "instructions, prompts and resource templates. Must match the envelope's digests.",
 )
 TOOLS_ARG = typer.Argument(
     None, metavar="[TOOLS_FILE]",
@@ -114,7 +116,9 @@ def check(
     location, verified under the pin and checked for freshness (a rollback, a fork or a
     broken chain exits 1; a newer revision that chains advances the pin). With --verify the
     given envelope's signature and signer are verified first, against the pin store, --server
-    or the identity flags. Every change gets a kind and a risk (low, medium, high).
+    or the identity flags. Every change gets a kind and a risk (low, medium, high). When both
+    sides are fetch snapshots (a live fetch counts), the server instructions, each prompt and
+    each resource template are compared too; otherwise the surface is "not compared".
     Exit codes: 0 match (or every change below --fail-on), 1 different (or verification
     failed), 2 bad input.
     """
