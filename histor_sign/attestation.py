@@ -328,7 +328,10 @@ def verify_attestation(
     one certificate identity across parts); ``identity``, ``log-entry`` and ``chain``: the
     envelope's own checks on the attested statement and signer; ``tools``: the subjects
     equal the digests recomputed from ``tools`` or, failing that, the ``envelope``'s signed
-    statement (which the caller verifies). Bad input raises; failed checks are reported.
+    statement (which the caller verifies); ``surface``: the predicate's digests of the
+    instructions, each prompt and each resource template equal those recomputed from
+    ``tools`` when it is a fetch snapshot holding the server surface (skipped otherwise).
+    Bad input raises; failed checks are reported.
     """
     from histor_sign._internal.sigstore_trust import stale_root_hint
     from histor_sign.verify import (
@@ -405,8 +408,45 @@ def verify_attestation(
         _chain_axis(env, facts_or_none, inputs.previous, inputs.previous_source,
                     trusted_root, pins),
         tools_axis,
+        _surface_axis(parsed.surface, inputs.tools_document, inputs.tools_source),
     )
     return VerificationReport(source=source, envelope=env, trust=trust.describe(), axes=axes)
+
+
+def _surface_axis(
+    attested: Mapping[str, Any] | None, tools: object, tools_source: str
+) -> AxisResult:
+    """The predicate's surface digests against those recomputed from a snapshot."""
+    from histor_sign.drift import diff_digests
+    from histor_sign.revision import surface_json
+    from histor_sign.verify import SKIPPED, AxisResult, _judged
+
+    if attested is None:
+        return AxisResult("surface", SKIPPED, "the attestation carries no surface digests")
+    recomputed = surface_json(tools) if tools is not None else None
+    if recomputed is None:
+        why = ("no `tools` snapshot given" if tools is None else
+               f"{tools_source} is not a fetch snapshot holding the server surface")
+        return AxisResult("surface", SKIPPED, why)
+    problems: list[str] = []
+    if attested.get("instructions") != recomputed["instructions"]:
+        problems.append("instructions differ")
+    for key, what in (("prompts", "prompt"), ("resourceTemplates", "resource template")):
+        signed = attested.get(key)
+        if not isinstance(signed, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in signed.items()
+        ):
+            problems.append(f"predicate.surface.{key} is not an object of digests")
+            continue
+        problems += [f"{what} {c.name} {c.change.value}"
+                     for c in diff_digests(signed, recomputed[key])]
+    counts = (f"{len(recomputed['prompts'])} prompts, {len(recomputed['resourceTemplates'])} "
+              "resource templates and the instructions")
+    return _judged(
+        "surface", [f"{tools_source} differs from the attested surface: " + "; ".join(problems)]
+        if problems else [],
+        f"{counts} match {tools_source}",
+    )
 
 
 def _envelope_agreement(attested: Statement, signed: Statement) -> AxisResult:

@@ -85,6 +85,51 @@ def diff_digests(before: Mapping[str, str], after: Mapping[str, str]) -> list[Di
     return out
 
 
+class SurfaceStatus(StrEnum):
+    """Whether the served surface (instructions, prompts, resource templates) was compared
+    with the signed one, and what was found."""
+
+    MATCH = "match"
+    DIFFERENT = "different"
+    NOT_COMPARED = "not-compared"
+
+
+@dataclass(frozen=True)
+class SurfaceChange:
+    """One changed part of the non-tool surface: ``part`` is ``instructions``, ``prompt``
+    or ``resourceTemplate``; ``name`` the prompt name or URI template (``""`` for
+    instructions)."""
+
+    part: str
+    name: str
+    change: ChangeKind
+    before: str | None
+    after: str | None
+
+    @property
+    def risk(self) -> Risk:
+        """Removed: low (a client can no longer use it). Added or changed: high — the
+        surface is not triaged field by field, and new or reworded text that steers a model
+        cannot be told from an attack (the same rule as a tool whose definition is unknown)."""
+        return Risk.LOW if self.change is ChangeKind.REMOVED else Risk.HIGH
+
+    @property
+    def label(self) -> str:
+        """``instructions``, ``prompt NAME`` or ``resourceTemplate URI`` (untrusted: escape)."""
+        return self.part if not self.name else f"{self.part} {self.name}"
+
+    def to_json(self) -> dict[str, Any]:
+        """The change's entry in the JSON drift document's ``surface`` list."""
+        return {
+            "part": self.part,
+            "name": self.name,
+            "change": self.change.value,
+            "signedDigest": self.before,
+            "currentDigest": self.after,
+            "risk": self.risk.value,
+        }
+
+
 @dataclass(frozen=True)
 class ToolDrift:
     """One tool that differs. ``fields`` is None when only digests were available."""
@@ -132,7 +177,8 @@ class ToolDrift:
 
 @dataclass(frozen=True)
 class DriftResult:
-    """What :func:`compare` found; ``tools`` lists the differing tools by name."""
+    """What :func:`compare` found; ``tools`` lists the differing tools by name, ``surface``
+    the differing instructions, prompts and resource templates (when compared)."""
 
     status: DriftStatus
     server: str
@@ -140,10 +186,17 @@ class DriftResult:
     signed_manifest_digest: str
     current_manifest_digest: str
     tools: tuple[ToolDrift, ...] = ()
+    surface: tuple[SurfaceChange, ...] = ()
+    surface_status: SurfaceStatus = SurfaceStatus.NOT_COMPARED
+    #: Why the surface was not compared (``None`` when it was).
+    surface_note: str | None = None
+    #: Not compared although one side captured the surface (the text report says so; when
+    #: neither side has any, as with plain tool files, it stays quiet).
+    surface_one_sided: bool = False
 
     @property
     def matches(self) -> bool:
-        """True when the served tools are exactly the signed ones."""
+        """True when the served tools (and the surface, when compared) are the signed ones."""
         return self.status is DriftStatus.MATCH
 
     def count(self, change: ChangeKind | str) -> int:
@@ -155,7 +208,8 @@ class DriftResult:
         """The highest risk of any change; None when the served tools match."""
         if self.matches:
             return None
-        return max_risk(t.risk for t in self.tools) or Risk.LOW
+        return max_risk([*(t.risk for t in self.tools), *(c.risk for c in self.surface)]
+                        ) or Risk.LOW
 
     def reaches(self, level: Risk | str) -> bool:
         """True when some change is at least ``level`` (what a drift gate fails on)."""
@@ -174,6 +228,9 @@ class DriftResult:
             "summary": {c.value: self.count(c) for c in ChangeKind},
             "risk": risk.value if risk is not None else None,
             "tools": [t.to_json() for t in self.tools],
+            "surfaceStatus": self.surface_status.value,
+            "surfaceNote": self.surface_note,
+            "surface": [c.to_json() for c in self.surface],
         }
 
     def headline(self, tool_limit: int = 3) -> str:
@@ -183,20 +240,31 @@ class DriftResult:
             return self.status.value
         order = (ChangeKind.CHANGED, ChangeKind.RENAMED, ChangeKind.ADDED, ChangeKind.REMOVED)
         counts = ", ".join(f"{self.count(c)} {c.value}" for c in order if self.count(c))
+        if self.surface:
+            n = len(self.surface)
+            surface = f"{n} surface change{'s' if n > 1 else ''}"
+            counts = f"{counts}, {surface}" if counts else surface
         ranked = sorted(self.tools, key=lambda t: -t.risk.rank)
         parts = [printable(t.summary(), 160) for t in ranked[:tool_limit]]
         if len(ranked) > tool_limit:
             parts.append(f"+{len(ranked) - tool_limit} more tools")
+        parts += [printable(f"{c.label}: {c.change.value}", 160)
+                  for c in self.surface[: max(0, tool_limit - len(parts))]]
         detail = f"{counts}: {' | '.join(parts)}" if parts else counts or "manifest differs"
         risk = self.risk or Risk.LOW
         return f"{self.status.value} — risk: {risk.value}  ({detail})"
 
-    def to_text(self, *, fields_hint: str = "pass signed_tools to name them") -> str:
+    def to_text(
+        self, *, fields_hint: str = "pass signed_tools to name them",
+        surface_hint: str | None = None,
+    ) -> str:
         """Human summary: the headline with the risk, then one line per differing tool with
-        its triaged changes, description diffs indented.
+        its triaged changes, description diffs indented, then the surface: one line per
+        changed instruction text, prompt or resource template, or why it was not compared.
 
         ``fields_hint`` tells the reader how to learn which fields of a changed tool
-        differ when only digests were compared (the CLI names its flag here).
+        differ when only digests were compared, ``surface_hint`` how to get the surface
+        compared (the CLI names its flags here).
         """
         where = f"{printable(self.server)} revision {self.revision}"
         if self.matches:
@@ -217,6 +285,13 @@ class DriftResult:
                       for c in item.changes]
             if item.description_diff:
                 lines += ["      " + printable(d) for d in item.description_diff.splitlines()]
+        if self.surface_status is SurfaceStatus.NOT_COMPARED and self.surface_one_sided:
+            hint = f"; {surface_hint}" if surface_hint else ""
+            lines.append(f"  surface not compared: {self.surface_note}{hint}")
+        elif self.surface_status is SurfaceStatus.MATCH:
+            lines.append("  surface  match (instructions, prompts, resource templates)")
+        lines += [f"  surface  {c.change.value:<8} {printable(c.label)}  [risk: {c.risk.value}]"
+                  for c in self.surface]
         return "\n".join(lines)
 
 
@@ -231,7 +306,10 @@ def compare(
 
     ``signed`` is a :class:`~histor_sign.revision.Statement`, a signed envelope, or either's
     JSON document (named ``source`` in messages). ``signed_tools``, the catalog that was
-    signed, lets the result name changed fields. Raises :class:`InputError` for duplicate
+    signed, lets the result name changed fields. When ``signed_tools`` and ``tools`` are both
+    fetch snapshots that captured the server surface, instructions, prompts and resource
+    templates are compared too (a difference makes the result different); otherwise the
+    surface is reported as not compared. Raises :class:`InputError` for duplicate
     names or non-MCP tools in either catalog, and when ``signed_tools`` is not the catalog
     the statement was built from.
     """
@@ -244,7 +322,8 @@ def compare(
     current_by_name = {t.name: t for t in current}
     drift = _triaged(diff_digests(statement.tool_digests, current_digests), signed_by_name,
                      current_by_name)
-    same = manifest == statement.manifest_digest and not drift
+    surface_status, surface, surface_note, one_sided = compare_surface(signed_tools, tools)
+    same = manifest == statement.manifest_digest and not drift and not surface
     return DriftResult(
         status=DriftStatus.MATCH if same else DriftStatus.DIFFERENT,
         server=statement.server,
@@ -252,6 +331,10 @@ def compare(
         signed_manifest_digest=statement.manifest_digest,
         current_manifest_digest=manifest,
         tools=tuple(drift),
+        surface=surface,
+        surface_status=surface_status,
+        surface_note=surface_note,
+        surface_one_sided=one_sided,
     )
 
 
@@ -360,19 +443,6 @@ def _checked_signed_tools(value: ToolsLike, signed: Statement) -> dict[str, Tool
 # --- surface drift: instructions, prompts, resource templates (not signed; snapshot baseline)
 
 
-@dataclass(frozen=True)
-class SurfaceChange:
-    """One changed part of the non-tool surface: ``part`` is ``instructions``, ``prompt``
-    or ``resourceTemplate``; ``name`` the prompt name or URI template (``""`` for
-    instructions)."""
-
-    part: str
-    name: str
-    change: ChangeKind
-    before: str | None
-    after: str | None
-
-
 def surface_drift(before: Snapshot, after: Snapshot) -> tuple[SurfaceChange, ...]:
     """Differences in instructions, prompts and resource templates between two snapshots.
 
@@ -390,3 +460,36 @@ def surface_drift(before: Snapshot, after: Snapshot) -> tuple[SurfaceChange, ...
         out += [SurfaceChange(part, d.name, d.change, d.before, d.after)
                 for d in diff_digests(a, b)]
     return tuple(out)
+
+
+#: Why a surface comparison was skipped (the library names no flags; see ``to_text``).
+_NO_SIGNED_SURFACE = ("the signed catalog is not a fetch snapshot holding the server surface "
+                      "(a tools-only file, or a snapshot from before surface capture)")
+_NO_SIGNED_CATALOG = "no signed catalog was given (the release snapshot holds the signed surface)"
+_NO_SERVED_SURFACE = ("the served tools are not a fetch snapshot holding the server surface "
+                      "(a tools-only file, or a snapshot from before surface capture)")
+
+
+def _surface_of(value: object) -> Snapshot | None:
+    """The snapshot, when ``value`` is one that captured the surface."""
+    from histor_sign.mcp._snapshot import Snapshot
+
+    return value if isinstance(value, Snapshot) and value.surface_captured else None
+
+
+def compare_surface(
+    signed: object | None, served: object
+) -> tuple[SurfaceStatus, tuple[SurfaceChange, ...], str | None, bool]:
+    """(status, changes, why not compared, one side captured it) for two catalogs.
+
+    Compared only when both are fetch snapshots that captured the surface; otherwise
+    ``NOT_COMPARED`` with the reason, never a reported drift.
+    """
+    before = _surface_of(signed) if signed is not None else None
+    after = _surface_of(served)
+    if before is None or after is None:
+        why = (_NO_SIGNED_CATALOG if signed is None
+               else _NO_SIGNED_SURFACE if before is None else _NO_SERVED_SURFACE)
+        return SurfaceStatus.NOT_COMPARED, (), why, before is not None or after is not None
+    changes = surface_drift(before, after)
+    return (SurfaceStatus.DIFFERENT if changes else SurfaceStatus.MATCH), changes, None, False

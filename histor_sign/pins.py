@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from histor_sign.catalog import Catalog, ToolsLike
     from histor_sign.drift import DriftResult
     from histor_sign.envelope import SignedEnvelope
+    from histor_sign.mcp._snapshot import Snapshot
     from histor_sign.verify import Pins
 
 #: Format version of the pin file; a newer one is refused rather than half understood.
@@ -400,6 +401,9 @@ class PinnedRevision:
     followed: tuple[int, ...] = ()
     signed_tools: Catalog | None = None
     signed_tools_source: str | None = None
+    #: The signed catalog as published, when it is a fetch snapshot (its server surface is
+    #: what ``check`` compares the served surface with; the envelope does not sign it).
+    signed_snapshot: Snapshot | None = None
 
     @property
     def revision(self) -> int:
@@ -467,8 +471,8 @@ def _fetch_envelope(location: ReleaseLocation, address: str) -> SignedEnvelope:
 
 def _fetch_signed_tools(
     location: ReleaseLocation, revision: int, required: bool
-) -> tuple[Catalog | None, str | None]:
-    from histor_sign.catalog import parse_catalog
+) -> tuple[Snapshot | Catalog | None, str | None]:
+    from histor_sign.mcp._snapshot import snapshot_or_catalog
 
     address = location.snapshot(revision)
     try:
@@ -477,7 +481,7 @@ def _fetch_signed_tools(
         if required:
             raise
         return None, None
-    return parse_catalog(document, address), address
+    return snapshot_or_catalog(document, address), address
 
 
 def verify_pinned(
@@ -506,9 +510,19 @@ def verify_pinned(
         source = location.latest()
         envelope = _fetch_envelope(location, source)
     source = source or "<envelope>"
-    tools, tools_source = (None, None)
+    from histor_sign.mcp._snapshot import Snapshot
+
+    tools: Catalog | None = None
+    snapshot: Snapshot | None = None
+    tools_source: str | None = None
     if signed_tools is not False:
-        tools, tools_source = _fetch_signed_tools(location, envelope.revision, bool(signed_tools))
+        fetched, tools_source = _fetch_signed_tools(
+            location, envelope.revision, bool(signed_tools)
+        )
+        if isinstance(fetched, Snapshot):
+            snapshot, tools = fetched, fetched.to_catalog()
+        else:
+            tools = fetched
     _verified(entry, envelope, source, trust, tools=tools, tools_source=tools_source)
 
     def outcome(
@@ -522,6 +536,7 @@ def verify_pinned(
             server=entry.server, envelope=envelope, freshness=freshness, detail=detail,
             pinned_revision=entry.revision, pin=pin, source=source or "<envelope>",
             followed=followed, signed_tools=tools, signed_tools_source=tools_source,
+            signed_snapshot=snapshot,
         )
 
     digest = envelope.statement.manifest_digest
@@ -707,6 +722,7 @@ class CheckServedResult:
 def verified_drift_text(
     drift: DriftResult, headline: str, *, advanced: str | None = None,
     fields_hint: str = "pass signed_tools to name them",
+    surface_hint: str | None = None,
 ) -> str:
     """The drift report of a verified revision: the status, who signed which revision
     (``headline``), whether the pin advanced, then the per-tool lines; a difference carries
@@ -714,7 +730,8 @@ def verified_drift_text(
     lines = [f"{drift.headline()} · {headline}"]
     if advanced is not None:
         lines.append(f"  pin advanced: {advanced}")
-    lines += drift.to_text(fields_hint=fields_hint).splitlines()[1:]
+    lines += drift.to_text(fields_hint=fields_hint,
+                           surface_hint=surface_hint).splitlines()[1:]
     return "\n".join(lines)
 
 
@@ -744,7 +761,8 @@ def check_served(
     pinned.raise_for_freshness()
     if update_pin and pinned.freshness is Freshness.ADVANCED:
         store.advance(pinned.pin)
-    drift = compare(pinned.envelope, served, pinned.signed_tools, source=pinned.source)
+    signed = pinned.signed_snapshot or pinned.signed_tools
+    drift = compare(pinned.envelope, served, signed, source=pinned.source)
     return CheckServedResult(pinned, drift)
 
 

@@ -241,9 +241,12 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
     SARIF report and summary) when findings reach the gate, and other errors on bad input,
     signing or verification failure (the directory is left as it was).
     """
+    from histor_sign.revision import surface_json
+
     catalog, evidence = _catalog_and_evidence(tools)
     reject_duplicates(catalog.tools)
     require_mcp(catalog.tools)
+    surface = surface_json(tools)  # duplicate prompt names etc. fail before anything runs
     findings, stats, passed = gate(catalog, request)
     from histor_sign.report._render import render
 
@@ -254,7 +257,8 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
     with OutputDirectory(request.out_dir, output_names()) as out:
         if not passed:
             _gate_tripped(outcome, catalog, sarif, out)
-        signed, report = _sign_and_verify(catalog, request, preflight(request))
+        signed, report = _sign_and_verify(catalog, request, preflight(request),
+                                          surface=surface)
         outcome = replace(outcome, envelope=signed.envelope, report=report)
         outcome = replace(outcome, summary_markdown=summary_markdown(outcome, catalog))
         contents = {
@@ -321,9 +325,13 @@ def _signer(request: ReleaseRequest) -> TokenIdentity:
 
 
 def _sign_and_verify(
-    catalog: Catalog, request: ReleaseRequest, checked: Preflight
+    catalog: Catalog, request: ReleaseRequest, checked: Preflight,
+    *, surface: dict[str, Any] | None = None,
 ) -> tuple[SignedRevision, VerificationReport]:
-    """Build, sign, and verify the fresh envelope fully before anything is written."""
+    """Build, sign, and verify the fresh envelope fully before anything is written.
+
+    ``surface`` (digests of a snapshot's instructions, prompts and resource templates) goes
+    into the attestation's predicate; the HISTOR statement stays tools-only."""
     from histor_sign._internal.sigstore_trust import Trust
     from histor_sign.revision import build_statement
     from histor_sign.signing import sign_statement
@@ -339,7 +347,7 @@ def _sign_and_verify(
     )
     trust = request.trust or Trust.production()
     signed = sign_statement(
-        statement, trust=trust, token_identity=who, capture=catalog.capture
+        statement, trust=trust, token_identity=who, capture=catalog.capture, surface=surface
     )
     report = verify(
         signed.envelope,

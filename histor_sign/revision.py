@@ -109,6 +109,23 @@ def _keyed_digests(items: list[dict[str, Any]] | None, key: str, what: str) -> d
     return out
 
 
+def surface_json(snapshot: object) -> dict[str, Any] | None:
+    """The attestation's ``surface`` member for a fetch snapshot that captured the server
+    surface: ``{"instructions": digest | null, "prompts": {name: digest},
+    "resourceTemplates": {uriTemplate: digest}}``; None for anything else (a tools-only
+    catalog, or a snapshot from before surface capture, says nothing about the surface)."""
+    from histor_sign.mcp._snapshot import Snapshot
+
+    if not isinstance(snapshot, Snapshot) or not snapshot.surface_captured:
+        return None
+    digests = surface_digests(snapshot)
+    return {
+        "instructions": digests.instructions,
+        "prompts": dict(sorted(digests.prompts.items())),
+        "resourceTemplates": dict(sorted(digests.resource_templates.items())),
+    }
+
+
 def surface_digests(snapshot: Snapshot) -> SurfaceDigests:
     """Per-item digests of a snapshot's instructions, prompts and resource templates."""
     instructions = snapshot.instructions

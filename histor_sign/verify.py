@@ -46,7 +46,8 @@ if TYPE_CHECKING:
 
     from histor_sign.catalog import Tool, ToolsLike
 
-AXES = ("well-formed", "signature", "identity", "log-entry", "chain", "tools")
+#: ``surface`` is an attestation's alone (the envelope signs tools only).
+AXES = ("well-formed", "signature", "identity", "log-entry", "chain", "tools", "surface")
 
 
 class AxisStatus(StrEnum):
@@ -692,6 +693,9 @@ class _Inputs:
     previous_source: str
     tools: list[Tool] | None
     tools_source: str
+    #: ``tools`` as given or read: a fetch snapshot stays a Snapshot, whose server surface
+    #: the attestation's ``surface`` axis recomputes.
+    tools_document: object
 
 
 def _prepare_inputs(
@@ -725,20 +729,19 @@ def _prepare_inputs(
     else:
         prev_env = load_envelope(previous)
         previous_source = previous_source or str(previous)
-    tool_list: list[Tool] | None
-    if tools is None:
-        tool_list = None
-    elif isinstance(tools, str | Path):
-        from histor_sign.catalog import load_catalog
+    from histor_sign.catalog import as_tools
 
-        tool_list = list(load_catalog(str(tools)).tools)
+    tool_list: list[Tool] | None = None
+    if isinstance(tools, str | Path):
+        from histor_sign.canonical import read_json_file
+        from histor_sign.mcp._snapshot import snapshot_or_catalog
+
         tools_source = tools_source or str(tools)
-    else:
-        from histor_sign.catalog import as_tools
-
+        tools = snapshot_or_catalog(read_json_file(str(tools)), str(tools))
+    if tools is not None:
         tool_list = as_tools(tools)
     return _Inputs(pins, trust, prev_env, previous_source, tool_list,
-                   tools_source or "the catalog")
+                   tools_source or "the catalog", tools)
 
 
 __all__ = [

@@ -1,4 +1,5 @@
-"""``check``: compare the tools a server serves now with a signed revision."""
+"""``check``: compare the tools (and server surface) a server serves now with a signed
+revision."""
 
 
 import json
@@ -52,7 +53,8 @@ ENVELOPE_OPT = typer.Option(
 SIGNED_TOOLS_OPT = typer.Option(
     None, "--signed-tools", metavar="FILE",
     help="The catalog that was signed (e.g. the release snapshot); lets check name the "
-    "changed fields and diff descriptions. Must match the envelope's digests.",
+    "changed fields and diff descriptions, and, as a fetch snapshot, compare the server "
+    "instructions, prompts and resource templates. Must match the envelope's digests.",
 )
 TOOLS_ARG = typer.Argument(
     None, metavar="[TOOLS_FILE]",
@@ -70,6 +72,11 @@ VERIFY_OPT = typer.Option(
     "pinned ('trust add', --server, or the identity flags). A failed verification exits 1 "
     "before any comparison.",
 )
+
+
+#: How to get the surface (instructions, prompts, resource templates) compared.
+SURFACE_HINT = ("compare a fetch snapshot or --stdio/--url with the release snapshot as "
+                "--signed-tools")
 
 
 @app.command()
@@ -109,13 +116,14 @@ def check(
     location, verified under the pin and checked for freshness (a rollback, a fork or a
     broken chain exits 1; a newer revision that chains advances the pin). With --verify the
     given envelope's signature and signer are verified first, against the pin store, --server
-    or the identity flags. Every change gets a kind and a risk (low, medium, high).
+    or the identity flags. Every change gets a kind and a risk (low, medium, high). When both
+    sides are fetch snapshots (a live fetch counts), the server instructions, each prompt and
+    each resource template are compared too; otherwise the surface is "not compared".
     Exit codes: 0 match (or every change below --fail-on), 1 different (or verification
     failed), 2 bad input.
     """
     from histor_sign._internal import chain_store
     from histor_sign.canonical import parse_json, read_json_file
-    from histor_sign.catalog import load_catalog
     from histor_sign.drift import compare
     from histor_sign.errors import UsageError
     from histor_sign.pins import Freshness, verified_drift_text
@@ -144,10 +152,10 @@ def check(
                                       envelope)
     else:
         signed_statement = read_json_file(envelope)
-    signed_catalog = load_catalog(signed_tools).tools if signed_tools else None
+    signed_catalog = t.snapshot_or_catalog_file(signed_tools) if signed_tools else None
     if verify:
         verified = verify_for_use(signed_statement, envelope, flags, server=server, pins=pins)
-    served = t.tools_from_file_or_target(
+    served = t.served_from_file_or_target(
         tools, target, options, what="the served tools (TOOLS_FILE)"
     )
     result = compare(verified.envelope if verified else signed_statement, served,
@@ -160,9 +168,9 @@ def check(
         advanced = (pinned.detail if pinned is not None
                     and pinned.freshness is Freshness.ADVANCED else None)
         emit(verified_drift_text(result, verified.headline, advanced=advanced,
-                                 fields_hint=hint), output)
+                                 fields_hint=hint, surface_hint=SURFACE_HINT), output)
     else:
-        emit(result.to_text(fields_hint=hint), output)
+        emit(result.to_text(fields_hint=hint, surface_hint=SURFACE_HINT), output)
     if not result.matches if fail_on is None else result.reaches(fail_on):
         raise typer.Exit(1)
 
@@ -176,7 +184,7 @@ def _check_pinned(
     from histor_sign.pins import check_served
 
     store = pinned_store(server, flags, pins)
-    served = t.tools_from_file_or_target(
+    served = t.served_from_file_or_target(
         tools, target, options, what="the served tools (TOOLS_FILE)"
     )
     trust = flags.trust()

@@ -321,14 +321,8 @@ def _served_tools(
     file stays a Snapshot, so its capture and server surface are kept as evidence."""
     if target is not None:
         return t.fetch_snapshot(target, options)
-    from histor_sign.canonical import read_json_file
-    from histor_sign.catalog import parse_catalog
-    from histor_sign.mcp import Snapshot
-
     assert path is not None
-    document = read_json_file(path)
-    catalog = parse_catalog(document, path, max_tools=max_tools)
-    return Snapshot.from_json(document, path) if catalog.shape == "snapshot" else catalog
+    return t.snapshot_or_catalog_file(path, max_tools=max_tools)
 
 
 def _report(outcome: "ReleaseOutcome") -> None:

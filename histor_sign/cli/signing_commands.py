@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -23,6 +23,7 @@ from histor_sign.cli.app import FLAGS, PROG, OutputFormat, app, emit, warn
 from histor_sign.errors import UsageError
 
 if TYPE_CHECKING:
+    from histor_sign.revision import Statement
     from histor_sign.verify import Pins, VerificationReport
 
 
@@ -230,6 +231,15 @@ def sign(
             "written by 'histor-sign dev-sigstore'). Default: public-good production.",
         ),
     ] = None,
+    snapshot: Annotated[
+        str | None,
+        typer.Option(
+            "--snapshot", metavar="FILE",
+            help="The fetch snapshot the statement was built from: its capture context and "
+            "a digest per prompt, per resource template and of the instructions go into the "
+            "in-toto attestation. Its tools must be the statement's.",
+        ),
+    ] = None,
 ) -> None:
     """Sign a revision statement keyless with Sigstore, verify the fresh bundle, and write
     the envelope, statement bytes and bundle atomically."""
@@ -241,8 +251,10 @@ def sign(
 
     trust = trust_from_flags(staging=staging, trust_config=trust_config)
     stmt = Statement.from_json(read_json_file(statement), statement)
+    capture, surface = _snapshot_evidence(snapshot, stmt) if snapshot else (None, None)
     warn(trust.warning())
-    signed = sign_statement(stmt, trust=trust, identity_token=identity_token)
+    signed = sign_statement(stmt, trust=trust, identity_token=identity_token,
+                            capture=capture, surface=surface)
     signed.write(output)
     statement_path, bundle_path = companion_paths(output)
     env = signed.envelope
@@ -261,6 +273,25 @@ def sign(
         ),
         None,
     )
+
+
+def _snapshot_evidence(
+    path: str, statement: "Statement"
+) -> "tuple[dict[str, Any], dict[str, Any] | None]":
+    """(capture, surface digests) of ``sign --snapshot``; the snapshot's tools must be the
+    statement's, so the attestation cannot carry another fetch's context."""
+    from histor_sign.canonical import read_json_file
+    from histor_sign.mcp._snapshot import Snapshot
+    from histor_sign.revision import digests, surface_json
+
+    snap = Snapshot.from_json(read_json_file(path), path)
+    manifest, _ = digests(snap)
+    if manifest != statement.manifest_digest:
+        raise UsageError(
+            f"--snapshot: {path} is not the catalog the statement was built from (manifest "
+            f"digest {manifest}, the statement's {statement.manifest_digest})"
+        )
+    return snap.capture, surface_json(snap)
 
 
 @app.command()
@@ -288,7 +319,10 @@ def verify(
     ] = None,
     tools: Annotated[
         str | None,
-        typer.Option("--tools", help="Tool catalog whose digests must equal the signed ones."),
+        typer.Option("--tools", help="Tool catalog whose digests must equal the signed ones; "
+                     "with --attestation, a fetch snapshot (e.g. the release's "
+                     "tools.snapshot.json) is also checked against the attested digests of "
+                     "its instructions, prompts and resource templates."),
     ] = None,
     trusted_root: TrustedRootOpt = None,
     trust_config: VerifyTrustConfigOpt = None,
@@ -310,7 +344,7 @@ def verify(
     signature/chain/SCT/inclusion, identity, transparency-log copy, revision chain and tool
     digests — each reported separately."""
     from histor_sign.attestation import load_attestation, verify_attestation
-    from histor_sign.catalog import load_catalog
+    from histor_sign.cli.target_options import snapshot_or_catalog_file
     from histor_sign.envelope import load_envelope
     from histor_sign.verify import verify as verify_envelope
 
@@ -326,7 +360,7 @@ def verify(
     signed = load_envelope(envelope) if envelope is not None else None
     attested = load_attestation(attestation) if attestation is not None else None
     prev = load_envelope(previous) if previous is not None else None
-    catalog = load_catalog(tools).tools if tools is not None else None
+    catalog = snapshot_or_catalog_file(tools) if tools is not None else None
     warn(trust.warning())
     pins = flags.pins()
     reports = []
@@ -364,7 +398,9 @@ def _skips_named_by_flag(report: "VerificationReport") -> "VerificationReport":
 
     axes = tuple(
         replace(a, detail=f"no {FLAGS[_SKIPPED_FOR[a.axis]]} given")
-        if a.status is AxisStatus.SKIPPED and a.axis in _SKIPPED_FOR else a
+        if a.status is AxisStatus.SKIPPED and a.axis in _SKIPPED_FOR
+        else replace(a, detail=a.detail.replace("`tools`", FLAGS["tools"]))
+        if a.status is AxisStatus.SKIPPED else a
         for a in report.axes
     )
     return replace(report, axes=axes)

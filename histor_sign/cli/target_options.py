@@ -190,6 +190,32 @@ def tools_from_file_or_target(
     return list(load_catalog(path).tools)
 
 
+def served_from_file_or_target(
+    path: str | None,
+    target: Target | None,
+    options: FetchOptions,
+    *,
+    what: str = "a catalog file",
+) -> "Snapshot | Catalog":
+    """Like :func:`tools_from_file_or_target`, but a live fetch or a snapshot file stays a
+    :class:`Snapshot`, so the server surface (instructions, prompts, templates) is kept."""
+    if target is not None:
+        if path is not None:
+            raise UsageError(f"give {what} or --stdio/--url, not both")
+        return fetch_snapshot(target, options)
+    if path is None:
+        raise UsageError(f"give {what}, or fetch live with --stdio or --url")
+    return snapshot_or_catalog_file(path)
+
+
+def snapshot_or_catalog_file(path: str, *, max_tools: int | None = None) -> "Snapshot | Catalog":
+    """A catalog file (``-`` for stdin); a fetch snapshot stays a :class:`Snapshot`."""
+    from histor_sign.canonical import read_json_file
+    from histor_sign.mcp._snapshot import snapshot_or_catalog
+
+    return snapshot_or_catalog(read_json_file(path), path, max_tools=max_tools)
+
+
 def fetch_catalog(target: Target, options: FetchOptions) -> Catalog:
     """Fetch and import as a catalog whose source names the target (no secrets)."""
     return fetch_snapshot(target, options).to_catalog(target.label())

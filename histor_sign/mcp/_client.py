@@ -16,7 +16,7 @@ from histor_sign.errors import FetchError, HistorError, LimitExceeded
 from histor_sign.mcp._http_channel import SessionExpired
 from histor_sign.mcp._jsonrpc import Channel
 from histor_sign.mcp._session import Session, open_session, renew_session
-from histor_sign.mcp._snapshot import Snapshot
+from histor_sign.mcp._snapshot import SURFACE_CAPTURED, Snapshot
 from histor_sign.mcp._target import FetchOptions, Target
 from histor_sign.mcp._walk import PROMPTS, RESOURCE_TEMPLATES, Walk, walk_list, walk_tools
 
@@ -95,6 +95,7 @@ async def _fetch(target: Target, options: FetchOptions) -> Snapshot:
         "pageSizes": walk.page_sizes,
         "restarts": walk.restarts,
         "fetchedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        SURFACE_CAPTURED: True,
     }
     if renewals:
         capture["sessionRenewals"] = renewals

@@ -1,10 +1,11 @@
 """JSON-RPC 2.0 message handling shared by the stdio and HTTP channels.
 
 A channel sends one request at a time and reads until the response with that id arrives;
-on the way it may meet notifications (ignored, except ``tools/list_changed`` which is
-counted so the walk can restart) and server→client requests (answered with an error, or
-an empty result for ``ping``, as the spec asks). Every message is parsed with the strict
-I-JSON reader so hostile bytes fail the same way as a hostile file.
+on the way it may meet notifications (ignored, except the tools, prompts and resources
+``list_changed`` ones, counted so the walk of that list can restart) and server→client
+requests (answered with an error, or an empty result for ``ping``, as the spec asks).
+Every message is parsed with the strict I-JSON reader so hostile bytes fail the same way
+as a hostile file.
 """
 
 from __future__ import annotations
@@ -20,6 +21,12 @@ from histor_sign.canonical import parse_json
 from histor_sign.errors import FetchError, LimitExceeded
 
 LIST_CHANGED = "notifications/tools/list_changed"
+#: Every list a fetch walks has its own change notification; each is counted apart.
+LIST_CHANGED_NOTIFICATIONS = frozenset({
+    LIST_CHANGED,
+    "notifications/prompts/list_changed",
+    "notifications/resources/list_changed",
+})
 METHOD_NOT_FOUND = -32601
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 
@@ -111,7 +118,8 @@ class Channel(ABC):
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self.bytes_received = 0
-        self.list_changed = 0
+        #: ``list_changed`` notifications seen, by method (the walk of that list resets it).
+        self.changed: dict[str, int] = {}
         self._next_id = 0
         self._abandoned: set[int] = set()
 
@@ -152,8 +160,9 @@ class Channel(ABC):
         )
 
     def on_notification(self, message: dict[str, Any]) -> None:
-        if message.get("method") == LIST_CHANGED:
-            self.list_changed += 1
+        method = message.get("method")
+        if method in LIST_CHANGED_NOTIFICATIONS:
+            self.changed[method] = self.changed.get(method, 0) + 1
 
     def abandon(self, msg_id: int) -> None:
         """Remember a timed-out request so a late answer to it is skipped, not an error."""

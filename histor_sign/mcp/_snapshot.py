@@ -13,8 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from histor_sign.canonical import JsonValue
 from histor_sign.catalog import SNAPSHOT_TYPE, Catalog, parse_catalog
 from histor_sign.errors import InputError
+
+#: Capture-context member a fetch sets once it has captured the whole server surface.
+SURFACE_CAPTURED = "surfaceCaptured"
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,19 @@ class Snapshot:
     instructions: str | None = None
     prompts: list[dict[str, Any]] | None = None
     resource_templates: list[dict[str, Any]] | None = None
+
+    @property
+    def surface_captured(self) -> bool:
+        """True when this snapshot records the whole surface (absent parts = not offered).
+
+        A fetch marks its capture context with ``surfaceCaptured``; a snapshot written before
+        surface capture existed, or a hand-written one without any surface member, says
+        nothing about the surface, so it cannot be compared for surface drift.
+        """
+        return self.capture.get(SURFACE_CAPTURED) is True or any(
+            part is not None
+            for part in (self.instructions, self.prompts, self.resource_templates)
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The snapshot document (a plain JSON value); surface members only when captured."""
@@ -84,3 +101,12 @@ class Snapshot:
             instructions=instructions, prompts=lists["prompts"],
             resource_templates=lists["resourceTemplates"],
         )
+
+
+def snapshot_or_catalog(
+    document: JsonValue, source: str, *, max_tools: int | None = None
+) -> Snapshot | Catalog:
+    """A catalog document as read: a fetch snapshot stays a :class:`Snapshot` (so its capture
+    context and server surface are kept), any other shape becomes a :class:`Catalog`."""
+    catalog = parse_catalog(document, source, max_tools=max_tools)
+    return Snapshot.from_json(document, source) if catalog.shape == "snapshot" else catalog

@@ -2,8 +2,9 @@
 
 End of list = ``nextCursor`` absent or null; ``""`` is a cursor like any other. A cursor
 seen twice is a cycle; duplicate names across pages are an error naming both positions
-(or, with ``allow_duplicates``, recorded as evidence); a ``tools/list_changed``
-notification during the walk restarts it once; pages, tools and bytes are bounded.
+(or, with ``allow_duplicates``, recorded as evidence); the list's own ``list_changed``
+notification (tools, prompts, or resources for templates) during the walk restarts it
+once; pages, tools and bytes are bounded.
 """
 
 from __future__ import annotations
@@ -36,12 +37,16 @@ class ListKind:
     member: str
     key: str
     noun: str
+    #: The notification that says this list changed (templates: the resources one).
+    changed: str
 
 
-TOOLS = ListKind("tools/list", "tools", "name", "tool")
-PROMPTS = ListKind("prompts/list", "prompts", "name", "prompt")
+TOOLS = ListKind("tools/list", "tools", "name", "tool", "notifications/tools/list_changed")
+PROMPTS = ListKind("prompts/list", "prompts", "name", "prompt",
+                   "notifications/prompts/list_changed")
 RESOURCE_TEMPLATES = ListKind(
-    "resources/templates/list", "resourceTemplates", "uriTemplate", "resource template"
+    "resources/templates/list", "resourceTemplates", "uriTemplate", "resource template",
+    "notifications/resources/list_changed",
 )
 
 
@@ -58,14 +63,14 @@ async def walk_list(session: Session, options: FetchOptions, kind: ListKind) -> 
     channel = session.channel
     restarts = 0
     while True:
-        channel.list_changed = 0
+        channel.changed[kind.changed] = 0
         walk = await _walk_once(session, options, kind)
-        if not channel.list_changed:
+        if not channel.changed[kind.changed]:
             walk.restarts = restarts
             return walk
         if restarts >= MAX_RESTARTS:
             raise FetchError(
-                "the server's tool list changed again (notifications/tools/list_changed) "
+                f"the server's {kind.noun} list changed again ({kind.changed}) "
                 "during the restarted walk; it is not stable enough to snapshot"
             )
         restarts += 1
@@ -122,7 +127,7 @@ async def _walk_once(session: Session, options: FetchOptions, kind: ListKind) ->
         walk.page_sizes.append(len(items))
         if options.progress is not None:
             options.progress(page, len(walk.tools))
-        if session.channel.list_changed:
+        if session.channel.changed.get(kind.changed):
             return walk  # the caller restarts
         nxt = result.get("nextCursor")
         if nxt is None:

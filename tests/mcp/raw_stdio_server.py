@@ -61,6 +61,7 @@ def main() -> None:
     if SCENARIO == "banner":
         out("Server starting on stdio...")
     walks = 0
+    surface_walks: dict[str, int] = {}
     for raw in sys.stdin:
         msg = json.loads(raw)
         method, msg_id = msg.get("method"), msg.get("id")
@@ -88,14 +89,22 @@ def main() -> None:
             requested = params["protocolVersion"]
             if SCENARIO == "version-error":
                 assert requested == "2025-06-18", requested
+            caps = '{"tools":{"listChanged":true}}'
+            if SCENARIO.startswith("surface-changed"):
+                caps = ('{"tools":{},"prompts":{"listChanged":true},'
+                        '"resources":{"listChanged":true}}')
             out('{"jsonrpc":"2.0","id":%d,"result":{"protocolVersion":"%s","capabilities":'
-                '{"tools":{"listChanged":true}},"serverInfo":{"name":"raw","version":"1"}}}'
-                % (msg_id, requested))
+                '%s,"serverInfo":{"name":"raw","version":"1"}}}' % (msg_id, requested, caps))
             continue
         if method is not None and msg_id is None:
             continue  # notifications
         if method is None:
             continue  # replies to our own requests
+        if method in ("prompts/list", "resources/templates/list"):
+            surface_walks[method] = surface_walks.get(method, 0) + (
+                params.get("cursor") is None)
+            surface_list(msg_id, method, params.get("cursor"), surface_walks[method])
+            continue
         assert method == "tools/list", method
         if SCENARIO.startswith("modern"):
             meta = params["_meta"]
@@ -105,6 +114,28 @@ def main() -> None:
         handle(msg_id, cursor, walks)
         if cursor is None:
             walks += 1
+
+
+def surface_list(msg_id: int, method: str, cursor: str | None, walk: int) -> None:
+    """Prompts or templates in two pages. ``surface-changed-prompts``: before page 2 of the
+    first prompts walk the server says its prompts changed, and on the restarted walk (a
+    decoy) that its tools and resources did; ``-always``: prompts change on every walk."""
+    prompts = method == "prompts/list"
+    member, key = ("prompts", "name") if prompts else ("resourceTemplates", "uriTemplate")
+    if cursor is None:
+        items = [{key: "p1" if prompts else "t://{a}"}]
+        nxt: str | None = "2"
+    else:
+        changed = ["prompts"] if walk == 1 or SCENARIO.endswith("-always") else []
+        if prompts:  # decoys on the restarted walk: other lists' notifications
+            for kind in changed or ["tools", "resources"]:
+                out('{"jsonrpc":"2.0","method":"notifications/%s/list_changed"}' % kind)
+        items = [{key: f"p2-walk{walk}" if prompts else "t://{b}"}]
+        nxt = None
+    result: dict[str, object] = {member: items}
+    if nxt is not None:
+        result["nextCursor"] = nxt
+    out(json.dumps({"jsonrpc": "2.0", "id": msg_id, "result": result}))
 
 
 def handle(msg_id: int, cursor: str | None, walks: int) -> None:
@@ -165,6 +196,8 @@ def handle(msg_id: int, cursor: str | None, walks: int) -> None:
         out(page(msg_id, [tool("a", ',"n":' + "9" * 5000)]))
     elif s == "bad-cursor-type":
         out(page(msg_id, [tool("a")], nxt=7))
+    elif s.startswith("surface-changed"):
+        out(page(msg_id, [tool("a")]))
     elif s in ("list-changed", "list-changed-always", "modern-list-changed"):
         if cursor is None:
             out(page(msg_id, [tool("a")], nxt="p2"))

@@ -3,6 +3,10 @@
 It serves the tool definitions in ``--defs`` (a JSON array) in pages of ``--page`` with an
 opaque base64 cursor, over stdio or Streamable HTTP on 127.0.0.1. Pagination is the
 handler's job in the SDK, exactly as a real server author would write it.
+
+With ``--surface FILE`` (``{"instructions": ..., "prompts": [...], "resourceTemplates":
+[...]}``) it also serves the rest of the surface through the SDK: the instructions in its
+initialize result, and prompts and resource templates, paginated the same way.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--json-response", action="store_true")
     parser.add_argument("--stateless", action="store_true")
+    parser.add_argument("--surface", help="JSON file: instructions, prompts, resourceTemplates")
     parser.add_argument("--empty-cursor-first", action="store_true",
                         help="use the empty string as the cursor of page 2")
     args = parser.parse_args()
@@ -54,7 +59,38 @@ def main() -> None:
         nxt = encode(off + page) if off + page < len(tools) else None
         return types.ListToolsResult(tools=tools[off:off + page], next_cursor=nxt)
 
-    server = Server("pager-peer", version="0.1.0", on_list_tools=list_tools)
+    surface: dict[str, Any] = {}
+    if args.surface:
+        with open(args.surface, encoding="utf-8") as fh:
+            surface = json.load(fh)
+    prompts = [types.Prompt.model_validate(p) for p in surface.get("prompts", [])]
+    templates = [types.ResourceTemplate.model_validate(r)
+                 for r in surface.get("resourceTemplates", [])]
+
+    async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+        off = decode(params.cursor) if params and params.cursor is not None else 0
+        nxt = encode(off + page) if off + page < len(prompts) else None
+        return types.ListPromptsResult(prompts=prompts[off:off + page], next_cursor=nxt)
+
+    async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        off = decode(params.cursor) if params and params.cursor is not None else 0
+        nxt = encode(off + page) if off + page < len(templates) else None
+        return types.ListResourceTemplatesResult(
+            resource_templates=templates[off:off + page], next_cursor=nxt
+        )
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[])
+
+    handlers: dict[str, Any] = {}
+    if "prompts" in surface:
+        handlers["on_list_prompts"] = list_prompts
+    if "resourceTemplates" in surface:
+        # The SDK offers the resources capability only with a resources/list handler.
+        handlers["on_list_resources"] = list_resources
+        handlers["on_list_resource_templates"] = list_templates
+    server = Server("pager-peer", version="0.1.0", instructions=surface.get("instructions"),
+                    on_list_tools=list_tools, **handlers)
 
     if args.transport == "stdio":
         from mcp.server.stdio import stdio_server

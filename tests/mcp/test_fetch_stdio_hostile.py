@@ -48,6 +48,8 @@ def fetch(tmp_path: Path, scenario: str, *flags: str):  # type: ignore[no-untype
         ("huge-int", (), "is outside ±(2^53−1) at /result/tools/0/n"),
         ("bad-cursor-type", (), "nextCursor must be a string or absent, got 7"),
         ("list-changed-always", (), "changed again (notifications/tools/list_changed)"),
+        ("surface-changed-prompts-always", (),
+         "prompt list changed again (notifications/prompts/list_changed)"),
     ],
 )
 def test_hostile_server_fails_cleanly(
@@ -127,6 +129,17 @@ def test_list_changed_restarts_once_and_server_requests_are_refused(tmp_path: Pa
     doc = json.loads(out.read_text())
     assert [t["name"] for t in doc["tools"]] == ["a", "b", "c"]
     assert doc["capture"]["restarts"] == 1
+
+
+def test_prompts_list_changed_restarts_only_the_prompts_walk(tmp_path: Path) -> None:
+    run, out, _ = fetch(tmp_path, "surface-changed-prompts")
+    assert run.code == 0, run.stderr
+    doc = json.loads(out.read_text())
+    # The prompts walk restarted on its own notification and kept only the second walk;
+    # the tools and resources notifications that came with it restarted nothing.
+    assert [p["name"] for p in doc["prompts"]] == ["p1", "p2-walk2"]
+    assert [t["uriTemplate"] for t in doc["resourceTemplates"]] == ["t://{a}", "t://{b}"]
+    assert [t["name"] for t in doc["tools"]] == ["a"] and doc["capture"]["restarts"] == 0
 
 
 def test_allow_duplicates_keeps_evidence(tmp_path: Path) -> None:

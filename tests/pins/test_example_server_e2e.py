@@ -69,6 +69,8 @@ def test_trust_add_then_check_server_against_the_example_server(tmp_path: Path) 
     assert stale.code == 1, stale.stderr
     doc = json.loads(stale.stdout)
     assert doc["verified"]["revision"] == 2 and doc["verified"]["freshness"] == "current"
+    # The published snapshot and the live fetch both hold the server surface: compared, same.
+    assert (doc["surfaceStatus"], doc["surface"]) == ("match", [])
     [tool] = doc["tools"]
     assert (tool["name"], tool["fields"]) == ("search_notes", ["description"])
     assert "Search every note, including private notebooks." in tool["descriptionDiff"]
