@@ -161,6 +161,7 @@ def init(
 ) -> None:
     """Write the release workflow for this server and say what to commit."""
     from histor_sign._internal.chain_store import chain_dir
+    from histor_sign.pins import published_location
 
     chain_dir("revisions", server)  # the server name must work as a chain path
     if (stdio is None) == (url is None):
@@ -184,6 +185,5 @@ def init(
         "  publish a release: the first one starts the chain on the histor-revisions branch\n"
         "Clients then check the server against the latest signed revision:\n"
         f"  {PROG} check --verify --repository OWNER/REPO --envelope "
-        f"https://raw.githubusercontent.com/OWNER/REPO/histor-revisions/revisions/{server}/"
-        "latest.envelope.json --stdio ...\n"
+        f"{published_location(server, 'OWNER/REPO')} --stdio ...\n"
     )
