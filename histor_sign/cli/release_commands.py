@@ -13,7 +13,7 @@ from histor_sign._internal.limits import DEFAULT_SCAN_THRESHOLD
 from histor_sign._internal.untrusted import printable
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import PROG, app, fail, say, warn
-from histor_sign.errors import OperationalError, UsageError
+from histor_sign.errors import HistorError, OperationalError, UsageError
 from histor_sign.report._findings import FailOn
 
 if TYPE_CHECKING:
@@ -266,9 +266,26 @@ def _resolve_previous(
         from histor_sign.canonical import parse_json
         from histor_sign.envelope import parse_envelope
 
-        data = chain_store.fetch_envelope(previous)
-        return parse_envelope(parse_json(data, previous), previous)
+        try:
+            data = chain_store.fetch_envelope(previous)
+            return parse_envelope(parse_json(data, previous), previous)
+        except HistorError as exc:
+            raise _about_previous(exc) from None
     return previous
+
+
+def _about_previous(exc: "HistorError") -> "HistorError":
+    """A failed ``--previous URL`` said to be about ``--previous`` (same class and exit
+    code): the fetch's own parameter names (`envelope`, `max_bytes`) would point at flags
+    of other commands, or at this command's server-fetch bound."""
+    import copy
+    import re
+
+    message = re.sub(r"`max_bytes` \((\d+)\)", r"\1", exc.message).replace("`envelope` ", "")
+    about = copy.copy(exc)
+    about.message, about.args = message, (message,)
+    about.param, about.alternatives = "previous", ()
+    return about
 
 
 def _refuse_published(revisions: Path, server: str, chained: "str | SignedEnvelope | None") -> None:
