@@ -60,8 +60,10 @@ class InputError(HistorError):
 class LimitExceeded(InputError):
     """Input went past a configured bound (size, pages, tools, time).
 
-    ``limit`` is the parameter that set the bound (also in ``param``) and ``value`` the
-    bound itself, so a caller can raise it and retry. The CLI exits 2.
+    ``limit`` is the parameter that set the bound and ``value`` the bound itself, so a
+    caller can raise it and retry. ``param`` is ``limit`` unless the input that went past
+    the bound is the better thing to name (a URL whose bound the caller cannot change).
+    The CLI exits 2.
     """
 
     def __init__(
@@ -71,8 +73,9 @@ class LimitExceeded(InputError):
         limit: str | None = None,
         value: float | None = None,
         detail: object | None = None,
+        param: str | None = None,
     ) -> None:
-        super().__init__(message, param=limit, detail=detail)
+        super().__init__(message, param=param or limit, detail=detail)
         self.limit = limit
         self.value = value
 

@@ -216,6 +216,22 @@ class PinEntry:
                              param="manifest_digest")
 
 
+#: The branch the histor-sign action commits each server's chain to (its
+#: ``revisions-branch`` input's default, and what ``init``'s workflow uses).
+PUBLISHED_BRANCH = "histor-revisions"
+
+
+def published_location(server: str, repository: str) -> str:
+    """Where the histor-sign action publishes ``server``'s latest envelope for
+    ``repository`` with its defaults: ``revisions/<server>/latest.envelope.json`` on the
+    ``histor-revisions`` branch, read over https without credentials. The default
+    location of a first pin; a publisher who moved it must be given the location."""
+    return (
+        f"https://raw.githubusercontent.com/{repository}/{PUBLISHED_BRANCH}/revisions/"
+        f"{server}/latest.envelope.json"
+    )
+
+
 def default_pins_path() -> Path:
     """The per-user pin file: ``$XDG_CONFIG_HOME/histor-sign/pins.json`` (``~/.config``
     when unset; ``%APPDATA%`` on Windows)."""
@@ -628,9 +644,14 @@ def draft_pin(
     _validate_id(repository_id, "repository_id")
     owner = namespace_owner(server)
     if owner is None:
+        # Any other namespace (io.gitlab.*, a reverse-DNS domain) is proven to the registry
+        # by means a certificate does not carry, so a repository pin would tie nothing.
         raise UsageError(
             f"{printable(server, 200)} is outside io.github.*: only io.github.<owner>/… names, "
-            "whose namespace is tied to a GitHub owner, can be pinned by repository"
+            "whose namespace is tied to a GitHub owner, can be pinned by repository; check "
+            "any other server against an explicit signer each time (`cert_identity`, "
+            "`identity_regexp`, or `workflow` with `repository`)",
+            alternatives=("cert_identity", "identity_regexp", "workflow", "repository"),
         )
     if repository.split("/", 1)[0].lower() != owner.lower():
         raise UsageError(
@@ -778,5 +799,6 @@ __all__ = [
     "default_pins_path",
     "draft_pin",
     "pin_first_use",
+    "published_location",
     "verify_pinned",
 ]

@@ -297,7 +297,43 @@ class NamespaceNotOwned(InputError):
         )
 
 
-def predicted_facts(who: TokenIdentity) -> CertificateFacts:
+@dataclass(frozen=True)
+class ClaimedIdentity:
+    """What a signing identity's token will claim, known before there is a token: enough
+    for :func:`require_namespace` (issuer, workflow identity, repository and owner
+    claims), nothing to sign with."""
+
+    issuer: str
+    identity: str
+    claims: Mapping[str, Any] = field(default_factory=dict)
+
+
+#: GitHub Actions' default variables that carry the values of the job's OIDC claims.
+_ACTIONS_CLAIM_VARIABLES = {
+    "repository": "GITHUB_REPOSITORY",
+    "repository_owner": "GITHUB_REPOSITORY_OWNER",
+    "repository_id": "GITHUB_REPOSITORY_ID",
+    "repository_owner_id": "GITHUB_REPOSITORY_OWNER_ID",
+    "ref": "GITHUB_REF",
+}
+
+
+def actions_identity(identity: str, env: Mapping[str, str]) -> ClaimedIdentity | None:
+    """The claims this GitHub Actions job's OIDC token would carry, read from the runner's
+    default variables (``GITHUB_REPOSITORY_OWNER``, ``GITHUB_REPOSITORY_OWNER_ID``, …), for
+    ``identity``; None outside GitHub Actions (``GITHUB_ACTIONS`` is not ``true`` or the
+    owner is not set). The repository owner is the calling repository's even for a
+    reusable workflow, exactly as in the token, so a namespace check on it is sound."""
+    if env.get("GITHUB_ACTIONS") != "true" or not env.get("GITHUB_REPOSITORY_OWNER"):
+        return None
+    claims = {
+        claim: env[variable]
+        for claim, variable in _ACTIONS_CLAIM_VARIABLES.items() if env.get(variable)
+    }
+    return ClaimedIdentity(GITHUB_ACTIONS_ISSUER, identity, claims)
+
+
+def predicted_facts(who: TokenIdentity | ClaimedIdentity) -> CertificateFacts:
     """The certificate facts Fulcio will derive from the token (GitHub claim mapping)."""
     from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER, CertificateFacts
 
@@ -317,10 +353,11 @@ def predicted_facts(who: TokenIdentity) -> CertificateFacts:
     return CertificateFacts((who.identity,), extensions)
 
 
-def require_namespace(server: str, who: TokenIdentity) -> CertificateFacts:
+def require_namespace(server: str, who: TokenIdentity | ClaimedIdentity) -> CertificateFacts:
     """Refuse, before any signature is spent, a server name whose ``io.github.<owner>``
     namespace the signing identity cannot own (the envelope would never verify).
-    Returns the certificate facts Fulcio will derive from the token."""
+    Returns the certificate facts Fulcio will derive from the token (or, for a
+    :class:`ClaimedIdentity`, from the claims it will carry)."""
     from histor_sign.verify import Pins, identity_problems
 
     facts = predicted_facts(who)

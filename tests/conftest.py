@@ -33,3 +33,16 @@ def _isolated_pin_store(tmp_path_factory: pytest.TempPathFactory) -> None:
     import os
 
     os.environ["XDG_CONFIG_HOME"] = str(tmp_path_factory.mktemp("xdg-config"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _not_in_a_github_actions_job() -> None:
+    """Tests run as on a developer's machine even when CI runs them in GitHub Actions: the
+    runner's own job variables (which `build` reads for its namespace pre-flight) are
+    removed for in-process runs and the subprocesses they start alike. A test that wants a
+    GitHub Actions job sets these variables itself."""
+    import os
+
+    for name in ("GITHUB_ACTIONS", "GITHUB_REPOSITORY", "GITHUB_REPOSITORY_ID",
+                 "GITHUB_REPOSITORY_OWNER", "GITHUB_REPOSITORY_OWNER_ID", "GITHUB_REF"):
+        os.environ.pop(name, None)

@@ -20,10 +20,10 @@ directory are refused. A release finds its previous revision in ``latest.envelop
 an ``https://`` URL, or an ``http://`` URL on a loopback host (tests and local mirrors). A
 location ending in ``.json`` names the latest envelope itself and ``<base>`` is its
 directory; any other location is ``<base>``. Every URL goes through one fetch
-(:func:`fetch_bytes`): no credentials sent (none in the URL, none from the environment),
-redirects followed only to https or loopback, at most ``max_bytes`` bytes and ``timeout``
-seconds per read. Nothing here trusts what it finds: the caller parses strictly and
-verifies before use.
+(:func:`fetch_bytes`): no credentials sent (none in the URL, no netrc; the proxy variables
+are honoured as pip and cosign honour them), redirects followed only to https or loopback,
+at most ``max_bytes`` bytes and ``timeout`` seconds per read. Nothing here trusts what it
+finds: the caller parses strictly and verifies before use.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def fetch_bytes(
     shown = printable(url, 200)
     try:
         with httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=False,
-                          trust_env=False) as client:
+                          trust_env=True) as client:
             for _ in range(_MAX_REDIRECTS + 1):
                 with client.stream("GET", current, headers={"Accept": "application/json"}) as r:
                     if r.is_redirect and "location" in r.headers:
@@ -163,25 +163,28 @@ def fetch_bytes(
                         except UsageError:
                             raise InputError(
                                 f"{shown}: redirects to {printable(target, 200)!r}, which is "
-                                "neither https nor loopback"
+                                "neither https nor loopback", param=param,
                             ) from None
                         continue
                     if r.status_code in (404, 410):
-                        raise NotPublished(f"{shown}: not published (HTTP {r.status_code})")
+                        raise NotPublished(f"{shown}: not published (HTTP {r.status_code})",
+                                           param=param)
                     if r.status_code != 200:
-                        raise FetchError(f"{shown}: HTTP {r.status_code} (expected 200)")
+                        raise FetchError(f"{shown}: HTTP {r.status_code} (expected 200)",
+                                         param=param)
                     data = bytearray()
                     for chunk in r.iter_bytes():
                         data += chunk
                         if len(data) > max_bytes:
                             raise LimitExceeded(
-                                f"{shown}: more than `max_bytes` ({max_bytes}) bytes",
-                                limit="max_bytes", value=max_bytes,
+                                f"{shown}: more than {max_bytes} bytes",
+                                limit="max_bytes", value=max_bytes, param=param,
                             )
                     return bytes(data)
     except httpx.HTTPError as exc:
-        raise FetchError(f"{shown}: {type(exc).__name__}: {printable(str(exc), 200)}") from None
-    raise FetchError(f"{shown}: more than {_MAX_REDIRECTS} redirects")
+        raise FetchError(f"{shown}: {type(exc).__name__}: {printable(str(exc), 200)}",
+                         param=param) from None
+    raise FetchError(f"{shown}: more than {_MAX_REDIRECTS} redirects", param=param)
 
 
 def fetch_envelope(

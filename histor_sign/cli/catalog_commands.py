@@ -78,7 +78,10 @@ def build(
     server: str = typer.Option(..., "--server", help="Registry name, e.g. io.github.OWNER/NAME."),
     server_version: str = typer.Option(..., "--server-version", help="The server's version."),
     identity: str = typer.Option(
-        ..., "--identity", help="Signer workflow identity the revision claims."
+        ..., "--identity",
+        help="Signer workflow identity the revision claims. In GitHub Actions, a server in "
+        "an io.github.OWNER namespace this job's repository owner cannot own is refused "
+        "here, as release and sign refuse it, before anything is fetched.",
     ),
     previous: str | None = typer.Option(
         None, "--previous", help="Previous statement or envelope to chain to."
@@ -96,6 +99,7 @@ def build(
     protocol: ProtocolChoice = PROTOCOL_OPTION,
 ) -> None:
     """Build a revision statement (canonical RFC 8785 bytes) chained to --previous."""
+    _namespace_preflight(server, identity)
     prev = Statement.from_json(read_json_file(previous), previous) if previous else None
     options = fetch_options_from_flags(
         timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,
@@ -112,3 +116,20 @@ def build(
     )
     # emit() writes these exact bytes to --output (no newline added to a file).
     emit(statement.to_bytes().decode("utf-8"), output)
+
+
+def _namespace_preflight(server: str, identity: str) -> None:
+    """In GitHub Actions, refuse a statement whose ``io.github`` namespace this job cannot
+    sign for: the job's token will carry the repository owner the runner's variables name,
+    and ``sign``/``release`` would refuse it only after the fetch. Elsewhere the signer's
+    repository is unknown (``identity`` may be a reusable workflow another owner keeps), so
+    ``sign`` makes the same check once it holds the token."""
+    import os
+
+    from histor_sign.revision import validate_server_name
+    from histor_sign.signing import actions_identity, require_namespace
+
+    claimed = actions_identity(identity, os.environ)
+    if claimed is not None:
+        validate_server_name(server)
+        require_namespace(server, claimed)

@@ -8,6 +8,7 @@ the one-job form for a server the maintainer trusts.
 
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -22,6 +23,8 @@ from histor_sign.errors import UsageError
 CHECKOUT = "actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1 # v7.0.1"
 DOWNLOAD_ARTIFACT = "actions/download-artifact@3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c # v8.0.1"
 DEFAULT_ACTION = f"histor-sign/histor-sign@v{__version__}"
+#: A full-length commit SHA: the only ref GitHub treats as immutable.
+_FULL_SHA = re.compile(r"[0-9a-f]{40}")
 
 
 def _q(value: str) -> str:
@@ -151,7 +154,11 @@ def init(
         str,
         typer.Option(
             "--action", metavar="OWNER/REPO@REF",
-            help="The histor-sign action to use (pin a commit SHA), or ./ in its own repo.",
+            help="The histor-sign action to use, or ./ in its own repo. Pin a full commit "
+            "SHA (OWNER/REPO@<40 hex digits>), as GitHub's security hardening guide "
+            "recommends: a tag can be moved. The default is this version's release tag "
+            "because init cannot look up the commit it names (it works offline); until "
+            "you pin a SHA it says so after writing the workflow.",
         ),
     ] = DEFAULT_ACTION,
     output: Annotated[
@@ -161,6 +168,7 @@ def init(
 ) -> None:
     """Write the release workflow for this server and say what to commit."""
     from histor_sign._internal.chain_store import chain_dir
+    from histor_sign.pins import published_location
 
     chain_dir("revisions", server)  # the server name must work as a chain path
     if (stdio is None) == (url is None):
@@ -175,15 +183,15 @@ def init(
     output.parent.mkdir(parents=True, exist_ok=True)
     emit(text, output)
     form = "single-job" if single_job else "two-job (snapshot -> sign)"
+    pinned = action.startswith("./") or _FULL_SHA.fullmatch(action.partition("@")[2])
     sys.stdout.write(
         f"wrote {output} ({form})\n"
         "Next:\n"
         f"  git add {output} && git commit -m 'Sign the tools/list on release'\n"
-        "  pin the histor-sign action to a commit SHA "
-        f"(now {_action(action)})\n"
-        "  publish a release: the first one starts the chain on the histor-revisions branch\n"
+        + ("" if pinned else "  pin the histor-sign action to a full commit SHA "
+           f"(now {_action(action)}, a ref that can move): --action OWNER/REPO@<sha>\n")
+        + "  publish a release: the first one starts the chain on the histor-revisions branch\n"
         "Clients then check the server against the latest signed revision:\n"
         f"  {PROG} check --verify --repository OWNER/REPO --envelope "
-        f"https://raw.githubusercontent.com/OWNER/REPO/histor-revisions/revisions/{server}/"
-        "latest.envelope.json --stdio ...\n"
+        f"{published_location(server, 'OWNER/REPO')} --stdio ...\n"
     )

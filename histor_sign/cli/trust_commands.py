@@ -109,6 +109,7 @@ def verify_for_use(
     """
     from histor_sign.envelope import parse_envelope
     from histor_sign.pins import Freshness, verify_pinned
+    from histor_sign.verify import namespace_owner
 
     env = parse_envelope(document, source)
     trust = flags.trust()
@@ -135,10 +136,10 @@ def verify_for_use(
         return VerifiedForUse(env, _headline(env))
     raise UsageError(
         f"--verify accepts a signed revision only from a pinned publisher, and "
-        f"{printable(env.server, 200)} is not pinned in {store.path}: pin it with "
-        f"'{PROG} trust add {printable(env.server, 200)} --repository OWNER/REPO --envelope "
-        "URL|FILE', or pass --server NAME or an identity pin (--cert-identity, --repository, "
-        "--owner-id, --repository-id)"
+        f"{printable(env.server, 200)} is not pinned in {store.path}: "
+        + (f"pin it with {_trust_add_hint(env.server)}, or pass --server NAME or an identity "
+           "pin (--cert-identity, --repository, --owner-id, --repository-id)"
+           if namespace_owner(env.server) is not None else _outside_github_hint())
     )
 
 
@@ -150,14 +151,30 @@ def pinned_store(server: str, flags: VerifyFlags, pins: Path | None) -> "PinStor
             "--server without --envelope verifies under the pin ('trust add'); identity flags "
             "cannot be added to it"
         )
+    from histor_sign.verify import namespace_owner
+
     store = load_store(pins)
     if server not in store:
         raise UsageError(
-            f"{printable(server, 200)} is not pinned in {store.path}: pin it first with "
-            f"'{PROG} trust add {printable(server, 200)} --repository OWNER/REPO --envelope "
-            "URL|FILE'"
+            f"{printable(server, 200)} is not pinned in {store.path}: "
+            + (f"pin it first with {_trust_add_hint(server)}"
+               if namespace_owner(server) is not None else _outside_github_hint())
         )
     return store
+
+
+def _trust_add_hint(server: str) -> str:
+    return f"'{PROG} trust add {printable(server, 200)} --repository OWNER/REPO'"
+
+
+def _outside_github_hint() -> str:
+    """What to do for a name no repository pin can hold (io.gitlab.*, a domain): its
+    namespace is proven to the registry by means no certificate carries."""
+    return (
+        "it is outside io.github.*, so 'trust add' cannot pin it; pass --envelope URL|FILE "
+        "with an identity pin (--cert-identity, --cert-identity-regexp, or --workflow with "
+        "--repository)"
+    )
 
 
 def pinned_latest(
@@ -188,12 +205,15 @@ def trust_add(
                           help="The GitHub repository whose workflow signs the revisions.")
     ],
     envelope: Annotated[
-        str, typer.Option(
+        str | None, typer.Option(
             "--envelope", metavar="URL|FILE",
             help="Where the revisions are published: the latest envelope "
-            "(…/latest.envelope.json) or its directory; https, loopback http, or a path.",
+            "(…/latest.envelope.json) or its directory; https, loopback http, or a path. "
+            "Default: where the histor-sign action publishes them for --repository "
+            "OWNER/REPO: revisions/NAME/latest.envelope.json on its histor-revisions "
+            "branch, read from raw.githubusercontent.com.",
         )
-    ],
+    ] = None,
     workflow: Annotated[
         str | None, typer.Option(
             "--workflow", metavar="PATH",
@@ -221,8 +241,10 @@ def trust_add(
     and required from then on, so a renamed or re-registered owner does not inherit the
     pin. Exit codes: 0 pinned, 1 the envelope does not verify under the pin, 2 bad input.
     """
-    from histor_sign.pins import draft_pin, pin_first_use
+    from histor_sign.pins import draft_pin, pin_first_use, published_location
 
+    if envelope is None:
+        envelope = published_location(server, repository)
     trust = trust_from_flags(staging=staging, trusted_root=trusted_root,
                              trust_config=trust_config, offline=offline)
     draft_pin(server, repository=repository, location=envelope, workflow=workflow,

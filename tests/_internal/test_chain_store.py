@@ -145,7 +145,7 @@ HOSTILE = [
     ((404, {}, b""), NotPublished, "not published (HTTP 404)"),
     ((410, {}, b""), NotPublished, "HTTP 410"),
     ((500, {}, b"oops"), FetchError, "HTTP 500 (expected 200)"),
-    ((200, {}, b"x" * 5000), LimitExceeded, "more than `max_bytes` (4096) bytes"),
+    ((200, {}, b"x" * 5000), LimitExceeded, "more than 4096 bytes"),
     ((302, {"Location": "http://example.org/x.json"}, b""), InputError,
      "neither https nor loopback"),
     ((302, {"Location": "/r/latest.envelope.json"}, b""), FetchError, "more than 5 redirects"),

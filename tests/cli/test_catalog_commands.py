@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
-from cli_harness import REPO, assert_clean_error, run_cli
+from cli_harness import REPO, Run, assert_clean_error, run_cli
 
 EXAMPLE = REPO / "examples" / "docs-tools.json"
 IDENTITY = "https://github.com/example/docs/.github/workflows/sign.yml@refs/heads/main"
@@ -103,3 +104,59 @@ def test_usage_errors(args: list[str], fragment: str) -> None:
 def test_help_and_version() -> None:
     assert "digest" in run_cli("--help").stdout
     assert run_cli("--version").stdout.startswith("histor-sign ")
+
+
+# ---------------------------------------------------------------- namespace pre-flight
+def _actions(owner: str | None, **extra: str) -> dict[str, str]:
+    """The default variables of a GitHub Actions job of ``owner``'s repository."""
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_REPOSITORY": f"{owner}/docs-mcp",
+           "GITHUB_REPOSITORY_ID": "2002", "GITHUB_REPOSITORY_OWNER_ID": "1001",
+           "GITHUB_REF": "refs/tags/v1.4.2", **extra}
+    if owner is not None:
+        env["GITHUB_REPOSITORY_OWNER"] = owner
+    return env
+
+
+def _build_live(tmp_path: Path, server: str, env: dict[str, str]) -> tuple[Path, Path, Run]:
+    """``build --stdio`` of a server that leaves a marker when it is started."""
+    marker, out = tmp_path / "started", tmp_path / "statement.json"
+    script = tmp_path / "server.py"
+    script.write_text(
+        f"import pathlib, runpy, sys\npathlib.Path({str(marker)!r}).touch()\n"
+        "sys.argv = ['example_server']\n"
+        "runpy.run_module('histor_sign.demo.example_server', run_name='__main__')\n"
+    )
+    run = run_cli("build", "--stdio", f"{sys.executable} {script}", "--server", server,
+                  "--server-version", "1.4.2", "--identity", IDENTITY, "-o", str(out), env=env)
+    return marker, out, run
+
+
+@pytest.mark.parametrize(("server", "owner"), [
+    ("io.github.example/docs", "mallory"),
+    ("io.github.Example/docs", "examplE-org"),
+])
+def test_build_in_actions_refuses_a_namespace_the_job_cannot_sign_for(
+    tmp_path: Path, server: str, owner: str
+) -> None:
+    marker, out, run = _build_live(tmp_path, server, _actions(owner))
+    assert_clean_error(run)
+    line = run.stderr.strip()
+    assert "cannot be signed by this signing identity" in line
+    assert f"belongs to GitHub owner {server.split('/')[0][10:]!r}" in line
+    assert repr(owner) in line and line.endswith("nothing was signed")
+    assert not marker.exists() and not out.exists()  # refused before the server ran
+
+
+@pytest.mark.parametrize(("server", "env"), [
+    ("io.github.example/docs", _actions("example")),
+    ("io.github.example/docs", _actions("EXAMPLE")),   # GitHub owners are case-insensitive
+    ("io.github.example/docs", {}),                    # not in Actions: sign checks later
+    ("io.github.example/docs", _actions(None)),        # no owner variable: nothing to check
+    ("com.example/docs", _actions("mallory")),         # no GitHub owner behind the name
+])
+def test_build_runs_when_the_namespace_is_the_jobs_or_not_checkable(
+    tmp_path: Path, server: str, env: dict[str, str]
+) -> None:
+    marker, out, run = _build_live(tmp_path, server, env)
+    assert run.code == 0, run.stderr
+    assert marker.exists() and json.loads(out.read_bytes())["server"] == server

@@ -92,3 +92,43 @@ def test_release_refuses_a_revision_already_published_before_signing(tmp_path: P
     assert result.code == 2, result.stderr
     assert "already published" in result.stderr and result.stderr.count("\n") == 1
     assert not (tmp_path / "out").exists()
+
+
+SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.mark.parametrize("single_job", [False, True])
+def test_a_pinned_action_sha_is_used_everywhere_and_not_nagged(
+    tmp_path: Path, single_job: bool
+) -> None:
+    out = tmp_path / "sign.yml"
+    extra = ["--single-job"] if single_job else []
+    result = run_cli("init", "--server", "io.github.o/n", "--stdio", "x", "-o", str(out),
+                     "--action", f"acme/histor-sign@{SHA}", *extra)
+    assert result.code == 0, result.stderr
+    uses = [s["uses"] for job in yaml.safe_load(out.read_text())["jobs"].values()
+            for s in job["steps"] if "uses" in s and "histor-sign" in s["uses"]]
+    expected = [f"acme/histor-sign@{SHA}"] if single_job else [
+        f"acme/histor-sign/snapshot@{SHA}", f"acme/histor-sign@{SHA}"]
+    assert uses == expected
+    assert "pin the histor-sign action" not in result.stdout
+
+
+@pytest.mark.parametrize("ref", ["v1", "main", SHA[:12], SHA.upper()])
+def test_a_movable_or_short_ref_is_written_but_flagged(tmp_path: Path, ref: str) -> None:
+    out = tmp_path / "sign.yml"
+    result = run_cli("init", "--server", "io.github.o/n", "--stdio", "x", "-o", str(out),
+                     "--action", f"acme/histor-sign@{ref}")
+    assert result.code == 0, result.stderr
+    assert f"pin the histor-sign action to a full commit SHA (now acme/histor-sign@{ref}" \
+        in result.stdout
+
+
+def test_the_default_tag_is_explained_in_help_and_flagged(tmp_path: Path) -> None:
+    help_text = "".join(run_cli("init", "--help").stdout.split())
+    assert "PinafullcommitSHA" in help_text and "Thedefaultisthisversion'sreleasetag" \
+        in help_text
+    result = run_cli("init", "--server", "io.github.o/n", "--stdio", "x",
+                     "-o", str(tmp_path / "sign.yml"))
+    assert result.code == 0 and "pin the histor-sign action to a full commit SHA" \
+        in result.stdout

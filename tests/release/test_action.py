@@ -193,3 +193,67 @@ def test_action_exposes_every_release_output_and_the_issue_inputs() -> None:
                  "staging", "trust-config", "upload-sarif", "python-version"):
         assert ACTION["inputs"][name]["description"]
     assert ACTION["runs"]["using"] == "composite"
+
+
+def _sdk_http_peer(defs: Path) -> Any:
+    """The official-SDK peer of tests/mcp on Streamable HTTP (loaded by path: tests/mcp is
+    not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "histor_mcp_helpers", REPO / "tests" / "mcp" / "mcp_helpers.py")
+    assert spec is not None and spec.loader is not None
+    helpers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helpers)
+    return helpers, helpers.start_sdk_http(defs, 2)
+
+
+def test_two_job_release_of_a_streamable_http_server(tmp_path: Path) -> None:
+    """``init --url``: the snapshot job fetches over Streamable HTTP from a real SDK server
+    (with the action's headers and bearer-token-env inputs), the sign job signs what it
+    served; the bearer token appears in no log, output or published file."""
+    from histor_sign.demo.example_server import build_tools
+    from histor_sign.revision import digests
+
+    defs = tmp_path / "defs.json"
+    defs.write_text(json.dumps(build_tools()))
+    helpers, (peer, url) = _sdk_http_peer(defs)
+    secret = "mcp-bearer-4f1c9e0d2b7a"
+    origin = _origin(tmp_path)
+    try:
+        with LocalSigstore(directory=tmp_path / "sigstore") as sigstore:
+            runner = Runner(
+                tmp_path, github={"event_name": "release", "sha": "0" * 40, "token": "x",
+                                  "event": {"release": {"tag_name": "v2.0.0"}}},
+                id_token_env=lambda: sigstore.github_env(IDENTITY),
+                extra_env={"PATH": f"{_gh_shim(tmp_path)}{os.pathsep}{os.environ['PATH']}",
+                           "NO_PROXY": "127.0.0.1,localhost",
+                           "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+            )
+            path = tmp_path / "sign.yml"
+            made = run_cli("init", "--server", SERVER, "--url", url, "-o", str(path))
+            assert made.code == 0, made.stderr
+            workflow: dict[str, Any] = yaml.safe_load(path.read_text())
+            snap_step = next(s for s in workflow["jobs"]["snapshot"]["steps"]
+                             if "snapshot" in s.get("uses", ""))
+            assert snap_step["with"]["url"] == url
+            snap_step["with"].update({"headers": "X-Client: histor-sign-test",
+                                      "bearer-token-env": "MCP_TOKEN"})
+            snap_step["env"] = {"MCP_TOKEN": secret}
+            release_step = next(s for s in workflow["jobs"]["sign"]["steps"]
+                                if s.get("id") == "release")
+            release_step["with"]["trust-config"] = str(sigstore.trust_config_path)
+            result = runner.run_workflow(workflow)
+            logs = "\n".join(f"--- {s.name} ({s.code})\n{s.log}" for s in runner.log)
+            assert result == {"snapshot": 0, "sign": 0}, logs
+    finally:
+        helpers.stop(peer)
+    chain = _published(origin, tmp_path)
+    latest = json.loads((chain / "latest.envelope.json").read_text())
+    assert latest["revision"] == 1 and latest["serverVersion"] == "v2.0.0"
+    assert latest["manifestDigest"] == digests(build_tools())[0]
+    snapshot = json.loads((chain / "1.tools.snapshot.json").read_text())
+    assert snapshot["capture"]["transport"] == "streamable-http"
+    assert snapshot["capture"]["pages"] == (len(build_tools()) + 1) // 2  # pages of 2
+    published = "".join(p.read_text() for p in chain.iterdir())
+    assert secret not in logs and secret not in published
