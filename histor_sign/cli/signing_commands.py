@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
+from histor_sign._internal.limits import MAX_FIRST_INDEX
 from histor_sign._internal.sigstore_trust import Trust
 from histor_sign._internal.untrusted import inert_line
 from histor_sign.canonical import JsonValue
@@ -457,9 +458,38 @@ def dev_sigstore(
             "for --token-for, to exercise ambient detection.",
         ),
     ] = None,
+    rekor_version: Annotated[
+        int,
+        typer.Option(
+            "--rekor-version", min=1, max=2,
+            help="Transparency log API: 1 = hashedrekord 0.0.1 with integrated time and SET; "
+            "2 = hashedrekord 0.0.2, checkpoint only, no integrated time (production Rekor v2: "
+            "the signed time comes from the timestamp authority, so it needs --tsa).",
+        ),
+    ] = 1,
+    tsa: Annotated[
+        bool | None,
+        typer.Option(
+            "--tsa/--no-tsa",
+            help="Run an RFC 3161 timestamp authority and list it in the signing config and "
+            "trusted root, so signatures carry a signed timestamp. "
+            "Default: on with --rekor-version 2, off with 1.",
+            show_default=False,
+        ),
+    ] = None,
+    first_index: Annotated[
+        int,
+        typer.Option(
+            "--first-index", min=0, max=MAX_FIRST_INDEX,
+            help="Log index of the first signature (earlier indexes are placeholders). "
+            "0 is what the first entry of a real log gets, but cosign 2.x reads index 0 as "
+            "missing, hence the default 1.",
+        ),
+    ] = 1,
 ) -> None:
-    """Run a LOCAL, UNTRUSTED Sigstore instance (Fulcio, Rekor v1, GitHub-style OIDC) in the
-    foreground, for tests and offline demos. Stop with Ctrl-C or SIGTERM."""
+    """Run a LOCAL, UNTRUSTED Sigstore instance (Fulcio, Rekor v1 or v2, optional RFC 3161
+    timestamp authority, GitHub-style OIDC) in the foreground, for tests and offline demos.
+    Stop with Ctrl-C or SIGTERM."""
     from histor_sign._internal.atomic import write_all_atomic
     from histor_sign._internal.sigstore_dev import LocalSigstore
 
@@ -469,7 +499,13 @@ def dev_sigstore(
         raise UsageError("--token-out and --github-env-out need --token-for IDENTITY")
     if token_for and not (token_out or github_env_out):
         raise UsageError("--token-for needs --token-out FILE or --github-env-out FILE")
-    instance = LocalSigstore(host=host, port=port)
+    if rekor_version == 2 and tsa is False:
+        raise UsageError(
+            "--rekor-version 2 needs --tsa: its log entries carry no time, so a signature "
+            "could never be checked against its certificate's validity"
+        )
+    instance = LocalSigstore(host=host, port=port, rekor_version=rekor_version, tsa=tsa,
+                             first_index=first_index)
     try:
         instance.start()
     except OSError as exc:
@@ -502,7 +538,9 @@ def dev_sigstore(
             "can mint any identity here. Never use its trust config for real releases."
         )
         sys.stderr.write(inert_line(
-            f"{PROG}: dev-sigstore listening on {instance.url}; trust config {trust_config_out}"
+            f"{PROG}: dev-sigstore listening on {instance.url} (Rekor v{rekor_version}, "
+            f"{'with' if instance.tsa else 'no'} timestamp authority, first log index "
+            f"{first_index}); trust config {trust_config_out}"
         ) + "\n")
         sys.stderr.flush()
         instance.serve_forever()

@@ -163,16 +163,6 @@ def sigstore_go_verifier(tmp: Path) -> Verifier:
     return run
 
 
-#: Refusals of good bundles that are bugs of the local instance, not of histor-sign: the Go
-#: verifiers cannot match the local Rekor v2 checkpoint's signature to the trusted root's log
-#: key (sigstore-js accepts it). Any other refusal fails the test.
-# The local TSA's tokens do not parse in Go's asn1 ("base 128 integer too large"): the
-# checkpoint now verifies, the timestamp encoding is the remaining local-instance bug.
-KNOWN_REFUSALS = {
-    ("rekor-v2-tsa", "cosign"): "base 128 integer too large",
-    ("rekor-v2-tsa", "sigstore-go"): "base 128 integer too large",
-}
-
 VERIFIERS = {"sigstore-js": sjs_verifier, "cosign": cosign_verifier,
              "sigstore-go": sigstore_go_verifier}
 
@@ -231,8 +221,4 @@ def test_verifier_accepts_both_revisions_and_rejects_the_controls(
                     f"revision {number}, {label}: exit {done.returncode}: {output[0]}"
                 )
     assert accepted == []  # no negative control is ever accepted
-    if refused and (kind, verifier) in KNOWN_REFUSALS and all(
-        KNOWN_REFUSALS[kind, verifier] in line for line in refused
-    ):
-        pytest.xfail(f"known local-instance bug: {refused[0]}")
     assert refused == []

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import base64
 import json
+import signal
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -209,3 +211,79 @@ def test_services_refuse_bad_requests_and_wrong_endpoints() -> None:
         assert _post(v1.url + "/api/v2/log/entries", b"{}", "application/json")[0] == 404
         assert _post(v2.url + "/api/v2/log/entries", b'{"dsseRequestV002": {}}',
                      "application/json")[0] == 400
+
+
+# ---------------------------------------------------------------------- the dev-sigstore command
+@pytest.mark.parametrize(
+    ("flags", "rekor_version", "tsa", "first_index"),
+    [
+        (["--rekor-version", "2"], 2, True, 1),  # v2 brings its TSA along
+        (["--tsa", "--first-index", "0"], 1, True, 0),
+        (["--rekor-version", "1", "--no-tsa", "--first-index", "5"], 1, False, 5),
+    ],
+    ids=["rekor-v2", "v1-tsa-index-0", "v1-no-tsa-index-5"],
+)
+def test_dev_sigstore_command_modes_sign_and_verify_offline(
+    tmp_path: Path, flags: list[str], rekor_version: int, tsa: bool, first_index: int,
+) -> None:
+    """The command's mode flags shape the trust config it writes and the bundles it signs;
+    each verifies after the instance has stopped."""
+    trust, token_file = tmp_path / "local.trust.json", tmp_path / "token.txt"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "histor_sign", "dev-sigstore", "--trust-config-out", str(trust),
+         "--token-for", WF_ALICE, "--token-out", str(token_file), *flags],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(),
+    )
+    out = tmp_path / "release.envelope.json"
+    try:
+        deadline = time.monotonic() + 60
+        while not trust.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert trust.exists(), proc.stderr.read() if proc.poll() is not None else "timeout"  # type: ignore[union-attr]
+        stmt = write_statement(tmp_path / "stmt.json",
+                               statement("io.github.alice/docs", WF_ALICE, TOOLS_V1))
+        run = run_main("sign", str(stmt), "-o", str(out), "--identity-token",
+                       token_file.read_text(), "--trust-config", str(trust))
+        assert run.code == 0, run.stderr
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 0, stderr
+    assert f"Rekor v{rekor_version}".encode() in stderr
+
+    config = json.loads(trust.read_text())
+    signing, root = config["signingConfig"], config["trustedRoot"]
+    assert [url["majorApiVersion"] for url in signing["rekorTlogUrls"]] == [rekor_version]
+    assert bool(signing.get("tsaUrls")) is tsa
+    assert bool(root.get("timestampAuthorities")) is tsa
+    bundle = json.loads((tmp_path / "release.sigstore.json").read_text())
+    entry = tlog_entry(bundle)
+    assert entry["logIndex"] == str(first_index)
+    assert entry["kindVersion"]["version"] == ("0.0.2" if rekor_version == 2 else "0.0.1")
+    assert ("integratedTime" in entry) is (rekor_version == 1)
+    stamps = bundle["verificationMaterial"].get("timestampVerificationData", {})
+    assert bool(stamps.get("rfc3161Timestamps")) is tsa
+
+    verified = verify(out, trust)  # the instance is gone: offline
+    assert verified.code == 0, verified.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "needle"),
+    [
+        (["--rekor-version", "2", "--no-tsa"], "needs --tsa"),
+        (["--rekor-version", "3"], "--rekor-version"),
+        (["--rekor-version", "0"], "--rekor-version"),
+        (["--first-index", "-1"], "--first-index"),
+        (["--first-index", "100001"], "--first-index"),
+        (["--first-index", "x"], "--first-index"),
+    ],
+    ids=["v2-without-tsa", "version-3", "version-0", "index-negative", "index-too-large",
+         "index-not-a-number"],
+)
+def test_dev_sigstore_command_refuses_bad_modes(
+    tmp_path: Path, flags: list[str], needle: str
+) -> None:
+    run = run_main("dev-sigstore", "--trust-config-out", str(tmp_path / "t.json"), *flags)
+    assert_bad_input(run, needle)
+    assert not (tmp_path / "t.json").exists()

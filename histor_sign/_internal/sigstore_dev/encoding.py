@@ -62,7 +62,9 @@ def der_set_of(*items: bytes) -> bytes:
 
 
 def der_integer(value: int) -> bytes:
-    raw = value.to_bytes(max(1, (value.bit_length() + 8) // 8), "big", signed=True)
+    """Minimal two's-complement INTEGER (negative values too: -128 is one byte)."""
+    bits = value.bit_length() if value >= 0 else (~value).bit_length()
+    raw = value.to_bytes(bits // 8 + 1, "big", signed=True)
     return der_tlv(0x02, raw)
 
 

@@ -53,6 +53,13 @@ class MerkleTree:
         index = len(leaves) - 1
         return index, len(leaves), _root(leaves), _path(index, leaves)
 
+    def extend(self, items: list[bytes]) -> None:
+        """Append leaves without computing a root or proof for each: linear, where
+        ``append`` per leaf would be quadratic (placeholders before the first signature)."""
+        hashed = [leaf_hash(data) for data in items]
+        with self._lock:
+            self._leaves.extend(hashed)
+
     def __len__(self) -> int:
         return len(self._leaves)
 

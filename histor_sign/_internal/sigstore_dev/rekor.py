@@ -31,6 +31,7 @@ from typing import Any
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
+from histor_sign._internal.limits import MAX_FIRST_INDEX
 from histor_sign._internal.sigstore_dev.encoding import b64, key_id
 from histor_sign._internal.sigstore_dev.merkle import MerkleTree
 from histor_sign.canonical import canonical_bytes
@@ -129,8 +130,8 @@ class TransparencyLog:
                  name: str = DEFAULT_NAME) -> None:
         if version not in (1, 2):
             raise ValueError(f"Rekor API version must be 1 or 2, not {version}")
-        if first_index < 0:
-            raise ValueError("first_index must be >= 0")
+        if not 0 <= first_index <= MAX_FIRST_INDEX:
+            raise ValueError(f"`first_index` must be between 0 and {MAX_FIRST_INDEX}")
         self.version = version
         self.key: ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey = (
             ec.generate_private_key(ec.SECP256R1()) if version == 1
@@ -139,8 +140,9 @@ class TransparencyLog:
         #: Checkpoint signer name; must occur in the trusted root's ``baseUrl`` for the log.
         self.name = name
         self.tree = MerkleTree()
-        for index in range(first_index):  # placeholders no bundle will ever point at
-            self.tree.append(canonical_bytes({"kind": "dev-sigstore-placeholder", "index": index}))
+        # placeholders no bundle will ever point at
+        self.tree.extend([canonical_bytes({"kind": "dev-sigstore-placeholder", "index": index})
+                          for index in range(first_index)])
 
     @property
     def origin(self) -> str:

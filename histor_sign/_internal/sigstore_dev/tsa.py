@@ -46,8 +46,11 @@ OID_MESSAGE_DIGEST = "1.2.840.113549.1.9.4"
 OID_SIGNING_CERTIFICATE_V2 = "1.2.840.113549.1.9.16.2.47"
 OID_SHA256 = "2.16.840.1.101.3.4.2.1"
 OID_ECDSA_SHA256 = "1.2.840.10045.4.3.2"
-#: The policy this TSA stamps under: a UUID-derived OID (X.667), owned by nobody else.
-POLICY_OID = "2.25.230180458384318155446012419616328302651"
+#: The policy this TSA stamps under: the one Sigstore's timestamp authority uses, which a
+#: local stand-in for it may as well share. Every arc must fit in 31 bits: Go's encoding/asn1
+#: (cosign, sigstore-go) reads OID arcs into an ``int`` and rejects a token with a larger one
+#: ("base 128 integer too large") — as a 128-bit UUID arc (``2.25.<uuid>``) once did.
+POLICY_OID = "1.3.6.1.4.1.57264.2"
 #: Hash algorithms a request may use (OID → digest length).
 REQUEST_DIGESTS = {
     OID_SHA256: 32,
