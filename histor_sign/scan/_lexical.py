@@ -39,6 +39,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from histor_sign._internal.limits import DEFAULT_MAX_PARTNERS
+
 #: Action classes and the words that name them. A model asked to "show" something may call a
 #: ``get``, ``list`` or ``read`` tool, so reading words share one class; writing words that
 #: change an existing thing share ``modify``.
@@ -115,6 +117,8 @@ NAMESPACE_SHARE = 0.75
 BOILERPLATE_SHARE = 0.8
 #: ... when it is at least this many words long.
 BOILERPLATE_WORDS = 5
+#: ... and at most this many words long.
+BOILERPLATE_MAX_WORDS = 200
 
 
 def singular(token: str) -> str:
@@ -396,7 +400,7 @@ def _strip(description: str, boilerplate: Boilerplate) -> str:
 def _common_prefix(split: Sequence[Sequence[str]], need: int) -> tuple[str, ...]:
     """The longest word prefix at least ``need`` of the word lists start with (and go on)."""
     prefix: tuple[str, ...] = ()
-    longest = min(200, max((len(w) for w in split), default=0))
+    longest = min(BOILERPLATE_MAX_WORDS, max((len(w) for w in split), default=0))
     for n in range(1, longest + 1):
         counts = Counter(tuple(w[:n]) for w in split if len(w) > n)
         best, count = counts.most_common(1)[0] if counts else ((), 0)
@@ -418,9 +422,12 @@ def source_context(names: Sequence[str], descriptions: Sequence[str]
     floor = max(3, math.ceil(NAMESPACE_SHARE * len(names)))
     namespace = frozenset(w for w, c in leads.items() if c >= floor and w not in ACTIONS)
     need = max(3, math.ceil(BOILERPLATE_SHARE * len(descriptions)))
-    split = [d.split() for d in descriptions]
-    prefix = _common_prefix(split, need)
-    suffix = _common_prefix([w[::-1] for w in split], need)[::-1]
+    # Only the first and last BOILERPLATE_MAX_WORDS + 1 words can matter (a prefix must go
+    # on after it): splitting whole descriptions held every word of a catalog at once.
+    keep = BOILERPLATE_MAX_WORDS + 1
+    prefix = _common_prefix([d.split(None, keep)[:keep] for d in descriptions], need)
+    suffix = _common_prefix([d.rsplit(None, keep)[-keep:][::-1] for d in descriptions],
+                            need)[::-1]
     return namespace, (prefix, suffix)
 
 
@@ -478,11 +485,8 @@ def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
                       score, shared, inferred, variants)
 
 
-#: Candidate partners one tool may have in a large group of same-action, same-object tools,
-#: and entries one description probe reads from a token's list: lexical work per tool is
-#: bounded, so candidate selection is linear in the number of tools (docs/scan.md, "Scale").
-#: Partners beyond the bound are reported as not analysed, never dropped silently.
-MAX_PARTNERS_PER_TOOL = 8
+#: Partners per tool (docs/scan.md, "Scale"); partners beyond it are reported, not dropped.
+MAX_PARTNERS_PER_TOOL = DEFAULT_MAX_PARTNERS
 
 
 @dataclass(frozen=True)
