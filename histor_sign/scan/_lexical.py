@@ -516,15 +516,18 @@ def _neighbourhood(members: Sequence[int], profiles: Sequence[Profile], per_tool
         keys.update((x, y) for n, x in enumerate(members) for y in members[n + 1:])
         return
     order = sorted(members, key=lambda i: (_sketch(profiles[i].description), i))
-    width = max(1, per_tool // 2)
+    width = per_tool // 2
     for p, i in enumerate(order):
-        for q in range(p + 1, min(p + 1 + width, size)):
-            j = order[q]
+        if width:
+            near = [order[q] for q in range(max(0, p - width), min(p + 1 + width, size))
+                    if q != p]
+        else:  # one partner: neighbours in twos
+            near = [order[p ^ 1]] if p ^ 1 < size else []
+        for j in near:
             keys.add((min(i, j), max(i, j)))
-        partners = min(width, p) + min(width, size - 1 - p)
-        first = order[p + width + 1] if p + width + 1 < size else order[p - width - 1]
+        first = next(j for j in order if j != i and j not in near)
         count, _ = cut.get(i, (0, first))
-        cut[i] = (count + size - 1 - partners, first)
+        cut[i] = (count + size - 1 - len(near), first)
 
 
 def bounded_candidate_pairs(
