@@ -50,6 +50,13 @@ DEFAULT_MAX_SCAN_TOOLS = 20_000
 #: Candidate pairs analysed per scan; pairs beyond it (in priority order) are reported as
 #: not analysed rather than silently dropped.
 DEFAULT_MAX_CANDIDATES = 2_048
+#: Candidate partners one tool may have in a large group of same-action, same-object tools
+#: (and per description probe): lexical work per tool is bounded, so candidate selection is
+#: linear in the number of tools; partners beyond it are reported as not analysed.
+DEFAULT_MAX_PARTNERS = 8
+#: Wall-clock seconds one scan may spend deciding candidate pairs; pairs left when it runs
+#: out are reported as not analysed (``unknown``). Each pair has its own bound besides.
+DEFAULT_SCAN_BUDGET_SECONDS = 600.0
 #: Scan: description similarity that makes two same-action tools confusable when their object
 #: words do not match exactly (calibrated on tests/data/confusable-pairs.json, docs/scan.md).
 DEFAULT_SCAN_THRESHOLD = 0.4

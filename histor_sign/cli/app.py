@@ -119,6 +119,8 @@ FLAGS: dict[str, str] = {
     "allow_duplicates": "--allow-duplicates",
     # scan, replay, release gate
     "max_candidates": "--max-candidates",
+    "max_partners": "--max-partners",
+    "budget_seconds": "--budget-seconds",
     "threshold": "--threshold",
     "strict": "--strict",
     "fail_on": "--fail-on",

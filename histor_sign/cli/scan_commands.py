@@ -10,9 +10,11 @@ import typer
 from histor_sign._internal.limits import (
     DEFAULT_MAX_CALLS,
     DEFAULT_MAX_CANDIDATES,
+    DEFAULT_MAX_PARTNERS,
     DEFAULT_MAX_SCAN_TOOLS,
     DEFAULT_MAX_TRACE_BYTES,
     DEFAULT_MAX_VALIDATIONS,
+    DEFAULT_SCAN_BUDGET_SECONDS,
     DEFAULT_SCAN_THRESHOLD,
 )
 from histor_sign.cli import target_options as t
@@ -65,6 +67,12 @@ def _positive(name: str, value: int) -> int:
     return value
 
 
+def _positive_seconds(name: str, value: float) -> float:
+    if not value > 0 or value == float("inf"):
+        raise UsageError(f"{name} must be a positive number of seconds, got {value}")
+    return value
+
+
 def _finish(
     findings: list[Finding],
     stats: dict[str, object],
@@ -104,6 +112,16 @@ def scan(
         "--max-candidates",
         help="Schema-proof limit: candidate pairs analysed.",
     ),
+    max_partners: int = typer.Option(
+        DEFAULT_MAX_PARTNERS, "--max-partners",
+        help="Candidate partners per tool in a large group of same-action, same-object tools; "
+        "the rest are reported as not analysed.",
+    ),
+    budget_seconds: float = typer.Option(
+        DEFAULT_SCAN_BUDGET_SECONDS, "--budget-seconds", metavar="SECONDS",
+        help="Wall-clock budget of the scan; pairs left when it runs out are reported as "
+        "not analysed (unknown).",
+    ),
     stdio: str | None = t.STDIO_OPTION,
     url: str | None = t.URL_OPTION,
     header: list[str] | None = t.HEADER_OPTION,
@@ -120,6 +138,8 @@ def scan(
         threshold=parse_threshold(threshold),
         max_tools=_positive("--max-tools", max_tools),
         max_candidates=_positive("--max-candidates", max_candidates),
+        max_partners=_positive("--max-partners", max_partners),
+        budget_seconds=_positive_seconds("--budget-seconds", budget_seconds),
     )
     target = t.target_from_flags(stdio, url, header, bearer_token_env, required=not catalogs)
     loaded = load_catalogs(catalogs or [], max_tools=options.max_tools)

@@ -39,6 +39,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from histor_sign._internal.limits import DEFAULT_MAX_PARTNERS
+
 #: Action classes and the words that name them. A model asked to "show" something may call a
 #: ``get``, ``list`` or ``read`` tool, so reading words share one class; writing words that
 #: change an existing thing share ``modify``.
@@ -115,6 +117,8 @@ NAMESPACE_SHARE = 0.75
 BOILERPLATE_SHARE = 0.8
 #: ... when it is at least this many words long.
 BOILERPLATE_WORDS = 5
+#: ... and at most this many words long.
+BOILERPLATE_MAX_WORDS = 200
 
 
 def singular(token: str) -> str:
@@ -205,7 +209,9 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return inter / (len(a) + len(b) - inter)
 
 
-def similar_pairs(sets: Sequence[frozenset[str]], threshold: float) -> dict[tuple[int, int], float]:
+def similar_pairs(sets: Sequence[frozenset[str]], threshold: float, *,
+                  max_postings: int | None = None,
+                  cut: dict[int, tuple[int, int]] | None = None) -> dict[tuple[int, int], float]:
     """Every pair (i < j) with Jaccard ≥ threshold, via prefix filtering (no all-pairs loop).
 
     With the positional filter of PPJoin (Xiao et al., WWW 2008): tokens in a global
@@ -213,7 +219,11 @@ def similar_pairs(sets: Sequence[frozenset[str]], threshold: float) -> dict[tupl
     earlier common token has been counted already, and the overlap can grow by at most
     ``1 + min(|x| - px - 1, |y| - py - 1)``; a pair that cannot reach the overlap a Jaccard
     of ``threshold`` needs is dropped before it is scored. Exact: the same pairs as scoring
-    all of them.
+    all of them — unless ``max_postings`` is given: then a probe reads only the last
+    ``max_postings`` sets of a token's list (the nearest in size) and keeps only its
+    ``max_postings`` most similar partners, so the work and the output per set are bounded;
+    ``cut[i]`` records for set ``i`` how many entries or partners it left and the first of
+    them (those pairs are unexamined, not disjoint).
     """
     freq: Counter[str] = Counter()
     for s in sets:
@@ -229,7 +239,14 @@ def similar_pairs(sets: Sequence[frozenset[str]], threshold: float) -> dict[tupl
         min_size = threshold * size - 1e-9
         overlap: dict[int, int] = {}  # common tokens so far; -1 once pruned
         for px, token in enumerate(tokens[:prefix]):
-            for j, py in index.get(token, ()):
+            postings = index.get(token, [])
+            if max_postings is not None and len(postings) > max_postings:
+                skipped = len(postings) - max_postings
+                if cut is not None:
+                    count, first = cut.get(i, (0, postings[0][0]))
+                    cut[i] = (count + skipped, first)
+                postings = postings[skipped:]
+            for j, py in postings:
                 seen = overlap.get(j, 0)
                 if seen < 0:
                     continue
@@ -240,11 +257,20 @@ def similar_pairs(sets: Sequence[frozenset[str]], threshold: float) -> dict[tupl
                 reach = seen + 1 + min(size - px - 1, other - py - 1)
                 overlap[j] = seen + 1 if reach >= need else -1
             index.setdefault(token, []).append((i, px))
+        found: list[tuple[float, int]] = []
         for j, seen in overlap.items():
             if seen > 0:
                 score = jaccard(sets[i], sets[j])
                 if score >= threshold - 1e-12:
-                    result[(min(i, j), max(i, j))] = score
+                    found.append((score, j))
+        if max_postings is not None and len(found) > max_postings:
+            found.sort(key=lambda f: (-f[0], f[1]))
+            if cut is not None:
+                count, first = cut.get(i, (0, found[max_postings][1]))
+                cut[i] = (count + len(found) - max_postings, first)
+            del found[max_postings:]
+        for score, j in found:
+            result[(min(i, j), max(i, j))] = score
     return result
 
 
@@ -374,7 +400,7 @@ def _strip(description: str, boilerplate: Boilerplate) -> str:
 def _common_prefix(split: Sequence[Sequence[str]], need: int) -> tuple[str, ...]:
     """The longest word prefix at least ``need`` of the word lists start with (and go on)."""
     prefix: tuple[str, ...] = ()
-    longest = min(200, max((len(w) for w in split), default=0))
+    longest = min(BOILERPLATE_MAX_WORDS, max((len(w) for w in split), default=0))
     for n in range(1, longest + 1):
         counts = Counter(tuple(w[:n]) for w in split if len(w) > n)
         best, count = counts.most_common(1)[0] if counts else ((), 0)
@@ -396,9 +422,12 @@ def source_context(names: Sequence[str], descriptions: Sequence[str]
     floor = max(3, math.ceil(NAMESPACE_SHARE * len(names)))
     namespace = frozenset(w for w, c in leads.items() if c >= floor and w not in ACTIONS)
     need = max(3, math.ceil(BOILERPLATE_SHARE * len(descriptions)))
-    split = [d.split() for d in descriptions]
-    prefix = _common_prefix(split, need)
-    suffix = _common_prefix([w[::-1] for w in split], need)[::-1]
+    # Only the first and last BOILERPLATE_MAX_WORDS + 1 words can matter (a prefix must go
+    # on after it): splitting whole descriptions held every word of a catalog at once.
+    keep = BOILERPLATE_MAX_WORDS + 1
+    prefix = _common_prefix([d.split(None, keep)[:keep] for d in descriptions], need)
+    suffix = _common_prefix([d.rsplit(None, keep)[-keep:][::-1] for d in descriptions],
+                            need)[::-1]
     return namespace, (prefix, suffix)
 
 
@@ -456,27 +485,93 @@ def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
                       score, shared, inferred, variants)
 
 
-def candidate_pairs(
-    profiles: Sequence[Profile], threshold: float
-) -> dict[tuple[int, int], Similarity]:
+#: Partners per tool (docs/scan.md, "Scale"); partners beyond it are reported, not dropped.
+MAX_PARTNERS_PER_TOOL = DEFAULT_MAX_PARTNERS
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Confusable pairs, and the tools whose candidate search the per-tool bound cut short."""
+
+    pairs: dict[tuple[int, int], Similarity]
+    #: tool → (this many same-name partners were not examined, one of them)
+    cut: dict[int, tuple[int, int]]
+    #: tools whose description probe skipped list entries (a frequent token's older sets;
+    #: most of them differ in object words and could never be candidates)
+    probes_cut: int = 0
+
+
+def _sketch(tokens: frozenset[str]) -> tuple[int, ...]:
+    """Bottom-4 hashes of a description: tools with similar words sort next to each other."""
+    return tuple(heapq.nsmallest(4, (_stable_hash(t) for t in tokens)))
+
+
+def _neighbourhood(members: Sequence[int], profiles: Sequence[Profile], per_tool: int,
+                   keys: set[tuple[int, int]], cut: dict[int, tuple[int, int]]) -> None:
+    """Pairs within one same-name group: all of them, or for a group too large, each tool
+    with its ``per_tool`` nearest in description order (the sorted-neighbourhood method of
+    record linkage, Hernández and Stolfo, SIGMOD 1995)."""
+    size = len(members)
+    if size <= per_tool + 1:
+        keys.update((x, y) for n, x in enumerate(members) for y in members[n + 1:])
+        return
+    order = sorted(members, key=lambda i: (_sketch(profiles[i].description), i))
+    width = per_tool // 2
+    for p, i in enumerate(order):
+        if width:
+            near = [order[q] for q in range(max(0, p - width), min(p + 1 + width, size))
+                    if q != p]
+        else:  # one partner: neighbours in twos
+            near = [order[p ^ 1]] if p ^ 1 < size else []
+        for j in near:
+            keys.add((min(i, j), max(i, j)))
+        first = next(j for j in order if j != i and j not in near)
+        count, _ = cut.get(i, (0, first))
+        cut[i] = (count + size - 1 - len(near), first)
+
+
+def bounded_candidate_pairs(
+    profiles: Sequence[Profile], threshold: float, per_tool: int | None = MAX_PARTNERS_PER_TOOL
+) -> Candidates:
     """All confusable pairs: same (action, object) groups, plus same-action pairs whose
-    descriptions reach ``threshold`` (prefix-filtered per action, never all pairs)."""
+    descriptions reach ``threshold`` (prefix-filtered per action, never all pairs) — with at
+    most ``per_tool`` partners per tool from a same-name group and ``per_tool`` entries and
+    partners per description probe (``None``: exact, and quadratic in the largest group)."""
     keys: set[tuple[int, int]] = set()
+    cut: dict[int, tuple[int, int]] = {}
     groups: dict[tuple[str, frozenset[str], str], list[int]] = defaultdict(list)
     by_action: dict[str, list[int]] = defaultdict(list)
+    group_of: dict[int, tuple[str, frozenset[str], str]] = {}
     for i, p in enumerate(profiles):
         if not p.action:
             continue
         by_action[p.action].append(i)
-        groups[(p.action, p.objects, p.source if not p.objects else "")].append(i)
+        group_of[i] = (p.action, p.objects, p.source if not p.objects else "")
+        groups[group_of[i]].append(i)
     for members in groups.values():
-        keys.update((x, y) for n, x in enumerate(members) for y in members[n + 1:])
+        _neighbourhood(members, profiles, per_tool if per_tool is not None else len(members),
+                       keys, cut)
+    probes_cut = 0
     for members in by_action.values():
-        found = similar_pairs([profiles[i].description for i in members], threshold)
-        keys.update((members[x], members[y]) for x, y in found)
+        local: dict[int, tuple[int, int]] = {}
+        found = similar_pairs([profiles[i].description for i in members], threshold,
+                              max_postings=per_tool,
+                              cut=local)
+        # a same-group pair is the group's to choose (all of it, or the neighbourhood)
+        keys.update((members[x], members[y]) for x, y in found
+                    if group_of[members[x]] != group_of[members[y]])
+        probes_cut += len(local)
     out: dict[tuple[int, int], Similarity] = {}
     for i, j in sorted(keys):
         sim = similarity(profiles[i], profiles[j], threshold)
         if sim is not None:
             out[(i, j)] = sim
-    return out
+    return Candidates(out, dict(sorted(cut.items())), probes_cut)
+
+
+def candidate_pairs(
+    profiles: Sequence[Profile], threshold: float
+) -> dict[tuple[int, int], Similarity]:
+    """Every confusable pair, exactly (no per-tool bound): the reference the bounded
+    selection is tested against."""
+    return bounded_candidate_pairs(profiles, threshold, None).pairs

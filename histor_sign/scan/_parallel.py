@@ -10,8 +10,10 @@ decide in-process.
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
+import time
 from collections.abc import Sequence
 
 from histor_sign._internal.schema_validation import SchemaRoot, prepare_root
@@ -24,7 +26,7 @@ PARALLEL_MIN_PAIRS = 2_000
 #: Pairs per task: large enough to amortise the round trip, small enough to balance.
 CHUNK_PAIRS = 256
 
-_STATE: tuple[Sequence[Tool], Bounds, int] | None = None
+_STATE: tuple[Sequence[Tool], Bounds, int, float] | None = None
 _ROOTS: dict[int, SchemaRoot] = {}
 
 
@@ -50,11 +52,17 @@ def _root(i: int) -> SchemaRoot:
     return root
 
 
-def _decide_chunk(chunk: Sequence[tuple[int, int]]) -> list[Decision]:
+def _decide_chunk(chunk: Sequence[tuple[int, int]]) -> list[Decision | None]:
     assert _STATE is not None
-    _, bounds, max_witness_bytes = _STATE
-    return [decide_roots(_root(i), _root(j), bounds, max_witness_bytes=max_witness_bytes)
-            for i, j in chunk]
+    _, bounds, max_witness_bytes, deadline = _STATE
+    out: list[Decision | None] = []
+    for i, j in chunk:
+        if time.monotonic() >= deadline:  # CLOCK_MONOTONIC: one clock for every process
+            out.extend([None] * (len(chunk) - len(out)))
+            break
+        out.append(decide_roots(_root(i), _root(j), bounds,
+                                max_witness_bytes=max_witness_bytes))
+    return out
 
 
 def decide_pairs(
@@ -64,21 +72,25 @@ def decide_pairs(
     *,
     max_witness_bytes: int,
     workers: int = 0,
-) -> list[Decision]:
-    """The decision of each ``(i, j)`` pair of ``tools``, in the order of ``pairs``.
+    budget_seconds: float | None = None,
+) -> list[Decision | None]:
+    """The decision of each ``(i, j)`` pair of ``tools``, in the order of ``pairs``; ``None``
+    for each pair not started before ``budget_seconds`` ran out (a started pair finishes
+    within its own bound).
 
     ``workers=0`` uses every core this process may run on; ``1`` decides in-process.
     """
     global _STATE
     workers = workers or default_workers()
-    _STATE = (tools, bounds, max_witness_bytes)
+    deadline = math.inf if budget_seconds is None else time.monotonic() + budget_seconds
+    _STATE = (tools, bounds, max_witness_bytes, deadline)
     _ROOTS.clear()
     try:
         if (workers <= 1 or len(pairs) < PARALLEL_MIN_PAIRS
                 or "fork" not in multiprocessing.get_all_start_methods()):
             return _decide_chunk(pairs)
         chunks = [pairs[k:k + CHUNK_PAIRS] for k in range(0, len(pairs), CHUNK_PAIRS)]
-        out: list[Decision] = []
+        out: list[Decision | None] = []
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             for part in pool.imap(_decide_chunk, chunks):
                 out.extend(part)

@@ -112,15 +112,34 @@ def pair_findings(
 
 
 def not_analysed(a: Tool, b: Tool, similarity: Similarity | None, basis: str,
-                 limit: int) -> Finding:
-    props: dict[str, Any] = {"basis": basis, "reason": f"candidate pair bound ({limit}) reached"}
+                 limit: int, *, budget: float | None = None) -> Finding:
+    """A candidate pair left undecided: beyond the pair bound, or (``budget`` given) after
+    the scan's time budget ran out."""
+    if budget is None:
+        reason = f"candidate pair bound ({limit}) reached"
+        why = f"more candidate pairs than the bound of {limit}"
+    else:
+        reason = why = f"scan budget ({budget:g} s) ran out"
+    props: dict[str, Any] = {"basis": basis, "reason": reason}
     if similarity is not None:
         props["similarity"] = similarity.to_json()
     return new_finding(
         "TC005", tools=[tool_ref(a), tool_ref(b)],
         outcome="unknown", incomplete=True, properties=props,
-        message=(f"{_where(a)} and {_where(b)} are confusable but were not analysed: "
-                 f"more candidate pairs than the bound of {limit}"),
+        message=f"{_where(a)} and {_where(b)} are confusable but were not analysed: {why}",
+    )
+
+
+def partners_not_analysed(tool: Tool, first: Tool, count: int, limit: int) -> Finding:
+    """One tool of a same-name group larger than the per-tool bound: ``count`` of its
+    partners (``first`` among them) were not compared — one finding per tool, not per pair."""
+    return new_finding(
+        "TC005", tools=[tool_ref(tool), tool_ref(first)],
+        outcome="unknown", incomplete=True,
+        properties={"basis": "name", "reason": f"per-tool partner bound ({limit}) reached",
+                    "partnersNotAnalysed": count},
+        message=(f"{_where(tool)} has {count} more confusable tools (such as {_where(first)}) "
+                 f"than the per-tool bound of {limit}; those pairs were not analysed"),
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,12 +12,19 @@ from histor_sign._internal.limits import (
     DEFAULT_MAX_CANDIDATES,
     DEFAULT_MAX_SCAN_TOOLS,
     DEFAULT_MAX_WITNESS_BYTES,
+    DEFAULT_SCAN_BUDGET_SECONDS,
     DEFAULT_SCAN_THRESHOLD,
 )
 from histor_sign.catalog import Catalog, Tool, find_duplicates, load_catalogs
 from histor_sign.report._findings import Finding, sorted_findings
 from histor_sign.scan import _rules as rules
-from histor_sign.scan._lexical import Similarity, candidate_pairs, normalized_name, profiles_of
+from histor_sign.scan._lexical import (
+    MAX_PARTNERS_PER_TOOL,
+    Similarity,
+    bounded_candidate_pairs,
+    normalized_name,
+    profiles_of,
+)
 from histor_sign.scan._parallel import decide_pairs
 from histor_sign.scan._schema_algebra import Bounds
 from histor_sign.scan._shadowing import shadowing_findings
@@ -34,6 +42,11 @@ class ScanOptions:
     bounds: Bounds = field(default_factory=Bounds)
     max_witness_bytes: int = DEFAULT_MAX_WITNESS_BYTES
     workers: int = 0  # processes deciding pairs: 0 = every available core, 1 = in-process
+    #: candidate partners per tool in a large same-name group (None: every pair, quadratic)
+    max_partners: int | None = MAX_PARTNERS_PER_TOOL
+    #: wall-clock seconds for the whole scan (None: unbounded); candidate pairs left when it
+    #: runs out are reported as not analysed (TC005, outcome ``unknown``), never waited for
+    budget_seconds: float | None = DEFAULT_SCAN_BUDGET_SECONDS
 
 
 @dataclass
@@ -47,6 +60,7 @@ class ScanResult:
 def scan_tools(tools: Sequence[Tool], options: ScanOptions | None = None) -> ScanResult:
     """Scan an already imported list of tools (in catalog order) as one set."""
     opts = options or ScanOptions()
+    started = time.monotonic()
     findings: list[Finding] = []
     pairs: dict[tuple[int, int], tuple[str, Similarity | None]] = {}
     position = {id(t): i for i, t in enumerate(tools)}
@@ -69,7 +83,11 @@ def scan_tools(tools: Sequence[Tool], options: ScanOptions | None = None) -> Sca
             pairs.setdefault((members[0], i), ("normalized name", None))
 
     profiles = profiles_of([(t.source, t.name, t.description) for t in tools])
-    lexical = candidate_pairs(profiles, opts.threshold)
+    selected = bounded_candidate_pairs(profiles, opts.threshold, opts.max_partners)
+    lexical = selected.pairs
+    for i, (count, partner) in selected.cut.items():
+        findings.append(rules.partners_not_analysed(tools[i], tools[partner], count,
+                                                    opts.max_partners or 0))
     # A name collision is reported as TC001/TC002; its schemas are compared only when the two
     # are also confusable as a model reads them.
     pairs = {k: v for k, v in pairs.items() if k in lexical}
@@ -82,9 +100,11 @@ def scan_tools(tools: Sequence[Tool], options: ScanOptions | None = None) -> Sca
         return (basis == "lexical", -(sim.score if sim else 1.0), i, j)
 
     ordered = sorted(pairs.items(), key=priority)
+    left = (None if opts.budget_seconds is None
+            else max(0.0, opts.budget_seconds - (time.monotonic() - started)))
     decisions = decide_pairs(tools, [pair for pair, _ in ordered[:opts.max_candidates]],
                              opts.bounds, max_witness_bytes=opts.max_witness_bytes,
-                             workers=opts.workers)
+                             workers=opts.workers, budget_seconds=left)
 
     counts = {"overlap": 0, "disjoint": 0, "unknown": 0}
     for n, ((i, j), (basis, sim)) in enumerate(ordered):
@@ -94,6 +114,11 @@ def scan_tools(tools: Sequence[Tool], options: ScanOptions | None = None) -> Sca
             counts["unknown"] += 1
             continue
         decision = decisions[n]
+        if decision is None:
+            findings.append(rules.not_analysed(a, b, sim, basis, opts.max_candidates,
+                                               budget=opts.budget_seconds))
+            counts["unknown"] += 1
+            continue
         counts[decision.outcome] += 1
         findings.extend(rules.pair_findings(a, b, decision, sim, basis,
                                             (profiles[i], profiles[j])))
@@ -110,6 +135,9 @@ def scan_tools(tools: Sequence[Tool], options: ScanOptions | None = None) -> Sca
         "disjoint": counts["disjoint"],
         "unknown": counts["unknown"],
         "shadowing": len(shadowing),
+        "partnerBoundTools": len(selected.cut),
+        "partnersNotAnalysed": sum(count for count, _ in selected.cut.values()),
+        "descriptionProbesCut": selected.probes_cut,
     }
     return ScanResult(findings=sorted_findings(findings), stats=stats)
 

@@ -46,12 +46,14 @@ def _counting(chunk: Any) -> Any:
 def test_pool_decisions_equal_in_process_decisions(monkeypatch: pytest.MonkeyPatch,
                                                    workers: int) -> None:
     tools = tools_from_dicts(_catalog(60))
-    serial = scan_tools(tools, ScanOptions(workers=1, max_candidates=10_000))
+    serial = scan_tools(tools, ScanOptions(workers=1, max_candidates=10_000,
+                                           max_partners=None))
     _CALLS.clear()
     monkeypatch.setattr(_parallel, "_decide_chunk", _counting)  # children count in their copy
     monkeypatch.setattr(_parallel, "PARALLEL_MIN_PAIRS", 10)
     monkeypatch.setattr(_parallel, "CHUNK_PAIRS", 37)
-    pooled = scan_tools(tools, ScanOptions(workers=workers, max_candidates=10_000))
+    pooled = scan_tools(tools, ScanOptions(workers=workers, max_candidates=10_000,
+                                           max_partners=None))
     assert serial.stats["analysedPairs"] > 1000
     assert min(serial.stats["overlap"], serial.stats["disjoint"], serial.stats["unknown"]) > 0
     assert pooled.stats == serial.stats
