@@ -98,9 +98,9 @@ def _lint_tool(tool: Tool, policy: Policy) -> Iterator[Finding]:
         more = len(unsupported) - _SHOWN_POINTERS
         yield new_finding(
             "HS106",
-            f"{tool.name!r}: clients running the guard deny every call to this tool, since "
-            f"{len(unsupported)} regex(es) of its input schema are outside the subset the guard "
-            f"evaluates (linear time, ECMA-262 meaning) at {shown}"
+            f"{tool.name!r}: clients running the guard deny every call to this tool: its "
+            f"input schema has {len(unsupported)} regex(es) outside the subset the guard "
+            f"evaluates (linear time, ECMA-262 meaning), at {shown}"
             + (f" and {more} more" if more > 0 else "")
             + "; the collision scan answers unknown where they decide an overlap",
             [ref], properties={"pointers": unsupported},
