@@ -263,21 +263,43 @@ def validator_class(dialect: str, *, guard_regex: bool = True) -> Any:
     return cls
 
 
-def _collect_patterns(schema: Any) -> list[str]:
-    found: list[str] = []
-    stack = [schema]
+def pattern_sites(schema: Any) -> Iterator[tuple[list[str | int], str]]:
+    """Every regex in ``schema`` with the path to it: a ``pattern`` string (path ends in
+    ``"pattern"``) or a ``patternProperties`` key (path ends in that key).
+
+    Anywhere in the document, not only in schema positions (a ``pattern`` key inside a
+    ``const`` counts too): the guard refuses a schema on any of these, and the release lint
+    reports the same set, so both read it from here.
+    """
+    # (node, (parent link, key) or None); only containers are pushed, paths built on demand.
+    stack: list[tuple[Any, Any]] = [(schema, None)] if isinstance(schema, (dict, list)) else []
     while stack:
-        node = stack.pop()
+        node, link = stack.pop()
         if isinstance(node, dict):
             for key, value in node.items():
                 if key == "pattern" and isinstance(value, str):
-                    found.append(value)
+                    yield _path(link, key), value
                 elif key == "patternProperties" and isinstance(value, dict):
-                    found.extend(value)
-                stack.append(value)
-        elif isinstance(node, list):
-            stack.extend(node)
-    return found
+                    for name in value:
+                        yield _path((link, key), name), name
+                if isinstance(value, (dict, list)):
+                    stack.append((value, (link, key)))
+        else:
+            stack.extend((item, (link, i)) for i, item in enumerate(node)
+                         if isinstance(item, (dict, list)))
+
+
+def _path(link: Any, last: str | int) -> list[str | int]:
+    parts: list[str | int] = [last]
+    while link is not None:
+        link, key = link
+        parts.append(key)
+    parts.reverse()
+    return parts
+
+
+def _collect_patterns(schema: Any) -> list[str]:
+    return [found for _path_, found in pattern_sites(schema)]
 
 
 @dataclass(eq=False)

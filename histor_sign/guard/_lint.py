@@ -2,7 +2,8 @@
 
 What the guard would have to deny at run time (a destructive tool with no way to ask for a
 dry run) or cannot bound (open objects, unbounded arrays, ids without a floor) is cheaper
-to fix before release. Rules HS101–HS105 are defined with every other rule in
+to fix before release, and so is a schema regex the guard will not run (every call to that
+tool is denied). Rules HS101–HS106 are defined with every other rule in
 :data:`histor_sign.report._findings.RULES`.
 """
 
@@ -12,6 +13,9 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from histor_sign._internal.regex_subset import ecma_safe
+from histor_sign._internal.schema_validation import pattern_sites
+from histor_sign._internal.untrusted import printable
 from histor_sign.canonical import pointer
 from histor_sign.catalog import Tool
 from histor_sign.guard._core import requires_dry_run
@@ -20,6 +24,9 @@ from histor_sign.report._findings import Finding, ToolRef, new_finding
 
 _ID_NAME = re.compile(r"(^|_|-)ids?$|[a-z0-9]Ids?$|^ID$")
 _MAX_DEPTH = 64
+#: Pointers an HS106 message names (all of them are in its ``pointers`` property).
+_SHOWN_POINTERS = 5
+_SHOWN_CHARS = 120
 
 
 def lint_catalog(tools: Iterable[Tool], policy: Policy | None = None) -> list[Finding]:
@@ -81,6 +88,22 @@ def _lint_tool(tool: Tool, policy: Policy) -> Iterator[Finding]:
         yield finding(
             "HS104", f"{tool.name!r}: integer id-like propert(ies) without minimum",
             floorless_ids,
+        )
+    # The same regexes the guard refuses a schema for (pattern_sites feeds both).
+    unsupported = sorted({pointer(path) for path, found in pattern_sites(schema)
+                          if not ecma_safe(found)}) if isinstance(schema, dict) else []
+    if unsupported:
+        # A pointer into patternProperties holds the server's regex: shown inert and clipped.
+        shown = ", ".join(printable(p, _SHOWN_CHARS) for p in unsupported[:_SHOWN_POINTERS])
+        more = len(unsupported) - _SHOWN_POINTERS
+        yield new_finding(
+            "HS106",
+            f"{tool.name!r}: clients running the guard deny every call to this tool: its "
+            f"input schema has {len(unsupported)} regex(es) outside the subset the guard "
+            f"evaluates (linear time, ECMA-262 meaning), at {shown}"
+            + (f" and {more} more" if more > 0 else "")
+            + "; the collision scan answers unknown where they decide an overlap",
+            [ref], properties={"pointers": unsupported},
         )
     rules = policy.for_tool(tool.name)
     named = [*sorted(rules.secret)]

@@ -36,7 +36,7 @@ class Rule:
 
 
 #: Every rule the toolkit can report, in one table: the collision scan (TC001-TC005, TC010), the
-#: replay of observed calls (TC006-TC009) and the guard's release-time lint (HS101-HS105).
+#: replay of observed calls (TC006-TC009) and the guard's release-time lint (HS101-HS106).
 #: ``severity`` is the default; a strict run promotes incomplete analysis (see
 #: :func:`effective_severity`). Help texts say what to do, never which CLI flag to pass.
 RULES: dict[str, Rule] = {
@@ -101,6 +101,13 @@ RULES: dict[str, Rule] = {
         Rule("HS105", "policy-argument-not-in-schema", Severity.warning, "lint",
              "The policy names an argument the tool's schema does not declare.",
              "An effect budget, secret or dry-run parameter that never matches is a no-op."),
+        Rule("HS106", "schema-pattern-unsupported", Severity.warning, "lint",
+             "An input schema has a regex (pattern or patternProperties key) outside the "
+             "subset the guard evaluates: linear time, same meaning in ECMA-262 and Python.",
+             "Clients running the guard deny every call to this tool, and the collision scan "
+             "answers unknown where the regex decides an overlap. Rewrite it without "
+             "lookaround, backreferences, \\p{...} classes, inline flags, named groups, "
+             "possessive quantifiers or repetition counts above 1000."),
     ]
 }
 

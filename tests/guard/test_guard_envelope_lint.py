@@ -95,7 +95,7 @@ def test_lint_findings() -> None:
     assert by_rule["HS104"].properties["pointers"] == [
         "/properties/filter/properties/ownerId", "/properties/user_id"]
     assert by_rule["HS101"].severity.value == "warning"
-    assert all(rule in RULES for rule in ("HS101", "HS102", "HS103", "HS104", "HS105"))
+    assert all(rule in RULES for rule in ("HS101", "HS102", "HS103", "HS104", "HS105", "HS106"))
 
 
 def test_lint_uses_policy() -> None:

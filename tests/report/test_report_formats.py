@@ -159,3 +159,59 @@ def test_every_report_counts_severities_alike(strict: bool) -> None:
     rows = [line.split(" | ")[1] for line in text.splitlines() if line.startswith("| HS")
             or line.startswith("| TC")]
     assert Counter(rows) == {k: v for k, v in counts.items() if v}
+
+
+def test_lint_findings_render_in_every_format(tmp_path: Path) -> None:
+    """The contract lint's findings (HS106 among them) through SARIF, JSON, human and the
+    release summary: valid SARIF with the rule's metadata, level and the tool's line."""
+    from histor_sign.guard import lint_catalog
+    from histor_sign.release import ReleaseOutcome, ReleaseRequest, summary_markdown
+
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps({"tools": [
+        {"name": "fine", "inputSchema": {"type": "object", "additionalProperties": False}},
+        {"name": "lookup", "inputSchema": {
+            "type": "object", "additionalProperties": False,
+            "patternProperties": {"^a/(?=b)": {"type": "string", "maxLength": 3}}}},
+    ]}, indent=2))
+    catalog = load_catalog(str(path))
+    findings = lint_catalog(catalog.tools)
+    assert [f.rule for f in findings] == ["HS106"]
+    doc = json.loads(render(findings, "sarif", command="release"))
+    sarif_valid(doc)
+    run = doc["runs"][0]
+    [rule] = run["tool"]["driver"]["rules"]
+    assert (rule["id"], rule["name"]) == ("HS106", RULES["HS106"].name)
+    assert rule["defaultConfiguration"]["level"] == "warning"
+    [result] = run["results"]
+    assert result["level"] == "warning"
+    assert result["properties"]["pointers"] == ["/patternProperties/^a~1(?=b)"]
+    line = result["locations"][0]["physicalLocation"]["region"]["startLine"]
+    assert '"lookup"' in path.read_text().splitlines()[line]  # the tool's object starts there
+    assert result["locations"][0]["logicalLocations"][0]["name"] == "lookup"
+    [item] = json.loads(render(findings, "json"))["findings"]
+    assert (item["rule"], item["severity"]) == ("HS106", "warning")
+    assert item["tools"][0]["name"] == "lookup"
+    assert item["properties"]["pointers"] == ["/patternProperties/^a~1(?=b)"]
+    human = render(findings, "human").splitlines()
+    assert human[0].startswith("HS106 warning 'lookup': ") and "^a~1(?=b)" in human[0]
+    outcome = ReleaseOutcome(
+        request=ReleaseRequest(server="io.github.a/b", server_version="1", out_dir=Path("o")),
+        findings=findings, gate_passed=True)
+    assert "| HS106 | warning | `lookup` |" in summary_markdown(outcome, catalog)
+
+
+def test_every_rule_is_documented_with_its_default_severity() -> None:
+    """docs/scan.md (TC) and docs/guard.md (HS) list every rule of RULES, and no other."""
+    import re
+
+    rows: dict[str, list[str]] = {}
+    for doc in ("scan.md", "guard.md"):
+        for line in (REPO / "docs" / doc).read_text().splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if re.fullmatch(r"(TC|HS)\d{3}", cells[0]):
+                rows[cells[0]] = cells
+    assert sorted(rows) == sorted(RULES)
+    for rule_id, cells in rows.items():
+        severities = next(c for c in cells[1:] if any(s.value in c for s in Severity))
+        assert RULES[rule_id].severity.value in severities, cells
