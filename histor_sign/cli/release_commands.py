@@ -294,7 +294,6 @@ def _refuse_published(revisions: Path, server: str, chained: "str | SignedEnvelo
 def _publish(outcome: "ReleaseOutcome", revisions: Path, server: str) -> None:
     """Add the fresh revision to the chain directory (stdout says where)."""
     from histor_sign._internal import chain_store
-
     from histor_sign.attestation import part_count, part_paths
     from histor_sign.canonical import read_json_file
 
