@@ -300,11 +300,13 @@ def attested_surface(attestation: Attestation, source: str) -> SurfaceDigests | 
     """The predicate's ``surface`` as digests (None when the attestation signs no surface).
 
     Every member must be of the form ``surface_json`` writes; anything else is bad input."""
-    from histor_sign.revision import SurfaceDigests
-
-    surface = attestation.surface
-    if surface is None:
+    if attestation.surface is None:
         return None
+    return _surface_digests(attestation.surface, source)
+
+
+def _surface_digests(surface: Mapping[str, Any], source: str) -> SurfaceDigests:
+    from histor_sign.revision import SurfaceDigests
 
     def digest(value: object) -> bool:
         return isinstance(value, str) and _SHA256.fullmatch(value) is not None
@@ -475,31 +477,29 @@ def verified_surface(
 def _surface_axis(
     attested: Mapping[str, Any] | None, tools: object, tools_source: str
 ) -> AxisResult:
-    """The predicate's surface digests against those recomputed from a snapshot."""
-    from histor_sign.drift import diff_digests
-    from histor_sign.revision import surface_json
+    """The predicate's surface digests against those recomputed from a snapshot (the same
+    comparison as ``check``'s: :func:`histor_sign.drift.surface_changes`)."""
+    from histor_sign.drift import _surface_of, surface_changes
+    from histor_sign.revision import surface_digests
     from histor_sign.verify import SKIPPED, AxisResult, _judged
 
     if attested is None:
         return AxisResult("surface", SKIPPED, "the attestation carries no surface digests")
-    recomputed = surface_json(tools) if tools is not None else None
-    if recomputed is None:
+    snapshot = _surface_of(tools) if tools is not None else None
+    if snapshot is None:
         why = ("no `tools` snapshot given" if tools is None else
                f"{tools_source} is not a fetch snapshot holding the server surface")
         return AxisResult("surface", SKIPPED, why)
-    problems: list[str] = []
-    if attested.get("instructions") != recomputed["instructions"]:
-        problems.append("instructions differ")
-    for key, what in (("prompts", "prompt"), ("resourceTemplates", "resource template")):
-        signed = attested.get(key)
-        if not isinstance(signed, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in signed.items()
-        ):
-            problems.append(f"predicate.surface.{key} is not an object of digests")
-            continue
-        problems += [f"{what} {c.name} {c.change.value}"
-                     for c in diff_digests(signed, recomputed[key])]
-    counts = (f"{len(recomputed['prompts'])} prompts, {len(recomputed['resourceTemplates'])} "
+    recomputed = surface_digests(snapshot)
+    try:
+        signed = _surface_digests(attested, "predicate.surface")
+    except InputError as exc:
+        return _judged("surface", [exc.message], "")
+    what = {"prompt": "prompt", "resourceTemplate": "resource template"}
+    problems = ["instructions differ" if c.part == "instructions"
+                else f"{what[c.part]} {c.name} {c.change.value}"
+                for c in surface_changes(signed, recomputed)]
+    counts = (f"{len(recomputed.prompts)} prompts, {len(recomputed.resource_templates)} "
               "resource templates and the instructions")
     return _judged(
         "surface", [f"{tools_source} differs from the attested surface: " + "; ".join(problems)]
