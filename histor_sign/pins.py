@@ -17,7 +17,10 @@ revision verified so far with its manifest digest.
 
 :func:`check_served` adds the drift comparison with what a server serves now. What is
 proved: the tools were signed by the pinned publisher's workflow as revision N, and N
-descends from every revision this client saw before. Not that the tools are safe.
+descends from every revision this client saw before; when revision N's attestation is
+published, the same workflow signed the surface digests (instructions, prompts, resource
+templates) the served surface was compared with — otherwise the surface baseline is the
+unsigned snapshot, and the result says so. Not that the tools are safe.
 """
 
 from __future__ import annotations
