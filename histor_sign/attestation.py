@@ -26,7 +26,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +36,7 @@ from histor_sign._internal.limits import DEFAULT_MAX_TOOLS
 from histor_sign.canonical import JsonValue, canonical_bytes, parse_json, read_json_file
 from histor_sign.envelope import SignedEnvelope, companion_paths
 from histor_sign.errors import InputError, VerificationFailed
-from histor_sign.revision import STATEMENT_TYPE, Statement
+from histor_sign.revision import STATEMENT_TYPE, Statement, SurfaceDigests
 
 if TYPE_CHECKING:
     from sigstore.models import TrustedRoot
@@ -58,6 +59,7 @@ MANIFEST_SUBJECT = "manifest"
 TOOL_SUBJECT_PREFIX = "tool:"
 ATTESTATION_SUFFIX = ".intoto.sigstore.json"
 _BUNDLE_SUFFIX = ".sigstore.json"
+_SHA256 = re.compile(r"sha256:[0-9a-f]{64}")
 _PREDICATE_KEYS = ("revision", "signer", "canonicalization", "capture", "part")
 _REVISION_KEYS = (
     "type", "server", "serverVersion", "revision", "identity", "manifestDigest",
@@ -75,9 +77,13 @@ def attestation_path(output: str | Path) -> Path:
 def part_paths(first: str | Path, count: int) -> list[Path]:
     """Paths of an attestation's parts: ``A.sigstore.json``, ``A.2.sigstore.json``, …"""
     path = Path(first)
-    name = path.name
-    stem = name[: -len(_BUNDLE_SUFFIX)] if name.endswith(_BUNDLE_SUFFIX) else name
-    return [path] + [path.with_name(f"{stem}.{k}{_BUNDLE_SUFFIX}") for k in range(2, count + 1)]
+    return [path] + [path.with_name(name) for name in part_addresses(path.name, count)[1:]]
+
+
+def part_addresses(first: str, count: int) -> list[str]:
+    """The same names for any address (a path or a URL): only the end of ``first`` changes."""
+    stem = first[: -len(_BUNDLE_SUFFIX)] if first.endswith(_BUNDLE_SUFFIX) else first
+    return [first] + [f"{stem}.{k}{_BUNDLE_SUFFIX}" for k in range(2, count + 1)]
 
 
 def _hex(digest: str) -> str:
@@ -264,10 +270,9 @@ def _bundle_document(value: JsonValue, source: str) -> dict[str, Any]:
     return _object(value, source)
 
 
-def load_attestation(path: str | Path) -> Attestation:
-    """Read an attestation file and, if it says it has more parts, its sibling part files."""
-    source = str(path)
-    first = _bundle_document(read_json_file(path), source)
+def part_count(first: Mapping[str, Any], source: str) -> int:
+    """How many parts part 1 says the attestation has (1 to :data:`MAX_PARTS`, so a hostile
+    part 1 cannot make a reader fetch unbounded files)."""
     predicate, _ = _parse_part(first, source)
     part = predicate.get("part")
     count = part.get("count") if isinstance(part, dict) else None
@@ -275,10 +280,50 @@ def load_attestation(path: str | Path) -> Attestation:
         raise InputError(
             f"{source}: predicate.part.count must be an integer from 1 to {MAX_PARTS}"
         )
-    bundles = [first] + [
-        _bundle_document(read_json_file(p), str(p)) for p in part_paths(path, count)[1:]
-    ]
-    return parse_attestation(bundles, source)
+    return count
+
+
+def read_attestation(first: str, read: Callable[[str], JsonValue]) -> Attestation:
+    """Read the attestation whose part 1 is at address ``first`` (a path or URL) with
+    ``read`` (which bounds and parses one file), then the further parts it names."""
+    bundle = _bundle_document(read(first), first)
+    rest = part_addresses(first, part_count(bundle, first))[1:]
+    return parse_attestation([bundle] + [_bundle_document(read(a), a) for a in rest], first)
+
+
+def load_attestation(path: str | Path) -> Attestation:
+    """Read an attestation file and, if it says it has more parts, its sibling part files."""
+    return read_attestation(str(path), read_json_file)
+
+
+def attested_surface(attestation: Attestation, source: str) -> SurfaceDigests | None:
+    """The predicate's ``surface`` as digests (None when the attestation signs no surface).
+
+    Every member must be of the form ``surface_json`` writes; anything else is bad input."""
+    if attestation.surface is None:
+        return None
+    return _surface_digests(attestation.surface, source)
+
+
+def _surface_digests(surface: Mapping[str, Any], source: str) -> SurfaceDigests:
+    from histor_sign.revision import SurfaceDigests
+
+    def digest(value: object) -> bool:
+        return isinstance(value, str) and _SHA256.fullmatch(value) is not None
+
+    def digests(key: str) -> dict[str, str]:
+        value = surface.get(key)
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str) and digest(v) for k, v in value.items()
+        ):
+            raise InputError(f"{source}: predicate.surface.{key} is not an object of digests")
+        return value
+
+    instructions = surface.get("instructions")
+    if instructions is not None and not digest(instructions):
+        raise InputError(f"{source}: predicate.surface.instructions is not a digest or null")
+    return SurfaceDigests(instructions=instructions, prompts=digests("prompts"),
+                          resource_templates=digests("resourceTemplates"))
 
 
 # ---------------------------------------------------------------------- verifying
@@ -413,34 +458,48 @@ def verify_attestation(
     return VerificationReport(source=source, envelope=env, trust=trust.describe(), axes=axes)
 
 
+def verified_surface(
+    attestation: Attestation,
+    envelope: SignedEnvelope,
+    *,
+    pins: Pins,
+    trust: Trust,
+    source: str,
+) -> SurfaceDigests | None:
+    """The surface digests of ``attestation`` once it verifies under ``pins`` and ``trust``
+    (the envelope's own) and attests exactly ``envelope``'s statement; None when it signs
+    no surface. Raises :class:`VerificationFailed` naming the first failed axis."""
+    verify_attestation(attestation, pins=pins, trust=trust, envelope=envelope,
+                       source=source).raise_for_failure()
+    return attested_surface(attestation, source)
+
+
 def _surface_axis(
     attested: Mapping[str, Any] | None, tools: object, tools_source: str
 ) -> AxisResult:
-    """The predicate's surface digests against those recomputed from a snapshot."""
-    from histor_sign.drift import diff_digests
-    from histor_sign.revision import surface_json
+    """The predicate's surface digests against those recomputed from a snapshot (the same
+    comparison as ``check``'s: :func:`histor_sign.drift.surface_changes`)."""
+    from histor_sign.drift import _surface_of, surface_changes
+    from histor_sign.revision import surface_digests
     from histor_sign.verify import SKIPPED, AxisResult, _judged
 
     if attested is None:
         return AxisResult("surface", SKIPPED, "the attestation carries no surface digests")
-    recomputed = surface_json(tools) if tools is not None else None
-    if recomputed is None:
+    snapshot = _surface_of(tools) if tools is not None else None
+    if snapshot is None:
         why = ("no `tools` snapshot given" if tools is None else
                f"{tools_source} is not a fetch snapshot holding the server surface")
         return AxisResult("surface", SKIPPED, why)
-    problems: list[str] = []
-    if attested.get("instructions") != recomputed["instructions"]:
-        problems.append("instructions differ")
-    for key, what in (("prompts", "prompt"), ("resourceTemplates", "resource template")):
-        signed = attested.get(key)
-        if not isinstance(signed, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in signed.items()
-        ):
-            problems.append(f"predicate.surface.{key} is not an object of digests")
-            continue
-        problems += [f"{what} {c.name} {c.change.value}"
-                     for c in diff_digests(signed, recomputed[key])]
-    counts = (f"{len(recomputed['prompts'])} prompts, {len(recomputed['resourceTemplates'])} "
+    recomputed = surface_digests(snapshot)
+    try:
+        signed = _surface_digests(attested, "predicate.surface")
+    except InputError as exc:
+        return _judged("surface", [exc.message], "")
+    what = {"prompt": "prompt", "resourceTemplate": "resource template"}
+    problems = ["instructions differ" if c.part == "instructions"
+                else f"{what[c.part]} {c.name} {c.change.value}"
+                for c in surface_changes(signed, recomputed)]
+    counts = (f"{len(recomputed.prompts)} prompts, {len(recomputed.resource_templates)} "
               "resource templates and the instructions")
     return _judged(
         "surface", [f"{tools_source} differs from the attested surface: " + "; ".join(problems)]

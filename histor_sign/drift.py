@@ -32,7 +32,13 @@ from histor_sign._internal.untrusted import printable
 from histor_sign.canonical import canonical_bytes
 from histor_sign.catalog import PROJECTED_FIELDS, Tool, ToolsLike, as_tools
 from histor_sign.errors import InputError
-from histor_sign.revision import Statement, digests, statement_of, surface_digests
+from histor_sign.revision import (
+    Statement,
+    SurfaceDigests,
+    digests,
+    statement_of,
+    surface_digests,
+)
 
 if TYPE_CHECKING:
     from histor_sign.canonical import JsonValue
@@ -92,6 +98,16 @@ class SurfaceStatus(StrEnum):
     MATCH = "match"
     DIFFERENT = "different"
     NOT_COMPARED = "not-compared"
+
+
+class SurfaceBaseline(StrEnum):
+    """What the served surface is compared against, so nobody reads an unsigned baseline as
+    signed: the surface digests of a verified attestation (signed by the publisher), or the
+    published snapshot's surface (the envelope signs tools only; the snapshot's tools are
+    checked against it, its surface is not)."""
+
+    ATTESTED = "attested"
+    UNSIGNED_SNAPSHOT = "unsigned-snapshot"
 
 
 @dataclass(frozen=True)
@@ -193,6 +209,8 @@ class DriftResult:
     #: Not compared although one side captured the surface (the text report says so; when
     #: neither side has any, as with plain tool files, it stays quiet).
     surface_one_sided: bool = False
+    #: Where the signed side of the surface came from (None: there was none).
+    surface_baseline: SurfaceBaseline | None = None
 
     @property
     def matches(self) -> bool:
@@ -230,6 +248,8 @@ class DriftResult:
             "tools": [t.to_json() for t in self.tools],
             "surfaceStatus": self.surface_status.value,
             "surfaceNote": self.surface_note,
+            "surfaceBaseline": (self.surface_baseline.value
+                                if self.surface_baseline is not None else None),
             "surface": [c.to_json() for c in self.surface],
         }
 
@@ -292,7 +312,18 @@ class DriftResult:
             lines.append("  surface  match (instructions, prompts, resource templates)")
         lines += [f"  surface  {c.change.value:<8} {printable(c.label)}  [risk: {c.risk.value}]"
                   for c in self.surface]
+        if self.surface_status is not SurfaceStatus.NOT_COMPARED:
+            lines.append(_BASELINE_LINES[self.surface_baseline or
+                                         SurfaceBaseline.UNSIGNED_SNAPSHOT])
         return "\n".join(lines)
+
+
+_BASELINE_LINES = {
+    SurfaceBaseline.ATTESTED: "  surface baseline: attested (digests signed in the "
+                              "publisher's verified attestation)",
+    SurfaceBaseline.UNSIGNED_SNAPSHOT: "  surface baseline: unsigned snapshot (the signature "
+                                       "covers the tools only; this surface is not signed)",
+}
 
 
 def compare(
@@ -301,6 +332,7 @@ def compare(
     signed_tools: ToolsLike | None = None,
     *,
     source: str = "signed revision",
+    signed_surface: SurfaceDigests | None = None,
 ) -> DriftResult:
     """Compare served ``tools`` with a signed revision (a statement or an envelope).
 
@@ -309,7 +341,9 @@ def compare(
     signed, lets the result name changed fields. When ``signed_tools`` and ``tools`` are both
     fetch snapshots that captured the server surface, instructions, prompts and resource
     templates are compared too (a difference makes the result different); otherwise the
-    surface is reported as not compared. Raises :class:`InputError` for duplicate
+    surface is reported as not compared. ``signed_surface``, the digests of a *verified*
+    attestation, replaces the signed snapshot's surface as the baseline (which the result
+    names: :class:`SurfaceBaseline`). Raises :class:`InputError` for duplicate
     names or non-MCP tools in either catalog, and when ``signed_tools`` is not the catalog
     the statement was built from.
     """
@@ -322,7 +356,14 @@ def compare(
     current_by_name = {t.name: t for t in current}
     drift = _triaged(diff_digests(statement.tool_digests, current_digests), signed_by_name,
                      current_by_name)
-    surface_status, surface, surface_note, one_sided = compare_surface(signed_tools, tools)
+    if signed_surface is not None:
+        baseline: SurfaceBaseline | None = SurfaceBaseline.ATTESTED
+        surface_status, surface, surface_note, one_sided = _compare_attested(
+            signed_surface, tools)
+    else:
+        surface_status, surface, surface_note, one_sided = compare_surface(signed_tools, tools)
+        baseline = (SurfaceBaseline.UNSIGNED_SNAPSHOT if _surface_of(signed_tools) is not None
+                    else None)
     same = manifest == statement.manifest_digest and not drift and not surface
     return DriftResult(
         status=DriftStatus.MATCH if same else DriftStatus.DIFFERENT,
@@ -335,6 +376,7 @@ def compare(
         surface_status=surface_status,
         surface_note=surface_note,
         surface_one_sided=one_sided,
+        surface_baseline=baseline,
     )
 
 
@@ -440,7 +482,8 @@ def _checked_signed_tools(value: ToolsLike, signed: Statement) -> dict[str, Tool
     return {t.name: t for t in tools}
 
 
-# --- surface drift: instructions, prompts, resource templates (not signed; snapshot baseline)
+# --- surface drift: instructions, prompts, resource templates (baseline: an attestation's
+#     signed digests, or an unsigned snapshot)
 
 
 def surface_drift(before: Snapshot, after: Snapshot) -> tuple[SurfaceChange, ...]:
@@ -449,7 +492,12 @@ def surface_drift(before: Snapshot, after: Snapshot) -> tuple[SurfaceChange, ...
     A part one snapshot did not capture (an old snapshot, a server without the capability)
     compares as empty. Raises :class:`InputError` for duplicate prompt names or URI templates.
     """
-    old, new = surface_digests(before), surface_digests(after)
+    return surface_changes(surface_digests(before), surface_digests(after))
+
+
+def surface_changes(old: SurfaceDigests, new: SurfaceDigests) -> tuple[SurfaceChange, ...]:
+    """The one comparison of two surfaces' digests (snapshot against snapshot, served
+    snapshot against an attestation's signed digests, and ``verify``'s surface axis)."""
     out: list[SurfaceChange] = []
     if old.instructions != new.instructions:
         kind = (ChangeKind.ADDED if old.instructions is None else ChangeKind.REMOVED
@@ -492,4 +540,15 @@ def compare_surface(
                else _NO_SIGNED_SURFACE if before is None else _NO_SERVED_SURFACE)
         return SurfaceStatus.NOT_COMPARED, (), why, before is not None or after is not None
     changes = surface_drift(before, after)
+    return (SurfaceStatus.DIFFERENT if changes else SurfaceStatus.MATCH), changes, None, False
+
+
+def _compare_attested(
+    signed: SurfaceDigests, served: object
+) -> tuple[SurfaceStatus, tuple[SurfaceChange, ...], str | None, bool]:
+    """:func:`compare_surface` with the attested digests as the signed side."""
+    after = _surface_of(served)
+    if after is None:
+        return SurfaceStatus.NOT_COMPARED, (), _NO_SERVED_SURFACE, True
+    changes = surface_changes(signed, surface_digests(after))
     return (SurfaceStatus.DIFFERENT if changes else SurfaceStatus.MATCH), changes, None, False

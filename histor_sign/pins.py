@@ -17,7 +17,10 @@ revision verified so far with its manifest digest.
 
 :func:`check_served` adds the drift comparison with what a server serves now. What is
 proved: the tools were signed by the pinned publisher's workflow as revision N, and N
-descends from every revision this client saw before. Not that the tools are safe.
+descends from every revision this client saw before; when revision N's attestation is
+published, the same workflow signed the surface digests (instructions, prompts, resource
+templates) the served surface was compared with — otherwise the surface baseline is the
+unsigned snapshot, and the result says so. Not that the tools are safe.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ if TYPE_CHECKING:
     from histor_sign.drift import DriftResult
     from histor_sign.envelope import SignedEnvelope
     from histor_sign.mcp._snapshot import Snapshot
+    from histor_sign.revision import SurfaceDigests
     from histor_sign.verify import Pins
 
 #: Format version of the pin file; a newer one is refused rather than half understood.
@@ -716,6 +720,9 @@ class CheckServedResult:
 
     revision: PinnedRevision
     drift: DriftResult | None
+    #: The verified attestation whose surface digests were the baseline (None: the
+    #: revision has none published, so any surface baseline is the unsigned snapshot).
+    attestation: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -729,7 +736,8 @@ class CheckServedResult:
     def to_json(self) -> dict[str, Any]:
         """The JSON document of a pinned check: the drift document plus ``verified``."""
         drift = self.drift.to_json() if self.drift is not None else {"status": None}
-        return {**drift, "verified": self.revision.to_json()}
+        verified = {**self.revision.to_json(), "attestation": self.attestation}
+        return {**drift, "verified": verified}
 
     def to_text(self) -> str:
         """``match · io.github.o/n revision 7 · signed by …`` then the drift lines."""
@@ -772,19 +780,47 @@ def check_served(
     :class:`VerificationFailed`. A revision that chains from the pinned one advances the pin
     in ``store``'s file when ``update_pin``. The signed tools published beside the envelope
     (when present) let the drift name the changed fields.
+
+    The surface (instructions, prompts, resource templates) is compared against the digests
+    of the revision's attestation when one is published: it must verify under the same pin
+    and trust and attest the same statement, or :class:`VerificationFailed` is raised. With
+    no attestation published (older layouts) the published snapshot's surface is the
+    baseline, and the drift says it is unsigned (:class:`~histor_sign.drift.SurfaceBaseline`).
     """
+    from histor_sign._internal.sigstore_trust import Trust
     from histor_sign.drift import compare
 
     entry = store.get(server)
     if entry is None:
         raise UsageError(f"{printable(server, 200)} is not pinned in {store.path}", param="server")
+    trust = trust or Trust.production()
     pinned = verify_pinned(entry, trust=trust, envelope=envelope, signed_tools=None)
     pinned.raise_for_freshness()
+    surface, attestation = _attested_surface(entry, pinned, trust)
     if update_pin and pinned.freshness is Freshness.ADVANCED:
         store.advance(pinned.pin)
     signed = pinned.signed_snapshot or pinned.signed_tools
-    drift = compare(pinned.envelope, served, signed, source=pinned.source)
-    return CheckServedResult(pinned, drift)
+    drift = compare(pinned.envelope, served, signed, source=pinned.source,
+                    signed_surface=surface)
+    return CheckServedResult(pinned, drift, attestation)
+
+
+def _attested_surface(
+    entry: PinEntry, pinned: PinnedRevision, trust: Trust
+) -> tuple[SurfaceDigests | None, str | None]:
+    """(signed surface digests, attestation address) of the pinned revision, verified under
+    the pin; (None, None) when the location publishes no attestation for it."""
+    from histor_sign.attestation import read_attestation, verified_surface
+
+    location = ReleaseLocation.parse(entry.location, param="location")
+    address = location.attestation(pinned.envelope.revision)
+    try:
+        attestation = read_attestation(address, location.fetch_json)
+    except NotPublished:
+        return None, None
+    surface = verified_surface(attestation, pinned.envelope, pins=entry.pins(), trust=trust,
+                               source=address)
+    return surface, address
 
 
 __all__ = [

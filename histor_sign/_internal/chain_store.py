@@ -7,7 +7,17 @@ One layout serves the publisher and every client. Beside the latest envelope::
                                       chain across skipped revisions with it)
     <base>/<n>.tools.snapshot.json    the tools revision n signed (drift triage and the
                                       guard's contract; its digests are checked against the
-                                      envelope of revision n)
+                                      envelope of revision n). Its surface (instructions,
+                                      prompts, resource templates) is NOT signed by the
+                                      envelope, which signs tools only
+    <base>/<n>.intoto.sigstore.json   the in-toto attestation of revision n (same signer):
+                                      the only signature over the surface's digests; further
+                                      parts <n>.intoto.<k>.sigstore.json beyond 1,023 tools
+    <base>/latest.intoto.sigstore.json  the newest attestation (for cosign and other
+                                      verifiers; histor-sign reads the numbered one)
+
+Layouts from before attestations were published have no ``*.intoto.*`` files: the surface
+of such a revision is unsigned, and clients must say so.
 
 **Publishing** (:func:`publish`, the release action): ``<base>`` is
 ``revisions/<server name>`` under a directory the action commits to the
@@ -30,6 +40,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -43,6 +54,7 @@ from histor_sign.errors import FetchError, InputError, LimitExceeded, UsageError
 LATEST_NAME = "latest.envelope.json"
 ENVELOPE_NAME = "{n}.envelope.json"
 SNAPSHOT_NAME = "{n}.tools.snapshot.json"
+ATTESTATION_NAME = "{n}.intoto.sigstore.json"
 _MAX_REDIRECTS = 5
 _SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
@@ -85,17 +97,31 @@ def refuse_published(root: str | Path, server: str, revision: int) -> None:
 
 
 def publish(
-    root: str | Path, server: str, revision: int, envelope: bytes, snapshot: bytes | None
+    root: str | Path,
+    server: str,
+    revision: int,
+    envelope: bytes,
+    snapshot: bytes | None,
+    attestation: Sequence[bytes] = (),
 ) -> list[Path]:
-    """Write revision ``revision`` of ``server``'s chain: ``<n>.envelope.json``, the snapshot
-    it signed and ``latest.envelope.json``, all at once. A revision already published is never
-    overwritten (two releases of the same number would fork the chain)."""
+    """Write revision ``revision`` of ``server``'s chain: ``<n>.envelope.json``,
+    ``latest.envelope.json``, the snapshot it signed and the parts of its attestation (as
+    ``<n>.`` and ``latest.``), all at once; the first two paths returned are the numbered and
+    the latest envelope. A revision already published is never overwritten (two releases of
+    the same number would fork the chain)."""
+    from histor_sign.attestation import part_addresses
+
     refuse_published(root, server, revision)
     directory = chain_dir(root, server)
     numbered = directory / ENVELOPE_NAME.format(n=revision)
     files = {numbered: envelope, directory / LATEST_NAME: envelope}
     if snapshot is not None:
         files[directory / SNAPSHOT_NAME.format(n=revision)] = snapshot
+    for prefix in (str(revision), "latest"):
+        first = ATTESTATION_NAME.format(n=prefix)
+        names = part_addresses(first, len(attestation)) if attestation else []
+        files.update((directory / name, data) for name, data in zip(names, attestation,
+                                                                     strict=True))
     write_all_atomic(files)
     return list(files)
 
@@ -248,6 +274,10 @@ class ReleaseLocation:
 
     def snapshot(self, revision: int) -> str:
         return self.address(SNAPSHOT_NAME.format(n=revision))
+
+    def attestation(self, revision: int) -> str:
+        """Part 1 of revision ``revision``'s attestation (further parts beside it)."""
+        return self.address(ATTESTATION_NAME.format(n=revision))
 
     def fetch_json(
         self,

@@ -4,6 +4,7 @@ revision."""
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -32,10 +33,12 @@ from histor_sign.cli.trust_commands import (
     ServerOpt,
     VerifiedForUse,
     pinned_store,
-    verified_json,
     verify_for_use,
 )
 from histor_sign.mcp._target import FetchOptions, Target
+
+if TYPE_CHECKING:
+    from histor_sign.revision import SurfaceDigests
 
 FORMAT_OPT = typer.Option(
     OutputFormat.human, "--format", "-f", help="human (summary and per-tool lines) or json."
@@ -72,6 +75,13 @@ VERIFY_OPT = typer.Option(
     "pinned ('trust add', --server, or the identity flags). A failed verification exits 1 "
     "before any comparison.",
 )
+ATTESTATION_OPT = typer.Option(
+    None, "--attestation", metavar="FILE|URL",
+    help="The envelope's in-toto attestation (*.intoto.sigstore.json): verified under the "
+    "same pins and trust as the envelope (implies --verify), and its signed surface digests "
+    "become the baseline for instructions, prompts and resource templates. Without it the "
+    "surface can only be compared with --signed-tools, which is not signed.",
+)
 
 
 #: How to get the surface (instructions, prompts, resource templates) compared.
@@ -86,6 +96,7 @@ def check(
     server: ServerOpt = None,
     pins: PinsOpt = None,
     signed_tools: str | None = SIGNED_TOOLS_OPT,
+    attestation: str | None = ATTESTATION_OPT,
     format: OutputFormat = FORMAT_OPT,
     output: Path | None = OUTPUT_OPT,
     fail_on: Risk | None = FAIL_ON_OPT,
@@ -119,6 +130,9 @@ def check(
     or the identity flags. Every change gets a kind and a risk (low, medium, high). When both
     sides are fetch snapshots (a live fetch counts), the server instructions, each prompt and
     each resource template are compared too; otherwise the surface is "not compared".
+    The surface baseline is the attestation's signed digests (--attestation, or the one
+    published beside the pinned revision) or else the release snapshot, which is not signed:
+    the report says which ("surface baseline: attested | unsigned snapshot").
     Exit codes: 0 match (or every change below --fail-on), 1 different (or verification
     failed), 2 bad input.
     """
@@ -136,7 +150,10 @@ def check(
     )
     if envelope is None and server is None:
         raise UsageError("give the signed revision: --envelope FILE, or --server NAME (pinned)")
-    verify = verify or server is not None
+    if attestation is not None and envelope is None:
+        raise UsageError("--attestation needs --envelope; with --server the attestation "
+                         "comes from the pinned location")
+    verify = verify or server is not None or attestation is not None
     flags.require_verify(verify)
     options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)
     verified: VerifiedForUse | None = None
@@ -155,14 +172,19 @@ def check(
     signed_catalog = t.snapshot_or_catalog_file(signed_tools) if signed_tools else None
     if verify:
         verified = verify_for_use(signed_statement, envelope, flags, server=server, pins=pins)
+    signed_surface = (_attested_surface(attestation, verified, timeout)
+                      if attestation is not None and verified is not None else None)
     served = t.served_from_file_or_target(
         tools, target, options, what="the served tools (TOOLS_FILE)"
     )
     result = compare(verified.envelope if verified else signed_statement, served,
-                     signed_catalog, source=envelope)
+                     signed_catalog, source=envelope, signed_surface=signed_surface)
     hint = "pass --signed-tools to name them"
     if format is OutputFormat.json:
-        emit(verified_json(result.to_json(), verified), output)
+        document = result.to_json()
+        if verified is not None:
+            document["verified"] = {**verified.to_json(), "attestation": attestation}
+        emit(json.dumps(document, indent=2, ensure_ascii=False), output)
     elif verified is not None:
         pinned = verified.pinned
         advanced = (pinned.detail if pinned is not None
@@ -173,6 +195,26 @@ def check(
         emit(result.to_text(fields_hint=hint, surface_hint=SURFACE_HINT), output)
     if not result.matches if fail_on is None else result.reaches(fail_on):
         raise typer.Exit(1)
+
+
+def _attested_surface(
+    address: str, verified: VerifiedForUse, timeout: float
+) -> "SurfaceDigests | None":
+    """The surface digests of the attestation at ``address`` (file or URL), verified under
+    the pins and trust the envelope verified under."""
+    from histor_sign._internal import chain_store
+    from histor_sign.attestation import load_attestation, read_attestation, verified_surface
+    from histor_sign.canonical import JsonValue, parse_json
+
+    def fetch(url: str) -> JsonValue:
+        return parse_json(chain_store.fetch_bytes(url, param="attestation", timeout=timeout),
+                          url)
+
+    parsed = (read_attestation(address, fetch) if chain_store.is_url(address)
+              else load_attestation(address))
+    assert verified.pins is not None and verified.trust is not None
+    return verified_surface(parsed, verified.envelope, pins=verified.pins,
+                            trust=verified.trust, source=address)
 
 
 def _check_pinned(

@@ -137,8 +137,8 @@ def release(
         typer.Option(
             "--revisions", metavar="DIR",
             help="Chain directory (revisions/<server>/latest.envelope.json, <n>.envelope.json, "
-            "<n>.tools.snapshot.json): --previous auto reads it; a signed release is "
-            "published into it.",
+            "<n>.tools.snapshot.json, <n>.intoto.sigstore.json): --previous auto reads it; a "
+            "signed release is published into it.",
         ),
     ] = None,
     out_dir: Annotated[
@@ -294,12 +294,19 @@ def _refuse_published(revisions: Path, server: str, chained: "str | SignedEnvelo
 def _publish(outcome: "ReleaseOutcome", revisions: Path, server: str) -> None:
     """Add the fresh revision to the chain directory (stdout says where)."""
     from histor_sign._internal import chain_store
+    from histor_sign.attestation import part_count, part_paths
+    from histor_sign.canonical import read_json_file
 
     assert outcome.envelope is not None
     snapshot = outcome.files.get("tools")
+    first = outcome.files["attestation"]  # the surface's only signature: published too
+    document = read_json_file(first)
+    assert isinstance(document, dict)
+    parts = part_paths(first, part_count(document, str(first)))
     written = chain_store.publish(
         revisions, server, outcome.envelope.statement.revision, outcome.envelope.to_bytes(),
         snapshot.read_bytes() if snapshot is not None else None,
+        [p.read_bytes() for p in parts],
     )
     for path in written:
         sys.stdout.write(f"  published {path}\n")

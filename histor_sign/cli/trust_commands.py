@@ -29,8 +29,10 @@ from histor_sign.cli.signing_commands import (
 from histor_sign.errors import UsageError, VerificationFailed
 
 if TYPE_CHECKING:
+    from histor_sign._internal.sigstore_trust import Trust
     from histor_sign.envelope import SignedEnvelope
     from histor_sign.pins import PinEntry, PinnedRevision, PinStore
+    from histor_sign.verify import Pins
 
 PinsOpt = Annotated[
     Path | None,
@@ -74,6 +76,9 @@ class VerifiedForUse:
     envelope: "SignedEnvelope"
     headline: str
     pinned: "PinnedRevision | None" = None
+    #: The pins and trust it verified under (what its attestation must verify under too).
+    pins: "Pins | None" = None
+    trust: "Trust | None" = None
 
     def to_json(self) -> dict[str, Any]:
         if self.pinned is not None:
@@ -121,7 +126,7 @@ def verify_for_use(
         )
     if has_identity_pin(flags):
         verify_signed_envelope(document, source, flags)
-        return VerifiedForUse(env, _headline(env))
+        return VerifiedForUse(env, _headline(env), pins=flags.pins(), trust=trust)
     store = load_store(pins)
     entry = store.get(server or env.server)
     if entry is not None:
@@ -130,10 +135,10 @@ def verify_for_use(
         pinned.raise_for_freshness()
         if pinned.freshness is Freshness.ADVANCED:
             store.advance(pinned.pin)
-        return VerifiedForUse(env, pinned.headline(), pinned)
+        return VerifiedForUse(env, pinned.headline(), pinned, entry.pins(), trust)
     if server is not None:
         verify_signed_envelope(document, source, flags)
-        return VerifiedForUse(env, _headline(env))
+        return VerifiedForUse(env, _headline(env), pins=flags.pins(), trust=trust)
     raise UsageError(
         f"--verify accepts a signed revision only from a pinned publisher, and "
         f"{printable(env.server, 200)} is not pinned in {store.path}: "

@@ -53,6 +53,26 @@ def test_a_published_chain_is_a_location(tmp_path: Path) -> None:
     assert loc.fetch_json(loc.snapshot(2)) == {"tools": [1]}
 
 
+def test_the_attestation_and_its_parts_are_published_numbered_and_latest(tmp_path: Path) -> None:
+    server = "io.github.owner/name"
+    written = chain_store.publish(tmp_path, server, 3, b'{"r":3}', None, [b"p1", b"p2"])
+    base = chain_store.chain_dir(tmp_path, server)
+    assert written[:2] == [base / "3.envelope.json", base / "latest.envelope.json"]
+    assert {p.name: p.read_bytes() for p in written[2:]} == {
+        "3.intoto.sigstore.json": b"p1", "3.intoto.2.sigstore.json": b"p2",
+        "latest.intoto.sigstore.json": b"p1", "latest.intoto.2.sigstore.json": b"p2"}
+    loc = ReleaseLocation.parse(str(base) + "/latest.envelope.json")
+    assert loc.attestation(3) == str(base / "3.intoto.sigstore.json")
+    url = ReleaseLocation.parse("https://example.org/revisions/io.github.owner/name/")
+    assert url.attestation(3) == ("https://example.org/revisions/io.github.owner/name/"
+                                  "3.intoto.sigstore.json")
+    # An old layout has none: a client reads that as "not published".
+    chain_store.publish(tmp_path, "io.github.owner/old", 1, b'{"r":1}', None)
+    old = ReleaseLocation.parse(str(chain_store.chain_dir(tmp_path, "io.github.owner/old")))
+    with pytest.raises(NotPublished):
+        old.fetch_json(old.attestation(1))
+
+
 # --- locations ------------------------------------------------------------------------
 
 
