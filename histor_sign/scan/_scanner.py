@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from histor_sign._internal.collector import collector_paused
 from histor_sign._internal.limits import (
     DEFAULT_MAX_CANDIDATES,
     DEFAULT_MAX_SCAN_TOOLS,
@@ -58,8 +59,16 @@ class ScanResult:
 
 
 def scan_tools(tools: Sequence[Tool], options: ScanOptions | None = None) -> ScanResult:
-    """Scan an already imported list of tools (in catalog order) as one set."""
-    opts = options or ScanOptions()
+    """Scan an already imported list of tools (in catalog order) as one set.
+
+    The cyclic garbage collector is paused for the scan (its objects are acyclic; see
+    :mod:`histor_sign._internal.collector`) and restored afterwards.
+    """
+    with collector_paused():
+        return _scan(tools, options or ScanOptions())
+
+
+def _scan(tools: Sequence[Tool], opts: ScanOptions) -> ScanResult:
     started = time.monotonic()
     findings: list[Finding] = []
     pairs: dict[tuple[int, int], tuple[str, Similarity | None]] = {}
