@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -47,6 +48,17 @@ class Provider(StrEnum):
     PLAIN = "plain"
 
 
+@dataclass(frozen=True, slots=True)
+class ToolRef:
+    """Where a tool is — name, source, index, JSON pointer — without its content: what a
+    finding keeps of each tool it is about."""
+
+    name: str
+    source: str
+    index: int
+    pointer: str = ""
+
+
 @dataclass(frozen=True)
 class Tool:
     """One imported tool: the object as found (evidence) plus where it came from."""
@@ -59,6 +71,11 @@ class Tool:
     provider: str
     input_schema: JsonValue = None
     has_input_schema: bool = False
+
+    @cached_property
+    def ref(self) -> ToolRef:
+        """This tool's :class:`ToolRef`, made once: a large scan's findings share it."""
+        return ToolRef(self.name, self.source, self.index, self.pointer)
 
     @property
     def location(self) -> str:

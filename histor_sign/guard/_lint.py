@@ -20,7 +20,7 @@ from histor_sign.canonical import pointer
 from histor_sign.catalog import Tool
 from histor_sign.guard._core import requires_dry_run
 from histor_sign.guard._policy import Policy
-from histor_sign.report._findings import Finding, ToolRef, new_finding
+from histor_sign.report._findings import Finding, new_finding
 
 _ID_NAME = re.compile(r"(^|_|-)ids?$|[a-z0-9]Ids?$|^ID$")
 _MAX_DEPTH = 64
@@ -39,7 +39,7 @@ def lint_catalog(tools: Iterable[Tool], policy: Policy | None = None) -> list[Fi
 
 
 def _lint_tool(tool: Tool, policy: Policy) -> Iterator[Finding]:
-    ref = ToolRef(tool.name, tool.source, tool.index, tool.pointer)
+    ref = tool.ref
     schema = tool.input_schema if tool.has_input_schema else {}
     props = schema.get("properties", {}) if isinstance(schema, dict) else {}
     props = props if isinstance(props, dict) else {}

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from histor_sign.catalog import ToolRef as ToolRef  # findings name their tools by it
+
 
 class Severity(StrEnum):
     """How serious a finding is, in SARIF's levels (note < warning < error)."""
@@ -121,15 +123,7 @@ def new_finding(rule: str, message: str, tools: list[ToolRef], *,
                    tools=tools, **fields)
 
 
-@dataclass(frozen=True)
-class ToolRef:
-    name: str
-    source: str
-    index: int
-    pointer: str = ""
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallRef:
     """An observed call (replay): where it was and a digest — never its raw arguments."""
 
@@ -148,7 +142,7 @@ class CallRef:
         }
 
 
-@dataclass
+@dataclass(slots=True)
 class Finding:
     """One rule result: the rule, its severity, a message, and the tools (or call) it is
     about; renderers turn it into human text, JSON or SARIF."""
@@ -212,7 +206,7 @@ def sort_key(finding: Finding) -> tuple[Any, ...]:
     call = finding.call
     return (
         finding.rule,
-        [(t.source, t.index, t.name) for t in finding.tools],
+        tuple((t.source, t.index, t.name) for t in finding.tools),
         (call.source, call.index) if call is not None else ("", -1),
         finding.message,
     )

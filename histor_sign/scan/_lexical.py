@@ -274,7 +274,7 @@ def similar_pairs(sets: Sequence[frozenset[str]], threshold: float, *,
     return result
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Profile:
     """How a model reads one tool: action word and class, object words, description tokens."""
 
@@ -333,7 +333,7 @@ class Profile:
         return ACTION_EFFECTS.get(self.action)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Similarity:
     """Why two tools are confusable: the shared action, object words, description words."""
 
@@ -368,16 +368,18 @@ class Similarity:
                 f"{words})")
 
     def to_json(self) -> dict[str, object]:
+        """The JSON view. Its arrays are this object's own (immutable) tuples, not copies:
+        a registry-scale scan keeps one view per candidate pair."""
         return {
             "action": self.action,
-            "actionWords": list(self.action_words),
-            "inferredAction": list(self.inferred),
-            "variants": list(self.variants),
+            "actionWords": self.action_words,
+            "inferredAction": self.inferred,
+            "variants": self.variants,
             "basis": self.basis,
             "description": round(self.description, 4),
-            "objects": list(self.objects),
+            "objects": self.objects,
             "score": round(self.score, 4),
-            "sharedWords": list(self.shared_words),
+            "sharedWords": self.shared_words,
         }
 
 

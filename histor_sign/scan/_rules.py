@@ -14,14 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from histor_sign.catalog import Tool
-from histor_sign.report._findings import CallRef, Finding, Severity, ToolRef, new_finding
+from histor_sign.report._findings import CallRef, Finding, Severity, new_finding
 from histor_sign.scan._effects import contradictions, explicit_hints, stated_effect
 from histor_sign.scan._lexical import Profile, Similarity
 from histor_sign.scan._witness import Decision
-
-
-def tool_ref(tool: Tool) -> ToolRef:
-    return ToolRef(name=tool.name, source=tool.source, index=tool.index, pointer=tool.pointer)
 
 
 def _where(tool: Tool) -> str:
@@ -35,14 +31,14 @@ def short_json(value: Any, limit: int = 160) -> str:
 
 def duplicate_name(first: Tool, other: Tool) -> Finding:
     return new_finding(
-        "TC001", tools=[tool_ref(first), tool_ref(other)],
+        "TC001", tools=[first.ref, other.ref],
         message=f"duplicate tool name {first.name!r}: {first.location} and {other.location}",
     )
 
 
 def normalized_collision(first: Tool, other: Tool, key: str) -> Finding:
     return new_finding(
-        "TC002", tools=[tool_ref(first), tool_ref(other)],
+        "TC002", tools=[first.ref, other.ref],
         message=(f"names {first.name!r} and {other.name!r} collide after separator and case "
                  f"normalization ({key!r}): {first.location} and {other.location}"),
         properties={"normalizedName": key},
@@ -68,7 +64,7 @@ def pair_findings(
     props: dict[str, Any] = {"basis": basis}
     if similarity is not None:
         props["similarity"] = similarity.to_json()
-    refs = [tool_ref(a), tool_ref(b)]
+    refs = [a.ref, b.ref]
     why = basis if similarity is None else (
         similarity.why() if basis == "lexical" else f"{basis}; {similarity.why()}")
     if decision.outcome == "unknown":
@@ -82,14 +78,14 @@ def pair_findings(
     if decision.outcome == "disjoint":
         return [new_finding(
             "TC003", tools=refs, outcome="disjoint", severity=Severity.note,
-            properties=dict(props),
+            properties=props,
             message=(f"{_where(a)} and {_where(b)} are confusable ({why}); their input "
                      "schemas do not overlap, so a wrong pick fails validation instead of "
                      "running"),
         )]
     out = [new_finding(
         "TC003", tools=refs, outcome="overlap",
-        witness=decision.witness, has_witness=True, properties=dict(props),
+        witness=decision.witness, has_witness=True, properties=props,
         message=(f"{_where(a)} and {_where(b)} are confusable ({why}) and both accept "
                  f"{short_json(decision.witness)}"),
     )]
@@ -124,7 +120,7 @@ def not_analysed(a: Tool, b: Tool, similarity: Similarity | None, basis: str,
     if similarity is not None:
         props["similarity"] = similarity.to_json()
     return new_finding(
-        "TC005", tools=[tool_ref(a), tool_ref(b)],
+        "TC005", tools=[a.ref, b.ref],
         outcome="unknown", incomplete=True, properties=props,
         message=f"{_where(a)} and {_where(b)} are confusable but were not analysed: {why}",
     )
@@ -134,7 +130,7 @@ def partners_not_analysed(tool: Tool, first: Tool, count: int, limit: int) -> Fi
     """One tool of a same-name group larger than the per-tool bound: ``count`` of its
     partners (``first`` among them) were not compared — one finding per tool, not per pair."""
     return new_finding(
-        "TC005", tools=[tool_ref(tool), tool_ref(first)],
+        "TC005", tools=[tool.ref, first.ref],
         outcome="unknown", incomplete=True,
         properties={"basis": "name", "reason": f"per-tool partner bound ({limit}) reached",
                     "partnersNotAnalysed": count},
@@ -189,7 +185,7 @@ def _selected_rejects(o: CallOutcome) -> list[Finding]:
         "TC008",
         f"{o.label}, but every catalog schema with that name rejects its arguments "
         f"({o.ref.arguments_digest})",
-        [tool_ref(t) for t in o.selected], call=o.ref, outcome="disjoint",
+        [t.ref for t in o.selected], call=o.ref, outcome="disjoint",
         properties={**o.counts, "reason": "rejected"})]
 
 
@@ -201,7 +197,7 @@ def _multiple_accept(o: CallOutcome) -> list[Finding]:
         "TC006",
         f"{o.label}; {len(acc)} catalog tools accept the same arguments "
         f"({o.ref.arguments_digest}): {_names(acc)}",
-        [tool_ref(t) for t in acc[:MAX_LISTED_TOOLS]], call=o.ref, outcome="overlap",
+        [t.ref for t in acc[:MAX_LISTED_TOOLS]], call=o.ref, outcome="overlap",
         properties=dict(o.counts))]
     clashes = _clashes(acc)
     if clashes:
@@ -211,7 +207,7 @@ def _multiple_accept(o: CallOutcome) -> list[Finding]:
             f"{o.label}; accepting tools have contradictory explicit effect hints: "
             + "; ".join(f"{acc[a].name!r} vs {acc[b].name!r} ({', '.join(keys)})"
                         for a, b, keys in clashes[:5]),
-            [tool_ref(acc[i]) for i in involved], call=o.ref, outcome="overlap",
+            [acc[i].ref for i in involved], call=o.ref, outcome="overlap",
             properties={**o.counts, "contradictions": [
                 {"tools": [acc[a].name, acc[b].name], "hints": keys} for a, b, keys in clashes]},
         ))
@@ -238,5 +234,5 @@ def _incomplete(o: CallOutcome) -> list[Finding]:
     return [new_finding(
         "TC009",
         f"{o.label}; {len(o.unknown)} catalog schema(s) could not be decided: {reasons[0]}{more}",
-        [tool_ref(t) for t, _ in o.unknown[:MAX_LISTED_TOOLS]], call=o.ref, outcome="unknown",
+        [t.ref for t, _ in o.unknown[:MAX_LISTED_TOOLS]], call=o.ref, outcome="unknown",
         incomplete=True, properties={**o.counts, "reasons": reasons[:10]})]

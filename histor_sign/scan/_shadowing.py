@@ -28,7 +28,6 @@ from dataclasses import dataclass
 
 from histor_sign.catalog import Tool
 from histor_sign.report._findings import Finding, Severity, new_finding
-from histor_sign.scan._rules import tool_ref
 
 #: Longest description text read per tool (a description is bounded by the catalog anyway).
 MAX_DESCRIPTION_CHARS = 20_000
@@ -145,7 +144,7 @@ def _finding(tool: Tool, other: Tool, found: Steering) -> Finding:
         severity = Severity.error if found.kind == "redirect" else Severity.warning
     where = "another source" if across else "the same source"
     return new_finding(
-        "TC010", tools=[tool_ref(tool), tool_ref(other)], severity=severity,
+        "TC010", tools=[tool.ref, other.ref], severity=severity,
         properties={"kind": found.kind, "imperative": found.imperative,
                     "named": other.name, "span": found.span, "crossSource": across},
         message=(f"the description of {tool.name!r} ({tool.location}) names {other.name!r} "

@@ -23,7 +23,7 @@ UNKNOWN = "unknown"
 _OBJECT_ROOT = prepare_root({"type": "object"}, "<tool arguments>", check=False)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Decision:
     outcome: str
     witness: Any = None
