@@ -38,7 +38,7 @@ import re
 import secrets
 import shutil
 import stat
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 
@@ -51,11 +51,23 @@ _LEGACY = re.compile(r"\.[a-z0-9_]{8}\.(?:tmp|old)\Z")
 _OURS = re.compile(r"histor-(\d+)-[0-9a-f]{12}(?:\.tmp|\.old)?\Z")
 
 
+#: What a file is written from: its bytes, or consecutive pieces of them (a large report is
+#: streamed without ever being held whole; a piece that raises leaves the old file as it was).
+Content = bytes | Iterable[bytes]
+
+
+def _pieces(data: Content) -> Iterator[bytes]:
+    if isinstance(data, bytes | bytearray | memoryview):
+        yield bytes(data) if isinstance(data, memoryview) else data
+    else:
+        yield from data
+
+
 class OutputBusy(OperationalError):
     """Another process holds the lock of the output directory (a concurrent release)."""
 
 
-def write_atomic(path: str | Path, data: bytes, *, private: bool = False) -> None:
+def write_atomic(path: str | Path, data: Content, *, private: bool = False) -> None:
     """Write ``data`` to ``path`` (see the module docstring for what each kind of path gets).
 
     ``private`` creates the file ``0600`` whatever the umask (for secrets such as tokens).
@@ -63,14 +75,14 @@ def write_atomic(path: str | Path, data: bytes, *, private: bool = False) -> Non
     write_all_atomic({Path(path): data}, private=(Path(path),) if private else ())
 
 
-def write_all_atomic(files: Mapping[Path, bytes], *, private: Collection[Path] = ()) -> None:
+def write_all_atomic(files: Mapping[Path, Content], *, private: Collection[Path] = ()) -> None:
     """Write several files so that either all of the new ones end up in place or none does.
 
     Special files (devices, FIFOs, ``/dev/stdout``) among them are written into after the
     regular files were committed; they cannot take part in a rollback.
     """
-    regular: dict[Path, tuple[Path, bytes, bool]] = {}  # target → (as given, data, private)
-    special: list[tuple[Path, bytes]] = []
+    regular: dict[Path, tuple[Path, Content, bool]] = {}  # target → (as given, data, private)
+    special: list[tuple[Path, Content]] = []
     private_set = {Path(p) for p in private}
     for given, data in files.items():
         given = Path(given)
@@ -115,23 +127,24 @@ def _through_proc(path: Path) -> bool:
     return False
 
 
-def _write_into(path: Path, data: bytes) -> None:
+def _write_into(path: Path, data: Content) -> None:
     """Write into an existing device, FIFO or ``/proc`` descriptor link (never replaced)."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOCTTY)
     except OSError as exc:
         raise _cannot_write(path, exc) from None
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        for piece in _pieces(data):
+            view = memoryview(piece)
+            while view:
+                view = view[os.write(fd, view):]
     except OSError as exc:
         raise _cannot_write(path, exc) from None
     finally:
         os.close(fd)
 
 
-def _commit_group(files: Mapping[Path, tuple[Path, bytes, bool]]) -> None:
+def _commit_group(files: Mapping[Path, tuple[Path, Content, bool]]) -> None:
     first = next(iter(files))
     record = first.with_name(f".{first.name}.{_TAG}commit")
     _finish_commit(record)
@@ -206,7 +219,7 @@ def _finish_commit(record: Path) -> None:
         os.unlink(record)
 
 
-def _stage(target: Path, data: bytes, private: bool, fresh: bool = False) -> str:
+def _stage(target: Path, data: Content, private: bool, fresh: bool = False) -> str:
     """A complete, fsynced hidden copy of ``data`` beside ``target``; returns its path.
 
     It takes ``target``'s mode (unless ``fresh`` or ``private``)."""
@@ -226,7 +239,8 @@ def _stage(target: Path, data: bytes, private: bool, fresh: bool = False) -> str
                 with contextlib.suppress(OSError):
                     os.fchown(fh.fileno(), old.st_uid, old.st_gid)
                 os.fchmod(fh.fileno(), stat.S_IMODE(old.st_mode) & 0o777)
-            fh.write(data)
+            for piece in _pieces(data):
+                fh.write(piece)
             fh.flush()
             os.fsync(fh.fileno())
     except BaseException:

@@ -4,6 +4,7 @@
 import os
 import sys
 import traceback
+from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import NoReturn
@@ -94,13 +95,36 @@ def say(text: str, *, colors: bool = False) -> None:
     sys.stdout.flush()
 
 
-def emit(text: str, output: Path | None, *, colors: bool = False) -> None:
+def emit(text: str | Iterable[str], output: Path | None, *, colors: bool = False) -> None:
     """Write a command's main output to stdout (via :func:`say`, so every line is inert;
-    a JSON document keeps its value), or these exact bytes atomically to ``--output``."""
+    a JSON document keeps its value), or these exact bytes atomically to ``--output``.
+
+    ``text`` may come in consecutive pieces (a large report): it is written as it comes, in
+    runs of whole lines, never held whole.
+    """
+    runs = _whole_lines([text] if isinstance(text, str) else text)
     if output is None:
-        say(text, colors=colors)
+        for run in runs:
+            say(run, colors=colors)
     else:
-        write_atomic(output, text.encode("utf-8"))
+        write_atomic(output, (run.encode("utf-8") for run in runs))
+
+
+def _whole_lines(pieces: Iterable[str], size: int = 1 << 16) -> Iterator[str]:
+    """``pieces`` regrouped into runs of whole lines of at least ``size`` characters (the
+    last run holds the rest and may not end in a newline): :func:`inert_text` reads lines."""
+    held: list[str] = []
+    count = 0
+    for piece in pieces:
+        held.append(piece)
+        count += len(piece)
+        if count >= size and "\n" in piece:
+            text = "".join(held)
+            cut = text.rindex("\n") + 1
+            yield text[:cut]
+            held, count = ([text[cut:]], len(text) - cut) if cut < len(text) else ([], 0)
+    if held:
+        yield "".join(held)
 
 
 #: How the CLI spells each library parameter an error may name (``HistorError.param``).

@@ -21,7 +21,7 @@ from histor_sign.cli import target_options as t
 from histor_sign.cli.app import app, emit
 from histor_sign.errors import UsageError
 from histor_sign.report._findings import FailOn, Finding, reaches_threshold
-from histor_sign.report._render import ReportFormat, render
+from histor_sign.report._render import ReportFormat, render_pieces
 
 FORMAT_OPT = typer.Option(
     ReportFormat.human, "--format", "-f", help="Output format: human, json or sarif."
@@ -86,8 +86,8 @@ def _finish(
         output is None and fmt is ReportFormat.human and sys.stdout.isatty()
         and "NO_COLOR" not in os.environ
     )
-    text = render(findings, fmt, strict=strict, stats=stats, command=command, color=color)
-    emit(text, output, colors=color)
+    emit(render_pieces(findings, fmt, strict=strict, stats=stats, command=command,
+                       color=color), output, colors=color)
     if reaches_threshold(findings, fail_on, strict):
         raise typer.Exit(1)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from histor_sign._internal.untrusted import printable
@@ -18,27 +18,26 @@ _COLORS = {Severity.error: "\033[31m", Severity.warning: "\033[33m", Severity.no
 _RESET = "\033[0m"
 
 
-def render_human(
+def iter_human(
     findings: Sequence[Finding],
     *,
     strict: bool = False,
     stats: Mapping[str, Any] | None = None,
     color: bool = False,
-) -> str:
-    lines: list[str] = []
+) -> Iterator[str]:
+    """The report's lines (each ending in a newline): one a finding, then the summary."""
     for finding in sorted_findings(findings):
         severity = effective_severity(finding, strict)
         label = f"{severity.value:<7}"
         if color:
             label = f"{_COLORS[severity]}{label}{_RESET}"
         # Messages quote tool names and descriptions chosen by servers: keep them inert.
-        lines.append(f"{finding.rule} {label} {printable(finding.message)}")
+        yield f"{finding.rule} {label} {printable(finding.message)}\n"
     counts = count_by_severity(findings, strict)
     total = sum(counts.values())
     head = (f"{total} finding{'s' if total != 1 else ''}: {counts['error']} error, "
             f"{counts['warning']} warning, {counts['note']} note") if total else "no findings"
-    lines.append(head + _stats_text(stats))
-    return "\n".join(lines) + "\n"
+    yield head + _stats_text(stats) + "\n"
 
 
 def _stats_text(stats: Mapping[str, Any] | None) -> str:

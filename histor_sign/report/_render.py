@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from enum import Enum
 from typing import Any
 
@@ -26,18 +26,33 @@ def render(
     color: bool = False,
 ) -> str:
     """Render findings as ``human`` (compact terminal), ``json`` or ``sarif`` text."""
+    return "".join(render_pieces(findings, fmt, strict=strict, stats=stats, command=command,
+                                 color=color))
+
+
+def render_pieces(
+    findings: Sequence[Finding],
+    fmt: ReportFormat | str = ReportFormat.human,
+    *,
+    strict: bool = False,
+    stats: Mapping[str, Any] | None = None,
+    command: str = "scan",
+    color: bool = False,
+) -> Iterator[str]:
+    """The text :func:`render` returns, in consecutive pieces, so a report of any size is
+    written without being held whole. The format is checked before the first piece."""
     try:
         kind = ReportFormat(fmt)
     except ValueError:
         raise UsageError(f"unknown report format {fmt!r} (use human, json or sarif)") from None
     if kind is ReportFormat.json:
-        from histor_sign.report._json_report import render_json
+        from histor_sign.report._json_report import iter_json
 
-        return render_json(findings, strict=strict, stats=stats)
+        return iter_json(findings, strict=strict, stats=stats)
     if kind is ReportFormat.sarif:
-        from histor_sign.report._sarif import render_sarif
+        from histor_sign.report._sarif import iter_sarif
 
-        return render_sarif(findings, strict=strict, stats=stats, command=command)
-    from histor_sign.report._human import render_human
+        return iter_sarif(findings, strict=strict, stats=stats, command=command)
+    from histor_sign.report._human import iter_human
 
-    return render_human(findings, strict=strict, stats=stats, color=color)
+    return iter_human(findings, strict=strict, stats=stats, color=color)

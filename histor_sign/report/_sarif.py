@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import quote
@@ -18,6 +17,7 @@ from histor_sign.report._findings import (
     effective_severity,
     sorted_findings,
 )
+from histor_sign.report._json_report import array_lines, one_line, pretty
 from histor_sign.report._locate import lines_for
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -70,13 +70,24 @@ def _fingerprint(finding: Finding) -> str:
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
 
 
-def render_sarif(
+def iter_sarif(
     findings: Sequence[Finding],
     *,
     strict: bool = False,
     stats: Mapping[str, Any] | None = None,
     command: str = "scan",
-) -> str:
+) -> Iterator[str]:
+    """The SARIF log's text in consecutive pieces: the frame indented, one result a line.
+
+    Every piece goes through :func:`inert_text`, which keeps the JSON value and escapes what
+    ``json.dumps`` leaves raw (C1 controls, U+2028/U+2029, bidi and other format
+    characters) inside the strings that hold them: code scanning shows them as plain text.
+    """
+    return map(inert_text, _pieces(findings, strict, stats, command))
+
+
+def _pieces(findings: Sequence[Finding], strict: bool, stats: Mapping[str, Any] | None,
+            command: str) -> Iterator[str]:
     ordered = sorted_findings(findings)
     rule_ids = sorted({r.id for r in RULES.values() if r.command == command}
                       | {f.rule for f in ordered})
@@ -87,52 +98,53 @@ def render_sarif(
             if t.pointer:
                 wanted.setdefault(t.source, set()).add(t.pointer)
     lines = {source: lines_for(source, ptrs) for source, ptrs in sorted(wanted.items())}
-    results = []
-    for finding in ordered:
-        refs: list[ToolRef] = list(finding.tools)
-        locations = [_location(t.source, t.pointer, t.name, lines, "member") for t in refs]
-        if finding.call is not None:
-            call_loc = _location(finding.call.source, "", f"call {finding.call.index}", lines,
-                                 "function")
-            locations = [call_loc, *locations]
-        if not locations:
-            continue
-        result: dict[str, Any] = {
-            "ruleId": finding.rule,
-            "ruleIndex": rule_index[finding.rule],
-            "level": effective_severity(finding, strict).value,
-            # Shown by code scanning as plain text: made one inert line like every message.
-            "message": {"text": printable(finding.message)},
-            "locations": [locations[0]],
-            "partialFingerprints": {"historSignFinding/v1": _fingerprint(finding)},
-        }
-        if len(locations) > 1:
-            result["relatedLocations"] = [
-                {"id": i, **loc} for i, loc in enumerate(locations[1:], start=1)
-            ]
-        props: dict[str, Any] = {}
-        if finding.outcome is not None:
-            props["outcome"] = finding.outcome
-        if finding.has_witness:
-            props["witness"] = finding.witness
-        if finding.call is not None:
-            props["call"] = finding.call.to_json()
-        props.update(finding.properties)
-        if props:
-            result["properties"] = dict(sorted(props.items()))
-        results.append(result)
-    run: dict[str, Any] = {
-        "tool": {"driver": {
-            "name": "histor-sign",
-            "version": __version__,
-            "rules": [_rule_doc(rid, i) for i, rid in enumerate(rule_ids)],
-        }},
-        "columnKind": "unicodeCodePoints",
-        "results": results,
-    }
+    tool = {"driver": {
+        "name": "histor-sign",
+        "version": __version__,
+        "rules": [_rule_doc(rid, i) for i, rid in enumerate(rule_ids)],
+    }}
+    yield (f'{{\n  "$schema": {one_line(SARIF_SCHEMA)},\n  "version": "2.1.0",\n  "runs": [\n'
+           f'    {{\n      "tool": {pretty(tool, 3)},\n'
+           '      "columnKind": "unicodeCodePoints",\n      "results": ')
+    results = (_result(f, rule_index[f.rule], lines, strict) for f in ordered)
+    yield from array_lines((one_line(r) for r in results if r is not None), 3)
     if stats:
-        run["properties"] = {"summary": dict(sorted(stats.items()))}
-    doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
-    # inert_text keeps the JSON value and escapes what json.dumps leaves raw (C1 controls,
-    # U+2028/U+2029, bidi and other format characters) inside the strings that hold them.
-    return inert_text(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"
+        yield ',\n      "properties": ' + pretty({"summary": dict(sorted(stats.items()))}, 3)
+    yield "\n    }\n  ]\n}\n"
+
+
+def _result(finding: Finding, index: int, lines: Mapping[str, Mapping[str, int]],
+            strict: bool) -> dict[str, Any] | None:
+    """One SARIF result (None for a finding with no location to show)."""
+    refs: list[ToolRef] = list(finding.tools)
+    locations = [_location(t.source, t.pointer, t.name, lines, "member") for t in refs]
+    if finding.call is not None:
+        call_loc = _location(finding.call.source, "", f"call {finding.call.index}", lines,
+                             "function")
+        locations = [call_loc, *locations]
+    if not locations:
+        return None
+    result: dict[str, Any] = {
+        "ruleId": finding.rule,
+        "ruleIndex": index,
+        "level": effective_severity(finding, strict).value,
+        # Shown by code scanning as plain text: made one inert line like every message.
+        "message": {"text": printable(finding.message)},
+        "locations": [locations[0]],
+        "partialFingerprints": {"historSignFinding/v1": _fingerprint(finding)},
+    }
+    if len(locations) > 1:
+        result["relatedLocations"] = [
+            {"id": i, **loc} for i, loc in enumerate(locations[1:], start=1)
+        ]
+    props: dict[str, Any] = {}
+    if finding.outcome is not None:
+        props["outcome"] = finding.outcome
+    if finding.has_witness:
+        props["witness"] = finding.witness
+    if finding.call is not None:
+        props["call"] = finding.call.to_json()
+    props.update(finding.properties)
+    if props:
+        result["properties"] = dict(sorted(props.items()))
+    return result
