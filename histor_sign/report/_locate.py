@@ -23,6 +23,7 @@ def pointer_lines(text: str, wanted: set[str]) -> dict[str, int]:
     newlines = [m.start() for m in re.finditer("\n", text)]
     stack: list[list[object]] = []  # [is_object, pointer, key_or_index, expecting_key]
     remaining = len(wanted)
+    deepest = max((p.count("/") for p in wanted), default=0)  # "/" inside a token is "~1"
     for m in _TOKEN.finditer(text):
         tok = m.group()
         if tok == ",":
@@ -40,18 +41,24 @@ def pointer_lines(text: str, wanted: set[str]) -> dict[str, int]:
                 stack.pop()
             continue
         if stack and stack[-1][0] and stack[-1][3]:
-            try:
-                stack[-1][2] = json.loads(tok)
-            except ValueError:
-                return found
+            if "\\" not in tok:  # no escapes: the key is the text between the quotes
+                stack[-1][2] = tok[1:-1]
+            else:
+                try:
+                    stack[-1][2] = json.loads(tok)
+                except ValueError:
+                    return found
             stack[-1][3] = False
             continue
-        ptr = "" if not stack else f"{stack[-1][1]}/{escape_pointer_token(str(stack[-1][2]))}"
-        if ptr in wanted and ptr not in found:
-            found[ptr] = bisect.bisect_right(newlines, m.start()) + 1
-            remaining -= 1
-            if remaining == 0:
-                break
+        if len(stack) > deepest:  # below every wanted pointer: only the nesting matters
+            ptr = ""
+        else:
+            ptr = "" if not stack else f"{stack[-1][1]}/{escape_pointer_token(str(stack[-1][2]))}"
+            if ptr in wanted and ptr not in found:
+                found[ptr] = bisect.bisect_right(newlines, m.start()) + 1
+                remaining -= 1
+                if remaining == 0:
+                    break
         if tok == "{":
             stack.append([True, ptr, None, True])
         elif tok == "[":

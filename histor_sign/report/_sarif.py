@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path, PurePath
@@ -23,8 +24,10 @@ from histor_sign.report._locate import lines_for
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
+@functools.lru_cache(maxsize=4096)
 def artifact_uri(source: str) -> str:
-    """A URI reference for a catalog or trace path (relative paths stay relative)."""
+    """A URI reference for a catalog or trace path (relative paths stay relative); cached,
+    since every result names the few sources again."""
     if source == "-":
         return "stdin"
     path = PurePath(source)
