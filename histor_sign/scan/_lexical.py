@@ -463,28 +463,29 @@ def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
     """
     if not a.action or a.action != b.action:
         return None
-    words = (a.action_word, b.action_word)
-    score = jaccard(a.description, b.description)
-    shared = tuple(sorted(a.description & b.description))
-    inferred = (a.inferred_action, b.inferred_action)
-    variants = tuple(sorted(a.variants ^ b.variants))
     if a.objects == b.objects and (a.objects or a.source == b.source):
         # The same object words, or (in one server) names that differ only in variant words.
+        score = jaccard(a.description, b.description)
         cross_domain = (a.namespaced or b.namespaced) and a.source != b.source
-        if not cross_domain or score >= NAMESPACED_FLOOR:
-            return Similarity("name", a.action, words, tuple(sorted(a.objects)), score, shared,
-                              inferred, variants)
-        return None
-    if not a.objects or not b.objects:
-        need = max(threshold, EMPTY_OBJECT_FLOOR)
-    elif a.objects <= b.objects or b.objects <= a.objects:
-        need = threshold
+        if cross_domain and score < NAMESPACED_FLOOR:
+            return None
+        basis, objects = "name", a.objects
     else:
-        return None
-    if score < need - 1e-12:
-        return None
-    return Similarity("description", a.action, words, tuple(sorted(a.objects & b.objects)),
-                      score, shared, inferred, variants)
+        if not a.objects or not b.objects:
+            need = max(threshold, EMPTY_OBJECT_FLOOR)
+        elif a.objects <= b.objects or b.objects <= a.objects:
+            need = threshold
+        else:
+            return None
+        score = jaccard(a.description, b.description)
+        if score < need - 1e-12:
+            return None
+        basis, objects = "description", a.objects & b.objects
+    # What the finding shows is built only for pairs that are confusable.
+    return Similarity(basis, a.action, (a.action_word, b.action_word), tuple(sorted(objects)),
+                      score, tuple(sorted(a.description & b.description)),
+                      (a.inferred_action, b.inferred_action),
+                      tuple(sorted(a.variants ^ b.variants)))
 
 
 #: Partners per tool (docs/scan.md, "Scale"); partners beyond it are reported, not dropped.
