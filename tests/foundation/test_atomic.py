@@ -469,3 +469,37 @@ def test_unwritable_parent_falls_back_to_a_group_commit(
     with OutputDirectory(out, NAMES) as d:
         d.publish({"summary.md": b"M"})
     assert os.listdir(out) == ["summary.md"] and os.listdir(tmp_path) == ["out"]
+
+
+def test_content_in_pieces_is_written_whole(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    pieces = (f"line {i}\n".encode() for i in range(10_000))
+    write_atomic(out, pieces)
+    assert out.read_bytes() == b"".join(f"line {i}\n".encode() for i in range(10_000))
+    assert hidden(tmp_path) == []
+
+
+def test_pieces_that_fail_leave_the_old_file(tmp_path: Path) -> None:
+    """A report whose rendering raises half-way never replaces the previous output."""
+    out = tmp_path / "report.json"
+    out.write_bytes(b"old report\n")
+
+    def pieces() -> Iterator[bytes]:
+        yield b"new, partial"
+        raise RuntimeError("renderer failed")
+
+    with pytest.raises(RuntimeError):
+        write_atomic(out, pieces())
+    assert out.read_bytes() == b"old report\n"
+    assert hidden(tmp_path) == []
+
+
+def test_pieces_into_a_fifo(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    write_atomic(fifo, iter([b"a", bytearray(b"b"), memoryview(b"c")]))
+    reader.join(10)
+    assert got == [b"abc"] and stat.S_ISFIFO(os.lstat(fifo).st_mode)

@@ -179,3 +179,21 @@ def test_hostile_schemas_end_as_tc005_never_a_hang(tmp_path: Path) -> None:
     unknown_tools = {t["index"] for f in findings if f["rule"] == "TC005" for t in f["tools"]}
     assert {0, 1, 2, 3} <= unknown_tools
     assert all(f["outcome"] in (None, "unknown", "overlap") for f in findings)
+
+
+def test_a_large_report_streams_the_same_value_to_stdout_and_to_a_file(tmp_path: Path) -> None:
+    """Hundreds of kilobytes of report: stdout (inert, written in runs of whole lines) and
+    ``-o`` (exact bytes) hold the same JSON value, SARIF too, and stdout has no raw U+2028."""
+    hostile = "get_user\u2028::error::x"
+    tools = [mcp_tool(f"svc{i}_get_user" if i % 3 else f"{hostile}{i}", PATH_SCHEMA,
+                      "Get a user.") for i in range(300)]
+    catalog = write(tmp_path, "tools.json", {"tools": tools})
+    for fmt in ("json", "sarif"):
+        out = tmp_path / f"report.{fmt}"
+        shown = run_cli("scan", catalog, "--format", fmt, "--fail-on", "never")
+        written = run_cli("scan", catalog, "--format", fmt, "--fail-on", "never", "-o", str(out))
+        assert shown.code == written.code == 0, shown.stderr + written.stderr
+        assert len(shown.stdout) > 200_000 and written.stdout == ""
+        assert "\u2028" not in shown.stdout
+        assert not any(ln.lstrip().startswith("::") for ln in shown.stdout.split("\n"))
+        assert json.loads(shown.stdout) == json.loads(out.read_text(encoding="utf-8"))
