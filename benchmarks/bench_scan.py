@@ -7,9 +7,14 @@ Baseline in the same run: the time to score *all* pairs of the real corpus lexic
     python benchmarks/bench_scan.py [--tools 10000]
     python benchmarks/bench_scan.py --child --tools 100000 [--baseline /path/to/previous/checkout]
     python benchmarks/bench_scan.py --long [--baseline /path/to/previous/checkout]
+    python benchmarks/bench_scan.py --cli --tools 100000 [--baseline /path/to/previous/checkout]
 
 ``--child``: only the generated scan, in a fresh interpreter, with its peak RSS (workers
 included); with ``--baseline`` the same catalog scanned by the checkout given.
+
+``--cli``: what a registry operator runs — ``histor-sign scan FILE --format F -o OUT`` over
+the generated catalog written to a file, once per format, each in a fresh process: wall time,
+peak RSS of the command or any of its workers, and the report's size.
 
 ``--long``: 2,000 generated tools with 4,000-word descriptions (about 54 MB), scanned in a
 fresh interpreter for its peak RSS; with ``--baseline`` the same catalog is scanned by the
@@ -176,16 +181,63 @@ def run_child(checkout: Path, kind: str, n: int, timeout: float) -> str:
             f"{st.get('partnerBoundTools', 'n/a')})")
 
 
+_TIMED = """
+import resource, subprocess, sys, time
+started = time.perf_counter()
+code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(code, time.perf_counter() - started, peak / 1024)
+"""
+
+
+def run_cli(checkout: Path, catalog: Path, n: int, fmt: str, timeout: float) -> str:
+    """``histor-sign scan`` of ``checkout`` over ``catalog`` in a fresh process."""
+    out = catalog.with_name(f"report-{checkout.name}.{fmt}")
+    command = [sys.executable, "-m", "histor_sign", "scan", str(catalog), "--max-tools", str(n),
+               "--max-candidates", "10000000", "--format", fmt, "-o", str(out),
+               "--fail-on", "never"]
+    try:
+        done = subprocess.run([sys.executable, "-c", _TIMED, *command], capture_output=True,
+                              text=True, timeout=timeout, check=True, cwd=checkout,
+                              env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(checkout)})
+    except subprocess.TimeoutExpired:
+        return f"not finished after {timeout:.0f} s (killed)"
+    code, seconds, rss = done.stdout.split()
+    size = out.stat().st_size / 1e6 if out.exists() else 0.0
+    out.unlink(missing_ok=True)
+    return f"exit {code}, {float(seconds):.1f} s, peak RSS {float(rss):.0f} MB, {size:.0f} MB report"
+
+
+def cli_bench(here: Path, n: int, baseline: Path | None, timeout: float) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        catalog = Path(tmp) / "catalog.json"
+        catalog.write_text(json.dumps({"tools": generated_catalog(n)}))
+        print(f"histor-sign scan of {n} generated tools ({catalog.stat().st_size / 1e6:.0f} MB), "
+              "goal < 60 s, < 2 GB:")
+        for fmt in ("human", "json", "sarif"):
+            print(f"  {fmt:<6} this checkout: {run_cli(here, catalog, n, fmt, 3600)}", flush=True)
+            if baseline:
+                print(f"  {fmt:<6} baseline:      {run_cli(baseline, catalog, n, fmt, timeout)}",
+                      flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tools", type=int, default=10_000)
     parser.add_argument("--long", action="store_true")
+    parser.add_argument("--cli", action="store_true",
+                        help="histor-sign scan end to end over a catalog file, each format")
     parser.add_argument("--baseline", type=Path)
     parser.add_argument("--baseline-timeout", type=float, default=120)
     parser.add_argument("--child", action="store_true",
                         help="only the generated scan, in a fresh process, with peak RSS")
     args = parser.parse_args()
     here = Path(__file__).resolve().parent.parent
+    if args.cli:
+        cli_bench(here, args.tools, args.baseline, args.baseline_timeout)
+        return
     if args.long:
         print(f"long descriptions (2,000 tools x 4,000 words): "
               f"{run_child(here, 'long', 2_000, 3600)}; goal < 10 s, < 300 MB")

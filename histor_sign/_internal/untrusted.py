@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 
 
 def printable(text: str, limit: int | None = None) -> str:
@@ -85,3 +86,24 @@ def _inert_colored(line: str) -> str:
     if first.startswith(_LEADING_COLONS[0]):
         shown[0] = shown[0][: len(shown[0]) - len(first)] + _LEADING_COLONS[1] + first[1:]
     return "".join(s + c for s, c in zip(shown, [*codes, ""], strict=True))
+
+
+def whole_lines(pieces: Iterable[str], size: int = 1 << 16) -> Iterator[str]:
+    """``pieces`` of a text regrouped into runs of whole lines of at least ``size``
+    characters (the last run holds the rest, and may not end in a newline).
+
+    :func:`inert_text` reads lines, so a text that comes in pieces is made inert run by run
+    — the same result as for the whole text, which is never held at once.
+    """
+    held: list[str] = []
+    count = 0
+    for piece in pieces:
+        held.append(piece)
+        count += len(piece)
+        if count >= size and "\n" in piece:
+            text = "".join(held)
+            cut = text.rindex("\n") + 1
+            yield text[:cut]
+            held, count = ([text[cut:]], len(text) - cut) if cut < len(text) else ([], 0)
+    if held:
+        yield "".join(held)

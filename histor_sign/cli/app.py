@@ -4,7 +4,7 @@
 import os
 import sys
 import traceback
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from enum import StrEnum
 from pathlib import Path
 from typing import NoReturn
@@ -13,7 +13,7 @@ import typer
 
 from histor_sign import __version__
 from histor_sign._internal.atomic import write_atomic
-from histor_sign._internal.untrusted import inert_line, inert_text, printable
+from histor_sign._internal.untrusted import inert_line, inert_text, printable, whole_lines
 from histor_sign.errors import HistorError
 
 PROG = "histor-sign"
@@ -102,29 +102,12 @@ def emit(text: str | Iterable[str], output: Path | None, *, colors: bool = False
     ``text`` may come in consecutive pieces (a large report): it is written as it comes, in
     runs of whole lines, never held whole.
     """
-    runs = _whole_lines([text] if isinstance(text, str) else text)
+    runs = whole_lines([text] if isinstance(text, str) else text)
     if output is None:
         for run in runs:
             say(run, colors=colors)
     else:
         write_atomic(output, (run.encode("utf-8") for run in runs))
-
-
-def _whole_lines(pieces: Iterable[str], size: int = 1 << 16) -> Iterator[str]:
-    """``pieces`` regrouped into runs of whole lines of at least ``size`` characters (the
-    last run holds the rest and may not end in a newline): :func:`inert_text` reads lines."""
-    held: list[str] = []
-    count = 0
-    for piece in pieces:
-        held.append(piece)
-        count += len(piece)
-        if count >= size and "\n" in piece:
-            text = "".join(held)
-            cut = text.rindex("\n") + 1
-            yield text[:cut]
-            held, count = ([text[cut:]], len(text) - cut) if cut < len(text) else ([], 0)
-    if held:
-        yield "".join(held)
 
 
 #: How the CLI spells each library parameter an error may name (``HistorError.param``).

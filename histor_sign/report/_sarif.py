@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import quote
 
 from histor_sign import __version__
-from histor_sign._internal.untrusted import inert_text, printable
+from histor_sign._internal.untrusted import inert_text, printable, whole_lines
 from histor_sign.report._findings import (
     RULES,
     Finding,
@@ -86,7 +86,7 @@ def iter_sarif(
     ``json.dumps`` leaves raw (C1 controls, U+2028/U+2029, bidi and other format
     characters) inside the strings that hold them: code scanning shows them as plain text.
     """
-    return map(inert_text, _pieces(findings, strict, stats, command))
+    return map(inert_text, whole_lines(_pieces(findings, strict, stats, command)))
 
 
 def _pieces(findings: Sequence[Finding], strict: bool, stats: Mapping[str, Any] | None,

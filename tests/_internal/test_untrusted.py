@@ -114,3 +114,22 @@ def test_colors_keep_only_sgr_sequences() -> None:
     assert inert_text("\x1b[31merror\x1b[0m \x1b]0;t\x07", colors=True) == \
         "\x1b[31merror\x1b[0m \\u001b]0;t\\u0007"
     assert inert_text("::x \x1b[31m", colors=True).startswith("\\u003a:x")
+
+
+def test_whole_lines_regroup_pieces_and_keep_inert_text_the_same() -> None:
+    """A text in arbitrary pieces (a line-leading ``::`` split across two of them among
+    them) becomes runs of whole lines whose inert forms join to the inert whole."""
+    import random
+
+    from histor_sign._internal.untrusted import whole_lines
+
+    rng = random.Random(7)
+    lines = [rng.choice(["plain", "  ::warning::x", ":", "\u2028bidi\u202e", "##[error]",
+                         "x" * 500, ""]) for _ in range(3000)]
+    text = "\n".join(lines)
+    cuts = sorted(rng.sample(range(1, len(text)), 800))
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    runs = list(whole_lines(pieces, size=4096))
+    assert "".join(runs) == text and len(runs) > 10
+    assert all(run.endswith("\n") for run in runs[:-1])
+    assert "".join(inert_text(run) for run in runs) == inert_text(text)
