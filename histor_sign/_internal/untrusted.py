@@ -72,7 +72,7 @@ def inert_text(text: str, *, colors: bool = False) -> str:
     """
     if not colors:
         if (text.replace("\n", "").isprintable() and "##[" not in text
-                and _COLONS_AT_LINE_START.search(text) is None):
+                and ("::" not in text or _COLONS_AT_LINE_START.search(text) is None)):
             return text  # already inert: the common case, checked at C speed
         return "\n".join(inert_line(line) for line in text.split("\n"))
     return "\n".join(_inert_colored(line) for line in text.split("\n"))

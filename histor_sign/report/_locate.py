@@ -1,7 +1,8 @@
 """Find the line of a JSON value by its JSON pointer, for SARIF regions.
 
-A single regex tokenizer pass per file; no second full parse. Files that cannot be read
-(stdin, vanished files) simply get no region.
+One regex tokenizer pass over the levels that can hold a wanted pointer; deeper values are
+stepped over by the C decoder. Files that cannot be read (stdin, vanished files) simply get
+no region.
 """
 
 from __future__ import annotations
@@ -18,14 +19,23 @@ _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
 
 
 def pointer_lines(text: str, wanted: set[str]) -> dict[str, int]:
-    """1-based line numbers where the values at ``wanted`` pointers start."""
+    """1-based line numbers where the values at ``wanted`` pointers start.
+
+    Tokens are read only down to the deepest wanted pointer; a container there is stepped
+    over by the C JSON decoder (a catalog's tool objects: most of its bytes).
+    """
     found: dict[str, int] = {}
     newlines = [m.start() for m in re.finditer("\n", text)]
     stack: list[list[object]] = []  # [is_object, pointer, key_or_index, expecting_key]
     remaining = len(wanted)
     deepest = max((p.count("/") for p in wanted), default=0)  # "/" inside a token is "~1"
-    for m in _TOKEN.finditer(text):
-        tok = m.group()
+    skip = json.JSONDecoder().raw_decode
+    pos = 0
+    while remaining:
+        m = _TOKEN.search(text, pos)
+        if m is None:
+            break
+        tok, pos = m.group(), m.end()
         if tok == ",":
             if stack:
                 frame = stack[-1]
@@ -50,18 +60,20 @@ def pointer_lines(text: str, wanted: set[str]) -> dict[str, int]:
                     return found
             stack[-1][3] = False
             continue
-        if len(stack) > deepest:  # below every wanted pointer: only the nesting matters
-            ptr = ""
-        else:
-            ptr = "" if not stack else f"{stack[-1][1]}/{escape_pointer_token(str(stack[-1][2]))}"
-            if ptr in wanted and ptr not in found:
-                found[ptr] = bisect.bisect_right(newlines, m.start()) + 1
-                remaining -= 1
-                if remaining == 0:
-                    break
-        if tok == "{":
+        ptr = "" if not stack else f"{stack[-1][1]}/{escape_pointer_token(str(stack[-1][2]))}"
+        if ptr in wanted and ptr not in found:
+            found[ptr] = bisect.bisect_right(newlines, m.start()) + 1
+            remaining -= 1
+        if tok not in "{[":
+            continue
+        if len(stack) >= deepest:  # nothing wanted inside: step over the whole value
+            try:
+                pos = skip(text, m.start())[1]
+            except ValueError:
+                return found
+        elif tok == "{":
             stack.append([True, ptr, None, True])
-        elif tok == "[":
+        else:
             stack.append([False, ptr, 0, False])
     return found
 
