@@ -153,6 +153,7 @@ from histor_sign.catalog import tools_from_dicts
 from histor_sign.scan import ScanOptions, scan_tools
 n = int(sys.argv[3])
 items = long_catalog() if sys.argv[2] == "long" else generated_catalog(n)
+items = json.loads(json.dumps(items))  # distinct objects, as read from a file (no shared dicts)
 tools = tools_from_dicts(items, sys.argv[2])
 del items
 started = time.perf_counter()
