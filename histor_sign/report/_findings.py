@@ -206,7 +206,7 @@ def sort_key(finding: Finding) -> tuple[Any, ...]:
     call = finding.call
     return (
         finding.rule,
-        tuple((t.source, t.index, t.name) for t in finding.tools),
+        [(t.source, t.index, t.name) for t in finding.tools],
         (call.source, call.index) if call is not None else ("", -1),
         finding.message,
     )
