@@ -24,11 +24,11 @@ sys.path.insert(0, str(REPO))
 
 from bench_verify import ISSUER, WF, wall  # noqa: E402
 
-from histor_sign._internal.sigstore_dev import LocalSigstore  # noqa: E402
-from histor_sign._internal.sigstore_trust import Trust  # noqa: E402
+from histor_sign._sigstore_trust import Trust  # noqa: E402
 from histor_sign.canonical import read_json_file  # noqa: E402
 from histor_sign.revision import build_statement, digests  # noqa: E402
 from histor_sign.signing import sign_statement  # noqa: E402
+from histor_sign.sigstore_dev import LocalSigstore  # noqa: E402
 
 
 def in_process(fn, runs: int) -> float:  # type: ignore[no-untyped-def]

@@ -17,7 +17,7 @@ from typing import Any
 import rfc8785
 
 from histor_sign.canonical import parse_json
-from histor_sign.catalog import parse_catalog
+from histor_sign.models import parse_catalog
 from histor_sign.revision import digests
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from histor_sign._internal.atomic import OutputDirectory, write_all_atomic
+from histor_sign._atomic import OutputDirectory, write_all_atomic
 
 FILES = {"envelope.json": 12_000, "statement.json": 2_000, "sigstore.json": 9_000,
          "scan.sarif": 6_000, "summary.md": 1_500, "tools.snapshot.json": 40_000}

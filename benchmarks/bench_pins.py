@@ -22,11 +22,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from histor_sign._internal.sigstore_dev import LocalSigstore  # noqa: E402
-from histor_sign._internal.sigstore_trust import Trust  # noqa: E402
+from histor_sign._sigstore_trust import Trust  # noqa: E402
 from histor_sign.canonical import read_json_file  # noqa: E402
 from histor_sign.revision import build_statement  # noqa: E402
 from histor_sign.signing import sign_statement  # noqa: E402
+from histor_sign.sigstore_dev import LocalSigstore  # noqa: E402
 
 SERVER = "io.github.octo-org/docs"
 WF = "https://github.com/octo-org/docs/.github/workflows/sign.yml@refs/heads/main"

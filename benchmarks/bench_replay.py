@@ -19,11 +19,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from histor_sign._internal.calls import calls_from_bytes
-from histor_sign._internal.schema_validation import prepare_root
+from histor_sign._call_import import calls_from_bytes
+from histor_sign._schema.validation import prepare_root
+from histor_sign._schema.witness import decide_roots
 from histor_sign.catalog import tools_from_dicts
-from histor_sign.replay import ReplayOptions, replay_calls
-from histor_sign.scan._witness import decide_roots
+from histor_sign.collisions._replay import ReplayOptions, replay_calls
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "data" / "livemcpbench-tools.json"
 

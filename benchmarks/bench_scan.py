@@ -36,10 +36,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from histor_sign._internal.limits import DEFAULT_SCAN_THRESHOLD
+from histor_sign._limits import DEFAULT_SCAN_THRESHOLD
 from histor_sign.catalog import tools_from_dicts
-from histor_sign.scan import ScanOptions, scan_tools
-from histor_sign.scan._lexical import bounded_candidate_pairs, profiles_of, similarity
+from histor_sign.collisions import ScanOptions, scan_tools
+from histor_sign.collisions._lexical import bounded_candidate_pairs, profiles_of, similarity
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "data" / "livemcpbench-tools.json"
 
@@ -150,7 +150,7 @@ sys.path.insert(0, sys.argv[1])
 sys.path.insert(0, sys.argv[1] + "/benchmarks")
 from bench_scan import generated_catalog, long_catalog
 from histor_sign.catalog import tools_from_dicts
-from histor_sign.scan import ScanOptions, scan_tools
+from histor_sign.collisions import ScanOptions, scan_tools
 n = int(sys.argv[3])
 items = long_catalog() if sys.argv[2] == "long" else generated_catalog(n)
 items = json.loads(json.dumps(items))  # distinct objects, as read from a file (no shared dicts)

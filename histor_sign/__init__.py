@@ -1,7 +1,7 @@
 """histor-sign: sign the complete tools/list of an MCP server, gate releases, detect drift.
 
-The public API is the names in ``__all__``; everything else is implementation. A typical
-client::
+The public API is the names below (``__all__``); every other module whose name starts with
+``_`` is implementation. A typical client::
 
     import histor_sign as hs
 
@@ -12,262 +12,99 @@ client::
     hs.verify(env, pins=hs.Pins(repository="o/n"), tools=snap.tools).raise_for_failure()
     hs.compare(env, snap.tools)
 
-Importing this package is cheap: every name is loaded on first use, so the command line
-starts without sigstore, jsonschema or httpx.
+Importing this package is cheap: each name is loaded on first use, so the command line starts
+without sigstore, jsonschema or httpx. The names are written once, in the ``TYPE_CHECKING``
+block below: type checkers read it as the re-exports it is, and at run time the package reads
+the same block (from this file's syntax tree) to learn which module defines each name — the
+"lazy loader" of Scientific Python's SPEC 1, without a separate stub. Each public object's
+``__module__`` is set to ``histor_sign`` when it is first loaded, as httpx does, so reprs and
+docs show the name users import.
 """
 
 from __future__ import annotations
 
-import sys
-import types
-from collections.abc import Iterable, Sequence
-from importlib import import_module
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from histor_sign._public import public_names
+from histor_sign._version import __version__ as __version__
 
 if TYPE_CHECKING:
-    from histor_sign._internal.calls import ObservedCall
-    from histor_sign._internal.sigstore_trust import Trust
-    from histor_sign._internal.triage import DriftChange, DriftKind, Risk
-    from histor_sign.attestation import (
-        ATTESTATION_PREDICATE_TYPE,
-        build_attestation,
-        verify_attestation,
-    )
-    from histor_sign.canonical import JsonValue, canonical_bytes
-    from histor_sign.catalog import Catalog, Tool, ToolsLike
-    from histor_sign.drift import ChangeKind, DriftResult, DriftStatus, ToolDrift, compare
-    from histor_sign.envelope import SignedEnvelope
-    from histor_sign.errors import (
-        CheckFailed,
-        FetchError,
-        GateFailed,
-        HistorError,
-        InputError,
-        LimitExceeded,
-        OperationalError,
-        SigningError,
-        UsageError,
-        VerificationFailed,
-    )
-    from histor_sign.guard import Decision, Guard, Policy
-    from histor_sign.mcp import FetchOptions, Snapshot, Target, fetch
-    from histor_sign.pins import (
-        CheckServedResult,
-        Freshness,
-        PinEntry,
-        PinnedRevision,
-        PinStore,
-        check_served,
-        pin_first_use,
-    )
-    from histor_sign.release import ReleaseOutcome, ReleaseRequest, release
-    from histor_sign.replay import ReplayOptions, ReplayResult
-    from histor_sign.report._findings import Finding, Severity
-    from histor_sign.revision import Statement, build_statement, digests
-    from histor_sign.scan import ScanOptions, ScanResult
-    from histor_sign.signing import sign
-    from histor_sign.verify import AxisResult, AxisStatus, Pins, VerificationReport, verify
+    # grouped as the data flows, not sorted
+    # isort: off
+    # models
+    from histor_sign.models import Catalog as Catalog
+    from histor_sign.models import Finding as Finding
+    from histor_sign.models import ObservedCall as ObservedCall
+    from histor_sign.models import Severity as Severity
+    from histor_sign.models import SignedEnvelope as SignedEnvelope
+    from histor_sign.models import Snapshot as Snapshot
+    from histor_sign.models import Statement as Statement
+    from histor_sign.models import Tool as Tool
+    # fetch, digest, sign
+    from histor_sign.mcp import FetchOptions as FetchOptions
+    from histor_sign.mcp import Target as Target
+    from histor_sign.mcp import fetch as fetch
+    from histor_sign.canonical import canonical_bytes as canonical_bytes
+    from histor_sign.revision import build_statement as build_statement
+    from histor_sign.revision import digests as digests
+    from histor_sign._sigstore_trust import Trust as Trust
+    from histor_sign.signing import sign as sign
+    # verify
+    from histor_sign.verification import AxisStatus as AxisStatus
+    from histor_sign.verification import Pins as Pins
+    from histor_sign.verification import VerificationReport as VerificationReport
+    from histor_sign.verification import verify as verify
+    from histor_sign.attestation import ATTESTATION_PREDICATE_TYPE as ATTESTATION_PREDICATE_TYPE
+    from histor_sign.attestation import build_attestation as build_attestation
+    from histor_sign.attestation import verify_attestation as verify_attestation
+    # drift and pinned publishers
+    from histor_sign.drift import ChangeKind as ChangeKind
+    from histor_sign.drift import DriftResult as DriftResult
+    from histor_sign.drift import DriftStatus as DriftStatus
+    from histor_sign.drift._triage import Risk as Risk
+    from histor_sign.drift import compare as compare
+    from histor_sign.pins import Freshness as Freshness
+    from histor_sign.pins import PinStore as PinStore
+    from histor_sign.pins import check_served as check_served
+    from histor_sign.pins import pin_first_use as pin_first_use
+    # collisions and the guard
+    from histor_sign.catalog import load_tools as load_tools
+    from histor_sign.collisions import ReplayOptions as ReplayOptions
+    from histor_sign.collisions import ScanOptions as ScanOptions
+    from histor_sign.collisions import replay as replay
+    from histor_sign.collisions import scan as scan
+    from histor_sign.guard import Decision as Decision
+    from histor_sign.guard import Guard as Guard
+    from histor_sign.guard import Policy as Policy
+    # the release
+    from histor_sign.pipeline import ReleaseOutcome as ReleaseOutcome
+    from histor_sign.pipeline import ReleaseRequest as ReleaseRequest
+    from histor_sign.pipeline import release as release
+    # errors (every class is in histor_sign.errors)
+    from histor_sign.errors import CheckFailed as CheckFailed
+    from histor_sign.errors import FetchError as FetchError
+    from histor_sign.errors import GateFailed as GateFailed
+    from histor_sign.errors import HistorError as HistorError
+    from histor_sign.errors import InputError as InputError
+    from histor_sign.errors import VerificationFailed as VerificationFailed
+    # isort: on
 
-#: Public name → the module that defines it (loaded on first access).
-_LAZY: dict[str, str] = {
-    # model
-    "Tool": "histor_sign.catalog",
-    "Catalog": "histor_sign.catalog",
-    "Snapshot": "histor_sign.mcp._snapshot",
-    "Statement": "histor_sign.revision",
-    "SignedEnvelope": "histor_sign.envelope",
-    "VerificationReport": "histor_sign.verify",
-    "AxisResult": "histor_sign.verify",
-    "AxisStatus": "histor_sign.verify",
-    "DriftResult": "histor_sign.drift",
-    "DriftStatus": "histor_sign.drift",
-    "ChangeKind": "histor_sign.drift",
-    "ToolDrift": "histor_sign.drift",
-    "DriftChange": "histor_sign._internal.triage",
-    "DriftKind": "histor_sign._internal.triage",
-    "Risk": "histor_sign._internal.triage",
-    "Target": "histor_sign.mcp._target",
-    "FetchOptions": "histor_sign.mcp._target",
-    "Pins": "histor_sign.verify",
-    "Trust": "histor_sign._internal.sigstore_trust",
-    "Guard": "histor_sign.guard._core",
-    "Decision": "histor_sign.guard._core",
-    "Policy": "histor_sign.guard._policy",
-    "PinStore": "histor_sign.pins",
-    "PinEntry": "histor_sign.pins",
-    "PinnedRevision": "histor_sign.pins",
-    "Freshness": "histor_sign.pins",
-    "CheckServedResult": "histor_sign.pins",
-    "ScanOptions": "histor_sign.scan._scanner",
-    "ScanResult": "histor_sign.scan._scanner",
-    "ReplayOptions": "histor_sign.replay",
-    "ReplayResult": "histor_sign.replay",
-    "Finding": "histor_sign.report._findings",
-    "Severity": "histor_sign.report._findings",
-    "ReleaseRequest": "histor_sign.release",
-    "ReleaseOutcome": "histor_sign.release",
-    # functions
-    "fetch": "histor_sign.mcp._client",
-    "build_statement": "histor_sign.revision",
-    "digests": "histor_sign.revision",
-    "sign": "histor_sign.signing",
-    "verify": "histor_sign.verify",
-    "build_attestation": "histor_sign.attestation",
-    "verify_attestation": "histor_sign.attestation",
-    "ATTESTATION_PREDICATE_TYPE": "histor_sign.attestation",
-    "compare": "histor_sign.drift",
-    "check_served": "histor_sign.pins",
-    "pin_first_use": "histor_sign.pins",
-    "release": "histor_sign.release",
-    "canonical_bytes": "histor_sign.canonical",
-    # errors
-    "HistorError": "histor_sign.errors",
-    "UsageError": "histor_sign.errors",
-    "InputError": "histor_sign.errors",
-    "LimitExceeded": "histor_sign.errors",
-    "OperationalError": "histor_sign.errors",
-    "FetchError": "histor_sign.errors",
-    "SigningError": "histor_sign.errors",
-    "CheckFailed": "histor_sign.errors",
-    "VerificationFailed": "histor_sign.errors",
-    "GateFailed": "histor_sign.errors",
-}
-
-__all__ = [
-    "ATTESTATION_PREDICATE_TYPE",
-    "AxisResult",
-    "AxisStatus",
-    "Catalog",
-    "ChangeKind",
-    "CheckFailed",
-    "CheckServedResult",
-    "Decision",
-    "DriftChange",
-    "DriftKind",
-    "DriftResult",
-    "DriftStatus",
-    "FetchError",
-    "FetchOptions",
-    "Finding",
-    "Freshness",
-    "GateFailed",
-    "Guard",
-    "HistorError",
-    "InputError",
-    "LimitExceeded",
-    "OperationalError",
-    "PinEntry",
-    "PinStore",
-    "PinnedRevision",
-    "Pins",
-    "Policy",
-    "ReleaseOutcome",
-    "ReleaseRequest",
-    "ReplayOptions",
-    "ReplayResult",
-    "Risk",
-    "ScanOptions",
-    "ScanResult",
-    "Severity",
-    "SignedEnvelope",
-    "SigningError",
-    "Snapshot",
-    "Statement",
-    "Target",
-    "Tool",
-    "ToolDrift",
-    "Trust",
-    "UsageError",
-    "VerificationFailed",
-    "VerificationReport",
-    "build_attestation",
-    "build_statement",
-    "canonical_bytes",
-    "check_served",
-    "compare",
-    "digests",
-    "fetch",
-    "load_tools",
-    "pin_first_use",
-    "release",
-    "replay",
-    "scan",
-    "sign",
-    "verify",
-    "verify_attestation",
-]
-
-
-def load_tools(path: str | Path, *, max_tools: int | None = None) -> Catalog:
-    """Read a tool catalog file (``-`` for stdin) in any supported shape.
-
-    MCP ``tools/list`` results, JSON-RPC responses, OpenAI and Anthropic tool lists, plain
-    arrays and ``fetch`` snapshots are recognised; the file is read as strict I-JSON and
-    duplicate names are kept (the scan reports them; signing refuses them).
-    """
-    from histor_sign.catalog import load_catalog
-
-    return load_catalog(path, max_tools=max_tools)
-
-
-def scan(tool_lists: Iterable[ToolsLike], options: ScanOptions | None = None) -> ScanResult:
-    """Scan several tool lists (catalogs, snapshots or tool lists, any provider) as one set
-    for name collisions, confusable tools with overlapping argument schemas (rules TC001–TC005)
-    and description shadowing (TC010)."""
-    from histor_sign.catalog import as_tools
-    from histor_sign.scan import scan_tools
-
-    return scan_tools([t for tools in tool_lists for t in as_tools(tools)], options)
-
-
-def replay(
-    tools: ToolsLike,
-    calls: JsonValue | Sequence[ObservedCall],
-    options: ReplayOptions | None = None,
-) -> ReplayResult:
-    """Which tools accept the exact arguments of calls that happened (rules TC006–TC009).
-
-    ``calls`` is a parsed trace (a provider's call objects, e.g. an OpenAI or Anthropic
-    message list, or ``{"name", "arguments"}`` objects); reports carry argument digests,
-    never argument values.
-    """
-    from histor_sign._internal.calls import ObservedCall, calls_from_document
-    from histor_sign.catalog import as_tools
-    from histor_sign.replay import replay_calls
-
-    observed: Sequence[ObservedCall]
-    if isinstance(calls, list) and calls and all(isinstance(c, ObservedCall) for c in calls):
-        observed = calls
-    else:
-        observed = calls_from_document(calls, "<calls>")
-    return replay_calls(as_tools(tools), observed, options)
+_MODULE_OF: dict[str, str] = public_names(__file__)
+__all__ = sorted(_MODULE_OF)
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
+    from importlib import import_module
+
+    module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(import_module(module), name)
+    if isinstance(value, type) or callable(value):
+        value.__module__ = __name__
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
-
-
-class _Package(types.ModuleType):
-    """``verify``, ``release``, ``replay`` and ``scan`` are both public functions and
-    modules of this package. Importing such a module would rebind the package attribute to
-    the module; keep the function (the module stays importable by its dotted name)."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, types.ModuleType) and name in __all__:
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -32,58 +32,31 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from histor_sign._internal.limits import DEFAULT_MAX_TOOLS
 from histor_sign.canonical import JsonValue, canonical_bytes, parse_json, read_json_file
-from histor_sign.envelope import SignedEnvelope, companion_paths
 from histor_sign.errors import InputError, VerificationFailed
-from histor_sign.revision import STATEMENT_TYPE, Statement, SurfaceDigests
+from histor_sign.layout import MAX_PARTS, MAX_SUBJECTS, part_addresses
+from histor_sign.models import STATEMENT_TYPE, SignedEnvelope, Statement, SurfaceDigests
 
 if TYPE_CHECKING:
     from sigstore.models import TrustedRoot
 
-    from histor_sign._internal.certificate import CertificateFacts
-    from histor_sign._internal.sigstore_trust import Trust
+    from histor_sign._sigstore_trust import Trust
     from histor_sign.catalog import ToolsLike
-    from histor_sign.verify import AxisResult, Pins, VerificationReport
+    from histor_sign.verification import AxisResult, Pins, VerificationReport
+    from histor_sign.verification._certificate import CertificateFacts
 
 #: histor-sign's predicate type: versioned; a new major version gets a new URI.
 ATTESTATION_PREDICATE_TYPE = "https://histor-sign.dev/revision/v1"
 INTOTO_STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 INTOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
-#: Subjects per statement (GitHub's attest action caps a statement at 1,024).
-MAX_SUBJECTS = 1024
-#: Parts read for one attestation: enough for ``DEFAULT_MAX_TOOLS`` tools, and a bound on
-#: the files (each at most ``DEFAULT_MAX_FILE_BYTES``) a hostile part 1 can make us read.
-MAX_PARTS = -(-DEFAULT_MAX_TOOLS // (MAX_SUBJECTS - 1))
 MANIFEST_SUBJECT = "manifest"
 TOOL_SUBJECT_PREFIX = "tool:"
-ATTESTATION_SUFFIX = ".intoto.sigstore.json"
-_BUNDLE_SUFFIX = ".sigstore.json"
 _SHA256 = re.compile(r"sha256:[0-9a-f]{64}")
 _PREDICATE_KEYS = ("revision", "signer", "canonicalization", "capture", "part")
 _REVISION_KEYS = (
     "type", "server", "serverVersion", "revision", "identity", "manifestDigest",
     "previousManifestDigest", "toolCount",
 )
-
-
-def attestation_path(output: str | Path) -> Path:
-    """``X.envelope.json`` → ``X.intoto.sigstore.json`` (same stem rule as the companions)."""
-    statement_path, _ = companion_paths(output)
-    stem = statement_path.name[: -len(".statement.json")]
-    return statement_path.with_name(stem + ATTESTATION_SUFFIX)
-
-
-def part_paths(first: str | Path, count: int) -> list[Path]:
-    """Paths of an attestation's parts: ``A.sigstore.json``, ``A.2.sigstore.json``, …"""
-    path = Path(first)
-    return [path] + [path.with_name(name) for name in part_addresses(path.name, count)[1:]]
-
-
-def part_addresses(first: str, count: int) -> list[str]:
-    """The same names for any address (a path or a URL): only the end of ``first`` changes."""
-    stem = first[: -len(_BUNDLE_SUFFIX)] if first.endswith(_BUNDLE_SUFFIX) else first
-    return [first] + [f"{stem}.{k}{_BUNDLE_SUFFIX}" for k in range(2, count + 1)]
 
 
 def _hex(digest: str) -> str:
@@ -151,7 +124,7 @@ class Attestation:
     def as_envelope(self) -> SignedEnvelope:
         """The statement and signer in envelope form, so the envelope's identity, log-entry
         and chain checks apply unchanged (the bundle is part 1's)."""
-        from histor_sign.verify import log_entry_of
+        from histor_sign.verification import log_entry_of
 
         return SignedEnvelope(
             statement=self.statement, issuer=self.issuer, identity=self.identity,
@@ -306,7 +279,7 @@ def attested_surface(attestation: Attestation, source: str) -> SurfaceDigests | 
 
 
 def _surface_digests(surface: Mapping[str, Any], source: str) -> SurfaceDigests:
-    from histor_sign.revision import SurfaceDigests
+    from histor_sign.models import SurfaceDigests
 
     def digest(value: object) -> bool:
         return isinstance(value, str) and _SHA256.fullmatch(value) is not None
@@ -335,9 +308,9 @@ def verify_attestation_bundle(
     from sigstore.models import Bundle
     from sigstore.verify import Verifier
 
-    from histor_sign._internal.certificate import certificate_facts
-    from histor_sign._internal.sigstore_trust import _first_line
-    from histor_sign.verify import _AcceptAnyIdentity
+    from histor_sign._sigstore_trust import _first_line
+    from histor_sign.verification import _AcceptAnyIdentity
+    from histor_sign.verification._certificate import certificate_facts
 
     try:
         parsed = Bundle.from_json(json.dumps(bundle))
@@ -378,8 +351,8 @@ def verify_attestation(
     ``tools`` when it is a fetch snapshot holding the server surface (skipped otherwise).
     Bad input raises; failed checks are reported.
     """
-    from histor_sign._internal.sigstore_trust import stale_root_hint
-    from histor_sign.verify import (
+    from histor_sign._sigstore_trust import stale_root_hint
+    from histor_sign.verification import (
         FAIL,
         PASS,
         SKIPPED,
@@ -425,8 +398,8 @@ def verify_attestation(
         signature = AxisResult("signature", FAIL, f"{signature.detail}; {hint}")
     facts_or_none = facts_seen[0] if facts_seen and not problems else None
     if facts_or_none is None:
-        from histor_sign._internal.certificate import certificate_facts
-        from histor_sign.verify import load_bundle_certificate
+        from histor_sign.verification import load_bundle_certificate
+        from histor_sign.verification._certificate import certificate_facts
 
         try:
             facts_or_none = certificate_facts(load_bundle_certificate(parsed.bundles[0]))
@@ -481,7 +454,7 @@ def _surface_axis(
     comparison as ``check``'s: :func:`histor_sign.drift.surface_changes`)."""
     from histor_sign.drift import _surface_of, surface_changes
     from histor_sign.revision import surface_digests
-    from histor_sign.verify import SKIPPED, AxisResult, _judged
+    from histor_sign.verification import SKIPPED, AxisResult, _judged
 
     if attested is None:
         return AxisResult("surface", SKIPPED, "the attestation carries no surface digests")
@@ -510,7 +483,7 @@ def _surface_axis(
 
 def _envelope_agreement(attested: Statement, signed: Statement) -> AxisResult:
     """The attestation's statement must be the envelope's, digest for digest."""
-    from histor_sign.verify import _judged
+    from histor_sign.verification import _judged
 
     problems = [
         f"{label} differs from the envelope's"
@@ -536,16 +509,3 @@ def _envelope_agreement(attested: Statement, signed: Statement) -> AxisResult:
         "tools", problems,
         f"{len(attested.tool_digests)} tool subjects and the manifest equal the envelope's",
     )
-
-
-__all__ = [
-    "ATTESTATION_PREDICATE_TYPE",
-    "ATTESTATION_SUFFIX",
-    "INTOTO_PAYLOAD_TYPE",
-    "MAX_SUBJECTS",
-    "Attestation",
-    "attestation_path",
-    "build_attestation",
-    "load_attestation",
-    "verify_attestation",
-]

@@ -32,7 +32,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from histor_sign._internal.limits import DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_BYTES
+from histor_sign._limits import DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_BYTES
 from histor_sign.errors import InputError, LimitExceeded, UsageError
 
 MAX_SAFE_INTEGER = 2**53 - 1

@@ -9,220 +9,13 @@ Each tool keeps its source and index so every message can point at it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from enum import StrEnum
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
-from histor_sign._internal.limits import DEFAULT_MAX_FILE_BYTES
+from histor_sign._limits import DEFAULT_MAX_FILE_BYTES
 from histor_sign.canonical import JsonValue, pointer, read_json_file
 from histor_sign.errors import InputError, LimitExceeded
-
-#: The seven fields a tool is projected onto for digests, in the order MCP defines them.
-PROJECTED_FIELDS: tuple[str, ...] = (
-    "name",
-    "title",
-    "description",
-    "inputSchema",
-    "outputSchema",
-    "annotations",
-    "execution",
-)
-
-SNAPSHOT_TYPE = "histor.snapshot/v1"
-
-
-class Provider(StrEnum):
-    """The API shape a tool definition or an observed call came in.
-
-    Catalogs yield the first four; ``ANTHROPIC_MCP`` (``mcp_tool_use`` blocks) and ``PLAIN``
-    (a bare ``{"name", "arguments"}`` object) exist only for observed calls.
-    """
-
-    MCP = "mcp"
-    OPENAI_RESPONSES = "openai-responses"
-    OPENAI_CHAT = "openai-chat"
-    ANTHROPIC = "anthropic"
-    ANTHROPIC_MCP = "anthropic-mcp"
-    PLAIN = "plain"
-
-
-@dataclass(frozen=True, slots=True)
-class ToolRef:
-    """Where a tool is — name, source, index, JSON pointer — without its content: what a
-    finding keeps of each tool it is about."""
-
-    name: str
-    source: str
-    index: int
-    pointer: str = ""
-
-
-@dataclass(frozen=True)
-class Tool:
-    """One imported tool: the object as found (evidence) plus where it came from."""
-
-    name: str
-    raw: Mapping[str, Any]
-    source: str
-    index: int
-    pointer: str
-    provider: str
-    input_schema: JsonValue = None
-    has_input_schema: bool = False
-
-    @cached_property
-    def ref(self) -> ToolRef:
-        """This tool's :class:`ToolRef`, made once: a large scan's findings share it."""
-        return ToolRef(self.name, self.source, self.index, self.pointer)
-
-    @property
-    def location(self) -> str:
-        """``file#/json/pointer`` — how messages name this tool."""
-        return f"{self.source}#{self.pointer}"
-
-    @property
-    def description(self) -> str:
-        """The description if it is a string, else ``""`` (never trusted, never None)."""
-        value = self.raw.get("description")
-        return value if isinstance(value, str) else ""
-
-    @property
-    def annotations(self) -> Mapping[str, Any]:
-        """MCP annotations if the tool has an object of them, else an empty mapping."""
-        value = self.raw.get("annotations") if self.provider == Provider.MCP else None
-        return value if isinstance(value, dict) else {}
-
-    def projected(self) -> dict[str, Any]:
-        """The seven-field projection used for digests (only keys the server sent)."""
-        if self.provider == Provider.MCP:
-            return {k: self.raw[k] for k in PROJECTED_FIELDS if k in self.raw}
-        # Non-MCP tools are scanned, not signed; map their schema key for comparison.
-        out: dict[str, Any] = {"name": self.name}
-        if self.description or "description" in self.raw:
-            out["description"] = self.raw.get("description")
-        if self.has_input_schema:
-            out["inputSchema"] = self.input_schema
-        return out
-
-
-@dataclass(frozen=True)
-class Catalog:
-    """Tools imported from one document, in document order.
-
-    ``shape`` says which layout was found (``tools``, ``jsonrpc``, ``array``, ``snapshot``,
-    ``python``); ``capture`` is a fetch snapshot's capture context, else None.
-    """
-
-    source: str
-    tools: tuple[Tool, ...]
-    shape: str
-    capture: Mapping[str, Any] | None = None
-
-    @property
-    def providers(self) -> set[str]:
-        """Every provider shape present (``mcp``, ``openai-chat``, ...)."""
-        return {t.provider for t in self.tools}
-
-
-def _classify(obj: Mapping[str, Any]) -> tuple[str, Mapping[str, Any], str | None]:
-    """Return (provider, the object holding name/description, schema key or None)."""
-    fn = obj.get("function")
-    if obj.get("type") == "function" and isinstance(fn, dict):
-        return Provider.OPENAI_CHAT, fn, "parameters"
-    if obj.get("type") == "function":
-        return Provider.OPENAI_RESPONSES, obj, "parameters"
-    if "input_schema" in obj and "inputSchema" not in obj:
-        return Provider.ANTHROPIC, obj, "input_schema"
-    return Provider.MCP, obj, "inputSchema"
-
-
-def tool_from_object(obj: Any, source: str, index: int, ptr: str) -> Tool:
-    """Import one tool object, checking only what every later step relies on."""
-    where = f"{source}#{ptr}"
-    if not isinstance(obj, dict):
-        raise InputError(f"{where}: a tool must be a JSON object, got {_type_name(obj)}")
-    provider, holder, schema_key = _classify(obj)
-    name = holder.get("name")
-    if not isinstance(name, str):
-        missing = "missing" if name is None and "name" not in holder else _type_name(name)
-        raise InputError(f"{where}: tool name must be a string, got {missing}")
-    if name == "":
-        raise InputError(f"{where}: tool name must not be empty")
-    has_schema = schema_key is not None and schema_key in holder
-    if provider == Provider.MCP and not has_schema:
-        nested = (" (it looks like a server entry with its tools nested inside)"
-                  if "tools" in obj else "")
-        raise InputError(
-            f"{where}: {name!r} is not an MCP tool: it has no \"inputSchema\"{nested}; expected "
-            "a tool list: {\"tools\": [{\"name\": ..., \"inputSchema\": {...}}]}, a JSON-RPC "
-            "result or fetch snapshot holding one, or an array of MCP, OpenAI or Anthropic tools"
-        )
-    schema = holder.get(schema_key) if has_schema and schema_key else None
-    return Tool(
-        name=name,
-        raw=obj,
-        source=source,
-        index=index,
-        pointer=ptr,
-        provider=provider,
-        input_schema=schema,
-        has_input_schema=has_schema,
-    )
-
-
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
-def parse_catalog(document: JsonValue, source: str, *, max_tools: int | None = None) -> Catalog:
-    """Import tools from a parsed document of any supported shape."""
-    capture: Mapping[str, Any] | None = None
-    items: Any
-    if isinstance(document, list):
-        items, base, shape = document, [], "array"
-    elif isinstance(document, dict):
-        if document.get("type") == SNAPSHOT_TYPE:
-            items, base, shape = document.get("tools"), ["tools"], "snapshot"
-            raw_capture = document.get("capture")
-            capture = raw_capture if isinstance(raw_capture, dict) else None
-        elif "tools" in document:
-            items, base, shape = document["tools"], ["tools"], "tools"
-        elif isinstance(document.get("result"), dict) and "tools" in document["result"]:
-            items, base, shape = document["result"]["tools"], ["result", "tools"], "jsonrpc"
-        elif "error" in document and "jsonrpc" in document:
-            raise InputError(f"{source}: is a JSON-RPC error response, not a tool list")
-        else:
-            raise InputError(
-                f"{source}: not a tool catalog: expected a \"tools\" array, a JSON-RPC "
-                "result with tools, a fetch snapshot, or a JSON array of tools"
-            )
-    else:
-        raise InputError(
-            f"{source}: not a tool catalog: the document is {_type_name(document)}"
-        )
-    if not isinstance(items, list):
-        raise InputError(f"{source}#{pointer(base)}: \"tools\" must be an array")
-    if max_tools is not None and len(items) > max_tools:
-        raise LimitExceeded(
-            f"{source}: {len(items)} tools is more than `max_tools` {max_tools}",
-            limit="max_tools", value=max_tools,
-        )
-    tools = tuple(
-        tool_from_object(obj, source, i, pointer([*base, i])) for i, obj in enumerate(items)
-    )
-    return Catalog(source=source, tools=tools, shape=shape, capture=capture)
+from histor_sign.models import Catalog, Provider, Snapshot, Tool, parse_catalog, tool_from_object
 
 
 def load_catalog(
@@ -231,6 +24,16 @@ def load_catalog(
     """Read a catalog file (``-`` for stdin) strictly and import its tools."""
     source = str(path)
     return parse_catalog(read_json_file(source, max_bytes=max_bytes), source, max_tools=max_tools)
+
+
+def load_tools(path: str | Path, *, max_tools: int | None = None) -> Catalog:
+    """Read a tool catalog file (``-`` for stdin) in any supported shape.
+
+    MCP ``tools/list`` results, JSON-RPC responses, OpenAI and Anthropic tool lists, plain
+    arrays and ``fetch`` snapshots are recognised; the file is read as strict I-JSON and
+    duplicate names are kept (the scan reports them; signing refuses them).
+    """
+    return load_catalog(path, max_tools=max_tools)
 
 
 def load_catalogs(
@@ -329,3 +132,12 @@ def as_tools(value: ToolsLike) -> list[Tool]:
         t if isinstance(t, Tool) else tool_from_object(t, "<tools>", i, pointer([i]))
         for i, t in enumerate(items)
     ]
+
+
+def snapshot_or_catalog(
+    document: JsonValue, source: str, *, max_tools: int | None = None
+) -> Snapshot | Catalog:
+    """A catalog document as read: a fetch snapshot stays a :class:`Snapshot` (so its capture
+    context and server surface are kept), any other shape becomes a :class:`Catalog`."""
+    catalog = parse_catalog(document, source, max_tools=max_tools)
+    return Snapshot.from_json(document, source) if catalog.shape == "snapshot" else catalog

@@ -3,7 +3,7 @@
 A :class:`PinStore` is a small JSON file mapping an MCP server name to the publisher it
 trusts (GitHub repository, optionally the workflow file, and the numeric owner/repository
 ids learned from the first verified certificate), where the publisher's signed revisions
-live (see :mod:`histor_sign._internal.chain_store` for the layout), and the highest
+live (see :mod:`histor_sign._chain_store` for the layout), and the highest
 revision verified so far with its manifest digest.
 
 :func:`verify_pinned` fetches a publisher's latest envelope, verifies it under the pin
@@ -36,22 +36,20 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from histor_sign._internal.atomic import write_atomic
-from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
-from histor_sign._internal.chain_store import NotPublished, ReleaseLocation
-from histor_sign._internal.limits import MAX_PIN_FILE_BYTES
-from histor_sign._internal.untrusted import printable
+from histor_sign._atomic import write_atomic
+from histor_sign._chain_store import NotPublished, ReleaseLocation
+from histor_sign._escape import printable
+from histor_sign._limits import MAX_PIN_FILE_BYTES
 from histor_sign.errors import InputError, LimitExceeded, UsageError, VerificationFailed
-from histor_sign.revision import validate_server_name
+from histor_sign.models import validate_server_name
+from histor_sign.verification._certificate import GITHUB_ACTIONS_ISSUER
 
 if TYPE_CHECKING:
-    from histor_sign._internal.sigstore_trust import Trust
-    from histor_sign.catalog import Catalog, ToolsLike
+    from histor_sign._sigstore_trust import Trust
+    from histor_sign.catalog import ToolsLike
     from histor_sign.drift import DriftResult
-    from histor_sign.envelope import SignedEnvelope
-    from histor_sign.mcp._snapshot import Snapshot
-    from histor_sign.revision import SurfaceDigests
-    from histor_sign.verify import Pins
+    from histor_sign.models import Catalog, SignedEnvelope, Snapshot, SurfaceDigests
+    from histor_sign.verification import Pins
 
 #: Format version of the pin file; a newer one is refused rather than half understood.
 PINS_VERSION = 1
@@ -143,7 +141,7 @@ class PinEntry:
     def pins(self) -> Pins:
         """The certificate pins this entry stands for: issuer, repository, numeric ids and,
         when pinned, the workflow file (any ref)."""
-        from histor_sign.verify import Pins
+        from histor_sign.verification import Pins
 
         return Pins(
             issuer=self.issuer, repository=self.repository, owner_id=self.owner_id,
@@ -469,7 +467,7 @@ def _verified(
 ) -> None:
     """Verify ``env`` under the pin (and its chain link / tools when given); raise
     :class:`VerificationFailed` naming the axis that failed."""
-    from histor_sign.verify import verify
+    from histor_sign.verification import verify
 
     if env.server != entry.server:
         raise VerificationFailed(
@@ -484,7 +482,7 @@ def _verified(
 
 
 def _fetch_envelope(location: ReleaseLocation, address: str) -> SignedEnvelope:
-    from histor_sign.envelope import parse_envelope
+    from histor_sign.models import parse_envelope
 
     return parse_envelope(location.fetch_json(address), address)
 
@@ -492,7 +490,7 @@ def _fetch_envelope(location: ReleaseLocation, address: str) -> SignedEnvelope:
 def _fetch_signed_tools(
     location: ReleaseLocation, revision: int, required: bool
 ) -> tuple[Snapshot | Catalog | None, str | None]:
-    from histor_sign.mcp._snapshot import snapshot_or_catalog
+    from histor_sign.catalog import snapshot_or_catalog
 
     address = location.snapshot(revision)
     try:
@@ -522,7 +520,7 @@ def verify_pinned(
     caller can show it. ``signed_tools``: True requires the signed snapshot of the revision
     from the location, None fetches it when published, False skips it.
     """
-    from histor_sign._internal.sigstore_trust import Trust
+    from histor_sign._sigstore_trust import Trust
 
     trust = trust or Trust.production()
     location = ReleaseLocation.parse(entry.location, param="location")
@@ -530,7 +528,7 @@ def verify_pinned(
         source = location.latest()
         envelope = _fetch_envelope(location, source)
     source = source or "<envelope>"
-    from histor_sign.mcp._snapshot import Snapshot
+    from histor_sign.models import Snapshot
 
     tools: Catalog | None = None
     snapshot: Snapshot | None = None
@@ -638,7 +636,7 @@ def draft_pin(
     Only ``io.github.<owner>/…`` names can be pinned by repository, and ``repository`` must
     belong to ``<owner>``; :class:`UsageError` names the parameter otherwise.
     """
-    from histor_sign.verify import namespace_owner
+    from histor_sign.verification import namespace_owner
 
     validate_server_name(server)
     validate_repository(repository)
@@ -689,9 +687,9 @@ def pin_first_use(
     names does not inherit the trust. The returned ``pin`` is not saved: pass it to
     :meth:`PinStore.add`. Parameters are checked as :func:`draft_pin` does.
     """
-    from histor_sign._internal.certificate import certificate_facts
-    from histor_sign._internal.sigstore_trust import Trust
-    from histor_sign.verify import load_bundle_certificate
+    from histor_sign._sigstore_trust import Trust
+    from histor_sign.verification import load_bundle_certificate
+    from histor_sign.verification._certificate import certificate_facts
 
     draft = draft_pin(server, repository=repository, location=location, workflow=workflow,
                       owner_id=owner_id, repository_id=repository_id, issuer=issuer)
@@ -787,7 +785,7 @@ def check_served(
     no attestation published (older layouts) the published snapshot's surface is the
     baseline, and the drift says it is unsigned (:class:`~histor_sign.drift.SurfaceBaseline`).
     """
-    from histor_sign._internal.sigstore_trust import Trust
+    from histor_sign._sigstore_trust import Trust
     from histor_sign.drift import compare
 
     entry = store.get(server)
@@ -821,20 +819,3 @@ def _attested_surface(
     surface = verified_surface(attestation, pinned.envelope, pins=entry.pins(), trust=trust,
                                source=address)
     return surface, address
-
-
-__all__ = [
-    "DEFAULT_MAX_CHAIN",
-    "PINS_VERSION",
-    "CheckServedResult",
-    "Freshness",
-    "PinEntry",
-    "PinStore",
-    "PinnedRevision",
-    "check_served",
-    "default_pins_path",
-    "draft_pin",
-    "pin_first_use",
-    "published_location",
-    "verify_pinned",
-]

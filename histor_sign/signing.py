@@ -18,17 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from histor_sign._internal.atomic import write_all_atomic
-from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER, CertificateFacts
-from histor_sign._internal.sigstore_trust import Trust, _first_line
-from histor_sign.envelope import SignedEnvelope, companion_paths, signed_bytes
+from histor_sign._atomic import write_all_atomic
+from histor_sign._sigstore_trust import Trust, _first_line
 from histor_sign.errors import HistorError, InputError, SigningError, VerificationFailed
-from histor_sign.revision import statement_of
+from histor_sign.layout import companion_paths
+from histor_sign.models import SignedEnvelope, signed_bytes, statement_of
+from histor_sign.verification._certificate import GITHUB_ACTIONS_ISSUER, CertificateFacts
 
 if TYPE_CHECKING:
     from sigstore.oidc import IdentityToken
 
-    from histor_sign.revision import StatementLike
+    from histor_sign.models import StatementLike
 
 class NoIdentityToken(SigningError):
     """No ``identity_token`` was given and no ambient credential was found."""
@@ -59,7 +59,7 @@ class SignedRevision:
     def files(self, output: str | Path) -> dict[Path, bytes]:
         """Envelope, statement bytes, bundle and attestation part(s), keyed by the path each
         is written to."""
-        from histor_sign.attestation import attestation_path, part_paths
+        from histor_sign.layout import attestation_path, part_paths
 
         statement_path, bundle_path = companion_paths(output)
         files = {
@@ -212,7 +212,7 @@ def sign_statement(
     producing the squatting envelopes that verifier tests must reject.
     """
     from histor_sign.attestation import build_attestation, verify_attestation_bundle
-    from histor_sign.verify import log_entry_of, verify_artifact_bundle
+    from histor_sign.verification import log_entry_of, verify_artifact_bundle
 
     trust = trust or Trust.production()
     stmt = statement_of(statement, "statement")
@@ -244,7 +244,7 @@ def sign_statement(
     except Exception as exc:
         raise _signing_failure(exc) from None
 
-    from histor_sign.verify import Pins
+    from histor_sign.verification import Pins
 
     try:
         verify_artifact_bundle(
@@ -335,7 +335,7 @@ def actions_identity(identity: str, env: Mapping[str, str]) -> ClaimedIdentity |
 
 def predicted_facts(who: TokenIdentity | ClaimedIdentity) -> CertificateFacts:
     """The certificate facts Fulcio will derive from the token (GitHub claim mapping)."""
-    from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER, CertificateFacts
+    from histor_sign.verification._certificate import GITHUB_ACTIONS_ISSUER, CertificateFacts
 
     extensions = {"8": who.issuer}
     if who.issuer == GITHUB_ACTIONS_ISSUER:
@@ -358,7 +358,7 @@ def require_namespace(server: str, who: TokenIdentity | ClaimedIdentity) -> Cert
     namespace the signing identity cannot own (the envelope would never verify).
     Returns the certificate facts Fulcio will derive from the token (or, for a
     :class:`ClaimedIdentity`, from the claims it will carry)."""
-    from histor_sign.verify import Pins, identity_problems
+    from histor_sign.verification import Pins, identity_problems
 
     facts = predicted_facts(who)
     problems = identity_problems(facts, Pins(issuer=who.issuer), server=server)

@@ -10,10 +10,11 @@ from typing import Any
 
 from cli_harness import Run, assert_clean_error, cli_env, run_cli  # noqa: F401  (re-exported)
 
-from histor_sign._internal.sigstore_dev import LocalSigstore
-from histor_sign._internal.sigstore_trust import Trust
-from histor_sign.revision import Statement, build_statement
+from histor_sign._sigstore_trust import Trust
+from histor_sign.models import Statement
+from histor_sign.revision import build_statement
 from histor_sign.signing import sign_statement
+from histor_sign.sigstore_dev import LocalSigstore
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data" / "sigstore"

@@ -11,9 +11,9 @@ from typing import NoReturn
 
 import typer
 
-from histor_sign import __version__
-from histor_sign._internal.atomic import write_atomic
-from histor_sign._internal.untrusted import inert_line, inert_text, printable, whole_lines
+from histor_sign._atomic import write_atomic
+from histor_sign._escape import inert_line, inert_text, printable, whole_lines
+from histor_sign._version import __version__
 from histor_sign.errors import HistorError
 
 PROG = "histor-sign"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from histor_sign._internal.untrusted import printable
+from histor_sign._escape import printable
 from histor_sign.canonical import read_json_file
 from histor_sign.cli.app import OutputFormat, app, emit
 from histor_sign.cli.target_options import (
@@ -25,7 +25,8 @@ from histor_sign.cli.target_options import (
     target_from_flags,
     tools_from_file_or_target,
 )
-from histor_sign.revision import Statement, build_statement, digests
+from histor_sign.models import Statement
+from histor_sign.revision import build_statement, digests
 
 TOOLS_ARG = typer.Argument(
     None,
@@ -126,7 +127,7 @@ def _namespace_preflight(server: str, identity: str) -> None:
     ``sign`` makes the same check once it holds the token."""
     import os
 
-    from histor_sign.revision import validate_server_name
+    from histor_sign.models import validate_server_name
     from histor_sign.signing import actions_identity, require_namespace
 
     claimed = actions_identity(identity, os.environ)

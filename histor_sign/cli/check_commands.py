@@ -8,8 +8,6 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
-from histor_sign._internal.triage import Risk
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import OutputFormat, app, emit, warn
 from histor_sign.cli.signing_commands import (
@@ -35,10 +33,12 @@ from histor_sign.cli.trust_commands import (
     pinned_store,
     verify_for_use,
 )
+from histor_sign.drift._triage import Risk
 from histor_sign.mcp._target import FetchOptions, Target
+from histor_sign.verification._certificate import GITHUB_ACTIONS_ISSUER
 
 if TYPE_CHECKING:
-    from histor_sign.revision import SurfaceDigests
+    from histor_sign.models import SurfaceDigests
 
 FORMAT_OPT = typer.Option(
     OutputFormat.human, "--format", "-f", help="human (summary and per-tool lines) or json."
@@ -136,7 +136,7 @@ def check(
     Exit codes: 0 match (or every change below --fail-on), 1 different (or verification
     failed), 2 bad input.
     """
-    from histor_sign._internal import chain_store
+    from histor_sign import _chain_store as chain_store
     from histor_sign.canonical import parse_json, read_json_file
     from histor_sign.drift import compare
     from histor_sign.errors import UsageError
@@ -202,7 +202,7 @@ def _attested_surface(
 ) -> "SurfaceDigests | None":
     """The surface digests of the attestation at ``address`` (file or URL), verified under
     the pins and trust the envelope verified under."""
-    from histor_sign._internal import chain_store
+    from histor_sign import _chain_store as chain_store
     from histor_sign.attestation import load_attestation, read_attestation, verified_surface
     from histor_sign.canonical import JsonValue, parse_json
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import typer
 
-from histor_sign._internal.atomic import write_atomic
+from histor_sign._atomic import write_atomic
 from histor_sign.cli.app import app, emit
 from histor_sign.cli.target_options import (
     ALLOW_DUPLICATES_OPTION,

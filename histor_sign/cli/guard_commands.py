@@ -5,7 +5,6 @@ from pathlib import Path
 
 import typer
 
-from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
 from histor_sign.cli.app import OutputFormat, app, emit
 from histor_sign.cli.signing_commands import (
     CertIdentityOpt,
@@ -32,6 +31,7 @@ from histor_sign.cli.trust_commands import (
     verify_for_use,
 )
 from histor_sign.errors import UsageError
+from histor_sign.verification._certificate import GITHUB_ACTIONS_ISSUER
 
 FORMAT_OPT = typer.Option(
     OutputFormat.human, "--format", "-f", help="human (ALLOW/DENY and reasons) or json."
@@ -97,7 +97,7 @@ def guard(
     revision. Exit codes: 0 allow, 1 deny (or verification failed), 2 bad input
     (unreadable files, malformed catalog, envelope or policy; bad flags).
     """
-    from histor_sign._internal.calls import printable
+    from histor_sign._call_import import printable
     from histor_sign.canonical import read_bytes, read_json_file
     from histor_sign.catalog import load_catalog
     from histor_sign.guard import Guard, Policy

@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from histor_sign import __version__
+from histor_sign._version import __version__
 from histor_sign.cli.app import PROG, app, emit
 from histor_sign.errors import UsageError
 
@@ -167,7 +167,7 @@ def init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
     """Write the release workflow for this server and say what to commit."""
-    from histor_sign._internal.chain_store import chain_dir
+    from histor_sign.layout import chain_dir
     from histor_sign.pins import published_location
 
     chain_dir("revisions", server)  # the server name must work as a chain path

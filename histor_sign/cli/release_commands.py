@@ -9,20 +9,19 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from histor_sign._internal.limits import DEFAULT_SCAN_THRESHOLD
-from histor_sign._internal.untrusted import printable
+from histor_sign._escape import printable
+from histor_sign._limits import DEFAULT_SCAN_THRESHOLD
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import PROG, app, fail, say, warn
 from histor_sign.errors import OperationalError, UsageError
 from histor_sign.report._findings import FailOn
 
 if TYPE_CHECKING:
-    from histor_sign.catalog import Catalog
     from histor_sign.demo.walkthrough import DemoResult
-    from histor_sign.envelope import SignedEnvelope
     from histor_sign.guard import Policy
-    from histor_sign.mcp import FetchOptions, Snapshot, Target
-    from histor_sign.release import ReleaseOutcome
+    from histor_sign.mcp import FetchOptions, Target
+    from histor_sign.models import Catalog, SignedEnvelope, Snapshot
+    from histor_sign.pipeline import ReleaseOutcome
 
 #: The command a release's summary.md shows for verifying the envelope it wrote.
 VERIFY_COMMAND = f"{PROG} verify {{envelope}} --cert-identity {{identity}}"
@@ -192,10 +191,10 @@ def release(
     """
     from histor_sign.cli.scan_commands import parse_threshold
     from histor_sign.cli.signing_commands import trust_from_flags
+    from histor_sign.collisions import ScanOptions
     from histor_sign.errors import GateFailed
-    from histor_sign.release import ReleaseOutcome, ReleaseRequest
-    from histor_sign.release import release as run_release
-    from histor_sign.scan import ScanOptions
+    from histor_sign.pipeline import ReleaseOutcome, ReleaseRequest
+    from histor_sign.pipeline import release as run_release
 
     target = t.target_from_flags(stdio, url, header, bearer_token_env, required=tools is None)
     if target is not None and tools is not None:
@@ -249,7 +248,8 @@ def _resolve_previous(
 ) -> "str | SignedEnvelope | None":
     """``--previous``: a file as given, an https URL fetched (bounded), or ``auto``: the latest
     envelope in ``--revisions`` (None there: the first release, said on stderr)."""
-    from histor_sign._internal import chain_store
+    from histor_sign import _chain_store as chain_store
+    from histor_sign import layout
 
     if previous is None:
         return None
@@ -258,13 +258,13 @@ def _resolve_previous(
             raise UsageError("--previous auto needs --revisions DIR (where the chain is kept)")
         latest = chain_store.latest_envelope(revisions, server)
         if latest is None:
-            where = chain_store.chain_dir(revisions, server)
+            where = layout.chain_dir(revisions, server)
             warn(f"no previous revision in {where}: releasing revision 1 (a new chain)")
             return None
         return str(latest)
     if chain_store.is_url(previous):
         from histor_sign.canonical import parse_json
-        from histor_sign.envelope import parse_envelope
+        from histor_sign.models import parse_envelope
 
         data = chain_store.fetch_envelope(previous, param="previous")
         return parse_envelope(parse_json(data, previous), previous)
@@ -274,9 +274,9 @@ def _resolve_previous(
 def _refuse_published(revisions: Path, server: str, chained: "str | SignedEnvelope | None") -> None:
     """Stop before signing (and spending a log entry) when the revision this release would
     get is already in the chain directory: the chain would fork."""
-    from histor_sign._internal import chain_store
+    from histor_sign import _chain_store as chain_store
     from histor_sign.canonical import read_json_file
-    from histor_sign.envelope import SignedEnvelope
+    from histor_sign.models import SignedEnvelope
 
     if chained is None:
         revision = 1
@@ -293,9 +293,10 @@ def _refuse_published(revisions: Path, server: str, chained: "str | SignedEnvelo
 
 def _publish(outcome: "ReleaseOutcome", revisions: Path, server: str) -> None:
     """Add the fresh revision to the chain directory (stdout says where)."""
-    from histor_sign._internal import chain_store
-    from histor_sign.attestation import part_count, part_paths
+    from histor_sign import _chain_store as chain_store
+    from histor_sign.attestation import part_count
     from histor_sign.canonical import read_json_file
+    from histor_sign.layout import part_paths
 
     assert outcome.envelope is not None
     snapshot = outcome.files.get("tools")
@@ -363,7 +364,7 @@ def demo(
 def _demo_guide(result: "DemoResult") -> str:
     """What each file is, and how the same runs in GitHub Actions."""
     from histor_sign.demo.walkthrough import IDENTITY
-    from histor_sign.release import OUTPUT_NAMES
+    from histor_sign.layout import OUTPUT_NAMES
 
     rev = result.output / "revision-2"
     names = OUTPUT_NAMES

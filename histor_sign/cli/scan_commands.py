@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from histor_sign._internal.limits import (
+from histor_sign._limits import (
     DEFAULT_MAX_CALLS,
     DEFAULT_MAX_CANDIDATES,
     DEFAULT_MAX_PARTNERS,
@@ -20,7 +20,8 @@ from histor_sign._internal.limits import (
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import app, emit
 from histor_sign.errors import UsageError
-from histor_sign.report._findings import FailOn, Finding, reaches_threshold
+from histor_sign.models import Finding
+from histor_sign.report._findings import FailOn, reaches_threshold
 from histor_sign.report._render import ReportFormat, render_pieces
 
 FORMAT_OPT = typer.Option(
@@ -132,7 +133,7 @@ def scan(
     """Find confusable tools (same action on the same object) and description shadowing
     (TC001–TC005, TC010)."""
     from histor_sign.catalog import load_catalogs
-    from histor_sign.scan import ScanOptions, scan_catalogs
+    from histor_sign.collisions import ScanOptions, scan_catalogs
 
     options = ScanOptions(
         threshold=parse_threshold(threshold),
@@ -172,7 +173,7 @@ def replay(
     ),
 ) -> None:
     """Replay observed calls: which other catalog tools accept the same arguments (TC006–TC009)."""
-    from histor_sign.replay import ReplayOptions, replay_paths
+    from histor_sign.collisions._replay import ReplayOptions, replay_paths
 
     options = ReplayOptions(
         max_tools=_positive("--max-tools", max_tools),

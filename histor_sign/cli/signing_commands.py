@@ -15,17 +15,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
-from histor_sign._internal.limits import MAX_FIRST_INDEX
-from histor_sign._internal.sigstore_trust import Trust
-from histor_sign._internal.untrusted import inert_line
+from histor_sign._escape import inert_line
+from histor_sign._limits import MAX_FIRST_INDEX
+from histor_sign._sigstore_trust import Trust
 from histor_sign.canonical import JsonValue
 from histor_sign.cli.app import FLAGS, PROG, OutputFormat, app, emit, warn
 from histor_sign.errors import UsageError
+from histor_sign.verification._certificate import GITHUB_ACTIONS_ISSUER
 
 if TYPE_CHECKING:
-    from histor_sign.revision import Statement
-    from histor_sign.verify import Pins, VerificationReport
+    from histor_sign.models import Statement
+    from histor_sign.verification import Pins, VerificationReport
 
 
 
@@ -165,7 +165,7 @@ class VerifyFlags:
 
     def pins(self) -> "Pins":
         """The identity pins these flags name."""
-        from histor_sign.verify import Pins
+        from histor_sign.verification import Pins
 
         return Pins(
             cert_identity=self.cert_identity, issuer=self.cert_oidc_issuer,
@@ -184,8 +184,8 @@ def verify_signed_envelope(document: JsonValue, source: str, flags: VerifyFlags)
     :class:`~histor_sign.errors.VerificationFailed` (exit 1, the failed axis named) before
     the caller prints anything; a malformed envelope, bad trust files or pins are exit 2.
     """
-    from histor_sign.envelope import parse_envelope
-    from histor_sign.verify import verify
+    from histor_sign.models import parse_envelope
+    from histor_sign.verification import verify
 
     envelope = parse_envelope(document, source)
     trust = flags.trust()
@@ -244,10 +244,9 @@ def sign(
 ) -> None:
     """Sign a revision statement keyless with Sigstore, verify the fresh bundle, and write
     the envelope, statement bytes and bundle atomically."""
-    from histor_sign.attestation import attestation_path
     from histor_sign.canonical import read_json_file
-    from histor_sign.envelope import companion_paths
-    from histor_sign.revision import Statement
+    from histor_sign.layout import attestation_path, companion_paths
+    from histor_sign.models import Statement
     from histor_sign.signing import sign_statement
 
     trust = trust_from_flags(staging=staging, trust_config=trust_config)
@@ -282,7 +281,7 @@ def _snapshot_evidence(
     """(capture, surface digests) of ``sign --snapshot``; the snapshot's tools must be the
     statement's, so the attestation cannot carry another fetch's context."""
     from histor_sign.canonical import read_json_file
-    from histor_sign.mcp._snapshot import Snapshot
+    from histor_sign.models import Snapshot
     from histor_sign.revision import digests, surface_json
 
     snap = Snapshot.from_json(read_json_file(path), path)
@@ -346,8 +345,8 @@ def verify(
     digests — each reported separately."""
     from histor_sign.attestation import load_attestation, verify_attestation
     from histor_sign.cli.target_options import snapshot_or_catalog_file
-    from histor_sign.envelope import load_envelope
-    from histor_sign.verify import verify as verify_envelope
+    from histor_sign.models import load_envelope
+    from histor_sign.verification import verify as verify_envelope
 
     flags = VerifyFlags(
         cert_identity, cert_oidc_issuer, repository, ref, owner_id, repository_id,
@@ -395,7 +394,7 @@ _SKIPPED_FOR = {"chain": "previous", "tools": "tools"}
 def _skips_named_by_flag(report: "VerificationReport") -> "VerificationReport":
     from dataclasses import replace
 
-    from histor_sign.verify import AxisStatus
+    from histor_sign.verification import AxisStatus
 
     axes = tuple(
         replace(a, detail=f"no {FLAGS[_SKIPPED_FOR[a.axis]]} given")
@@ -490,8 +489,8 @@ def dev_sigstore(
     """Run a LOCAL, UNTRUSTED Sigstore instance (Fulcio, Rekor v1 or v2, optional RFC 3161
     timestamp authority, GitHub-style OIDC) in the foreground, for tests and offline demos.
     Stop with Ctrl-C or SIGTERM."""
-    from histor_sign._internal.atomic import write_all_atomic
-    from histor_sign._internal.sigstore_dev import LocalSigstore
+    from histor_sign._atomic import write_all_atomic
+    from histor_sign.sigstore_dev import LocalSigstore
 
     if host not in ("127.0.0.1", "localhost", "::1"):
         raise UsageError("dev-sigstore binds loopback only (--host 127.0.0.1, localhost or ::1)")

@@ -16,23 +16,23 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from histor_sign._internal.limits import (
+from histor_sign._limits import (
     DEFAULT_MAX_PAGES,
     DEFAULT_MAX_RECEIVED_BYTES,
     DEFAULT_MAX_TOOLS,
     DEFAULT_TIMEOUT,
     DEFAULT_TOTAL_TIMEOUT,
 )
-from histor_sign.catalog import Catalog, Tool
 from histor_sign.errors import UsageError
 from histor_sign.mcp._target import (
     FetchOptions,
     Target,
     parse_header,
 )
+from histor_sign.models import Catalog, Tool
 
 if TYPE_CHECKING:
-    from histor_sign.mcp._snapshot import Snapshot
+    from histor_sign.models import Snapshot
 
 
 class ProtocolChoice(StrEnum):
@@ -211,7 +211,7 @@ def served_from_file_or_target(
 def snapshot_or_catalog_file(path: str, *, max_tools: int | None = None) -> "Snapshot | Catalog":
     """A catalog file (``-`` for stdin); a fetch snapshot stays a :class:`Snapshot`."""
     from histor_sign.canonical import read_json_file
-    from histor_sign.mcp._snapshot import snapshot_or_catalog
+    from histor_sign.catalog import snapshot_or_catalog
 
     return snapshot_or_catalog(read_json_file(path), path, max_tools=max_tools)
 

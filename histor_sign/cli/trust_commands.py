@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from histor_sign._internal.certificate import GITHUB_ACTIONS_ISSUER
-from histor_sign._internal.untrusted import printable
+from histor_sign._escape import printable
 from histor_sign.canonical import JsonValue
 from histor_sign.cli.app import PROG, OutputFormat, app, emit, warn
 from histor_sign.cli.signing_commands import (
@@ -27,12 +26,13 @@ from histor_sign.cli.signing_commands import (
     verify_signed_envelope,
 )
 from histor_sign.errors import UsageError, VerificationFailed
+from histor_sign.verification._certificate import GITHUB_ACTIONS_ISSUER
 
 if TYPE_CHECKING:
-    from histor_sign._internal.sigstore_trust import Trust
-    from histor_sign.envelope import SignedEnvelope
+    from histor_sign._sigstore_trust import Trust
+    from histor_sign.models import SignedEnvelope
     from histor_sign.pins import PinEntry, PinnedRevision, PinStore
-    from histor_sign.verify import Pins
+    from histor_sign.verification import Pins
 
 PinsOpt = Annotated[
     Path | None,
@@ -112,9 +112,9 @@ def verify_for_use(
     alone pins the name (and with it the io.github namespace owner). With none of these the
     envelope is refused: any validly signed envelope of any owner would pass.
     """
-    from histor_sign.envelope import parse_envelope
+    from histor_sign.models import parse_envelope
     from histor_sign.pins import Freshness, verify_pinned
-    from histor_sign.verify import namespace_owner
+    from histor_sign.verification import namespace_owner
 
     env = parse_envelope(document, source)
     trust = flags.trust()
@@ -156,7 +156,7 @@ def pinned_store(server: str, flags: VerifyFlags, pins: Path | None) -> "PinStor
             "--server without --envelope verifies under the pin ('trust add'); identity flags "
             "cannot be added to it"
         )
-    from histor_sign.verify import namespace_owner
+    from histor_sign.verification import namespace_owner
 
     store = load_store(pins)
     if server not in store:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from histor_sign.errors import GateFailed, OperationalError
-from histor_sign.release import ReleaseOutcome, ReleaseRequest, release
+from histor_sign.pipeline import ReleaseOutcome, ReleaseRequest, release
 
 SERVER = "io.github.example/notes-server"
 IDENTITY = "https://github.com/example/notes-server/.github/workflows/sign.yml@refs/heads/main"
@@ -43,12 +43,13 @@ def run_demo(
 
     ``verify_command`` is passed to each release (the command its ``summary.md`` shows).
     """
-    from histor_sign._internal.sigstore_dev.instance import LocalSigstore
-    from histor_sign._internal.sigstore_trust import Trust
+    from histor_sign._sigstore_trust import Trust
     from histor_sign.demo.example_server import server_command
     from histor_sign.drift import compare
-    from histor_sign.mcp import FetchOptions, Snapshot, Target, fetch
-    from histor_sign.verify import Pins, verify
+    from histor_sign.mcp import FetchOptions, Target, fetch
+    from histor_sign.models import Snapshot
+    from histor_sign.sigstore_dev.instance import LocalSigstore
+    from histor_sign.verification import Pins, verify
 
     try:
         output.mkdir(parents=True, exist_ok=True)

@@ -12,9 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from histor_sign._internal.calls import (
+from histor_sign._call_import import (
     CallProblem,
-    ObservedCall,
     decode_arguments,
     import_call,
     import_call_bytes,
@@ -22,7 +21,7 @@ from histor_sign._internal.calls import (
     shown_pointer,
 )
 from histor_sign.canonical import JsonValue, unescape_pointer_token
-from histor_sign.catalog import Provider, Tool, ToolsLike, as_tools, reject_duplicates
+from histor_sign.catalog import ToolsLike, as_tools, reject_duplicates
 from histor_sign.errors import InputError
 from histor_sign.guard._policy import Policy
 from histor_sign.guard._schema import (
@@ -35,9 +34,10 @@ from histor_sign.guard._schema import (
     pattern_matches,
     schema_reasons,
 )
+from histor_sign.models import ObservedCall, Provider, Tool
 
 if TYPE_CHECKING:
-    from histor_sign.revision import StatementLike
+    from histor_sign.models import StatementLike
 
 NOT_SIGNED = "not-signed"
 
@@ -196,9 +196,10 @@ class Guard:
         report's ``envelope``), a :class:`~histor_sign.revision.Statement`, or either's JSON
         document; ``tools`` the catalog holding the schemas. This checks digests only, by
         design: verification needs trust material and identity pins, so it is a separate
-        step — :func:`histor_sign.verify` first, then ``report.raise_for_failure()``.
+        step — :func:`histor_sign.verification` first, then ``report.raise_for_failure()``.
         """
-        from histor_sign.revision import statement_of, tool_digest
+        from histor_sign.models import statement_of
+        from histor_sign.revision import tool_digest
 
         statement = statement_of(envelope, "envelope")
         signed = statement.tool_digests
@@ -225,7 +226,7 @@ class Guard:
     # --- deciding ----------------------------------------------------------------------
 
     def check(self, call: JsonValue) -> Decision:
-        """Decide one call document (any shape :func:`histor_sign._internal.calls.import_call`
+        """Decide one call document (any shape :func:`histor_sign._call_import.import_call`
         reads); never raises for its content."""
         return self._decide(import_call(call))
 

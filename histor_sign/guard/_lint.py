@@ -13,14 +13,14 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from histor_sign._internal.regex_subset import ecma_safe
-from histor_sign._internal.schema_validation import pattern_sites
-from histor_sign._internal.untrusted import printable
+from histor_sign._escape import printable
+from histor_sign._schema.regex_subset import ecma_safe
+from histor_sign._schema.validation import pattern_sites
 from histor_sign.canonical import pointer
-from histor_sign.catalog import Tool
 from histor_sign.guard._core import requires_dry_run
 from histor_sign.guard._policy import Policy
-from histor_sign.report._findings import Finding, new_finding
+from histor_sign.models import Finding, Tool
+from histor_sign.report._findings import new_finding
 
 _ID_NAME = re.compile(r"(^|_|-)ids?$|[a-z0-9]Ids?$|^ID$")
 _MAX_DEPTH = 64

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from histor_sign._internal.limits import MAX_POLICY_BYTES
+from histor_sign._limits import MAX_POLICY_BYTES
 from histor_sign.canonical import read_bytes
 from histor_sign.errors import InputError, LimitExceeded
 

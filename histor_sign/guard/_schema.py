@@ -1,6 +1,6 @@
 """Explain every way arguments fail a tool's ``inputSchema``, without echoing them.
 
-Validation itself is the shared stack (:mod:`histor_sign._internal.schema_validation`):
+Validation itself is the shared stack (:mod:`histor_sign._schema.validation`):
 ``jsonschema-rs`` by default (chosen on measurements, benchmarks/bench_guard.py: ~50-80x
 faster on allowed calls, and stricter where it matters for a guard: ``pattern`` uses
 ECMA-262 semantics, where Python's ``re`` lets a backslash-d match Arabic-Indic digits, and
@@ -19,9 +19,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from histor_sign._internal.calls import shown_name, shown_pointer
-from histor_sign._internal.regex_subset import ecma_safe, printable_ascii, search
-from histor_sign._internal.schema_validation import (
+from histor_sign._call_import import shown_name, shown_pointer
+from histor_sign._schema.regex_subset import ecma_safe, printable_ascii, search
+from histor_sign._schema.validation import (
     ENGINES,
     PATTERN_UNDECIDABLE,
     ArgumentValidator,

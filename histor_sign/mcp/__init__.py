@@ -14,9 +14,8 @@ from histor_sign.mcp._target import FetchOptions, Target
 
 if TYPE_CHECKING:
     from histor_sign.mcp._client import fetch, fetch_async
-    from histor_sign.mcp._snapshot import Snapshot
 
-__all__ = ["FetchOptions", "Snapshot", "Target", "fetch", "fetch_async"]
+__all__ = ["FetchOptions", "Target", "fetch", "fetch_async"]
 
 
 def __getattr__(name: str) -> Any:
@@ -26,8 +25,4 @@ def __getattr__(name: str) -> Any:
         from histor_sign.mcp import _client as client
 
         return getattr(client, name)
-    if name == "Snapshot":
-        from histor_sign.mcp._snapshot import Snapshot
-
-        return Snapshot
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,9 +16,9 @@ from histor_sign.errors import FetchError, HistorError, LimitExceeded
 from histor_sign.mcp._http_channel import SessionExpired
 from histor_sign.mcp._jsonrpc import Channel
 from histor_sign.mcp._session import Session, open_session, renew_session
-from histor_sign.mcp._snapshot import SURFACE_CAPTURED, Snapshot
 from histor_sign.mcp._target import FetchOptions, Target
 from histor_sign.mcp._walk import PROMPTS, RESOURCE_TEMPLATES, Walk, walk_list, walk_tools
+from histor_sign.models import SURFACE_CAPTURED, Snapshot
 
 #: New legacy sessions started after the server expired ours mid-walk.
 MAX_SESSION_RENEWALS = 1

@@ -15,8 +15,8 @@ import zlib
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
-from histor_sign import __version__
-from histor_sign._internal.untrusted import printable
+from histor_sign._escape import printable
+from histor_sign._version import __version__
 from histor_sign.errors import FetchError, HistorError
 from histor_sign.mcp._jsonrpc import (
     Channel,

@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from histor_sign._internal.untrusted import printable
+from histor_sign._escape import printable
 from histor_sign.canonical import parse_json
 from histor_sign.errors import FetchError, LimitExceeded
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from histor_sign import __version__
+from histor_sign._version import __version__
 from histor_sign.errors import FetchError
 from histor_sign.mcp._http_channel import AuthError, HttpStatusError, SessionExpired
 from histor_sign.mcp._jsonrpc import (

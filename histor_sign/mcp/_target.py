@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
-from histor_sign._internal.limits import (
+from histor_sign._escape import printable
+from histor_sign._limits import (
     DEFAULT_MAX_PAGES,
     DEFAULT_MAX_RECEIVED_BYTES,
     DEFAULT_MAX_TOOLS,
     DEFAULT_TIMEOUT,
     DEFAULT_TOTAL_TIMEOUT,
 )
-from histor_sign._internal.untrusted import printable
 from histor_sign.errors import UsageError
 
 Protocol = Literal["auto", "modern", "legacy"]

@@ -8,23 +8,12 @@ overlaps the witness that both schemas accepted. Rendering lives beside this mod
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from histor_sign.catalog import ToolRef as ToolRef  # findings name their tools by it
-
-
-class Severity(StrEnum):
-    """How serious a finding is, in SARIF's levels (note < warning < error)."""
-
-    note = "note"
-    warning = "warning"
-    error = "error"
-
-    @property
-    def rank(self) -> int:
-        return {"note": 0, "warning": 1, "error": 2}[self.value]
+from histor_sign.models import Finding, Severity
+from histor_sign.models import ToolRef as ToolRef
 
 
 @dataclass(frozen=True)
@@ -121,60 +110,6 @@ def new_finding(rule: str, message: str, tools: list[ToolRef], *,
     place findings get one."""
     return Finding(rule=rule, severity=severity or RULES[rule].severity, message=message,
                    tools=tools, **fields)
-
-
-@dataclass(frozen=True, slots=True)
-class CallRef:
-    """An observed call (replay): where it was and a digest — never its raw arguments."""
-
-    source: str
-    index: int
-    tool: str
-    arguments_digest: str
-    pointer: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "argumentsDigest": self.arguments_digest,
-            "index": self.index,
-            "source": self.source,
-            "tool": self.tool,
-        }
-
-
-@dataclass(slots=True)
-class Finding:
-    """One rule result: the rule, its severity, a message, and the tools (or call) it is
-    about; renderers turn it into human text, JSON or SARIF."""
-
-    rule: str
-    severity: Severity
-    message: str
-    tools: list[ToolRef]
-    outcome: str | None = None  # "overlap" | "disjoint" | "unknown" for schema results
-    witness: Any = None
-    has_witness: bool = False
-    incomplete: bool = False  # TC005/TC009-style "analysis did not finish"
-    properties: dict[str, Any] = field(default_factory=dict)
-    call: CallRef | None = None  # replay findings: the observed call
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "rule": self.rule,
-            "severity": self.severity.value,
-            "outcome": self.outcome,
-            "tools": [
-                {"name": t.name, "source": t.source, "index": t.index} for t in self.tools
-            ],
-            "message": self.message,
-        }
-        if self.has_witness:
-            out["witness"] = self.witness
-        if self.call is not None:
-            out["call"] = self.call.to_json()
-        if self.properties:
-            out["properties"] = dict(sorted(self.properties.items()))
-        return out
 
 
 class FailOn(StrEnum):

@@ -5,14 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from histor_sign._internal.untrusted import printable
-from histor_sign.report._findings import (
-    Finding,
-    Severity,
-    count_by_severity,
-    effective_severity,
-    sorted_findings,
-)
+from histor_sign._escape import printable
+from histor_sign.models import Finding, Severity
+from histor_sign.report._findings import count_by_severity, effective_severity, sorted_findings
 
 _COLORS = {Severity.error: "\033[31m", Severity.warning: "\033[33m", Severity.note: "\033[36m"}
 _RESET = "\033[0m"

@@ -11,12 +11,8 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from histor_sign.report._findings import (
-    Finding,
-    count_by_severity,
-    effective_severity,
-    sorted_findings,
-)
+from histor_sign.models import Finding
+from histor_sign.report._findings import count_by_severity, effective_severity, sorted_findings
 
 
 def pretty(value: Any, depth: int, *, sort_keys: bool = False) -> str:

@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Iterable
 
-from histor_sign._internal.limits import DEFAULT_MAX_FILE_BYTES
+from histor_sign._limits import DEFAULT_MAX_FILE_BYTES
 from histor_sign.canonical import escape_pointer_token, read_bytes
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')

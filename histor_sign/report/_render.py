@@ -7,7 +7,7 @@ from enum import Enum
 from typing import Any
 
 from histor_sign.errors import UsageError
-from histor_sign.report._findings import Finding
+from histor_sign.models import Finding
 
 
 class ReportFormat(str, Enum):  # noqa: UP042  (matches the CLI enums)

@@ -9,15 +9,10 @@ from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import quote
 
-from histor_sign import __version__
-from histor_sign._internal.untrusted import inert_text, printable, whole_lines
-from histor_sign.report._findings import (
-    RULES,
-    Finding,
-    ToolRef,
-    effective_severity,
-    sorted_findings,
-)
+from histor_sign._escape import inert_text, printable, whole_lines
+from histor_sign._version import __version__
+from histor_sign.models import Finding, ToolRef
+from histor_sign.report._findings import RULES, effective_severity, sorted_findings
 from histor_sign.report._json_report import array_lines, one_line, pretty
 from histor_sign.report._locate import lines_for
 

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sigstore_testkit import DATA
 
-from histor_sign._internal.certificate import (
+from histor_sign.verification._certificate import (
     FULCIO_OID,
     GITHUB_ACTIONS_ISSUER,
     _der_utf8_string,

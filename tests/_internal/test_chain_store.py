@@ -13,8 +13,8 @@ from typing import ClassVar
 
 import pytest
 
-from histor_sign._internal import chain_store
-from histor_sign._internal.chain_store import NotPublished, ReleaseLocation
+from histor_sign import _chain_store as chain_store
+from histor_sign._chain_store import NotPublished, ReleaseLocation
 from histor_sign.errors import FetchError, InputError, LimitExceeded, UsageError
 
 # --- publishing -----------------------------------------------------------------------

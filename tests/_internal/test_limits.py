@@ -1,4 +1,4 @@
-"""Every default bound comes from histor_sign._internal.limits, and the docs quote it."""
+"""Every default bound comes from histor_sign._limits, and the docs quote it."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import re
 
 from cli_harness import REPO
 
-from histor_sign._internal import limits
+from histor_sign import _limits as limits
 from histor_sign.canonical import parse_json, read_bytes
+from histor_sign.collisions import ScanOptions
+from histor_sign.collisions._replay import ReplayOptions
 from histor_sign.mcp import FetchOptions
-from histor_sign.replay import ReplayOptions
-from histor_sign.scan import ScanOptions
 
 
 def test_library_defaults_are_the_limits_module() -> None:

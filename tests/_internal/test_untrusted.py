@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from histor_sign._internal.untrusted import printable
+from histor_sign._escape import printable
 
 DANGEROUS = {
     "NUL": "\x00", "BEL": "\x07", "BS": "\x08", "TAB": "\t", "LF": "\n", "VT": "\x0b",
@@ -63,7 +63,7 @@ def test_limit_clips_before_escaping_and_marks_the_cut() -> None:
 
 # --- inert_line / inert_text: what the CLI prints ------------------------------------------
 
-from histor_sign._internal.untrusted import inert_line, inert_text  # noqa: E402
+from histor_sign._escape import inert_line, inert_text  # noqa: E402
 
 
 def _is_inert(text: str) -> bool:
@@ -121,7 +121,7 @@ def test_whole_lines_regroup_pieces_and_keep_inert_text_the_same() -> None:
     them) becomes runs of whole lines whose inert forms join to the inert whole."""
     import random
 
-    from histor_sign._internal.untrusted import whole_lines
+    from histor_sign._escape import whole_lines
 
     rng = random.Random(7)
     lines = [rng.choice(["plain", "  ::warning::x", ":", "\u2028bidi\u202e", "##[error]",

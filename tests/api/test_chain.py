@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 import histor_sign as hs
-from histor_sign._internal.sigstore_dev import LocalSigstore
+from histor_sign.collisions import ScanResult
+from histor_sign.drift import ToolDrift
+from histor_sign.sigstore_dev import LocalSigstore
 
 SERVER = "io.github.example/notes-server"
 WORKFLOW = "https://github.com/example/notes-server/.github/workflows/sign.yml@refs/heads/main"
@@ -60,12 +62,12 @@ def test_fetch_build_sign_verify_compare_guard(tmp_path: Path) -> None:
     drift = hs.compare(env1, v2, signed_tools=v1)
     assert isinstance(drift, hs.DriftResult) and drift.status is hs.DriftStatus.DIFFERENT
     [changed] = drift.tools
-    assert isinstance(changed, hs.ToolDrift)
+    assert isinstance(changed, ToolDrift)
     assert (changed.name, changed.change, changed.fields) == (
         DRIFTED[0], hs.ChangeKind.CHANGED, ("description",))
 
     scanned = hs.scan([v2.tools])
-    assert isinstance(scanned, hs.ScanResult) and scanned.stats["tools"] == len(v2.tools)
+    assert isinstance(scanned, ScanResult) and scanned.stats["tools"] == len(v2.tools)
 
     guard = hs.Guard.from_envelope(report.envelope, v2.tools, hs.Policy())
     allowed = guard.check({"name": "delete_note",

@@ -27,17 +27,15 @@ from sigstore_testkit import (
 from histor_sign.attestation import (
     ATTESTATION_PREDICATE_TYPE,
     INTOTO_PAYLOAD_TYPE,
-    MAX_SUBJECTS,
-    attestation_path,
     build_attestation,
     load_attestation,
     parse_attestation,
-    part_paths,
     verify_attestation,
 )
 from histor_sign.catalog import as_tools
-from histor_sign.envelope import load_envelope
 from histor_sign.errors import InputError, VerificationFailed
+from histor_sign.layout import MAX_SUBJECTS, attestation_path, part_paths
+from histor_sign.models import load_envelope
 
 
 def att(path: Path) -> Path:
@@ -147,7 +145,7 @@ def test_attestation_alone_against_tools(signed_set: SignedSet) -> None:
 
 
 def test_library_reports_log_index_zero_attestation_too(signed_set: SignedSet) -> None:
-    from histor_sign._internal.sigstore_trust import Trust
+    from histor_sign._sigstore_trust import Trust
 
     report = verify_attestation(att(signed_set.rev1),
                                 trust=Trust.from_trust_config(signed_set.trust_config))
@@ -266,9 +264,9 @@ def test_verify_needs_an_envelope_or_an_attestation() -> None:
 
 @pytest.mark.slow
 def test_a_large_server_is_signed_and_verified_in_parts(tmp_path: Path) -> None:
-    from histor_sign._internal.sigstore_dev import LocalSigstore
-    from histor_sign._internal.sigstore_trust import Trust
+    from histor_sign._sigstore_trust import Trust
     from histor_sign.signing import sign_statement
+    from histor_sign.sigstore_dev import LocalSigstore
 
     tools = [{"name": f"t{i:04d}", "description": "d", "inputSchema": {"type": "object"}}
              for i in range(MAX_SUBJECTS + 10)]

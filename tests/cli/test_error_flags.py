@@ -111,9 +111,9 @@ def test_gate_failure_carries_its_outcome() -> None:
 
 
 def test_identity_errors_name_their_parameter() -> None:
-    from histor_sign.release import IdentityNotSigner
+    from histor_sign.pipeline import IdentityNotSigner
     from histor_sign.signing import NoIdentityToken
-    from histor_sign.verify import IdentityPinRequired
+    from histor_sign.verification import IdentityPinRequired
 
     claimed = IdentityNotSigner("a", "b")
     assert (claimed.param, claimed.claimed, claimed.signer) == ("identity", "a", "b")
@@ -135,7 +135,7 @@ def test_identity_errors_name_their_parameter() -> None:
 
 
 def test_catalog_limits_carry_the_bound() -> None:
-    from histor_sign.catalog import parse_catalog
+    from histor_sign.models import parse_catalog
 
     with pytest.raises(LimitExceeded) as caught:
         parse_catalog({"tools": [{"name": "a"}, {"name": "b"}]}, "c.json", max_tools=1)

@@ -35,7 +35,7 @@ from sigstore_testkit import (
     write_statement,
 )
 
-from histor_sign._internal.sigstore_dev import LocalSigstore
+from histor_sign.sigstore_dev import LocalSigstore
 
 # The hostile MCP peers live with the MCP tests; import them from there.
 sys.path.insert(0, str(REPO / "tests" / "mcp"))

@@ -24,7 +24,7 @@ import pytest
 from cli_harness import REPO, Run, read_github_output
 from sigstore_testkit import TOOLS_V1, WF_ALICE, SignedSet, make_signed_set, run_main
 
-from histor_sign._internal.sigstore_dev import LocalSigstore
+from histor_sign.sigstore_dev import LocalSigstore
 
 sys.path.insert(0, str(REPO / "tests" / "mcp"))
 from raw_http_server import Reply, Seen, json_reply, serve
@@ -284,11 +284,7 @@ def test_hostile_text_in_flags(world: World, ci: Path, kind: str) -> None:
 
 def test_server_names_digests_and_identities_match_the_whole_string() -> None:
     from histor_sign.errors import InputError
-    from histor_sign.revision import (
-        validate_identity,
-        validate_server_name,
-        validate_server_version,
-    )
+    from histor_sign.models import validate_identity, validate_server_name, validate_server_version
 
     for bad in ("io.github.owner/docs\n", "io.github.owner/docs\r", "\nio.github.owner/docs"):
         with pytest.raises(InputError):
@@ -304,9 +300,8 @@ def test_server_names_digests_and_identities_match_the_whole_string() -> None:
 
 
 def test_digests_and_log_ids_with_a_final_newline_are_refused(world: World) -> None:
-    from histor_sign.envelope import parse_envelope
     from histor_sign.errors import InputError
-    from histor_sign.revision import Statement
+    from histor_sign.models import Statement, parse_envelope
 
     env = json.loads(world.ss.rev1.read_text())
     for changed in (

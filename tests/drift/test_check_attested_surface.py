@@ -30,12 +30,12 @@ from typing import Any
 import pytest
 from cli_harness import REPO, assert_clean_error, run_cli
 
-from histor_sign._internal.sigstore_dev import LocalSigstore
-from histor_sign._internal.sigstore_trust import Trust
+from histor_sign._sigstore_trust import Trust
 from histor_sign.demo.example_server import build_tools
-from histor_sign.mcp._snapshot import Snapshot
+from histor_sign.models import Snapshot
 from histor_sign.revision import build_statement, surface_json
 from histor_sign.signing import sign_statement
+from histor_sign.sigstore_dev import LocalSigstore
 
 pytestmark = pytest.mark.slow
 SERVER = "io.github.example/sdk-notes"

@@ -11,8 +11,9 @@ import pytest
 from cli_harness import assert_clean_error, run_cli
 
 from histor_sign.drift import compare
+from histor_sign.models import Statement
 from histor_sign.pins import verified_drift_text
-from histor_sign.revision import Statement, build_statement
+from histor_sign.revision import build_statement
 
 DELETE = {"name": "delete_index", "description": "Delete one search index.",
           "inputSchema": {"type": "object", "properties": {"index": {"type": "string"}},

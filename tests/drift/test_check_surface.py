@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from cli_harness import REPO, assert_clean_error, run_cli
 
-from histor_sign._internal.untrusted import printable
+from histor_sign._escape import printable
 from histor_sign.demo.example_server import build_tools
 from histor_sign.drift import ChangeKind, SurfaceStatus, compare
 from histor_sign.mcp import FetchOptions, Target, fetch
-from histor_sign.mcp._snapshot import Snapshot
+from histor_sign.models import Snapshot
 from histor_sign.revision import build_statement
 
 SDK_PEER = REPO / "tests" / "mcp" / "sdk_peer.py"

@@ -12,7 +12,8 @@ from cli_harness import assert_clean_error, run_cli
 
 from histor_sign.drift import compare
 from histor_sign.errors import InputError
-from histor_sign.revision import Statement, build_statement
+from histor_sign.models import Statement
+from histor_sign.revision import build_statement
 
 SEARCH = {"name": "search", "description": "Search the docs.", "inputSchema": {
     "type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}

@@ -7,7 +7,7 @@ import json
 from histor_sign.demo.example_server import RESOURCE_TEMPLATES, server_command
 from histor_sign.drift import ChangeKind, surface_drift
 from histor_sign.mcp import FetchOptions, Target, fetch
-from histor_sign.mcp._snapshot import Snapshot
+from histor_sign.models import Snapshot
 
 
 def test_changed_instructions_prompt_and_template_are_named() -> None:

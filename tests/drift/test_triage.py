@@ -18,8 +18,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from histor_sign._internal.triage import DriftKind, Risk
 from histor_sign.drift import ChangeKind, DriftResult, compare
+from histor_sign.drift._triage import DriftKind, Risk
 from histor_sign.revision import build_statement
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "livemcpbench-tools.json"
@@ -336,8 +336,8 @@ def test_headline_and_hostile_text() -> None:
 
 def test_spent_schema_time_is_unknown_not_unchanged() -> None:
     """Once a comparison's schema time is spent, verdicts are unknown (medium), never none."""
-    from histor_sign._internal.schema_validation import prepare_root
-    from histor_sign._internal.triage import SchemaClock, input_schema_changes
+    from histor_sign._schema.validation import prepare_root
+    from histor_sign.drift._triage import SchemaClock, input_schema_changes
 
     old = TOOLS["valorant-leaderboard"]["inputSchema"]
     new = copy.deepcopy(old)
@@ -346,6 +346,6 @@ def test_spent_schema_time_is_unknown_not_unchanged() -> None:
     changes = input_schema_changes(old, new, "valorant-leaderboard", [], spent)
     assert [(c.kind, c.risk) for c in changes] == [(K.SCHEMA_CHANGED, R.MEDIUM)]
     assert "spent" in changes[0].detail
-    from histor_sign._internal.triage import schema_difference
+    from histor_sign.drift._triage import schema_difference
     fresh = schema_difference(prepare_root(new), prepare_root(old))
     assert fresh.outcome == "found" and fresh.witness == {"region": "CN"}

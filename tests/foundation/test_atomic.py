@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from histor_sign._internal import atomic
-from histor_sign._internal.atomic import (
+from histor_sign import _atomic as atomic
+from histor_sign._atomic import (
     OutputBusy,
     OutputDirectory,
     write_all_atomic,

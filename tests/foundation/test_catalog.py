@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from histor_sign.catalog import Provider, parse_catalog
 from histor_sign.errors import InputError
+from histor_sign.models import Provider, parse_catalog
 from histor_sign.revision import digests
 
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}

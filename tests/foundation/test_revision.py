@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from histor_sign.catalog import PROJECTED_FIELDS
 from histor_sign.errors import InputError
-from histor_sign.revision import Statement, build_statement, digests
+from histor_sign.models import PROJECTED_FIELDS, Statement
+from histor_sign.revision import build_statement, digests
 
 TOOL: dict[str, Any] = {
     "name": "search",

@@ -290,7 +290,7 @@ def test_engines_share_exact_numbers_and_dialects(engine: str) -> None:
 
 
 def test_scan_replay_and_guard_read_dialects_from_one_table() -> None:
-    from histor_sign._internal.schema_validation import (
+    from histor_sign._schema.validation import (
         ANALYSED_DIALECTS,
         DIALECTS,
         Untrusted,

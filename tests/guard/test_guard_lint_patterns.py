@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 from cli_harness import run_cli
 
-from histor_sign._internal.regex_subset import ecma_safe
+from histor_sign._schema.regex_subset import ecma_safe
 from histor_sign.canonical import pointer_parts
 from histor_sign.catalog import tools_from_dicts
 from histor_sign.guard import Guard, lint_catalog
-from histor_sign.report._findings import RULES, Finding, Severity
+from histor_sign.models import Finding, Severity
+from histor_sign.report._findings import RULES
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "tests" / "data" / "json-schema-test-suite" / "draft2020-12"
@@ -200,8 +201,8 @@ def test_release_gate_reports_hs106_and_trips_only_at_warning(tmp_path: Path) ->
 def test_gate_treats_hs106_like_the_other_warning_rules(
     fail_on: str, strict: bool, passed: bool
 ) -> None:
-    from histor_sign.catalog import parse_catalog
-    from histor_sign.release import ReleaseRequest, gate
+    from histor_sign.models import parse_catalog
+    from histor_sign.pipeline import ReleaseRequest, gate
     from histor_sign.report._findings import FailOn
 
     catalog = parse_catalog({"tools": [{"name": "lookup", "inputSchema": CASES[0][1]}]},

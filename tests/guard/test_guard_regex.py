@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from cli_harness import run_cli
 
-from histor_sign._internal.regex_subset import ecma_safe
-from histor_sign._internal.schema_validation import _collect_patterns
+from histor_sign._schema.regex_subset import ecma_safe
+from histor_sign._schema.validation import _collect_patterns
 from histor_sign.guard import Decision, Guard
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,12 +15,12 @@ import pytest
 from guard_fixtures import SEED_TOOLS
 from sigstore_testkit import assert_bad_input, assert_failed_check, run_cli, run_main
 
-from histor_sign._internal.sigstore_dev import LocalSigstore
-from histor_sign._internal.sigstore_trust import Trust
+from histor_sign._sigstore_trust import Trust
 from histor_sign.guard import Guard
 from histor_sign.revision import build_statement
 from histor_sign.signing import sign_statement
-from histor_sign.verify import Pins, verify
+from histor_sign.sigstore_dev import LocalSigstore
+from histor_sign.verification import Pins, verify
 
 pytestmark = pytest.mark.slow
 

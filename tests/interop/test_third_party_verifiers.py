@@ -21,14 +21,14 @@ import pytest
 from sigstore_testkit import TOOLS_V1, TOOLS_V2, WF_ALICE, WF_ALICE_OTHER, statement
 from third_party import PEERS, Unavailable, debian_tools, sigstore_js
 
-from histor_sign._internal.sigstore_dev import LocalSigstore
-from histor_sign._internal.sigstore_trust import Trust
-from histor_sign.attestation import ATTESTATION_PREDICATE_TYPE, attestation_path
+from histor_sign._sigstore_trust import Trust
+from histor_sign.attestation import ATTESTATION_PREDICATE_TYPE
 from histor_sign.canonical import canonical_object_from_parts
 from histor_sign.catalog import load_catalog
-from histor_sign.envelope import companion_paths
+from histor_sign.layout import attestation_path, companion_paths
 from histor_sign.revision import tool_digest_parts
 from histor_sign.signing import sign_statement
+from histor_sign.sigstore_dev import LocalSigstore
 
 pytestmark = pytest.mark.slow
 

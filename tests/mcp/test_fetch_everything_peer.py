@@ -14,7 +14,7 @@ from everything_peer import TOOL_NAMES, serve, stdio_command
 
 from histor_sign.errors import FetchError
 from histor_sign.mcp import FetchOptions, Target, fetch
-from histor_sign.mcp._snapshot import Snapshot
+from histor_sign.models import Snapshot
 from histor_sign.revision import digests
 
 pytestmark = pytest.mark.slow

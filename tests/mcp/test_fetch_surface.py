@@ -16,7 +16,7 @@ from histor_sign.demo.example_server import (
 )
 from histor_sign.errors import InputError
 from histor_sign.mcp import FetchOptions, Target, fetch
-from histor_sign.mcp._snapshot import Snapshot
+from histor_sign.models import Snapshot
 from histor_sign.revision import surface_digests
 
 

@@ -13,10 +13,10 @@ from typing import Any
 
 from sigstore_testkit import ALICE_OWNER_ID, ALICE_REPO_ID, WF_ALICE, WF_ALICE_OTHER, statement
 
-from histor_sign._internal.sigstore_dev import LocalSigstore
-from histor_sign._internal.sigstore_trust import Trust
-from histor_sign.revision import Statement
+from histor_sign._sigstore_trust import Trust
+from histor_sign.models import Statement
 from histor_sign.signing import sign_statement
+from histor_sign.sigstore_dev import LocalSigstore
 
 SERVER = "io.github.alice/docs"
 WF_MALLORY = "https://github.com/mallory/docs/.github/workflows/sign.yml@refs/heads/main"

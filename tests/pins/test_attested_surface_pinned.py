@@ -12,8 +12,8 @@ import pytest
 from pin_fixtures import SERVER, History, tools
 from test_freshness import first_pin, repoint
 
-from histor_sign.attestation import attestation_path
 from histor_sign.errors import InputError, VerificationFailed
+from histor_sign.layout import attestation_path
 from histor_sign.pins import PinStore, check_served
 
 pytestmark = pytest.mark.slow

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from histor_sign._internal.limits import MAX_PIN_FILE_BYTES
+from histor_sign._limits import MAX_PIN_FILE_BYTES
 from histor_sign.errors import InputError, LimitExceeded, UsageError, VerificationFailed
 from histor_sign.pins import PinEntry, PinStore, default_pins_path
 

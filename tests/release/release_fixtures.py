@@ -13,7 +13,7 @@ from pathlib import Path
 
 from cli_harness import run_cli
 
-from histor_sign._internal.sigstore_dev import LocalSigstore
+from histor_sign.sigstore_dev import LocalSigstore
 
 SERVER = "io.github.example/notes-server"
 IDENTITY = "https://github.com/example/notes-server/.github/workflows/sign.yml@refs/heads/main"

@@ -26,8 +26,8 @@ from actions_runner import Runner
 from cli_harness import REPO, run_cli
 from release_fixtures import DRIFT, IDENTITY, SERVER, server_command
 
-from histor_sign._internal.sigstore_dev import LocalSigstore
-from histor_sign.release import OUTPUT_NAMES
+from histor_sign.layout import OUTPUT_NAMES
+from histor_sign.sigstore_dev import LocalSigstore
 
 pytestmark = pytest.mark.slow
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())

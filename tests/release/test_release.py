@@ -132,7 +132,7 @@ def test_gate_failure_writes_no_envelope(released: Released, tmp_path: Path) -> 
 
 
 def test_identity_must_match_the_token(released: Released, tmp_path: Path) -> None:
-    from histor_sign._internal.sigstore_dev import LocalSigstore
+    from histor_sign.sigstore_dev import LocalSigstore
 
     with LocalSigstore(directory=tmp_path / "s") as sigstore:
         token = sigstore.mint_token(IDENTITY)
@@ -173,7 +173,7 @@ def test_scan_a_live_server_over_stdio() -> None:
 
 
 def test_release_of_a_snapshot_file_keeps_its_capture(released: Released, tmp_path: Path) -> None:
-    from histor_sign._internal.sigstore_dev import LocalSigstore
+    from histor_sign.sigstore_dev import LocalSigstore
 
     snapshot = released.rev1 / "tools.snapshot.json"
     with LocalSigstore(directory=tmp_path / "s") as sigstore:
@@ -191,10 +191,10 @@ def test_release_of_a_snapshot_file_keeps_its_capture(released: Released, tmp_pa
 def test_release_attestation_carries_the_capture_and_matches_the_envelope(
     released: Released,
 ) -> None:
-    from histor_sign._internal.sigstore_trust import Trust
+    from histor_sign._sigstore_trust import Trust
     from histor_sign.attestation import load_attestation, verify_attestation
-    from histor_sign.envelope import load_envelope
-    from histor_sign.verify import Pins
+    from histor_sign.models import load_envelope
+    from histor_sign.verification import Pins
 
     envelope = load_envelope(released.rev2 / "envelope.json")
     attestation = load_attestation(released.rev2 / "intoto.sigstore.json")

@@ -17,7 +17,7 @@ import pytest
 from cli_harness import assert_clean_error, cli_env, run_cli
 from release_fixtures import IDENTITY, release_args, server_command
 
-from histor_sign._internal.sigstore_dev import LocalSigstore
+from histor_sign.sigstore_dev import LocalSigstore
 
 pytestmark = pytest.mark.slow
 

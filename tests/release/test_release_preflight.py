@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from cli_harness import Run, assert_clean_error, run_cli
 
-from histor_sign._internal.sigstore_dev import LocalSigstore
+from histor_sign.sigstore_dev import LocalSigstore
 
 REPO = Path(__file__).resolve().parents[2]
 ENV_SERVER = shlex.join([sys.executable, str(REPO / "tests" / "mcp" / "raw_env_server.py")])

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from cli_harness import Run, assert_clean_error, run_cli
 
-from histor_sign._internal.limits import DEFAULT_MAX_FILE_BYTES
-from histor_sign._internal.sigstore_dev import LocalSigstore
+from histor_sign._limits import DEFAULT_MAX_FILE_BYTES
+from histor_sign.sigstore_dev import LocalSigstore
 
 pytestmark = pytest.mark.slow
 

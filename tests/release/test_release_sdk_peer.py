@@ -14,8 +14,8 @@ from types import ModuleType
 import pytest
 from cli_harness import REPO, run_cli
 
-from histor_sign._internal.sigstore_dev import LocalSigstore
 from histor_sign.demo.example_server import build_tools
+from histor_sign.sigstore_dev import LocalSigstore
 
 pytestmark = pytest.mark.slow
 SERVER = "io.github.example/sdk-notes"

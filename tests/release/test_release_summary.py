@@ -11,9 +11,8 @@ import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
 
-from histor_sign.catalog import parse_catalog
-from histor_sign.release import ReleaseOutcome, ReleaseRequest, _md_code, summary_markdown
-from histor_sign.report._findings import Finding, Severity, ToolRef
+from histor_sign.models import Finding, Severity, ToolRef, parse_catalog
+from histor_sign.pipeline import ReleaseOutcome, ReleaseRequest, _md_code, summary_markdown
 
 HOSTILE = [
     "evil|<img src=x>`\n## injected",
@@ -49,7 +48,7 @@ def assert_inert_html(html: str) -> None:
 
 @pytest.mark.parametrize("text", HOSTILE)
 def test_a_code_span_shows_exactly_the_escaped_text(text: str) -> None:
-    from histor_sign._internal.untrusted import printable
+    from histor_sign._escape import printable
 
     html = render(f"| a |\n|---|\n| {_md_code(text)} |\n")
     assert_inert_html(html)

@@ -8,16 +8,16 @@ from typing import Any
 
 import pytest
 
-from histor_sign._internal.calls import (
+from histor_sign._call_import import (
     CallError,
     CallProblem,
-    ObservedCall,
     calls_from_bytes,
     calls_from_document,
     import_call,
     import_call_bytes,
 )
 from histor_sign.errors import InputError, LimitExceeded
+from histor_sign.models import ObservedCall
 
 ARGS = {"customer_id": "cus_1"}
 

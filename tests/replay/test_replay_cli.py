@@ -8,9 +8,9 @@ from typing import Any
 
 from cli_harness import REPO, assert_clean_error, run_cli
 
-from histor_sign._internal.calls import calls_from_document
-from histor_sign.catalog import parse_catalog
-from histor_sign.replay import ReplayOptions, replay_calls
+from histor_sign._call_import import calls_from_document
+from histor_sign.collisions._replay import ReplayOptions, replay_calls
+from histor_sign.models import parse_catalog
 
 CATALOG = str(REPO / "examples/scan/replay-catalog-mcp.json")
 TRACE = str(REPO / "examples/scan/replay-openai-responses.json")

@@ -11,10 +11,11 @@ import pytest
 from cli_harness import REPO, run_cli
 
 from histor_sign.catalog import load_catalog
+from histor_sign.collisions import scan_catalogs
 from histor_sign.errors import UsageError
-from histor_sign.report._findings import RULES, Finding, Severity, ToolRef
+from histor_sign.models import Finding, Severity, ToolRef
+from histor_sign.report._findings import RULES
 from histor_sign.report._render import render
-from histor_sign.scan import scan_catalogs
 
 SARIF_SCHEMA = json.loads((Path(__file__).parent.parent / "data" /
                            "sarif-schema-2.1.0.json").read_text())
@@ -102,7 +103,7 @@ def test_human_output_is_compact_and_uncolored_unless_asked() -> None:
 
 
 def test_human_output_escapes_control_characters_in_tool_names() -> None:
-    from histor_sign.report._findings import Finding, Severity, ToolRef
+    from histor_sign.models import Finding, Severity, ToolRef
     from histor_sign.report._render import render
 
     name = "evil\x1b]0;owned\x07\u202ename\nTC001 error   forged line"
@@ -132,8 +133,8 @@ def test_every_report_counts_severities_alike(strict: bool) -> None:
     import re
     from collections import Counter
 
-    from histor_sign.catalog import parse_catalog
-    from histor_sign.release import ReleaseOutcome, ReleaseRequest, summary_markdown
+    from histor_sign.models import parse_catalog
+    from histor_sign.pipeline import ReleaseOutcome, ReleaseRequest, summary_markdown
     from histor_sign.report._findings import count_by_severity
 
     findings = _strict_mix()
@@ -165,7 +166,7 @@ def test_lint_findings_render_in_every_format(tmp_path: Path) -> None:
     """The contract lint's findings (HS106 among them) through SARIF, JSON, human and the
     release summary: valid SARIF with the rule's metadata, level and the tool's line."""
     from histor_sign.guard import lint_catalog
-    from histor_sign.release import ReleaseOutcome, ReleaseRequest, summary_markdown
+    from histor_sign.pipeline import ReleaseOutcome, ReleaseRequest, summary_markdown
 
     path = tmp_path / "tools.json"
     path.write_text(json.dumps({"tools": [

@@ -11,10 +11,11 @@ import pytest
 from cli_harness import REPO
 
 from histor_sign.catalog import load_catalog, tools_from_dicts
-from histor_sign.report._findings import Finding, effective_severity, sorted_findings
+from histor_sign.collisions import ScanOptions, scan_catalogs, scan_tools
+from histor_sign.models import Finding
+from histor_sign.report._findings import effective_severity, sorted_findings
 from histor_sign.report._json_report import array_lines, pretty
 from histor_sign.report._render import render, render_pieces
-from histor_sign.scan import ScanOptions, scan_catalogs, scan_tools
 
 EXAMPLE = REPO / "examples" / "scan" / "collision-mcp.json"
 #: Server-chosen text json.dumps leaves raw with ensure_ascii=False.

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from histor_sign.catalog import Catalog, parse_catalog
-from histor_sign.scan import ScanOptions, scan_catalogs
+from histor_sign.collisions import ScanOptions, scan_catalogs
+from histor_sign.models import Catalog, parse_catalog
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 PAIR_RULES = ("TC003", "TC004")

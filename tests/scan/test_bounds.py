@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from histor_sign.scan._schema_algebra import Bounds
+from histor_sign._schema.algebra import Bounds
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Wall-clock slack over the per-pair bound (CI machines are shared); a regression shows
@@ -24,8 +24,8 @@ MAX_RSS_MB = 300
 
 _CHILD = r"""
 import json, sys, time
-from histor_sign.scan._witness import decide
-from histor_sign._internal.schema_validation import prepare_root
+from histor_sign._schema.witness import decide
+from histor_sign._schema.validation import prepare_root
 cases = json.loads(sys.stdin.read())
 out = []
 for a, b in cases:

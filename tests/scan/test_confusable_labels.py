@@ -10,8 +10,8 @@ import pytest
 from cli_harness import REPO, assert_clean_error, run_cli
 from labeled_pairs import DATA, PAIR_RULES, Scored, load_labels, scan_sets, score, tool_id
 
+from histor_sign.collisions import scan_catalogs
 from histor_sign.report._findings import FailOn, reaches_threshold
-from histor_sign.scan import scan_catalogs
 
 
 @pytest.fixture(scope="module")

@@ -20,9 +20,9 @@ import jsonschema
 import jsonschema_rs
 import pytest
 
-from histor_sign._internal.schema_validation import Untrusted, prepare_root
-from histor_sign.scan._schema_algebra import Bounds
-from histor_sign.scan._witness import decide_roots
+from histor_sign._schema.algebra import Bounds
+from histor_sign._schema.validation import Untrusted, prepare_root
+from histor_sign._schema.witness import decide_roots
 
 SUITE = Path(__file__).parents[1] / "data" / "json-schema-test-suite" / "draft2020-12"
 FILES = sorted(SUITE.rglob("*.json"))

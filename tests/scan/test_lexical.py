@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import random
 
-from histor_sign.scan._lexical import (
+from histor_sign.collisions._lexical import (
     Profile,
     candidate_pairs,
     jaccard,

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from histor_sign.scan._lexical import (
+from histor_sign.collisions._lexical import (
     MAX_DESCRIPTION_CHARS,
     MAX_DESCRIPTION_TOKENS,
     description_tokens,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from histor_sign.catalog import tools_from_dicts
-from histor_sign.scan import ScanOptions, _parallel, scan_tools
+from histor_sign.collisions import ScanOptions, _parallel, scan_tools
 
 KINDS: list[dict[str, Any]] = [
     {"type": "string"}, {"type": "integer", "minimum": 0}, {"type": "boolean"},

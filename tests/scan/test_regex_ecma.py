@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from histor_sign._internal.regex_subset import ecma_safe, printable_ascii, search
-from histor_sign.scan._witness import decide
+from histor_sign._schema.regex_subset import ecma_safe, printable_ascii, search
+from histor_sign._schema.witness import decide
 
 HARNESS = Path(__file__).with_name("ecma_regex.js")
 

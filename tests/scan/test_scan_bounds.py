@@ -15,8 +15,8 @@ import pytest
 from cli_harness import assert_clean_error, run_cli
 
 from histor_sign.catalog import tools_from_dicts
-from histor_sign.scan import ScanOptions, scan_tools
-from histor_sign.scan._lexical import bounded_candidate_pairs, candidate_pairs, profiles_of
+from histor_sign.collisions import ScanOptions, scan_tools
+from histor_sign.collisions._lexical import bounded_candidate_pairs, candidate_pairs, profiles_of
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "livemcpbench-tools.json"
 KINDS: list[dict[str, Any]] = [{"type": "string"}, {"type": "integer"}, {"type": "boolean"},

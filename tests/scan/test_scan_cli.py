@@ -8,8 +8,8 @@ from typing import Any
 
 from cli_harness import REPO, assert_clean_error, run_cli
 
-from histor_sign.catalog import parse_catalog
-from histor_sign.scan import ScanOptions, scan_catalogs
+from histor_sign.collisions import ScanOptions, scan_catalogs
+from histor_sign.models import parse_catalog
 
 EXAMPLE = str(REPO / "examples" / "scan" / "collision-mcp.json")
 

@@ -7,8 +7,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from histor_sign.scan._schema_algebra import Bounds
-from histor_sign.scan._witness import decide
+from histor_sign._schema.algebra import Bounds
+from histor_sign._schema.witness import decide
 
 
 def obj(**props: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import jsonschema
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from histor_sign.scan._witness import decide
+from histor_sign._schema.witness import decide
 
 KEYWORDS = ["type", "enum", "const", "allOf", "anyOf", "oneOf", "not", "$ref", "properties",
             "required", "additionalProperties", "items", "prefixItems", "minItems", "maxItems",

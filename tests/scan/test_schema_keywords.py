@@ -6,7 +6,7 @@ from typing import Any
 
 import jsonschema
 
-from histor_sign.scan._witness import decide
+from histor_sign._schema.witness import decide
 
 
 def obj(**props: Any) -> dict[str, Any]:

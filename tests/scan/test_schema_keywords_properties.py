@@ -16,7 +16,7 @@ import jsonschema
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from histor_sign.scan._witness import decide
+from histor_sign._schema.witness import decide
 
 NAMES = ["a", "b", "x_1"]
 ABSENT = object()

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 from hypothesis_jsonschema import from_schema
 
-from histor_sign.scan._witness import decide
+from histor_sign._schema.witness import decide
 
 NAMES = st.sampled_from(["a", "b", "c"])
 

@@ -9,8 +9,8 @@ import pytest
 from cli_harness import run_cli
 from labeled_pairs import scan_sets
 
-from histor_sign.catalog import Catalog, parse_catalog
-from histor_sign.scan import scan_catalogs
+from histor_sign.collisions import scan_catalogs
+from histor_sign.models import Catalog, parse_catalog
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}
 #: The other server's tools that descriptions below may name.

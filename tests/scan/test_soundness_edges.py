@@ -15,8 +15,8 @@ import jsonschema
 import jsonschema_rs
 import pytest
 
-from histor_sign._internal.schema_validation import prepare_root
-from histor_sign.scan._witness import decide
+from histor_sign._schema.validation import prepare_root
+from histor_sign._schema.witness import decide
 
 PROBES: list[Any] = [None, True, 0, 1, -1, 3, 0.5, 0.3, "", "a", "7", "٣", [], {},
                      9007199254740992, 9007199254740993, 2**64, 10**23, 1e23]

@@ -30,7 +30,7 @@ from sigstore_testkit import (
     write_statement,
 )
 
-from histor_sign._internal.sigstore_dev import LocalSigstore
+from histor_sign.sigstore_dev import LocalSigstore
 
 pytestmark = pytest.mark.slow
 SIGSTORE_CLI = Path(sys.executable).with_name("sigstore")

@@ -18,8 +18,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from rfc3161_client import TimestampRequestBuilder, decode_timestamp_response
 
-from histor_sign._internal.sigstore_dev.encoding import der_integer, der_oid, der_sequence
-from histor_sign._internal.sigstore_dev.tsa import POLICY_OID, TimestampAuthority
+from histor_sign.sigstore_dev.encoding import der_integer, der_oid, der_sequence
+from histor_sign.sigstore_dev.tsa import POLICY_OID, TimestampAuthority
 
 GO_INT_MAX = 2**31 - 1  # encoding/asn1 reads OID arcs into an int and caps them here
 

@@ -26,9 +26,9 @@ from sigstore_testkit import (
     write_statement,
 )
 
-from histor_sign._internal.sigstore_dev import LocalSigstore
 from histor_sign.canonical import canonical_bytes
-from histor_sign.envelope import load_envelope
+from histor_sign.models import load_envelope
+from histor_sign.sigstore_dev import LocalSigstore
 
 pytestmark = pytest.mark.slow
 SIGSTORE_CLI = Path(sys.executable).with_name("sigstore")

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from histor_sign._internal.sigstore_dev.merkle import MerkleTree, root_from_path
-from histor_sign._internal.sigstore_dev.oidc import WorkflowIdentity
-from histor_sign._internal.sigstore_dev.tsa import TimestampAuthority
-from histor_sign.envelope import companion_paths
+from histor_sign.layout import companion_paths
+from histor_sign.sigstore_dev.merkle import MerkleTree, root_from_path
+from histor_sign.sigstore_dev.oidc import WorkflowIdentity
+from histor_sign.sigstore_dev.tsa import TimestampAuthority
 
 
 @pytest.mark.parametrize(
@@ -53,9 +53,9 @@ def test_obtain_identity_then_sign(tmp_path: Path) -> None:
     """Release flow: learn the workflow identity from the token, build, then sign."""
     from sigstore_testkit import TOOLS_V1, WF_ALICE, statement
 
-    from histor_sign._internal.sigstore_dev import LocalSigstore
-    from histor_sign._internal.sigstore_trust import Trust
+    from histor_sign._sigstore_trust import Trust
     from histor_sign.signing import obtain_identity, sign_statement
+    from histor_sign.sigstore_dev import LocalSigstore
 
     with LocalSigstore(directory=tmp_path) as inst:
         who = obtain_identity(inst.mint_token(WF_ALICE))
@@ -116,7 +116,7 @@ def test_tsa_token_verifies_with_rfc3161_client(algorithm: str) -> None:
     ids=["empty", "truncated", "not-sequence", "version-2", "no-imprint", "sha1", "short-digest"],
 )
 def test_tsa_rejects_malformed_requests(request_der: bytes, needle: str) -> None:
-    from histor_sign._internal.sigstore_dev.tsa import TimestampRequestError
+    from histor_sign.sigstore_dev.tsa import TimestampRequestError
 
     with pytest.raises(TimestampRequestError, match=needle):
         _tsa().respond(request_der)
@@ -125,7 +125,7 @@ def test_tsa_rejects_malformed_requests(request_der: bytes, needle: str) -> None
 def test_rekor_v2_log_id_is_the_c2sp_key_id() -> None:
     from cryptography.hazmat.primitives import serialization
 
-    from histor_sign._internal.sigstore_dev.rekor import TransparencyLog
+    from histor_sign.sigstore_dev.rekor import TransparencyLog
 
     log = TransparencyLog(version=2, first_index=0, name="127.0.0.1:1")
     raw = log.key.public_key().public_bytes(serialization.Encoding.Raw,

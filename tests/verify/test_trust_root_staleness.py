@@ -13,8 +13,7 @@ from urllib.parse import quote
 import pytest
 from sigstore_testkit import DATA, WF_ALICE, SignedSet, assert_failed_check, error_lines, run_main
 
-from histor_sign._internal.sigstore_dev import LocalSigstore
-from histor_sign._internal.sigstore_trust import (
+from histor_sign._sigstore_trust import (
     PRODUCTION,
     STAGING,
     TUF_URLS,
@@ -25,7 +24,8 @@ from histor_sign._internal.sigstore_trust import (
     vendored_root_path,
 )
 from histor_sign.errors import VerificationFailed
-from histor_sign.verify import verify_artifact_bundle
+from histor_sign.sigstore_dev import LocalSigstore
+from histor_sign.verification import verify_artifact_bundle
 
 PROD = DATA / "prod-github-rfc8785"
 WHEEL = (PROD / "rfc8785-0.1.2-py3-none-any.whl").read_bytes()
@@ -121,7 +121,7 @@ def test_vendored_root_age(name: str) -> None:
         f"{'--staging ' if name == STAGING else ''}plumbing update-trust-root` online, copy "
         f"trusted_root.json from sigstore-python's TUF cache "
         f"(.../tuf/{quote(TUF_URLS[name], safe='')}/), and set VENDORED_ON in "
-        "histor_sign/_internal/sigstore_trust.py"
+        "histor_sign/_sigstore_trust.py"
     )
     now = dt.datetime.now(dt.UTC)
     vendored_on = dt.datetime.fromisoformat(VENDORED_ON).replace(tzinfo=dt.UTC)

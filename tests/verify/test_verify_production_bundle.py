@@ -6,15 +6,15 @@ from __future__ import annotations
 import pytest
 from sigstore_testkit import DATA
 
-from histor_sign._internal.certificate import certificate_facts
-from histor_sign._internal.sigstore_trust import Trust
+from histor_sign._sigstore_trust import Trust
 from histor_sign.errors import InputError, VerificationFailed
-from histor_sign.verify import (
+from histor_sign.verification import (
     Pins,
     load_bundle_certificate,
     log_entry_of,
     verify_artifact_bundle,
 )
+from histor_sign.verification._certificate import certificate_facts
 
 PROD = DATA / "prod-github-rfc8785"
 WHEEL = (PROD / "rfc8785-0.1.2-py3-none-any.whl").read_bytes()

@@ -1,0 +1,558 @@
+"""Crash-safe output: a reader sees the old output or the complete new one, never half.
+
+What each kind of output path gets:
+
+* A regular file (or a path that does not exist yet) is written to a hidden temporary
+  file in the same directory, fsynced, and renamed over the path. A new file gets the
+  user's umask (created ``0666 & ~umask``, as ``open(..., "w")`` would); an existing file
+  keeps its permission bits (``0777`` part) and, where allowed, its owner.
+* A symbolic link is followed: the file it points to is replaced the same way (the link
+  stays a link; a dangling link creates its target).
+* An existing device node, FIFO or socket, and any path that leads through ``/proc``
+  (``/dev/stdout``, ``/dev/fd/N``), is opened for writing and written into: it is never
+  replaced (so ``-o /dev/null`` as root leaves ``/dev/null`` a device).
+* A directory is refused.
+
+A group of files (an envelope and its companions) is staged completely first; then a
+commit record naming the staged files is written, the files are renamed into place and the
+record removed. A rename that fails rolls the group back. A process killed between the
+renames leaves the record: the next write of the same group first finishes the renames
+(every staged file is complete and fsynced), so the group ends up all new.
+
+A release directory (:class:`OutputDirectory`) is stronger: every output is written into a
+fresh sibling directory, which is then exchanged with the output directory in one atomic
+``renameat2(RENAME_EXCHANGE)`` step, so even ``kill -9`` at any instant leaves the complete
+old directory or the complete new one. Leftovers of a killed run (hidden ``.NAME.histor-*``
+siblings and temporary files whose process is gone) are removed by the next run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import fcntl
+import json
+import os
+import re
+import secrets
+import shutil
+import stat
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from pathlib import Path
+from types import TracebackType
+
+from histor_sign._escape import printable
+from histor_sign.errors import InputError, OperationalError
+
+_TAG = "histor-"
+#: Temporary and backup names older versions made with ``tempfile.mkstemp``.
+_LEGACY = re.compile(r"\.[a-z0-9_]{8}\.(?:tmp|old)\Z")
+_OURS = re.compile(r"histor-(\d+)-[0-9a-f]{12}(?:\.tmp|\.old)?\Z")
+
+
+#: What a file is written from: its bytes, or consecutive pieces of them (a large report is
+#: streamed without ever being held whole; a piece that raises leaves the old file as it was).
+Content = bytes | Iterable[bytes]
+
+
+def _pieces(data: Content) -> Iterator[bytes]:
+    if isinstance(data, bytes | bytearray | memoryview):
+        yield bytes(data) if isinstance(data, memoryview) else data
+    else:
+        yield from data
+
+
+class OutputBusy(OperationalError):
+    """Another process holds the lock of the output directory (a concurrent release)."""
+
+
+def write_atomic(path: str | Path, data: Content, *, private: bool = False) -> None:
+    """Write ``data`` to ``path`` (see the module docstring for what each kind of path gets).
+
+    ``private`` creates the file ``0600`` whatever the umask (for secrets such as tokens).
+    """
+    write_all_atomic({Path(path): data}, private=(Path(path),) if private else ())
+
+
+def write_all_atomic(files: Mapping[Path, Content], *, private: Collection[Path] = ()) -> None:
+    """Write several files so that either all of the new ones end up in place or none does.
+
+    Special files (devices, FIFOs, ``/dev/stdout``) among them are written into after the
+    regular files were committed; they cannot take part in a rollback.
+    """
+    regular: dict[Path, tuple[Path, Content, bool]] = {}  # target → (as given, data, private)
+    special: list[tuple[Path, Content]] = []
+    private_set = {Path(p) for p in private}
+    for given, data in files.items():
+        given = Path(given)
+        target = _target(given)
+        if target is None:
+            special.append((given, data))
+        else:
+            regular[target] = (given, data, given in private_set)
+    if regular:
+        _commit_group(regular)
+    for given, data in special:
+        _write_into(given, data)
+
+
+def _target(path: Path) -> Path | None:
+    """The regular file to replace for ``path`` (symlinks followed), or None to write into it."""
+    if _through_proc(path):
+        return None
+    target = Path(os.path.realpath(path))
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        return target
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise OperationalError(f"cannot write {_shown(path)}: it is a directory")
+    return target if stat.S_ISREG(st.st_mode) else None
+
+
+def _through_proc(path: Path) -> bool:
+    """Whether ``path`` is or leads (through symlinks) into ``/proc`` (``/dev/stdout``)."""
+    current = os.path.abspath(path)
+    for _ in range(40):
+        parent = os.path.realpath(os.path.dirname(current))
+        current = os.path.join(parent, os.path.basename(current))
+        if current == "/proc" or current.startswith("/proc/"):
+            return True
+        if not os.path.islink(current):
+            return False
+        current = os.path.normpath(os.path.join(parent, os.readlink(current)))
+    return False
+
+
+def _write_into(path: Path, data: Content) -> None:
+    """Write into an existing device, FIFO or ``/proc`` descriptor link (never replaced)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOCTTY)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+    try:
+        for piece in _pieces(data):
+            view = memoryview(piece)
+            while view:
+                view = view[os.write(fd, view):]
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+    finally:
+        os.close(fd)
+
+
+def _commit_group(files: Mapping[Path, tuple[Path, Content, bool]]) -> None:
+    first = next(iter(files))
+    record = first.with_name(f".{first.name}.{_TAG}commit")
+    _finish_commit(record)
+    for target in files:
+        _remove_leftovers(target.parent, target.name)
+    staged: dict[Path, str] = {}
+    backups: dict[Path, str | None] = {}
+    done: list[Path] = []
+    current: Path = first
+    try:
+        for target, (given, data, private) in files.items():
+            current = given
+            staged[target] = _stage(target, data, private)
+        for target, (given, _data, _private) in files.items():
+            current = given
+            backups[target] = _backup(target)
+        if len(files) > 1:
+            current = files[first][0]
+            _write_record(record, first, staged)
+        for target, (given, _data, _private) in files.items():
+            current = given
+            os.replace(staged[target], target)
+            del staged[target]
+            done.append(target)
+        for directory in {t.parent for t in files}:
+            _fsync_dir(directory)
+    except OSError as exc:
+        for target in reversed(done):
+            _restore(target, backups.get(target))
+        raise _cannot_write(current, exc) from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(record)
+        for tmp in staged.values():
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        for backup in backups.values():  # restored ones were moved back already
+            if backup is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(backup)
+
+
+def _write_record(record: Path, first: Path, staged: Mapping[Path, str]) -> None:
+    """The commit record: which staged file becomes which output (for rolling forward).
+
+    Staged under ``first``'s temporary name pattern, so a kill leaves nothing new to clean.
+    """
+    doc = {"pid": os.getpid(), "files": [[tmp, str(target)] for target, tmp in staged.items()]}
+    tmp = _stage(first, json.dumps(doc).encode(), private=False, fresh=True)
+    os.replace(tmp, record)
+    _fsync_dir(record.parent)
+
+
+def _finish_commit(record: Path) -> None:
+    """Roll forward a group whose writer was killed between its renames."""
+    try:
+        with open(record, "rb") as fh:
+            doc = json.loads(fh.read(1 << 20))
+        pid = int(doc["pid"])
+        pairs = [(str(tmp), str(target)) for tmp, target in doc["files"]]
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError, KeyError, TypeError):
+        pairs, pid = [], 0  # unreadable: nothing to finish, drop it
+    if pid and _alive(pid):
+        return
+    for tmp, target in pairs:
+        if os.path.dirname(tmp) == os.path.dirname(target) and os.path.lexists(tmp):
+            with contextlib.suppress(OSError):
+                os.replace(tmp, target)
+    with contextlib.suppress(OSError):
+        os.unlink(record)
+
+
+def _stage(target: Path, data: Content, private: bool, fresh: bool = False) -> str:
+    """A complete, fsynced hidden copy of ``data`` beside ``target``; returns its path.
+
+    It takes ``target``'s mode (unless ``fresh`` or ``private``)."""
+    directory = target.parent
+    directory.mkdir(parents=True, exist_ok=True)
+    old = None
+    if not fresh:
+        with contextlib.suppress(OSError):
+            old = os.stat(target)
+    tmp = str(directory / f".{target.name}.{_unique()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            if private:
+                os.fchmod(fh.fileno(), 0o600)
+            elif old is not None and stat.S_ISREG(old.st_mode):
+                with contextlib.suppress(OSError):
+                    os.fchown(fh.fileno(), old.st_uid, old.st_gid)
+                os.fchmod(fh.fileno(), stat.S_IMODE(old.st_mode) & 0o777)
+            for piece in _pieces(data):
+                fh.write(piece)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return tmp
+
+
+def _backup(path: Path) -> str | None:
+    """A hard link to the current file (None when there is none), for rolling back."""
+    if not path.is_file():
+        return None
+    backup = str(path.with_name(f".{path.name}.{_unique()}.old"))
+    os.link(path, backup)
+    return backup
+
+
+def _restore(path: Path, backup: str | None) -> None:
+    with contextlib.suppress(OSError):
+        if backup is None:
+            os.unlink(path)
+        else:
+            os.replace(backup, path)
+
+
+def _unique() -> str:
+    """``histor-PID-RANDOM``: names a temporary as ours and says which process made it."""
+    return f"{_TAG}{os.getpid()}-{secrets.token_hex(6)}"
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def _leftover_pid(name: str, prefix: str) -> int | None:
+    """The pid in a leftover's name (``.NAME.histor-PID-…``), 0 for an old-style one."""
+    if not name.startswith(prefix):
+        return None
+    rest = name[len(prefix):]
+    if rest == f"{_TAG}commit":
+        return 0
+    match = _OURS.match(rest)
+    if match:
+        return int(match.group(1))
+    return 0 if _LEGACY.match("." + rest) else None
+
+
+def _remove_leftovers(directory: Path, name: str) -> list[str]:
+    """Remove temporaries of ``name`` whose writer is gone; returns the names removed."""
+    removed: list[str] = []
+    prefix = f".{name}."
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return removed
+    for entry in entries:
+        pid = _leftover_pid(entry, prefix)
+        if pid is None or (pid and _alive(pid)) or entry.endswith(f"{_TAG}commit"):
+            continue
+        path = directory / entry
+        with contextlib.suppress(OSError):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
+            removed.append(entry)
+    return removed
+
+
+def _fsync_dir(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _shown(path: str | Path) -> str:
+    return printable(str(path))
+
+
+def _cannot_write(path: str | Path, exc: OSError) -> OperationalError:
+    """One line naming the output path (never the temporary file)."""
+    reason = exc.strerror or type(exc).__name__
+    return OperationalError(f"cannot write {_shown(path)}: {reason}")
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> None:
+    """Atomically swap two directory entries (Linux ``renameat2(RENAME_EXCHANGE)``)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS)) from None
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                          ctypes.c_uint]
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), str(b))
+
+
+class OutputDirectory:
+    """A directory of outputs that one run owns: locked while in use, replaced as a whole.
+
+    Entering locks the directory (``flock`` on the directory itself, so no lock file is left
+    anywhere), creating it if needed; a second process fails at once with
+    :class:`OutputBusy`. The directory may only hold the files named in ``names`` (and
+    leftovers of earlier runs): anything else is refused with :class:`InputError` before any
+    work is done, because publishing replaces the whole directory.
+
+    :meth:`publish` writes the new files into a fresh hidden sibling and exchanges it with
+    the directory in one atomic step (symlinks to the directory are followed; the link is
+    kept). Files of an earlier run that are not in the new set disappear with the old
+    directory, so the directory only ever holds one run's outputs. Where the exchange is not
+    available (not Linux, a mount point, a filesystem without it, a parent directory this
+    process may not write to), the files are committed as a group (see the module
+    docstring) and stale names are removed afterwards.
+    """
+
+    def __init__(self, path: Path, names: Collection[str], *, param: str = "out_dir") -> None:
+        self.path = Path(path)
+        self.names = frozenset(names)
+        self.param = param
+        self._real = Path(os.path.realpath(self.path))
+        self._fd: int | None = None
+        self._created = False
+        self._published = False
+        self.cleaned: list[str] = []
+
+    def __enter__(self) -> OutputDirectory:
+        real = self._real
+        if real.exists() and not real.is_dir():
+            raise InputError(
+                f"`{self.param}` {_shown(self.path)} exists and is not a directory",
+                param=self.param,
+            )
+        if not real.exists():
+            try:
+                real.mkdir(parents=True)
+                self._created = True
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                raise _cannot_write(self.path, exc) from None
+        self._fd = self._lock(real)
+        try:
+            self._check_contents()
+            for name in sorted(self.names):  # a group commit a killed run left half done
+                _finish_commit(real / f".{name}.{_TAG}commit")
+                self.cleaned += _remove_leftovers(real, name)
+            self.cleaned += _remove_leftovers(real.parent, real.name)
+        except BaseException:
+            self._release()
+            raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._created and not self._published:
+            with contextlib.suppress(OSError):
+                os.rmdir(self._real)  # only if still empty: nothing was written
+        self._release()
+
+    def _release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def _lock(self, real: Path) -> int:
+        for _ in range(10):
+            try:
+                fd = os.open(real, os.O_RDONLY | os.O_DIRECTORY)
+            except OSError as exc:
+                raise _cannot_write(self.path, exc) from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                os.close(fd)
+                if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                    raise OutputBusy(
+                        f"`{self.param}` {_shown(self.path)} is in use by another run "
+                        "(it is locked); nothing was written",
+                        param=self.param,
+                    ) from None
+                raise _cannot_write(self.path, exc) from None
+            try:
+                same = os.path.samestat(os.fstat(fd), os.stat(real))
+            except OSError:
+                same = False
+            if same:
+                return fd
+            os.close(fd)  # swapped by a run that just finished: lock the new one
+        raise OutputBusy(f"`{self.param}` {_shown(self.path)} keeps changing; nothing was "
+                         "written", param=self.param)
+
+    def _foreign(self, directory: Path | None = None) -> list[str]:
+        prefix_ok = [f".{n}." for n in self.names]
+        foreign = []
+        for entry in sorted(os.listdir(directory or self._real)):
+            if entry in self.names:
+                continue
+            if any(_leftover_pid(entry, p) is not None for p in prefix_ok):
+                continue
+            foreign.append(entry)
+        return foreign
+
+    def _check_contents(self) -> None:
+        try:
+            foreign = self._foreign()
+        except OSError as exc:
+            raise _cannot_write(self.path, exc) from None
+        if foreign:
+            shown = ", ".join(repr(_shown(n)) for n in foreign[:3])
+            more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+            raise InputError(
+                f"`{self.param}` {_shown(self.path)} holds files that are not outputs of this "
+                f"command ({shown}{more}); give it a directory of its own, since each run "
+                "replaces the directory's contents",
+                param=self.param,
+            )
+
+    def publish(self, files: Mapping[str, bytes]) -> dict[str, Path]:
+        """Replace the directory's contents with ``files`` (name → bytes) in one step.
+
+        Returns each name's path as the caller spelled the directory.
+        """
+        assert self._fd is not None, "publish() outside the with block"
+        unknown = set(files) - self.names
+        assert not unknown, f"not an output name: {sorted(unknown)}"
+        real = self._real
+        if not os.access(real.parent, os.W_OK | os.X_OK):  # no room for a sibling
+            self._publish_in_place(files)
+            return self._paths(files)
+        stage = real.parent / f".{real.name}.{_unique()}"
+        current: Path = self.path
+        try:
+            os.mkdir(stage, 0o777)
+            try:
+                os.chmod(stage, stat.S_IMODE(os.stat(real).st_mode))
+                for name, data in files.items():
+                    current = self.path / name
+                    _write_new(stage / name, data, real / name)
+                current = self.path
+                _fsync_dir(stage)
+                new_fd = self._lock(stage)
+                try:
+                    _exchange(stage, real)
+                except OSError as exc:
+                    os.close(new_fd)
+                    if exc.errno in (errno.ENOSYS, errno.EINVAL, errno.EXDEV, errno.EBUSY,
+                                     errno.ENOTSUP, errno.EPERM):
+                        self._publish_in_place(files)
+                        return self._paths(files)
+                    raise
+                _fsync_dir(real.parent)
+                self._carry_over(stage)
+                self._release()
+                self._fd = new_fd  # keep the published directory locked until we exit
+                self._published = True
+            finally:
+                with contextlib.suppress(OSError):
+                    shutil.rmtree(stage)  # after the exchange: the old contents
+        except OSError as exc:
+            raise _cannot_write(current, exc) from None
+        return self._paths(files)
+
+    def _paths(self, files: Mapping[str, bytes]) -> dict[str, Path]:
+        return {name: self.path / name for name in files}
+
+    def _carry_over(self, old: Path) -> None:
+        """Entries someone added to the directory while this run worked are kept."""
+        for entry in self._foreign(old):
+            with contextlib.suppress(OSError):
+                os.rename(old / entry, self._real / entry)
+
+    def _publish_in_place(self, files: Mapping[str, bytes]) -> None:
+        write_all_atomic({self._real / name: data for name, data in files.items()})
+        for name in self.names - set(files):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._real / name)
+        self._published = True
+
+
+def _write_new(path: Path, data: bytes, previous: Path) -> None:
+    """A new file in a staging directory, with the mode of the file it will replace."""
+    old = None
+    with contextlib.suppress(OSError):
+        old = os.stat(previous)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+    with os.fdopen(fd, "wb") as fh:
+        if old is not None and stat.S_ISREG(old.st_mode):
+            with contextlib.suppress(OSError):
+                os.fchown(fh.fileno(), old.st_uid, old.st_gid)
+            os.fchmod(fh.fileno(), stat.S_IMODE(old.st_mode) & 0o777)
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())

@@ -1,0 +1,288 @@
+"""Where a server's signed revisions are kept, and reading them back with bounds.
+
+One layout serves the publisher and every client. Beside the latest envelope::
+
+    <base>/latest.envelope.json       the newest signed revision
+    <base>/<n>.envelope.json          revision n, never overwritten (a client follows a
+                                      chain across skipped revisions with it)
+    <base>/<n>.tools.snapshot.json    the tools revision n signed (drift triage and the
+                                      guard's contract; its digests are checked against the
+                                      envelope of revision n). Its surface (instructions,
+                                      prompts, resource templates) is NOT signed by the
+                                      envelope, which signs tools only
+    <base>/<n>.intoto.sigstore.json   the in-toto attestation of revision n (same signer):
+                                      the only signature over the surface's digests; further
+                                      parts <n>.intoto.<k>.sigstore.json beyond 1,023 tools
+    <base>/latest.intoto.sigstore.json  the newest attestation (for cosign and other
+                                      verifiers; histor-sign reads the numbered one)
+
+Layouts from before attestations were published have no ``*.intoto.*`` files: the surface
+of such a revision is unsigned, and clients must say so.
+
+**Publishing** (:func:`publish`, the release action): ``<base>`` is
+``revisions/<server name>`` under a directory the action commits to the
+``histor-revisions`` branch, which anyone can read without credentials. ``<server name>``
+is the registry name as a path (``io.github.owner/name``); names that could leave the
+directory are refused. A release finds its previous revision in ``latest.envelope.json``
+(none: the first release) and publishes the fresh one there.
+
+**Reading** (:class:`ReleaseLocation`, :func:`fetch_envelope`): a *location* is a local path,
+an ``https://`` URL, or an ``http://`` URL on a loopback host (tests and local mirrors). A
+location ending in ``.json`` names the latest envelope itself and ``<base>`` is its
+directory; any other location is ``<base>``. Every URL goes through one fetch
+(:func:`fetch_bytes`): no credentials sent (none in the URL, no netrc; the proxy variables
+are honoured as pip and cosign honour them), redirects followed only to https or loopback,
+at most ``max_bytes`` bytes and ``timeout`` seconds per read. Nothing here trusts what it
+finds: the caller parses strictly and verifies before use.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from histor_sign._atomic import write_all_atomic
+from histor_sign._escape import printable
+from histor_sign._limits import DEFAULT_MAX_FILE_BYTES, DEFAULT_TIMEOUT
+from histor_sign.canonical import JsonValue, parse_json, read_bytes
+from histor_sign.errors import FetchError, InputError, LimitExceeded, UsageError
+from histor_sign.layout import (
+    ATTESTATION_NAME,
+    ENVELOPE_NAME,
+    LATEST_NAME,
+    SNAPSHOT_NAME,
+    chain_dir,
+)
+
+_MAX_REDIRECTS = 5
+
+
+class NotPublished(InputError):
+    """The location has no file by that name (HTTP 404/410, or no such local file)."""
+
+
+# --- publishing: the chain directory of a server -------------------------------------
+
+
+def latest_envelope(root: str | Path, server: str) -> Path | None:
+    """``latest.envelope.json`` of ``server`` under ``root``, or None before the first release."""
+    path = chain_dir(root, server) / LATEST_NAME
+    return path if path.is_file() else None
+
+
+def refuse_published(root: str | Path, server: str, revision: int) -> None:
+    """Raise if revision ``revision`` of ``server`` is already published under ``root``."""
+    numbered = chain_dir(root, server) / ENVELOPE_NAME.format(n=revision)
+    if numbered.exists():
+        raise InputError(
+            f"revision {revision} of {printable(server)} is already published at {numbered}; "
+            "a published revision is never overwritten (chain to the latest: `previous` auto)",
+            param="revisions",
+        )
+
+
+def publish(
+    root: str | Path,
+    server: str,
+    revision: int,
+    envelope: bytes,
+    snapshot: bytes | None,
+    attestation: Sequence[bytes] = (),
+) -> list[Path]:
+    """Write revision ``revision`` of ``server``'s chain: ``<n>.envelope.json``,
+    ``latest.envelope.json``, the snapshot it signed and the parts of its attestation (as
+    ``<n>.`` and ``latest.``), all at once; the first two paths returned are the numbered and
+    the latest envelope. A revision already published is never overwritten (two releases of
+    the same number would fork the chain)."""
+    from histor_sign.layout import part_addresses
+
+    refuse_published(root, server, revision)
+    directory = chain_dir(root, server)
+    numbered = directory / ENVELOPE_NAME.format(n=revision)
+    files = {numbered: envelope, directory / LATEST_NAME: envelope}
+    if snapshot is not None:
+        files[directory / SNAPSHOT_NAME.format(n=revision)] = snapshot
+    for prefix in (str(revision), "latest"):
+        first = ATTESTATION_NAME.format(n=prefix)
+        names = part_addresses(first, len(attestation)) if attestation else []
+        files.update((directory / name, data) for name, data in zip(names, attestation,
+                                                                     strict=True))
+    write_all_atomic(files)
+    return list(files)
+
+
+# --- reading: locations and the one bounded fetch ------------------------------------
+
+
+def is_url(location: str) -> bool:
+    """Whether ``location`` names a URL rather than a file."""
+    return location.startswith(("https://", "http://"))
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _checked_url(url: str, param: str) -> str:
+    """``url`` if it is https with a host (or http to loopback) and carries no credentials."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if not ((parts.scheme == "https" and host)
+            or (parts.scheme == "http" and _is_loopback(host))):
+        raise UsageError(
+            f"`{param}` must be a file path, an https:// URL, or an http:// URL on a loopback "
+            f"host; got {printable(url, 200)!r}",
+            param=param,
+        )
+    if parts.username or parts.password:
+        raise UsageError(f"`{param}` must not carry credentials in the URL", param=param)
+    return url
+
+
+def fetch_bytes(
+    url: str,
+    *,
+    param: str,
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> bytes:
+    """GET ``url`` (checked as parameter ``param``) with the bounds of the module doc.
+
+    Raises :class:`UsageError` for a URL that is not https/loopback or carries credentials,
+    :class:`NotPublished` on HTTP 404/410, :class:`LimitExceeded` past ``max_bytes``,
+    :class:`InputError` for a redirect elsewhere, :class:`FetchError` when the network or
+    the server fails. Returns the raw bytes; the caller parses and verifies them.
+    """
+    import httpx
+
+    current = _checked_url(url, param)
+    shown = printable(url, 200)
+    try:
+        with httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=False,
+                          trust_env=True) as client:
+            for _ in range(_MAX_REDIRECTS + 1):
+                with client.stream("GET", current, headers={"Accept": "application/json"}) as r:
+                    if r.is_redirect and "location" in r.headers:
+                        target = str(r.url.join(r.headers["location"]))
+                        try:
+                            current = _checked_url(target, param)
+                        except UsageError:
+                            raise InputError(
+                                f"{shown}: redirects to {printable(target, 200)!r}, which is "
+                                "neither https nor loopback", param=param,
+                            ) from None
+                        continue
+                    if r.status_code in (404, 410):
+                        raise NotPublished(f"{shown}: not published (HTTP {r.status_code})",
+                                           param=param)
+                    if r.status_code != 200:
+                        raise FetchError(f"{shown}: HTTP {r.status_code} (expected 200)",
+                                         param=param)
+                    data = bytearray()
+                    for chunk in r.iter_bytes():
+                        data += chunk
+                        if len(data) > max_bytes:
+                            raise LimitExceeded(
+                                f"{shown}: more than {max_bytes} bytes",
+                                limit="max_bytes", value=max_bytes, param=param,
+                            )
+                    return bytes(data)
+    except httpx.HTTPError as exc:
+        raise FetchError(f"{shown}: {type(exc).__name__}: {printable(str(exc), 200)}",
+                         param=param) from None
+    raise FetchError(f"{shown}: more than {_MAX_REDIRECTS} redirects", param=param)
+
+
+def fetch_envelope(
+    url: str,
+    *,
+    param: str = "envelope",
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> bytes:
+    """GET a published envelope given by URL as parameter ``param`` (the envelope a check
+    compares against, or the previous revision a release chains to): :func:`fetch_bytes`."""
+    return fetch_bytes(url, param=param, max_bytes=max_bytes, timeout=timeout)
+
+
+@dataclass(frozen=True)
+class ReleaseLocation:
+    """A normalised location: ``base`` (directory path or URL prefix ending in ``/``) and
+    the name of the latest envelope inside it."""
+
+    base: str
+    latest_name: str = LATEST_NAME
+
+    @property
+    def is_url(self) -> bool:
+        return is_url(self.base)
+
+    @classmethod
+    def parse(cls, location: str, *, param: str = "location") -> ReleaseLocation:
+        """Check and normalise a location string (a path, or an https/loopback URL without
+        a query or fragment: the names of the layout are appended to it)."""
+        if not isinstance(location, str) or not location.strip():
+            raise UsageError(f"`{param}` must be a path or URL", param=param)
+        if "://" in location:
+            parts = urlsplit(_checked_url(location, param))
+            if parts.query or parts.fragment:
+                raise UsageError(f"`{param}` must not have a query or fragment", param=param)
+            url = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+            if url.endswith(".json"):
+                base, _, name = url.rpartition("/")
+                return cls(base + "/", name)
+            return cls(url if url.endswith("/") else url + "/")
+        path = Path(location)
+        if location.endswith(".json"):
+            return cls(str(path.parent), path.name)
+        return cls(str(path))
+
+    def __str__(self) -> str:
+        return self.address(self.latest_name)
+
+    def address(self, name: str) -> str:
+        """The path or URL of ``name`` in this location."""
+        if self.is_url:
+            return self.base + name
+        return str(Path(self.base) / name)
+
+    def latest(self) -> str:
+        return self.address(self.latest_name)
+
+    def envelope(self, revision: int) -> str:
+        return self.address(ENVELOPE_NAME.format(n=revision))
+
+    def snapshot(self, revision: int) -> str:
+        return self.address(SNAPSHOT_NAME.format(n=revision))
+
+    def attestation(self, revision: int) -> str:
+        """Part 1 of revision ``revision``'s attestation (further parts beside it)."""
+        return self.address(ATTESTATION_NAME.format(n=revision))
+
+    def fetch_json(
+        self,
+        address: str,
+        *,
+        max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> JsonValue:
+        """Read ``address`` (one of this location's) and parse it strictly.
+
+        Raises :class:`NotPublished` when it does not exist, :class:`LimitExceeded` past
+        ``max_bytes``, :class:`FetchError` when the network fails.
+        """
+        if self.is_url:
+            data = fetch_bytes(address, param="location", max_bytes=max_bytes, timeout=timeout)
+        else:
+            if not Path(address).exists():
+                raise NotPublished(f"{address}: no such file")
+            data = read_bytes(address, max_bytes=max_bytes)
+        return parse_json(data, address, max_bytes=max_bytes)

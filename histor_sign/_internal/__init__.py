@@ -1,1 +1,0 @@
-"""Implementation details: no stability promise; import from ``histor_sign`` instead."""

@@ -1,0 +1,141 @@
+"""Example strings for ECMA-safe patterns, so ``pattern`` pairs can be decided as overlaps.
+
+Only patterns in :func:`~histor_sign._schema.regex_subset.ecma_safe` are used, examples are
+printable ASCII, and every example is still checked by the exact validator — this module
+only proposes candidates; it never decides anything by itself.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+from histor_sign._schema.regex_subset import ecma_safe
+
+_PRINTABLE = string.ascii_lowercase + string.ascii_uppercase + string.digits + "_-. /:@"
+
+
+def _parser() -> Any:
+    import importlib
+
+    return importlib.import_module("re._parser")  # 3.11+; the sre_parse alias is deprecated
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _in_class(ch: str, items: list[tuple[Any, Any]], c: Any) -> bool:
+    negate = False
+    hit = False
+    for op, arg in items:
+        if op is c.NEGATE:
+            negate = True
+        elif op is c.LITERAL:
+            hit = hit or ord(ch) == arg
+        elif op is c.RANGE:
+            hit = hit or arg[0] <= ord(ch) <= arg[1]
+        elif op is c.CATEGORY:
+            hit = hit or _category(ch, arg, c)
+        else:
+            raise _Unsupported
+    return hit != negate
+
+
+def _category(ch: str, cat: Any, c: Any) -> bool:
+    table = {
+        c.CATEGORY_DIGIT: ch.isdigit(),
+        c.CATEGORY_NOT_DIGIT: not ch.isdigit(),
+        c.CATEGORY_WORD: ch.isalnum() or ch == "_",
+        c.CATEGORY_NOT_WORD: not (ch.isalnum() or ch == "_"),
+        c.CATEGORY_SPACE: ch.isspace(),
+        c.CATEGORY_NOT_SPACE: not ch.isspace(),
+    }
+    if cat not in table:
+        raise _Unsupported
+    return table[cat]
+
+
+def _pick(pred: Any) -> str:
+    for ch in _PRINTABLE:
+        if pred(ch):
+            return ch
+    for code in range(0x20, 0x7F):
+        if pred(chr(code)):
+            return chr(code)
+    raise _Unsupported
+
+
+def _gen(nodes: Any, extra: list[int], c: Any, cap: int) -> str:
+    """A string for ``nodes`` (``extra`` more characters where a repeat allows), at most
+    ``cap`` characters: a longer one is refused before it is built (``a{999}`` nested)."""
+    out: list[str] = []
+    size = 0
+    for op, arg in nodes:
+        if op is c.LITERAL:
+            out.append(chr(arg))
+        elif op is c.NOT_LITERAL:
+            out.append(_pick(lambda ch, a=arg: ord(ch) != a))
+        elif op is c.ANY:
+            out.append("a")
+        elif op is c.IN:
+            out.append(_pick(lambda ch, items=arg: _in_class(ch, items, c)))
+        elif op is c.CATEGORY:
+            out.append(_pick(lambda ch, cat=arg: _category(ch, cat, c)))
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT):
+            low, high, sub = arg
+            unit = _gen(sub, [0], c, cap)
+            count = low
+            if extra[0] > 0 and unit and (high is c.MAXREPEAT or high > low):
+                room = extra[0] // len(unit)
+                more = room if high is c.MAXREPEAT else min(room, high - low)
+                count += more
+                extra[0] -= more * len(unit)
+            if len(unit) * count > cap - size:
+                raise _Unsupported
+            out.append(unit * count)
+        elif op is c.SUBPATTERN:
+            out.append(_gen(arg[-1], extra, c, cap - size))
+        elif op is c.BRANCH:
+            options = []
+            for alt in arg[1]:
+                try:
+                    options.append(_gen(alt, [0], c, cap - size))
+                except _Unsupported:
+                    continue  # too long (or unsupported): another alternative may do
+            if not options:
+                raise _Unsupported
+            out.append(min(options, key=len))
+        elif op is c.AT:
+            continue
+        else:
+            raise _Unsupported
+        size += len(out[-1]) if out else 0
+        if size > cap:
+            raise _Unsupported
+    return "".join(out)
+
+
+def examples(pattern: str, min_len: int, max_len: int | None, limit: int = 4096) -> list[str]:
+    """A few candidate strings that likely match ``pattern`` within the length bounds."""
+    if not ecma_safe(pattern):
+        return []
+    sre = _parser()
+    try:
+        tree = sre.parse(pattern)
+        c = sre  # the opcode constants are re-exported by the parser module
+        if min_len > limit or tree.getwidth()[0] > limit:
+            return []  # every match is longer than the caller may build
+        base = _gen(tree, [0], c, limit)
+        target = max(min_len - len(base), 0)
+        stretched = _gen(tree, [target], c, limit) if target else base
+    except (_Unsupported, RecursionError, AttributeError, TypeError, ValueError):
+        return []
+    out: list[str] = []
+    for cand in (base, stretched, stretched + "a" * (min_len - len(stretched)),
+                 "a" * (min_len - len(stretched)) + stretched):
+        if len(cand) <= limit and cand not in out and len(cand) >= min_len and (
+            max_len is None or len(cand) <= max_len
+        ):
+            out.append(cand)
+    return out

@@ -1,0 +1,680 @@
+"""One JSON Schema validation stack for scan, replay and the guard.
+
+Everything that decides "does this instance satisfy this schema" is built here, so the three
+commands agree on dialects, numbers, patterns and formats:
+
+* **Dialects** (:data:`DIALECTS`): a root's ``$schema`` picks the dialect, no ``$schema``
+  means 2020-12, any other URI is refused. Scan and replay analyse only
+  :data:`ANALYSED_DIALECTS` (the schema algebra models their keyword semantics); the guard
+  validates every dialect in :data:`DIALECTS`, exactly the set ``jsonschema-rs`` supports.
+* **Numbers**: ``multipleOf`` is decided with exact rationals (a JSON number is a decimal;
+  ``jsonschema`` alone divides floats and calls 0.3 no multiple of 0.1).
+* **Patterns**: Python ``re`` is not ECMA-262. The *exact* validator (scan, replay) raises
+  :class:`Untrusted` when a result depends on a regex outside
+  :mod:`histor_sign._schema.regex_subset` or on a subject that is not printable ASCII, so the
+  caller says ``unknown``. The guard refuses a schema with a pattern outside the subset
+  (:data:`SCHEMA_PATTERN_UNSUPPORTED`): its fast engine (``jsonschema-rs``) then matches
+  ECMA-262 in linear time (no lookaround or backreference reaches its backtracking VM); its
+  pure-Python reference engine uses the same guard as scan and answers
+  :data:`PATTERN_UNDECIDABLE` where scan would say ``unknown``.
+* **Formats**: an annotation for scan and replay (their answer must not depend on optional
+  format checkers); asserted by the guard, which must be strict.
+* **References and limits**: remote ``$ref``s are never fetched; unresolvable references,
+  recursion blow-ups and schemas larger than :data:`MAX_SCHEMA_NODES` make the exact
+  validator raise :class:`Untrusted` and the guard's validator raise :class:`SchemaProblem`.
+
+``jsonschema`` and ``jsonschema_rs`` are imported lazily so that ``histor-sign --help``
+stays fast.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+from histor_sign._schema.regex_subset import ecma_safe, printable_ascii, search
+
+#: Dialect names by meta-schema URI (trailing ``#`` ignored). No ``$schema`` = 2020-12.
+DIALECTS: dict[str, str] = {
+    "https://json-schema.org/draft/2020-12/schema": "2020-12",
+    "https://json-schema.org/draft/2019-09/schema": "2019-09",
+    "http://json-schema.org/draft-07/schema": "draft-07",
+    "https://json-schema.org/draft-07/schema": "draft-07",
+    "http://json-schema.org/draft-06/schema": "draft-06",
+    "https://json-schema.org/draft-06/schema": "draft-06",
+    "http://json-schema.org/draft-04/schema": "draft-04",
+    "https://json-schema.org/draft-04/schema": "draft-04",
+}
+DEFAULT_DIALECT = "2020-12"
+#: The dialects whose keyword semantics the schema algebra (scan, replay) models.
+ANALYSED_DIALECTS = frozenset({"2020-12", "2019-09", "draft-07", "draft-06"})
+#: Keywords that never constrain an instance for scan and replay: annotations, structure,
+#: and ``format`` (an annotation under this stack's format policy). A schema made only of
+#: these accepts everything; the schema algebra drops them wherever it reasons about keys.
+NO_CONSTRAINT_KEYWORDS = frozenset({
+    "title", "description", "$comment", "examples", "default", "deprecated", "readOnly",
+    "writeOnly", "$schema", "$defs", "definitions", "$anchor", "contentMediaType",
+    "contentEncoding", "contentSchema", "format", "$vocabulary",
+})
+#: Dialects whose ``$ref`` ignores its sibling keywords.
+LEGACY_REF_DIALECTS = frozenset({"draft-07", "draft-06", "draft-04"})
+
+
+class Untrusted(Exception):
+    """The validator's answer cannot be trusted (or there is no answer): say unknown."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def json_type(value: Any) -> str:
+    """JSON type name of a value (never the value itself); ``1.0`` is an integer."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def dialect_of(schema: Any, supported: frozenset[str] = ANALYSED_DIALECTS) -> str:
+    """The dialect a root schema declares, or :class:`Untrusted` if not in ``supported``."""
+    if not isinstance(schema, dict) or "$schema" not in schema:
+        return DEFAULT_DIALECT
+    uri = schema["$schema"]
+    if not isinstance(uri, str):
+        raise Untrusted("$schema is not a string")
+    dialect = DIALECTS.get(uri.rstrip("#"))
+    if dialect is None or dialect not in supported:
+        raise Untrusted(f"unsupported dialect $schema {uri[:80]!r}")
+    return dialect
+
+
+def float_multiple_judges(value: Any, divisors: list[Any]) -> bool:
+    """True when ``jsonschema`` as published (float division) and ``jsonschema-rs`` both call
+    ``value`` a multiple of every divisor.
+
+    The exact validator decides ``multipleOf`` in rationals, where 0.3 is a multiple of 0.1;
+    float division says 2.9999999999999996. A witness must satisfy every validator a
+    user may run, so the solver keeps only values all of them accept.
+    """
+    return all(_judged_multiple(type(value).__name__, value, type(d).__name__, d)
+               for d in divisors)
+
+
+@lru_cache(maxsize=4096)
+def _judged_multiple(_vt: str, value: Any, _dt: str, divisor: Any) -> bool:
+    # the types are part of the cache key: 1 == 1.0 == True would share an entry otherwise
+    import jsonschema
+
+    schema = {"multipleOf": divisor}
+    if not jsonschema.Draft202012Validator(schema).is_valid(value):
+        return False
+    try:
+        import jsonschema_rs
+    except ImportError:  # pragma: no cover - a declared dependency
+        return True
+    return bool(jsonschema_rs.validator_for(schema).is_valid(value))
+
+
+# --- the extended validator classes ---------------------------------------------------
+
+_CURRENT: contextvars.ContextVar[SchemaRoot | None] = contextvars.ContextVar(
+    "histor_current_root", default=None
+)
+_CLASSES: dict[tuple[str, bool], Any] = {}
+
+
+def _as_fraction(number: Any) -> Fraction:
+    return Fraction(repr(number)) if isinstance(number, float) else Fraction(number)
+
+
+def _keywords(guard_regex: bool) -> dict[str, Any]:
+    """Keyword overrides: exact ``multipleOf`` always; the regex guard when ``guard_regex``."""
+    from jsonschema import ValidationError
+    from jsonschema import _keywords as kw
+
+    def multiple_of(validator: Any, divisor: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        if not validator.is_type(instance, "number"):
+            return
+        if (_as_fraction(instance) / _as_fraction(divisor)).denominator != 1:
+            yield ValidationError(f"{instance!r} is not a multiple of {divisor!r}")
+
+    def _guard(patterns: Any, subjects: Any) -> None:
+        for pattern in patterns:
+            if not isinstance(pattern, str) or not ecma_safe(pattern):
+                raise Untrusted(f"pattern {str(pattern)[:60]!r} is outside the ECMA-safe subset")
+        for subject in subjects:
+            if not printable_ascii(subject):
+                raise Untrusted("a regex is matched against a non-ASCII or control string")
+
+    def pattern(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        if validator.is_type(instance, "string"):
+            _guard([value], [instance])
+        yield from kw.pattern(validator, value, instance, schema)
+
+    def pattern_properties(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        if validator.is_type(instance, "object") and instance:
+            _guard(value, instance)
+        yield from kw.patternProperties(validator, value, instance, schema)
+
+    def additional_properties(
+        validator: Any, value: Any, instance: Any, schema: Any
+    ) -> Iterator[Any]:
+        if validator.is_type(instance, "object") and instance and "patternProperties" in schema:
+            _guard(schema["patternProperties"], instance)
+        yield from kw.additionalProperties(validator, value, instance, schema)
+
+    def unevaluated_properties(
+        validator: Any, value: Any, instance: Any, schema: Any
+    ) -> Iterator[Any]:
+        root = _CURRENT.get()
+        if validator.is_type(instance, "object") and instance and root is not None and (
+            root.patterns
+        ):
+            _guard(root.patterns, instance)
+        yield from kw.unevaluatedProperties(validator, value, instance, schema)
+
+    if not guard_regex:
+        return {"multipleOf": multiple_of}
+    return {
+        "multipleOf": multiple_of,
+        "pattern": pattern,
+        "patternProperties": pattern_properties,
+        "additionalProperties": additional_properties,
+        "unevaluatedProperties": unevaluated_properties,
+    }
+
+
+class _LinearRe:
+    """Stands in for ``re`` inside ``jsonschema``'s keyword code: linear matching on the subset.
+
+    ``jsonschema`` matches ``pattern``, ``patternProperties``, ``additionalProperties`` and
+    ``unevaluatedProperties`` with ``re.search`` (backtracking: ``^(a|a)*$`` takes minutes).
+    For an ECMA-safe pattern on a printable ASCII subject — the only case the regex guard
+    lets through — this answers with RE2 (same result, linear time); anything else goes to
+    ``re`` unchanged, so validation results never change, only their cost.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(re, name)
+
+    @staticmethod
+    def search(pattern: Any, subject: Any, flags: int = 0) -> Any:
+        if (not flags and isinstance(pattern, str) and isinstance(subject, str)
+                and printable_ascii(subject) and ecma_safe(pattern)):
+            return True if search(pattern, subject) else None
+        return re.search(pattern, subject, flags)
+
+
+def _linear_jsonschema() -> None:
+    """Route ``jsonschema``'s regex calls through :class:`_LinearRe` (idempotent)."""
+    from jsonschema import _keywords, _utils
+
+    for module in (_keywords, _utils):
+        if not isinstance(getattr(module, "re", None), _LinearRe):
+            module.re = _LinearRe()
+
+
+def plain_class(dialect: str) -> Any:
+    """``jsonschema``'s own validator class for a dialect (no overrides)."""
+    import jsonschema
+
+    return {
+        "2020-12": jsonschema.Draft202012Validator,
+        "2019-09": jsonschema.Draft201909Validator,
+        "draft-07": jsonschema.Draft7Validator,
+        "draft-06": jsonschema.Draft6Validator,
+        "draft-04": jsonschema.Draft4Validator,
+    }[dialect]
+
+
+def validator_class(dialect: str, *, guard_regex: bool = True) -> Any:
+    """The validator class for a dialect (created once per dialect and regex policy).
+
+    ``guard_regex`` (scan, replay) raises :class:`Untrusted` where Python ``re`` might
+    disagree with ECMA-262; without it patterns are matched with Python ``re``.
+    """
+    cls = _CLASSES.get((dialect, guard_regex))
+    if cls is None:
+        from jsonschema import validators
+
+        _linear_jsonschema()
+
+        base = plain_class(dialect)
+        overrides = {k: v for k, v in _keywords(guard_regex).items() if k in base.VALIDATORS}
+        cls = validators.extend(base, overrides)
+        _CLASSES[(dialect, guard_regex)] = cls
+    return cls
+
+
+def pattern_sites(schema: Any) -> Iterator[tuple[list[str | int], str]]:
+    """Every regex in ``schema`` with the path to it: a ``pattern`` string (path ends in
+    ``"pattern"``) or a ``patternProperties`` key (path ends in that key).
+
+    Anywhere in the document, not only in schema positions (a ``pattern`` key inside a
+    ``const`` counts too): the guard refuses a schema on any of these, and the release lint
+    reports the same set, so both read it from here.
+    """
+    # (node, (parent link, key) or None); only containers are pushed, paths built on demand.
+    stack: list[tuple[Any, Any]] = [(schema, None)] if isinstance(schema, (dict, list)) else []
+    while stack:
+        node, link = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "pattern" and isinstance(value, str):
+                    yield _path(link, key), value
+                elif key == "patternProperties" and isinstance(value, dict):
+                    for name in value:
+                        yield _path((link, key), name), name
+                if isinstance(value, (dict, list)):
+                    stack.append((value, (link, key)))
+        else:
+            stack.extend((item, (link, i)) for i, item in enumerate(node)
+                         if isinstance(item, (dict, list)))
+
+
+def _path(link: Any, last: str | int) -> list[str | int]:
+    parts: list[str | int] = [last]
+    while link is not None:
+        link, key = link
+        parts.append(key)
+    parts.reverse()
+    return parts
+
+
+def _collect_patterns(schema: Any) -> list[str]:
+    return [found for _path_, found in pattern_sites(schema)]
+
+
+@dataclass(eq=False)
+class SchemaRoot:
+    """One tool's input schema, prepared once: dialect, meta-validation, validator."""
+
+    schema: Any
+    label: str = ""
+    dialect: str = DEFAULT_DIALECT
+    problem: str | None = None  # why this schema cannot be analysed at all
+    patterns: list[str] = field(default_factory=list)
+    _validator: Any = None
+    _judges: list[tuple[str, Any]] | None = None
+
+    @property
+    def usable(self) -> bool:
+        return self.problem is None
+
+    def validator(self) -> Any:
+        if self._validator is None:
+            self._validator = validator_class(self.dialect)(self.schema)
+        return self._validator
+
+    def judges_reject(self, value: Any) -> str | None:
+        """The first independent validator that rejects ``value``, or None.
+
+        The judges are ``jsonschema`` as published (Python ``re``, float ``multipleOf``) and
+        ``jsonschema-rs`` (ECMA-262 regexes), both without format assertion — this stack's
+        format policy. A witness is reported only when every judge and :meth:`accepts`
+        agree, so a user re-checking it with any of them sees it validate.
+        """
+        if self._judges is None:
+            self._judges = [("jsonschema", plain_class(self.dialect)(self.schema))]
+            try:
+                import jsonschema_rs
+
+                rs: Any = jsonschema_rs.validator_for(
+                    self.schema, validate_formats=False, retriever=_refuse_remote)
+            except ImportError:  # pragma: no cover - a declared dependency
+                rs = True
+            except Exception:  # e.g. a remote $ref it cannot resolve up front
+                rs = None
+            if rs is not True:
+                self._judges.append(("jsonschema-rs", rs))
+        for name, judge in self._judges:
+            try:
+                if judge is None or not judge.is_valid(value):
+                    return name
+            except Exception:
+                return name
+        return None
+
+    def accepts(self, value: Any, sub: Any = None) -> bool:
+        """Exact validity of ``value`` against the root (or a subschema of it)."""
+        if self.problem is not None:
+            raise Untrusted(self.problem)
+        validator = self.validator()
+        if sub is not None and sub is not self.schema:
+            validator = validator.evolve(schema=sub)
+        token = _CURRENT.set(self)
+        try:
+            return bool(validator.is_valid(value))
+        except Untrusted:
+            raise
+        except RecursionError:
+            raise Untrusted("validation recursed too deeply") from None
+        except Exception as exc:  # referencing.Unresolvable and friends
+            raise Untrusted(f"validation failed: {type(exc).__name__}") from None
+        finally:
+            _CURRENT.reset(token)
+
+
+#: Schemas with more JSON nodes than this are not analysed (meta-validation alone would be slow).
+MAX_SCHEMA_NODES = 5_000
+
+
+def _too_large(schema: Any, limit: int) -> bool:
+    stack, count = [schema], 0
+    while stack:
+        node = stack.pop()
+        count += 1
+        if count > limit:
+            return True
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+def _nested_schema_keyword(schema: Any) -> bool:
+    """True when an object below the root carries a string ``$schema``.
+
+    ``jsonschema`` switches validator class on it (dropping this module's regex guard and
+    exact ``multipleOf``, and possibly the dialect, e.g. ``if`` ignored under draft-06)
+    while other validators ignore it outside a resource root; no single answer exists.
+    Conservative: any object anywhere (even inside ``enum``) counts.
+    """
+    stack = list(schema.values()) if isinstance(schema, dict) else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("$schema"), str):
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+def prepare_root(schema: Any, label: str = "", *, check: bool = True) -> SchemaRoot:
+    """Check a tool's input schema once; problems make every later answer ``unknown``."""
+    root = SchemaRoot(schema=schema, label=label)
+    if isinstance(schema, bool):
+        root.problem = "inputSchema is a boolean, not a JSON Schema object"
+        return root
+    if not isinstance(schema, dict):
+        root.problem = "inputSchema is not a JSON Schema object"
+        return root
+    try:
+        root.dialect = dialect_of(schema)
+    except Untrusted as exc:
+        root.problem = exc.reason
+        return root
+    if _too_large(schema, MAX_SCHEMA_NODES):
+        root.problem = f"schema has more than {MAX_SCHEMA_NODES} nodes"
+        return root
+    if _nested_schema_keyword(schema):
+        root.problem = "a subschema declares its own $schema (validators disagree on its dialect)"
+        return root
+    root.patterns = _collect_patterns(schema)
+    if check:
+        root.problem = meta_problem(schema, root.dialect)
+    return root
+
+
+def _fast_meta_valid(schema: Any) -> bool:
+    """Meta-validation in Rust when ``jsonschema-rs`` is installed (~1000x faster).
+
+    Only a *valid* verdict short-cuts; an invalid one is re-checked by ``jsonschema`` so the
+    message and the final word stay with the reference implementation.
+    """
+    try:
+        import jsonschema_rs
+    except ImportError:  # pragma: no cover - optional accelerator
+        return False
+    try:
+        return bool(jsonschema_rs.meta.is_valid(schema))
+    except Exception:
+        return False
+
+
+def meta_problem(schema: Any, dialect: str) -> str | None:
+    """Why ``schema`` is not a valid schema of its dialect, or None."""
+    from jsonschema.exceptions import SchemaError
+
+    if _fast_meta_valid(schema):
+        return None
+    try:
+        validator_class(dialect).check_schema(schema)
+    except SchemaError as exc:
+        where = "/".join(str(p) for p in exc.path)
+        return f"invalid schema at /{where}: {exc.message[:120]}"
+    except RecursionError:
+        return "schema is nested too deeply to check"
+    return None
+
+
+# --- the guard's validators: decide arguments and explain every failure -----------------
+
+#: Validation engines of the guard: the fast one first (the default).
+ENGINES = ("jsonschema-rs", "jsonschema")
+SCHEMA_INVALID = "schema-invalid"
+SCHEMA_UNRESOLVABLE = "schema-unresolvable"
+#: The schema has a regex the guard will not run: outside the ECMA-safe subset.
+SCHEMA_PATTERN_UNSUPPORTED = "schema-pattern-unsupported"
+#: A pattern applies to a string on which the engine cannot give the ECMA-262 answer.
+PATTERN_UNDECIDABLE = "pattern-undecidable"
+#: A subschema declares its own ``$schema``: ``jsonschema`` would switch to a validator class
+#: without this module's rules there (its regexes back on Python ``re``).
+SCHEMA_DIALECT_NESTED = "schema-dialect-nested"
+#: Every dialect the guard validates (``jsonschema-rs`` supports exactly these).
+VALIDATED_DIALECTS = frozenset(DIALECTS.values())
+
+
+class SchemaProblem(Exception):
+    """The tool's own schema is unusable (invalid, or a ``$ref`` we cannot resolve)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _invalid(where: str = "") -> SchemaProblem:
+    at = f" at {where}" if where else ""
+    return SchemaProblem(SCHEMA_INVALID, f"the tool's inputSchema is not a valid JSON Schema{at}")
+
+
+def _unresolvable() -> SchemaProblem:
+    return SchemaProblem(
+        SCHEMA_UNRESOLVABLE, "the tool's inputSchema has a $ref that cannot be resolved"
+    )
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One validation failure, engine-neutral: where in the instance (``path``), the value
+    there, the schema ``keyword`` and its ``value``, and the subschema holding it."""
+
+    path: tuple[str | int, ...]
+    instance: Any
+    keyword: str
+    value: Any
+    schema: Any
+
+
+class ArgumentValidator:
+    """A compiled schema that decides instances and lists every failure."""
+
+    def is_valid(self, instance: Any) -> bool:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def failures(self, instance: Any) -> Iterator[Failure]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+def compile_validator(schema: Any, engine: str = ENGINES[0]) -> ArgumentValidator:
+    """A ready validator for ``schema`` (formats asserted, no remote ``$ref``); raises
+    :class:`SchemaProblem` when the schema is not a valid schema of a supported dialect, or
+    when one of its regexes (``pattern``, ``patternProperties``, also under
+    ``propertyNames``) is outside :func:`~histor_sign._schema.regex_subset.ecma_safe`: a
+    schema comes from an untrusted server, and a pattern outside the subset may have no
+    linear-time matcher (``^(a|a)*$`` backtracks for minutes) or mean something else in
+    Python than in ECMA-262, so the guard refuses it instead of running it.
+
+    ``jsonschema-rs`` is the fast path: it agrees with the reference on every keyword
+    (ECMA-262 patterns, exact ``multipleOf``) and is 50-100x faster.
+    """
+    if not isinstance(schema, (dict, bool)):
+        raise SchemaProblem(SCHEMA_INVALID, "the tool's inputSchema is not a JSON Schema")
+    try:
+        dialect = dialect_of(schema, VALIDATED_DIALECTS)
+    except Untrusted:
+        raise _invalid() from None
+    unsafe = next((p for p in _collect_patterns(schema) if not ecma_safe(p)), None)
+    if unsafe is not None:
+        import json
+
+        shown = json.dumps(unsafe, ensure_ascii=True)
+        raise SchemaProblem(
+            SCHEMA_PATTERN_UNSUPPORTED,
+            f"the tool's inputSchema has the pattern {shown[:60]}{'…' if len(shown) > 60 else ''}"
+            ", outside the regex subset the guard evaluates (linear time, ECMA-262 meaning)",
+        )
+    if engine == "jsonschema-rs":
+        return _RsValidator(schema)
+    return _ReferenceValidator(schema, dialect)
+
+
+def _pointer(parts: Any) -> str:
+    from histor_sign.canonical import pointer
+
+    return pointer(list(parts or []))
+
+
+class _ReferenceValidator(ArgumentValidator):
+    """Pure-Python ``jsonschema`` with this module's keyword rules, including the regex guard:
+    patterns run on the linear ECMA-safe matcher, and a pattern that applies to a string
+    that is not printable ASCII (where Python ``re`` and ECMA-262 may disagree) makes the
+    call undecidable (:data:`PATTERN_UNDECIDABLE`) instead of falling back to ``re``."""
+
+    __slots__ = ("_root", "_v")
+
+    def __init__(self, schema: dict[str, Any] | bool, dialect: str) -> None:
+        from jsonschema import exceptions
+
+        if _nested_schema_keyword(schema):
+            raise SchemaProblem(
+                SCHEMA_DIALECT_NESTED,
+                "the tool's inputSchema declares $schema in a subschema, where the jsonschema "
+                "engine would drop the guard's regex and number rules (jsonschema-rs does not)",
+            )
+        cls = validator_class(dialect, guard_regex=True)
+        try:
+            cls.check_schema(schema)
+        except exceptions.SchemaError as exc:
+            raise _invalid(_pointer(exc.absolute_path) or "/") from None
+        self._v = cls(schema, format_checker=cls.FORMAT_CHECKER)
+        # unevaluatedProperties reads the patterns of the whole root from _CURRENT
+        self._root = SchemaRoot(schema=schema, dialect=dialect, patterns=_collect_patterns(schema))
+
+    def is_valid(self, instance: Any) -> bool:
+        token = _CURRENT.set(self._root)
+        try:
+            return bool(self._v.is_valid(instance))
+        except Exception as exc:
+            raise _unresolvable_or(exc) from None
+        finally:
+            _CURRENT.reset(token)
+
+    def failures(self, instance: Any) -> Iterator[Failure]:
+        # materialised: a generator must not hold _CURRENT across its caller's code
+        token = _CURRENT.set(self._root)
+        try:
+            found = [
+                Failure(tuple(error.absolute_path), error.instance, str(error.validator),
+                        error.validator_value, error.schema)
+                for error in self._v.iter_errors(instance)
+            ]
+        except Exception as exc:
+            raise _unresolvable_or(exc) from None
+        finally:
+            _CURRENT.reset(token)
+        yield from found
+
+
+def _unresolvable_or(exc: Exception) -> Exception:
+    """referencing's Unresolvable (and the legacy RefResolutionError) as a SchemaProblem;
+    the regex guard's :class:`Untrusted` as :data:`PATTERN_UNDECIDABLE`."""
+    if isinstance(exc, Untrusted):
+        return SchemaProblem(
+            PATTERN_UNDECIDABLE,
+            "a schema pattern applies to a string that is not printable ASCII, where the "
+            "jsonschema engine cannot give the ECMA-262 answer (jsonschema-rs can)",
+        )
+    name = type(exc).__name__
+    if "Unresolvable" in name or "Referencing" in name or "RefResolution" in name:
+        return _unresolvable()
+    return exc
+
+
+def _refuse_remote(uri: str) -> Any:
+    raise ValueError("remote $ref retrieval is disabled")
+
+
+class _RsValidator(ArgumentValidator):
+    """``jsonschema-rs``, its errors adapted to :class:`Failure`."""
+
+    __slots__ = ("_rs", "_schema")
+
+    def __init__(self, schema: dict[str, Any] | bool) -> None:
+        import jsonschema_rs
+
+        self._schema = schema
+        try:
+            self._rs = jsonschema_rs.validator_for(
+                schema, validate_formats=True, retriever=_refuse_remote
+            )
+        except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as exc:
+            text = str(exc)
+            if "registry" in text or "retriev" in text or "resolve" in text:
+                raise _unresolvable() from None
+            raise _invalid(_pointer(getattr(exc, "instance_path", None)) or "/") from None
+
+    def is_valid(self, instance: Any) -> bool:
+        return bool(self._rs.is_valid(instance))
+
+    def failures(self, instance: Any) -> Iterator[Failure]:
+        for error in self._rs.iter_errors(instance):
+            path = list(error.schema_path)
+            keyword = path[-1] if path and isinstance(path[-1], str) else error.kind.name
+            found, value = _resolve(self._schema, path)
+            yield Failure(tuple(error.instance_path), error.instance, keyword,
+                          value if found else error.kind.as_dict(),
+                          _resolve(self._schema, path[:-1])[1])
+
+
+def _resolve(root: Any, path: list[Any]) -> tuple[bool, Any]:
+    node = root
+    for part in path:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            return False, None
+    return True, node

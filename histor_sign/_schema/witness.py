@@ -1,0 +1,89 @@
+"""Decide one pair of tool input schemas: ``overlap`` (with a witness), ``disjoint`` or ``unknown``.
+
+The witness comes from :mod:`.schema_algebra`; it is reported only after the exact
+validator, ``jsonschema`` as published and ``jsonschema-rs`` all accept it for *both*
+original schemas (each intersected with ``{"type": "object"}``, because tool arguments
+are objects). A rejected witness is ``unknown``, never ``overlap``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from histor_sign._limits import DEFAULT_MAX_WITNESS_BYTES
+from histor_sign._schema.algebra import Bounds, Budget, Sub, Undecided, solve
+from histor_sign._schema.validation import SchemaRoot, Untrusted, prepare_root
+from histor_sign.canonical import canonical_bytes
+
+OVERLAP = "overlap"
+DISJOINT = "disjoint"
+UNKNOWN = "unknown"
+
+_OBJECT_ROOT = prepare_root({"type": "object"}, "<tool arguments>", check=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    outcome: str
+    witness: Any = None
+    reason: str = ""
+
+
+def decide_roots(
+    a: SchemaRoot,
+    b: SchemaRoot,
+    bounds: Bounds | None = None,
+    *,
+    max_witness_bytes: int = DEFAULT_MAX_WITNESS_BYTES,
+    arguments: bool = True,
+) -> Decision:
+    """Intersect two prepared tool schemas (and the object type) within ``bounds``.
+
+    ``arguments=False`` drops the object type: the schemas are intersected as they are
+    (used to check the engine against general-purpose schema suites).
+    """
+    for root in (a, b):
+        if root.problem is not None:
+            return Decision(UNKNOWN, reason=f"{root.label}: {root.problem}" if root.label
+                            else root.problem)
+    budget = Budget(bounds or Bounds())
+    conj = [Sub(a.schema, a), Sub(b.schema, b)]
+    if arguments:
+        conj.append(Sub(_OBJECT_ROOT.schema, _OBJECT_ROOT))
+    try:
+        found = solve(conj, budget)
+    except Undecided as exc:
+        return Decision(UNKNOWN, reason=exc.reason)
+    except RecursionError:
+        return Decision(UNKNOWN, reason="schema nesting exceeded the recursion bound")
+    except (TypeError, ValueError, KeyError, AttributeError, ZeroDivisionError,
+            OverflowError) as exc:
+        # Malformed schema shapes the meta-schema did not catch: fail closed, never crash.
+        return Decision(UNKNOWN, reason=f"schema could not be analysed ({type(exc).__name__})")
+    if found is None:
+        return Decision(DISJOINT, reason="the constraints contradict")
+    witness = found.value
+    try:
+        size = len(canonical_bytes(witness))
+    except Exception:  # pragma: no cover - witnesses are plain JSON values
+        return Decision(UNKNOWN, reason="witness is not canonical JSON")
+    if size > max_witness_bytes:
+        return Decision(UNKNOWN, reason=f"witness larger than {max_witness_bytes} bytes")
+    try:
+        ok = (isinstance(witness, dict) or not arguments) and a.accepts(witness) and b.accepts(
+            witness)
+    except Untrusted as exc:
+        return Decision(UNKNOWN, reason=f"witness could not be validated exactly: {exc.reason}")
+    if not ok:
+        return Decision(UNKNOWN, reason="candidate witness failed independent validation")
+    for root in (a, b):
+        judge = root.judges_reject(witness)
+        if judge is not None:
+            return Decision(UNKNOWN, reason=f"candidate witness rejected by {judge}")
+    return Decision(OVERLAP, witness=witness, reason="both schemas accept the witness")
+
+
+def decide(a: Any, b: Any, bounds: Bounds | None = None, *, arguments: bool = True) -> Decision:
+    """Convenience: decide two raw schemas (meta-validated first)."""
+    return decide_roots(prepare_root(a, "A"), prepare_root(b, "B"), bounds, arguments=arguments)

@@ -1,0 +1,17 @@
+"""Tool collisions: the catalog scan (TC001–TC005, TC010) and the replay of observed calls
+(TC006–TC009) — lexical candidates, bounded schema intersection, witnesses."""
+
+from histor_sign.collisions._replay import ReplayOptions, ReplayResult, replay, replay_paths
+from histor_sign.collisions._scanner import (
+    ScanOptions,
+    ScanResult,
+    scan,
+    scan_catalogs,
+    scan_paths,
+    scan_tools,
+)
+
+__all__ = [
+    "ReplayOptions", "ReplayResult", "ScanOptions", "ScanResult", "replay", "replay_paths",
+    "scan", "scan_catalogs", "scan_paths", "scan_tools",
+]

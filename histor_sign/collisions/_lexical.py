@@ -1,0 +1,580 @@
+"""Lexical candidate selection: which tool pairs a model could pick one for the other.
+
+A shared token is not confusability (``git_add`` and ``git_create_branch`` share ``git``).
+Each tool is read as an **action** (its verb, mapped through a synonym table to an action
+class) applied to an **object** (the remaining name words), the way a model reads a tool list
+(docs/scan.md, "Candidate selection"):
+
+* the name is split on separators, camelCase and digit boundaries and lowercased; a leading
+  word that most tools of the same source start with (``git_``, ``playwright_``) is the
+  server's **namespace** and ignored;
+* the **action** is the first name word found in :data:`ACTIONS`; a name without one takes the
+  description's first word (``git_status``: "Shows the working tree status" → ``get``);
+* the **object** is the other name words, plural-stripped, without **variant words** that only
+  change count, format or extra output (``multiple``, ``all``, ``html``, ``text``, ``tree``) and
+  without anything after ``with``/``by``/``from`` (``get_weather_by_city`` is a variant of
+  ``get_weather``);
+* the **description** tokens (stop words dropped) without the source's boilerplate (tokens in
+  most of the source's descriptions).
+
+Two tools are candidates when they have the same action class and
+
+1. the same non-empty object (``basis`` ``name``, score 1), or
+2. one object extends the other (or one name has none) and description similarity
+   (Jaccard) at least the threshold (``basis`` ``description``).
+
+Candidates are found by grouping (action, object) and, per action, the prefix-filtering
+all-pairs algorithm (Bayardo et al., WWW 2007) on description tokens, so no all-pairs loop is
+run. Every candidate says which words matched (:meth:`Similarity.why`).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+import zlib
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from histor_sign._limits import DEFAULT_MAX_PARTNERS
+
+#: Action classes and the words that name them. A model asked to "show" something may call a
+#: ``get``, ``list`` or ``read`` tool, so reading words share one class; writing words that
+#: change an existing thing share ``modify``.
+ACTION_GROUPS: dict[str, tuple[str, ...]] = {
+    "get": ("get", "getter", "fetch", "read", "retrieve", "load", "obtain", "lookup", "show",
+            "view", "inspect", "open", "display", "return"),
+    "list": ("list", "enumerate", "ls", "browse"),
+    "search": ("search", "find", "query", "locate", "seek", "grep", "filter"),
+    "download": ("download",),
+    "describe": ("describe", "info", "stat", "stats"),
+    "create": ("create", "add", "new", "insert", "make", "register", "generate", "build",
+               "mkdir", "touch"),
+    "modify": ("update", "modify", "edit", "change", "set", "patch", "alter", "replace",
+               "append", "write", "save", "store", "put", "persist", "upload", "overwrite"),
+    "delete": ("delete", "remove", "erase", "destroy", "drop", "purge", "unlink", "rm", "del",
+               "wipe", "clear", "rmdir"),
+    "send": ("send", "post", "publish", "submit", "notify", "reply", "forward"),
+    "run": ("run", "exec", "execute", "invoke", "call", "trigger", "launch", "start"),
+    "stop": ("stop", "kill", "terminate", "cancel", "abort", "halt", "close", "resolve"),
+    "move": ("move", "mv", "rename", "transfer"),
+    "copy": ("copy", "cp", "duplicate", "clone"),
+    # Interface actions: each its own class, with no effect implied.
+    **{w: (w,) for w in ("click", "fill", "hover", "navigate", "select", "type", "press",
+                          "scroll", "drag", "evaluate", "screenshot", "convert", "translate",
+                          "summarize", "analyze", "validate", "check", "compare", "sort",
+                          "count", "calculate", "compute", "estimate", "login", "logout",
+                          "authenticate", "follow", "unfollow", "book", "purchase", "toggle",
+                          "protect", "unprotect", "lock", "unlock", "merge", "split",
+                          "extract", "parse", "install", "deploy", "sync", "import", "export",
+                          "archive", "restore", "approve", "reject", "assign", "schedule",
+                          "subscribe", "unsubscribe", "share", "invite", "connect",
+                          "disconnect", "enable", "disable", "activate", "deactivate", "apply",
+                          "render", "resize", "crop", "rotate", "record", "play", "pause",
+                          "resume", "undo", "redo", "wait", "commit", "push", "pull",
+                          "checkout", "reset", "stage", "retweet", "format", "manage")},
+}
+ACTIONS: dict[str, str] = {}
+for _canon, _words in ACTION_GROUPS.items():
+    for _word in _words:
+        ACTIONS.setdefault(_word, _canon)
+
+#: What an action class does to data when a tool states no effect hints (docs/scan.md).
+ACTION_EFFECTS: dict[str, str] = {
+    "get": "read-only", "list": "read-only", "describe": "read-only", "search": "read-only",
+    "create": "write", "modify": "write", "send": "write", "run": "write", "stop": "write",
+    "move": "write", "copy": "write", "delete": "destructive",
+}
+
+#: Words that change count, representation or extra output of the same object, not the object.
+VARIANT_WORDS = frozenset(
+    "all multiple many batch bulk single one each detail details full complete current "
+    "recursive tree html markdown md text txt plain json png jpeg jpg svg csv xml raw "
+    "formatted content contents blank empty auto simple basic advanced quick iframe frame"
+    .split()
+)
+#: A qualifier introduced by these words is a filter or source variant (``get_weather_by_city``).
+QUALIFIER_STARTS = frozenset({"with", "by", "from", "for", "using", "via"})
+
+STOPWORDS = frozenset(
+    "a an the and or of to in on for with by from at as is are be this that it its into "
+    "via using use given if not no all any can will may should must which when then than "
+    "your you we our their them they these those such only also each other more most".split()
+)
+
+_SEPARATORS = re.compile(r"[\s_\-./:]+")
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_WORD = re.compile(r"[A-Za-z]+|[0-9]+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_FIRST_WORD = re.compile(r"[A-Za-z]+")
+
+#: A namespace word must start at least this share of a source's names (and 3 of them).
+NAMESPACE_SHARE = 0.75
+#: A description prefix shared by this share of a source's descriptions is boilerplate ...
+BOILERPLATE_SHARE = 0.8
+#: ... when it is at least this many words long.
+BOILERPLATE_WORDS = 5
+#: ... and at most this many words long.
+BOILERPLATE_MAX_WORDS = 200
+
+
+def singular(token: str) -> str:
+    """Lowercase and strip a plural (``entities`` → ``entity``, ``files`` → ``file``)."""
+    t = token.lower()
+    if len(t) > 4 and t.endswith("ies"):
+        return t[:-3] + "y"
+    if len(t) > 3 and t.endswith("s") and not t.endswith(("ss", "us", "is")):
+        return t[:-1]
+    return t
+
+
+def normalize_token(token: str) -> str:
+    """Singular form, and the action class for an action word (``fetch`` → ``get``)."""
+    t = singular(token)
+    return ACTIONS.get(token.lower(), ACTIONS.get(t, t))
+
+
+def split_identifier(name: str) -> list[str]:
+    """``getUserHTTPStatus_v2`` → ``['get', 'User', 'HTTP', 'Status', 'v', '2']``."""
+    parts: list[str] = []
+    for chunk in _SEPARATORS.split(name):
+        found = _CAMEL.findall(chunk)
+        parts.extend(found if found else ([chunk] if chunk else []))
+    return parts
+
+
+def normalized_name(name: str) -> str:
+    """The TC002 key: lowercase with separators removed (``Read-File`` → ``readfile``)."""
+    return _SEPARATORS.sub("", name).lower()
+
+
+def name_tokens(name: str) -> frozenset[str]:
+    return frozenset(normalize_token(t) for t in split_identifier(name) if t)
+
+
+#: Lexical work per tool is bounded: only the first this many characters of a description
+#: are read (real tool descriptions are far shorter: the 527-tool corpus tops out near 4 KB)
+MAX_DESCRIPTION_CHARS = 16_384
+#: and at most this many of its distinct tokens are kept — the ones with the smallest stable
+#: hash (a bottom-k sketch: two descriptions keep the same sample of their shared words, so
+#: the Jaccard index of the sketches estimates theirs without bias).
+MAX_DESCRIPTION_TOKENS = 256
+
+
+@lru_cache(maxsize=65_536)
+def _word_tokens(word: str) -> tuple[str, ...]:
+    if _CJK.match(word):
+        return tuple(word[i:i + 2] for i in range(max(1, len(word) - 1)))
+    out: list[str] = []
+    for part in split_identifier(word):
+        low = part.lower()
+        if low in STOPWORDS or (len(low) < 2 and not low.isdigit()):
+            continue
+        out.append(normalize_token(low))
+    return tuple(out)
+
+
+def _stable_hash(token: str) -> int:
+    return zlib.crc32(token.encode("utf-8", "surrogatepass"))
+
+
+def description_tokens(text: str) -> frozenset[str]:
+    out: set[str] = set()
+    for word in _WORD.findall(text[:MAX_DESCRIPTION_CHARS]):
+        out.update(_word_tokens(word))
+    if len(out) > MAX_DESCRIPTION_TOKENS:
+        return frozenset(heapq.nsmallest(MAX_DESCRIPTION_TOKENS, out,
+                                         key=lambda t: (_stable_hash(t), t)))
+    return frozenset(out)
+
+
+def _verb(word: str) -> str:
+    """A description's first word as an action word: ``Shows`` → ``show``, ``Gets`` → ``get``."""
+    low = word.lower()
+    if low in ACTIONS:
+        return low
+    for cut in ("es", "s"):
+        if low.endswith(cut) and low[: -len(cut)] in ACTIONS:
+            return low[: -len(cut)]
+    return low[:-1] if low.endswith("s") and not low.endswith("ss") else low
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    inter = len(a & b)
+    return inter / (len(a) + len(b) - inter)
+
+
+def similar_pairs(sets: Sequence[frozenset[str]], threshold: float, *,
+                  max_postings: int | None = None,
+                  cut: dict[int, tuple[int, int]] | None = None) -> dict[tuple[int, int], float]:
+    """Every pair (i < j) with Jaccard ≥ threshold, via prefix filtering (no all-pairs loop).
+
+    With the positional filter of PPJoin (Xiao et al., WWW 2008): tokens in a global
+    rarest-first order, so when a probe meets set ``j`` at positions ``px``/``py`` every
+    earlier common token has been counted already, and the overlap can grow by at most
+    ``1 + min(|x| - px - 1, |y| - py - 1)``; a pair that cannot reach the overlap a Jaccard
+    of ``threshold`` needs is dropped before it is scored. Exact: the same pairs as scoring
+    all of them — unless ``max_postings`` is given: then a probe reads only the last
+    ``max_postings`` sets of a token's list (the nearest in size) and keeps only its
+    ``max_postings`` most similar partners, so the work and the output per set are bounded;
+    ``cut[i]`` records for set ``i`` how many entries or partners it left and the first of
+    them (those pairs are unexamined, not disjoint).
+    """
+    freq: Counter[str] = Counter()
+    for s in sets:
+        freq.update(s)
+    order = sorted((i for i, s in enumerate(sets) if s), key=lambda i: (len(sets[i]), i))
+    index: dict[str, list[tuple[int, int]]] = {}
+    result: dict[tuple[int, int], float] = {}
+    ratio = threshold / (1 + threshold)
+    for i in order:
+        tokens = sorted(sets[i], key=lambda t: (freq[t], t))
+        size = len(tokens)
+        prefix = size - math.ceil(threshold * size - 1e-9) + 1
+        min_size = threshold * size - 1e-9
+        overlap: dict[int, int] = {}  # common tokens so far; -1 once pruned
+        for px, token in enumerate(tokens[:prefix]):
+            postings = index.get(token, [])
+            if max_postings is not None and len(postings) > max_postings:
+                skipped = len(postings) - max_postings
+                if cut is not None:
+                    count, first = cut.get(i, (0, postings[0][0]))
+                    cut[i] = (count + skipped, first)
+                postings = postings[skipped:]
+            for j, py in postings:
+                seen = overlap.get(j, 0)
+                if seen < 0:
+                    continue
+                other = len(sets[j])
+                if other < min_size:
+                    continue
+                need = math.ceil(ratio * (size + other) - 1e-9)
+                reach = seen + 1 + min(size - px - 1, other - py - 1)
+                overlap[j] = seen + 1 if reach >= need else -1
+            index.setdefault(token, []).append((i, px))
+        found: list[tuple[float, int]] = []
+        for j, seen in overlap.items():
+            if seen > 0:
+                score = jaccard(sets[i], sets[j])
+                if score >= threshold - 1e-12:
+                    found.append((score, j))
+        if max_postings is not None and len(found) > max_postings:
+            found.sort(key=lambda f: (-f[0], f[1]))
+            if cut is not None:
+                count, first = cut.get(i, (0, found[max_postings][1]))
+                cut[i] = (count + len(found) - max_postings, first)
+            del found[max_postings:]
+        for score, j in found:
+            result[(min(i, j), max(i, j))] = score
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """How a model reads one tool: action word and class, object words, description tokens."""
+
+    action: str  # the action class, else the name's first word ("" for an empty name)
+    action_word: str  # the word that named it, as written ("fetch", "Shows")
+    inferred_action: bool  # the action came from the description, not the name
+    objects: frozenset[str]  # core object words
+    variants: frozenset[str]  # ignored variant/qualifier words
+    description: frozenset[str]
+    namespaced: bool = False  # a namespace word was dropped from the name
+    source: str = ""  # where the tool came from (a namespace names a domain across sources)
+
+    @classmethod
+    def of(cls, name: str, description: str, namespace: frozenset[str] = frozenset(),
+           boilerplate: Boilerplate = ((), ())) -> Profile:
+        words = [w for w in split_identifier(name) if w]
+        namespaced = len(words) > 1 and words[0].lower() in namespace
+        if namespaced:
+            words = words[1:]
+        action, action_word, inferred, at = "", "", False, -1
+        for k, word in enumerate(words):
+            if word.lower() in ACTIONS:
+                action, action_word, at = ACTIONS[word.lower()], word, k
+                break
+        if not action:
+            first = _FIRST_WORD.search(description)
+            verb = _verb(first.group()) if first and first.start() < 3 else ""
+            if verb in ACTIONS and first is not None:
+                action, action_word, inferred = ACTIONS[verb], first.group(), True
+            elif words:
+                action, action_word, at = words[0].lower(), words[0], 0
+        objects: set[str] = set()
+        variants: set[str] = set()
+        qualified = False
+        for k, word in enumerate(words):
+            low = word.lower()
+            if k == at:
+                continue
+            if low in QUALIFIER_STARTS and objects:
+                qualified = True
+            if qualified or low in STOPWORDS:
+                variants.add(low)
+                continue
+            token = singular(low)
+            if token in VARIANT_WORDS or low in VARIANT_WORDS or token.isdigit():
+                variants.add(low)
+            elif not (inferred and ACTIONS.get(token) == action):
+                objects.add(token)
+        desc = description_tokens(_strip(description, boilerplate))
+        return cls(action, action_word, inferred, frozenset(objects), frozenset(variants), desc,
+                   namespaced)
+
+    @property
+    def effect(self) -> str | None:
+        """The effect the action word implies (``read-only``/``write``/``destructive``)."""
+        return ACTION_EFFECTS.get(self.action)
+
+
+@dataclass(frozen=True, slots=True)
+class Similarity:
+    """Why two tools are confusable: the shared action, object words, description words."""
+
+    basis: str  # "name" (same action and object) or "description"
+    action: str
+    action_words: tuple[str, str]
+    objects: tuple[str, ...]
+    description: float
+    shared_words: tuple[str, ...]
+    inferred: tuple[bool, bool] = (False, False)  # action word taken from the description
+    variants: tuple[str, ...] = ()  # name words ignored as variants where the names differ
+
+    @property
+    def score(self) -> float:
+        return 1.0 if self.basis == "name" else self.description
+
+    def why(self) -> str:
+        """Which words matched, for the finding's message."""
+        wa, wb = self.action_words
+        verb = (f"action {wa!r}" if wa.lower() == wb.lower()
+                else f"action {wa!r} ~ {wb!r} ({self.action})")
+        if any(self.inferred):
+            verb += " (read from the description)"
+        differ = (f", differing only in {', '.join(repr(v) for v in self.variants)}"
+                  if self.variants else "")
+        if self.basis == "name" and self.objects:
+            return f"same {verb} on the same object {' '.join(self.objects)!r}{differ}"
+        if self.basis == "name":
+            return f"same {verb} and no other name words{differ}"
+        words = ", ".join(self.shared_words[:6])
+        return (f"same {verb} and similar descriptions ({self.description:.2f}: "
+                f"{words})")
+
+    def to_json(self) -> dict[str, object]:
+        """The JSON view. Its arrays are this object's own (immutable) tuples, not copies:
+        a registry-scale scan keeps one view per candidate pair."""
+        return {
+            "action": self.action,
+            "actionWords": self.action_words,
+            "inferredAction": self.inferred,
+            "variants": self.variants,
+            "basis": self.basis,
+            "description": round(self.description, 4),
+            "objects": self.objects,
+            "score": round(self.score, 4),
+            "sharedWords": self.shared_words,
+        }
+
+
+Boilerplate = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+def _strip(description: str, boilerplate: Boilerplate) -> str:
+    """The description without the source's boilerplate prefix and suffix (where present)."""
+    prefix, suffix = boilerplate
+    if not prefix and not suffix:
+        return description
+    words = description.split()
+    if prefix and tuple(words[:len(prefix)]) == prefix:
+        words = words[len(prefix):]
+    if suffix and len(words) > len(suffix) and tuple(words[-len(suffix):]) == suffix:
+        words = words[:-len(suffix)]
+    return " ".join(words)
+
+
+def _common_prefix(split: Sequence[Sequence[str]], need: int) -> tuple[str, ...]:
+    """The longest word prefix at least ``need`` of the word lists start with (and go on)."""
+    prefix: tuple[str, ...] = ()
+    longest = min(BOILERPLATE_MAX_WORDS, max((len(w) for w in split), default=0))
+    for n in range(1, longest + 1):
+        counts = Counter(tuple(w[:n]) for w in split if len(w) > n)
+        best, count = counts.most_common(1)[0] if counts else ((), 0)
+        if count < need:
+            break
+        prefix = best
+    return prefix if len(prefix) >= BOILERPLATE_WORDS else ()
+
+
+def source_context(names: Sequence[str], descriptions: Sequence[str]
+                   ) -> tuple[frozenset[str], Boilerplate]:
+    """A source's namespace words (the leading name word of most of its tools) and its
+    boilerplate: the longest word prefix and suffix most of its descriptions share (BFCL's
+    "This tool belongs to the ... system.", a server's repeated usage notes). Only sources of
+    3 or more tools have either."""
+    if len(names) < 3:
+        return frozenset(), ((), ())
+    leads = Counter(split_identifier(n)[0].lower() for n in names if split_identifier(n))
+    floor = max(3, math.ceil(NAMESPACE_SHARE * len(names)))
+    namespace = frozenset(w for w, c in leads.items() if c >= floor and w not in ACTIONS)
+    need = max(3, math.ceil(BOILERPLATE_SHARE * len(descriptions)))
+    # Only the first and last BOILERPLATE_MAX_WORDS + 1 words can matter (a prefix must go
+    # on after it): splitting whole descriptions held every word of a catalog at once.
+    keep = BOILERPLATE_MAX_WORDS + 1
+    prefix = _common_prefix([d.split(None, keep)[:keep] for d in descriptions], need)
+    suffix = _common_prefix([d.rsplit(None, keep)[-keep:][::-1] for d in descriptions],
+                            need)[::-1]
+    return namespace, (prefix, suffix)
+
+
+def profiles_of(tools: Sequence[tuple[str, str, str]]) -> list[Profile]:
+    """Profiles of (source, name, description) triples, each read in its source's context."""
+    by_source: dict[str, list[int]] = defaultdict(list)
+    for i, (source, _, _) in enumerate(tools):
+        by_source[source].append(i)
+    context: dict[str, tuple[frozenset[str], Boilerplate]] = {
+        s: source_context([tools[i][1] for i in idx], [tools[i][2] for i in idx])
+        for s, idx in by_source.items()
+    }
+    return [replace(Profile.of(name, desc, *context[source]), source=source)
+            for source, name, desc in tools]
+
+
+#: Same object words with a namespace dropped, across sources (``excel_create_table`` vs a
+#: slide server's ``add_table``), also need this description similarity: the namespace named
+#: the domain.
+NAMESPACED_FLOOR = 0.35
+#: Description similarity needed when one name has no object words (``git_show``).
+EMPTY_OBJECT_FLOOR = 0.45
+def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
+    """The confusability of two profiles, or None when a model would tell them apart.
+
+    Same action class required; then the same object words (``name``), or description
+    similarity of at least ``threshold`` when one object extends the other, or at least
+    :data:`EMPTY_OBJECT_FLOOR` when one name has no object (``description``). Different
+    object words are never confusable on descriptions alone: on real catalogs nearly equal
+    descriptions of different objects were mostly sibling tools (archival vs core memory).
+    """
+    if not a.action or a.action != b.action:
+        return None
+    if a.objects == b.objects and (a.objects or a.source == b.source):
+        # The same object words, or (in one server) names that differ only in variant words.
+        score = jaccard(a.description, b.description)
+        cross_domain = (a.namespaced or b.namespaced) and a.source != b.source
+        if cross_domain and score < NAMESPACED_FLOOR:
+            return None
+        basis, objects = "name", a.objects
+    else:
+        if not a.objects or not b.objects:
+            need = max(threshold, EMPTY_OBJECT_FLOOR)
+        elif a.objects <= b.objects or b.objects <= a.objects:
+            need = threshold
+        else:
+            return None
+        score = jaccard(a.description, b.description)
+        if score < need - 1e-12:
+            return None
+        basis, objects = "description", a.objects & b.objects
+    # What the finding shows is built only for pairs that are confusable.
+    return Similarity(basis, a.action, (a.action_word, b.action_word), tuple(sorted(objects)),
+                      score, tuple(sorted(a.description & b.description)),
+                      (a.inferred_action, b.inferred_action),
+                      tuple(sorted(a.variants ^ b.variants)))
+
+
+#: Partners per tool (docs/scan.md, "Scale"); partners beyond it are reported, not dropped.
+MAX_PARTNERS_PER_TOOL = DEFAULT_MAX_PARTNERS
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Confusable pairs, and the tools whose candidate search the per-tool bound cut short."""
+
+    pairs: dict[tuple[int, int], Similarity]
+    #: tool → (this many same-name partners were not examined, one of them)
+    cut: dict[int, tuple[int, int]]
+    #: tools whose description probe skipped list entries (a frequent token's older sets;
+    #: most of them differ in object words and could never be candidates)
+    probes_cut: int = 0
+
+
+def _sketch(tokens: frozenset[str]) -> tuple[int, ...]:
+    """Bottom-4 hashes of a description: tools with similar words sort next to each other."""
+    return tuple(heapq.nsmallest(4, (_stable_hash(t) for t in tokens)))
+
+
+def _neighbourhood(members: Sequence[int], profiles: Sequence[Profile], per_tool: int,
+                   keys: set[tuple[int, int]], cut: dict[int, tuple[int, int]]) -> None:
+    """Pairs within one same-name group: all of them, or for a group too large, each tool
+    with its ``per_tool`` nearest in description order (the sorted-neighbourhood method of
+    record linkage, Hernández and Stolfo, SIGMOD 1995)."""
+    size = len(members)
+    if size <= per_tool + 1:
+        keys.update((x, y) for n, x in enumerate(members) for y in members[n + 1:])
+        return
+    order = sorted(members, key=lambda i: (_sketch(profiles[i].description), i))
+    width = per_tool // 2
+    for p, i in enumerate(order):
+        if width:
+            near = [order[q] for q in range(max(0, p - width), min(p + 1 + width, size))
+                    if q != p]
+        else:  # one partner: neighbours in twos
+            near = [order[p ^ 1]] if p ^ 1 < size else []
+        for j in near:
+            keys.add((min(i, j), max(i, j)))
+        first = next(j for j in order if j != i and j not in near)
+        count, _ = cut.get(i, (0, first))
+        cut[i] = (count + size - 1 - len(near), first)
+
+
+def bounded_candidate_pairs(
+    profiles: Sequence[Profile], threshold: float, per_tool: int | None = MAX_PARTNERS_PER_TOOL
+) -> Candidates:
+    """All confusable pairs: same (action, object) groups, plus same-action pairs whose
+    descriptions reach ``threshold`` (prefix-filtered per action, never all pairs) — with at
+    most ``per_tool`` partners per tool from a same-name group and ``per_tool`` entries and
+    partners per description probe (``None``: exact, and quadratic in the largest group)."""
+    keys: set[tuple[int, int]] = set()
+    cut: dict[int, tuple[int, int]] = {}
+    groups: dict[tuple[str, frozenset[str], str], list[int]] = defaultdict(list)
+    by_action: dict[str, list[int]] = defaultdict(list)
+    group_of: dict[int, tuple[str, frozenset[str], str]] = {}
+    for i, p in enumerate(profiles):
+        if not p.action:
+            continue
+        by_action[p.action].append(i)
+        group_of[i] = (p.action, p.objects, p.source if not p.objects else "")
+        groups[group_of[i]].append(i)
+    for members in groups.values():
+        _neighbourhood(members, profiles, per_tool if per_tool is not None else len(members),
+                       keys, cut)
+    probes_cut = 0
+    for members in by_action.values():
+        local: dict[int, tuple[int, int]] = {}
+        found = similar_pairs([profiles[i].description for i in members], threshold,
+                              max_postings=per_tool,
+                              cut=local)
+        # a same-group pair is the group's to choose (all of it, or the neighbourhood)
+        keys.update((members[x], members[y]) for x, y in found
+                    if group_of[members[x]] != group_of[members[y]])
+        probes_cut += len(local)
+    out: dict[tuple[int, int], Similarity] = {}
+    for i, j in sorted(keys):
+        sim = similarity(profiles[i], profiles[j], threshold)
+        if sim is not None:
+            out[(i, j)] = sim
+    return Candidates(out, dict(sorted(cut.items())), probes_cut)
+
+
+def candidate_pairs(
+    profiles: Sequence[Profile], threshold: float
+) -> dict[tuple[int, int], Similarity]:
+    """Every confusable pair, exactly (no per-tool bound): the reference the bounded
+    selection is tested against."""
+    return bounded_candidate_pairs(profiles, threshold, None).pairs

@@ -1,0 +1,171 @@
+"""``scan``: analyse several tool catalogs as one set and report TC001–TC005 and TC010."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from histor_sign._limits import (
+    DEFAULT_MAX_CANDIDATES,
+    DEFAULT_MAX_SCAN_TOOLS,
+    DEFAULT_MAX_WITNESS_BYTES,
+    DEFAULT_SCAN_BUDGET_SECONDS,
+    DEFAULT_SCAN_THRESHOLD,
+)
+from histor_sign._schema.algebra import Bounds
+from histor_sign.catalog import ToolsLike, as_tools, find_duplicates, load_catalogs
+from histor_sign.collisions import _rules as rules
+from histor_sign.collisions._gc import collector_paused
+from histor_sign.collisions._lexical import (
+    MAX_PARTNERS_PER_TOOL,
+    Similarity,
+    bounded_candidate_pairs,
+    normalized_name,
+    profiles_of,
+)
+from histor_sign.collisions._parallel import decide_pairs
+from histor_sign.collisions._shadowing import shadowing_findings
+from histor_sign.models import Catalog, Finding, Tool
+from histor_sign.report._findings import sorted_findings
+
+DEFAULT_THRESHOLD = DEFAULT_SCAN_THRESHOLD
+
+
+@dataclass
+class ScanOptions:
+    """Knobs of a scan (CLI flags map 1:1)."""
+
+    threshold: float = DEFAULT_THRESHOLD
+    max_tools: int = DEFAULT_MAX_SCAN_TOOLS
+    max_candidates: int = DEFAULT_MAX_CANDIDATES
+    bounds: Bounds = field(default_factory=Bounds)
+    max_witness_bytes: int = DEFAULT_MAX_WITNESS_BYTES
+    workers: int = 0  # processes deciding pairs: 0 = every available core, 1 = in-process
+    #: candidate partners per tool in a large same-name group (None: every pair, quadratic)
+    max_partners: int | None = MAX_PARTNERS_PER_TOOL
+    #: wall-clock seconds for the whole scan (None: unbounded); candidate pairs left when it
+    #: runs out are reported as not analysed (TC005, outcome ``unknown``), never waited for
+    budget_seconds: float | None = DEFAULT_SCAN_BUDGET_SECONDS
+
+
+@dataclass
+class ScanResult:
+    """Findings (sorted, deterministic) plus counts for the summary."""
+
+    findings: list[Finding]
+    stats: dict[str, Any]
+
+
+def scan(tool_lists: Iterable[ToolsLike], options: ScanOptions | None = None) -> ScanResult:
+    """Scan several tool lists (catalogs, snapshots or tool lists, any provider) as one set
+    for name collisions, confusable tools with overlapping argument schemas (rules TC001–TC005)
+    and description shadowing (TC010)."""
+    return scan_tools([t for tools in tool_lists for t in as_tools(tools)], options)
+
+
+def scan_tools(tools: Sequence[Tool], options: ScanOptions | None = None) -> ScanResult:
+    """Scan an already imported list of tools (in catalog order) as one set.
+
+    The cyclic garbage collector is paused for the scan (its objects are acyclic; see
+    :mod:`histor_sign.collisions._gc`) and restored afterwards.
+    """
+    with collector_paused():
+        return _scan(tools, options or ScanOptions())
+
+
+def _scan(tools: Sequence[Tool], opts: ScanOptions) -> ScanResult:
+    started = time.monotonic()
+    findings: list[Finding] = []
+    pairs: dict[tuple[int, int], tuple[str, Similarity | None]] = {}
+    position = {id(t): i for i, t in enumerate(tools)}
+
+    for first, other in find_duplicates(tools):
+        findings.append(rules.duplicate_name(first, other))
+        pairs[(position[id(first)], position[id(other)])] = ("duplicate name", None)
+
+    groups: dict[str, list[int]] = {}
+    for i, tool in enumerate(tools):
+        groups.setdefault(normalized_name(tool.name), []).append(i)
+    for norm, members in groups.items():
+        head = tools[members[0]]
+        seen = {head.name}
+        for i in members[1:]:
+            if tools[i].name in seen:
+                continue
+            seen.add(tools[i].name)
+            findings.append(rules.normalized_collision(head, tools[i], norm))
+            pairs.setdefault((members[0], i), ("normalized name", None))
+
+    profiles = profiles_of([(t.source, t.name, t.description) for t in tools])
+    selected = bounded_candidate_pairs(profiles, opts.threshold, opts.max_partners)
+    lexical = selected.pairs
+    for i, (count, partner) in selected.cut.items():
+        findings.append(rules.partners_not_analysed(tools[i], tools[partner], count,
+                                                    opts.max_partners or 0))
+    # A name collision is reported as TC001/TC002; its schemas are compared only when the two
+    # are also confusable as a model reads them.
+    pairs = {k: v for k, v in pairs.items() if k in lexical}
+    for pair, similar in lexical.items():
+        basis, _ = pairs.get(pair, ("lexical", None))
+        pairs[pair] = (basis, similar)
+
+    def priority(item: tuple[tuple[int, int], tuple[str, Similarity | None]]) -> tuple[Any, ...]:
+        (i, j), (basis, sim) = item
+        return (basis == "lexical", -(sim.score if sim else 1.0), i, j)
+
+    ordered = sorted(pairs.items(), key=priority)
+    left = (None if opts.budget_seconds is None
+            else max(0.0, opts.budget_seconds - (time.monotonic() - started)))
+    decisions = decide_pairs(tools, [pair for pair, _ in ordered[:opts.max_candidates]],
+                             opts.bounds, max_witness_bytes=opts.max_witness_bytes,
+                             workers=opts.workers, budget_seconds=left)
+
+    counts = {"overlap": 0, "disjoint": 0, "unknown": 0}
+    for n, ((i, j), (basis, sim)) in enumerate(ordered):
+        a, b = tools[i], tools[j]
+        if n >= opts.max_candidates:
+            findings.append(rules.not_analysed(a, b, sim, basis, opts.max_candidates))
+            counts["unknown"] += 1
+            continue
+        decision = decisions[n]
+        if decision is None:
+            findings.append(rules.not_analysed(a, b, sim, basis, opts.max_candidates,
+                                               budget=opts.budget_seconds))
+            counts["unknown"] += 1
+            continue
+        counts[decision.outcome] += 1
+        findings.extend(rules.pair_findings(a, b, decision, sim, basis,
+                                            (profiles[i], profiles[j])))
+
+    shadowing = shadowing_findings(tools)
+    findings.extend(shadowing)
+    total = len(tools)
+    stats = {
+        "tools": total,
+        "allPairs": total * (total - 1) // 2,
+        "candidatePairs": len(ordered),
+        "analysedPairs": min(len(ordered), opts.max_candidates),
+        "overlap": counts["overlap"],
+        "disjoint": counts["disjoint"],
+        "unknown": counts["unknown"],
+        "shadowing": len(shadowing),
+        "partnerBoundTools": len(selected.cut),
+        "partnersNotAnalysed": sum(count for count, _ in selected.cut.values()),
+        "descriptionProbesCut": selected.probes_cut,
+    }
+    return ScanResult(findings=sorted_findings(findings), stats=stats)
+
+
+def scan_catalogs(catalogs: Sequence[Catalog], options: ScanOptions | None = None) -> ScanResult:
+    """Scan several catalogs (any providers) as one set — the library entry point."""
+    tools = [t for c in catalogs for t in c.tools]
+    return scan_tools(tools, options)
+
+
+def scan_paths(paths: Sequence[str | Path], options: ScanOptions | None = None) -> ScanResult:
+    """Load catalog files (``-`` = stdin once) and scan them as one set."""
+    opts = options or ScanOptions()
+    return scan_catalogs(load_catalogs(paths, max_tools=opts.max_tools), opts)

@@ -1,0 +1,424 @@
+"""The release gate: one pipeline from served tools to a verified, signed revision.
+
+fetched catalog → reject duplicates → collision scan + contract lint (gate at ``fail_on``)
+→ pre-flight (signing identity owns the namespace; ``previous`` is a signed envelope of
+the same publisher) → statement chained to ``previous`` → keyless signature → full
+verification of the fresh envelope → every output published at once into the output
+directory. A failed gate publishes only the SARIF report and the summary, so CI can still
+show why; a failed pre-flight, signature or verification leaves the directory as it was.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from histor_sign._atomic import OutputDirectory
+from histor_sign._escape import inert_line, printable
+from histor_sign.catalog import reject_duplicates, require_mcp
+from histor_sign.errors import GateFailed, InputError, VerificationFailed
+from histor_sign.layout import OUTPUT_NAMES, output_names
+from histor_sign.models import SNAPSHOT_TYPE, Catalog, Finding
+from histor_sign.report._findings import (
+    FailOn,
+    count_by_severity,
+    effective_severity,
+    reaches_threshold,
+)
+
+if TYPE_CHECKING:
+    from histor_sign._sigstore_trust import Trust
+    from histor_sign.collisions import ScanOptions
+    from histor_sign.guard._policy import Policy
+    from histor_sign.models import SignedEnvelope, Snapshot
+    from histor_sign.signing import SignedRevision, TokenIdentity
+    from histor_sign.verification import Pins, VerificationReport
+    from histor_sign.verification._certificate import CertificateFacts
+
+
+@dataclass(frozen=True)
+class ReleaseRequest:
+    """What to release and how.
+
+    ``identity`` defaults to the identity in the OIDC token (and must equal it if given);
+    ``previous`` is the signed revision to chain to: an envelope path or a
+    :class:`SignedEnvelope`. It must verify with the same trust, and come from the same
+    publisher as the signing token (numeric owner and repository ids, workflow file);
+    a bare statement is refused, since nothing vouches for it. ``fail_on``/``strict`` set the
+    gate; ``trust`` defaults to production. ``verify_command``, when given, is the command
+    line ``summary.md`` shows under "Verify it yourself", with ``{envelope}`` and
+    ``{identity}`` filled in (a front end names its own verify command there).
+    """
+
+    server: str
+    server_version: str
+    out_dir: Path
+    identity: str | None = None
+    previous: str | Path | SignedEnvelope | None = None
+    fail_on: FailOn = FailOn.error
+    strict: bool = False
+    scan: ScanOptions | None = None
+    policy: Policy | None = None
+    trust: Trust | None = None
+    identity_token: str | None = None
+    verify_command: str | None = None
+
+
+@dataclass(frozen=True)
+class ReleaseOutcome:
+    """What a release did. ``envelope`` is None when the gate stopped the release."""
+
+    request: ReleaseRequest
+    findings: list[Finding]
+    gate_passed: bool
+    files: Mapping[str, Path] = field(default_factory=dict)
+    envelope: SignedEnvelope | None = None
+    report: VerificationReport | None = None
+    summary_markdown: str = ""
+
+    def github_outputs(self) -> dict[str, str]:
+        """Step outputs for ``$GITHUB_OUTPUT`` (the composite action re-exports them)."""
+        out = {"gate": "passed" if self.gate_passed else "failed"}
+        out.update({name: str(path) for name, path in self.files.items()})
+        if self.envelope is not None:
+            stmt = self.envelope.statement
+            out["revision"] = str(stmt.revision)
+            out["manifest-digest"] = stmt.manifest_digest
+            out["log-index"] = str(self.envelope.transparency_log.log_index)
+        return out
+
+
+def _load_previous(previous: str | Path | SignedEnvelope) -> SignedEnvelope:
+    """The previous revision: a signed envelope only (a bare statement proves nothing)."""
+    from histor_sign.canonical import read_json_file
+    from histor_sign.models import SignedEnvelope, parse_envelope
+
+    if isinstance(previous, SignedEnvelope):
+        return previous
+    if not isinstance(previous, str | Path):
+        raise InputError(
+            "`previous` must be a signed envelope (a path or SignedEnvelope), not a bare "
+            "statement: nothing vouches for an unsigned one",
+            param="previous",
+        )
+    doc = read_json_file(str(previous))
+    if not (isinstance(doc, dict) and "signer" in doc):
+        raise InputError(
+            f"`previous` {str(previous)!r} is not a signed envelope (no signer): chain to the "
+            "envelope.json of the last release, not to a bare statement",
+            param="previous",
+        )
+    try:
+        return parse_envelope(doc, str(previous))
+    except InputError as exc:
+        raise InputError(f"`previous`: {exc.message}", param="previous") from None
+
+
+@dataclass(frozen=True)
+class Preflight:
+    """What a release establishes before it fetches, gates or signs anything.
+
+    ``signer`` is the OIDC identity that will sign; ``pins`` the publisher pins derived
+    from it (issuer, numeric owner and repository ids, workflow file — or, off GitHub
+    Actions, the exact identity), applied to the fresh envelope and to ``previous``.
+    """
+
+    signer: TokenIdentity
+    pins: Pins
+    previous: SignedEnvelope | None
+
+
+def publisher_pins(facts: CertificateFacts) -> Pins:
+    """Pins that hold for every release of one publisher, whatever its ref: numeric ids
+    and workflow file on GitHub Actions; the exact identity elsewhere."""
+    from histor_sign.verification import Pins
+    from histor_sign.verification._certificate import GITHUB_ACTIONS_ISSUER
+
+    if facts.issuer == GITHUB_ACTIONS_ISSUER and facts.workflow and facts.repository_id:
+        return Pins(
+            issuer=facts.issuer, owner_id=facts.owner_id, repository_id=facts.repository_id,
+            workflow=facts.workflow,
+        )
+    return Pins(cert_identity=facts.identity, issuer=facts.issuer or "")
+
+
+def preflight(request: ReleaseRequest) -> Preflight:
+    """Everything that can refuse a release before a signature is spent: the signing
+    identity (a claimed one must be it), the server's namespace against that identity,
+    and the previous envelope — signed, verified with the same trust and the publisher's
+    pins, and of the same publisher. Raises :class:`NamespaceNotOwned`,
+    :class:`IdentityNotSigner` or :class:`InputError` (exit 2), or
+    :class:`VerificationFailed` for a previous envelope that does not verify."""
+    from histor_sign._sigstore_trust import Trust
+    from histor_sign.models import validate_server_name
+    from histor_sign.signing import require_namespace
+    from histor_sign.verification import verify
+
+    validate_server_name(request.server)
+    previous = _load_previous(request.previous) if request.previous is not None else None
+    who = _signer(request)
+    facts = require_namespace(request.server, who)
+    pins = publisher_pins(facts)
+    if previous is not None:
+        if previous.server != request.server:
+            raise InputError(
+                f"`previous` is a revision of {previous.server!r}, not {request.server!r}",
+                param="previous",
+            )
+        report = verify(
+            previous, pins=pins, trust=request.trust or Trust.production(),
+            source="the previous envelope",
+        )
+        if not report.ok:
+            first = report.failed[0]
+            raise VerificationFailed(
+                f"the previous envelope does not verify as a release of this publisher "
+                f"({first.axis}: {first.detail}); nothing was signed"
+            )
+    return Preflight(signer=who, pins=pins, previous=previous)
+
+
+def _catalog_and_evidence(tools: Snapshot | Catalog) -> tuple[Catalog, dict[str, Any]]:
+    """The catalog to gate and sign, and the snapshot document written beside it.
+
+    A fetch snapshot (live, or a snapshot file) keeps its capture context as evidence for
+    drift checks later; any other catalog is wrapped as ``{"tools": [...]}``.
+    """
+    if isinstance(tools, Catalog):
+        raw = [dict(t.raw) for t in tools.tools]
+        if tools.shape == "snapshot":
+            return tools, {"type": SNAPSHOT_TYPE, "capture": tools.capture, "tools": raw}
+        return tools, {"tools": raw}
+    return tools.to_catalog(), tools.to_json()
+
+
+def gate(
+    catalog: Catalog, request: ReleaseRequest
+) -> tuple[list[Finding], dict[str, Any], bool]:
+    """Scan + lint the catalog; return (findings, scan stats, gate passed)."""
+    from histor_sign.collisions import scan_tools
+    from histor_sign.guard._lint import lint_catalog
+    from histor_sign.report._findings import sorted_findings
+
+    scanned = scan_tools(catalog.tools, request.scan)
+    findings = sorted_findings([*scanned.findings, *lint_catalog(catalog.tools, request.policy)])
+    return findings, scanned.stats, not reaches_threshold(
+        findings, request.fail_on, request.strict
+    )
+
+
+def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcome:
+    """Run the whole pipeline for tools already fetched (a Snapshot) or loaded (a Catalog).
+
+    ``request.out_dir`` is locked for the whole run (a concurrent release into it fails
+    with :class:`~histor_sign._atomic.OutputBusy` before signing) and must hold
+    nothing but release outputs; its contents are replaced in one atomic step, so it holds
+    the complete previous run or the complete new one, even if the process is killed.
+    Raises :class:`GateFailed` (carrying the outcome; the directory then holds only the
+    SARIF report and summary) when findings reach the gate, and other errors on bad input,
+    signing or verification failure (the directory is left as it was).
+    """
+    from histor_sign.revision import surface_json
+
+    catalog, evidence = _catalog_and_evidence(tools)
+    reject_duplicates(catalog.tools)
+    require_mcp(catalog.tools)
+    surface = surface_json(tools)  # duplicate prompt names etc. fail before anything runs
+    findings, stats, passed = gate(catalog, request)
+    from histor_sign.report._render import render
+
+    sarif = render(findings, "sarif", strict=request.strict, stats=stats, command="release")
+    outcome = ReleaseOutcome(request=request, findings=findings, gate_passed=passed)
+    # Locked before anything is signed: a concurrent release into the same directory
+    # fails here, before it could make a Rekor entry.
+    with OutputDirectory(request.out_dir, output_names()) as out:
+        if not passed:
+            _gate_tripped(outcome, catalog, sarif, out)
+        signed, report = _sign_and_verify(catalog, request, preflight(request),
+                                          surface=surface)
+        outcome = replace(outcome, envelope=signed.envelope, report=report)
+        outcome = replace(outcome, summary_markdown=summary_markdown(outcome, catalog))
+        contents = {
+            "envelope": signed.envelope.to_bytes(),
+            "statement": signed.statement_bytes,
+            "bundle": signed.bundle_json,
+            "sarif": sarif.encode(),
+            "summary": outcome.summary_markdown.encode(),
+            "tools": (json.dumps(evidence, indent=2, ensure_ascii=False) + "\n").encode(),
+        }
+        from histor_sign.layout import part_paths
+
+        files = {OUTPUT_NAMES[role]: data for role, data in contents.items()}
+        parts = part_paths(Path(OUTPUT_NAMES["attestation"]), len(signed.attestation_json))
+        files.update(zip((p.name for p in parts), signed.attestation_json, strict=True))
+        written = out.publish(files)
+    paths = {role: written[OUTPUT_NAMES[role]] for role in contents}
+    paths["attestation"] = written[OUTPUT_NAMES["attestation"]]
+    return replace(outcome, files=paths)
+
+
+def _gate_tripped(
+    outcome: ReleaseOutcome, catalog: Catalog, sarif: str, out: OutputDirectory
+) -> None:
+    """Publish the SARIF report and summary that say why, then raise :class:`GateFailed`.
+
+    They replace the directory's contents, so no earlier release's envelope stays beside a
+    summary that says nothing was signed.
+    """
+    text = summary_markdown(outcome, catalog)
+    written = out.publish(
+        {OUTPUT_NAMES["sarif"]: sarif.encode(), OUTPUT_NAMES["summary"]: text.encode()}
+    )
+    paths = {role: written[OUTPUT_NAMES[role]] for role in ("sarif", "summary")}
+    tripped = replace(outcome, files=paths, summary_markdown=text)
+    raise GateFailed(
+        f"release gate failed: findings at {outcome.request.fail_on.value} or above; "
+        f"nothing was signed (see {paths['sarif']})",
+        outcome=tripped,
+    )
+
+
+class IdentityNotSigner(InputError):
+    """The requested ``identity`` is not the one in the OIDC token that signs: a revision
+    can only claim the workflow that signs it."""
+
+    def __init__(self, claimed: str, signer: str) -> None:
+        self.claimed, self.signer = claimed, signer
+        super().__init__(
+            f"`identity` {claimed!r} is not the identity in the OIDC token ({signer!r}); a "
+            "revision can only claim the workflow that signs it (omit `identity` to use it)",
+            param="identity",
+        )
+
+
+def _signer(request: ReleaseRequest) -> TokenIdentity:
+    """The OIDC identity that signs; a claimed identity must be that one."""
+    from histor_sign.signing import obtain_identity
+
+    who = obtain_identity(request.identity_token)
+    if request.identity is not None and request.identity != who.identity:
+        raise IdentityNotSigner(request.identity, who.identity)
+    return who
+
+
+def _sign_and_verify(
+    catalog: Catalog, request: ReleaseRequest, checked: Preflight,
+    *, surface: dict[str, Any] | None = None,
+) -> tuple[SignedRevision, VerificationReport]:
+    """Build, sign, and verify the fresh envelope fully before anything is written.
+
+    ``surface`` (digests of a snapshot's instructions, prompts and resource templates) goes
+    into the attestation's predicate; the HISTOR statement stays tools-only."""
+    from histor_sign._sigstore_trust import Trust
+    from histor_sign.revision import build_statement
+    from histor_sign.signing import sign_statement
+    from histor_sign.verification import verify
+
+    who = checked.signer
+    statement = build_statement(
+        catalog,
+        server=request.server,
+        identity=who.identity,
+        server_version=request.server_version,
+        previous=checked.previous,
+    )
+    trust = request.trust or Trust.production()
+    signed = sign_statement(
+        statement, trust=trust, token_identity=who, capture=catalog.capture, surface=surface
+    )
+    report = verify(
+        signed.envelope,
+        pins=checked.pins,
+        trust=trust,
+        previous=checked.previous,
+        tools=catalog,
+        source="the fresh envelope",
+    )
+    if not report.ok:
+        first = report.failed[0]
+        raise VerificationFailed(
+            f"the fresh envelope failed verification ({first.axis}: {first.detail}); "
+            "nothing was written"
+        )
+    return signed, report
+
+
+def summary_markdown(outcome: ReleaseOutcome, catalog: Catalog) -> str:
+    """A short Markdown report for ``$GITHUB_STEP_SUMMARY`` and ``summary.md``.
+
+    Everything a server or file chose (tool names, messages, the server version, the signer,
+    verification details) is shown as a code span (:func:`_md_code`): it cannot become a
+    link, an image, HTML, emphasis, a heading or an extra table cell.
+    """
+    req = outcome.request
+    counts = count_by_severity(outcome.findings, req.strict)
+    lines = [f"## histor-sign release: {_md_code(req.server)} {_md_code(req.server_version)}",
+             ""]
+    if outcome.envelope is None:
+        lines += [
+            f"**Gate failed**: findings at `{req.fail_on.value}` or above; nothing was signed.",
+            "",
+        ]
+    else:
+        stmt = outcome.envelope.statement
+        log = outcome.envelope.transparency_log
+        previous = stmt.previous_manifest_digest
+        lines += [
+            "| | |",
+            "|---|---|",
+            f"| revision | {stmt.revision} |",
+            f"| tools | {len(stmt.tool_digests)} |",
+            f"| manifest digest | {_md_code(stmt.manifest_digest)} |",
+            f"| previous manifest | {_md_code(previous) if previous else 'none'} |",
+            f"| signer | {_md_code(outcome.envelope.identity)} |",
+            f"| Rekor log index | {log.log_index} |",
+            "",
+        ]
+    lines.append(
+        f"Scan of {len(catalog.tools)} tools: {counts['error']} errors, "
+        f"{counts['warning']} warnings, {counts['note']} notes."
+    )
+    if outcome.findings:
+        lines += ["", "| rule | severity | tools | message |", "|---|---|---|---|"]
+        for f in outcome.findings[:50]:
+            names = ", ".join(_md_code(t.name, 200) for t in f.tools)
+            severity = effective_severity(f, req.strict).value
+            lines.append(f"| {f.rule} | {severity} | {names} | {_md_code(f.message, 1000)} |")
+        if len(outcome.findings) > 50:
+            lines.append(f"\n… and {len(outcome.findings) - 50} more in scan.sarif.")
+    if outcome.report is not None:
+        lines += ["", "Verification of the fresh envelope:", ""]
+        lines += [f"- {a.axis}: {a.status} — {_md_code(a.detail, 1000)}"
+                  for a in outcome.report.axes]
+    if outcome.envelope is not None and req.verify_command is not None:
+        import shlex
+
+        # Quoted for a shell: the summary invites copying this line into one.
+        command = req.verify_command.format(
+            envelope=shlex.quote(OUTPUT_NAMES["envelope"]),
+            identity=shlex.quote(outcome.envelope.identity),
+        )
+        lines += ["", "Verify it yourself:", "", "````", printable(command), "````"]
+    return "\n".join(lines) + "\n"
+
+
+def _md_code(text: str, limit: int | None = None) -> str:
+    """Untrusted text as one inert Markdown code span that also stays in its table cell.
+
+    :func:`inert_line` first (one line, no controls, no workflow command); then ``|`` is
+    escaped (GFM splits table cells before it parses code spans, and turns ``\\|`` back
+    into ``|``), and the span is
+    fenced with one backtick more than the longest backtick run inside, padded with a space
+    when the text starts or ends with a backtick, as CommonMark specifies.
+    """
+    shown = inert_line(text, limit).replace("|", "\\|")
+    longest = run = 0
+    for char in shown:
+        run = run + 1 if char == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    pad = " " if shown.startswith("`") or shown.endswith("`") or not shown.strip() else ""
+    return f"{fence}{pad}{shown}{pad}{fence}"

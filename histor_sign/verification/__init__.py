@@ -1,0 +1,745 @@
+"""Verification of a signed revision envelope, axis by axis.
+
+Axes, each reported separately so a failure names what broke:
+
+``well-formed``  strict JSON, required members, types (a failure here is bad input, exit 2)
+``signature``    sigstore Verifier over the rebuilt signed bytes: certificate chain, SCT,
+                 Rekor inclusion proof, signed checkpoint and SET, signed time
+``identity``     issuer, exact or pattern identity pin, ``io.github.<owner>`` namespace
+                 owner, optional repository / workflow / ref / numeric id pins
+``log-entry``    ``transparencyLog`` equals the bundle's entry; ``signer`` equals the certificate
+``chain``        given a previous envelope: same server, revision + 1, previousManifestDigest,
+                 the previous envelope's own signature, the same pins, and the same
+                 publisher (numeric owner and repository ids, workflow file)
+``tools``        given the tools: catalog digests equal the signed ones
+
+The Verifier runs with an accept-all policy and identity is decided here on the same,
+chain-verified certificate, so a wrong identity and a broken signature are told apart.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from histor_sign._escape import printable
+from histor_sign._sigstore_trust import Trust, _first_line, stale_root_hint
+from histor_sign.errors import UsageError, VerificationFailed
+from histor_sign.models import SignedEnvelope, TransparencyLogRef, load_envelope
+from histor_sign.verification._certificate import (
+    GITHUB_ACTIONS_ISSUER,
+    CertificateFacts,
+    certificate_facts,
+    parse_workflow_identity,
+)
+
+if TYPE_CHECKING:
+    from cryptography.x509 import Certificate
+    from sigstore.models import TrustedRoot
+
+    from histor_sign.catalog import ToolsLike
+    from histor_sign.models import Tool
+
+#: ``surface`` is an attestation's alone (the envelope signs tools only).
+AXES = ("well-formed", "signature", "identity", "log-entry", "chain", "tools", "surface")
+
+
+class AxisStatus(StrEnum):
+    """The outcome of one verification axis."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    SKIPPED = "skipped"
+
+
+PASS, FAIL, SKIPPED = AxisStatus.PASS, AxisStatus.FAIL, AxisStatus.SKIPPED
+
+
+# ---------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class AxisResult:
+    """One axis of a verification: its name, outcome and a human-readable reason."""
+
+    axis: str
+    status: AxisStatus
+    detail: str
+
+    def to_json(self) -> dict[str, str]:
+        """This axis in the JSON verification report."""
+        return {"axis": self.axis, "status": self.status.value, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class VerificationReport:
+    """Outcome of :func:`verify`; ``ok`` is True only if no axis failed.
+
+    ``envelope`` is the envelope that was verified, so the report can be handed on
+    (e.g. to ``Guard.from_envelope`` or ``compare``) without re-reading it.
+    """
+
+    source: str
+    envelope: SignedEnvelope
+    trust: str
+    axes: tuple[AxisResult, ...]
+
+    @property
+    def ok(self) -> bool:
+        """True if no axis failed (skipped axes do not fail)."""
+        return all(a.status is not FAIL for a in self.axes)
+
+    @property
+    def failed(self) -> list[AxisResult]:
+        """The failed axes, in axis order."""
+        return [a for a in self.axes if a.status is FAIL]
+
+    def axis(self, name: str) -> AxisResult:
+        """The result of the axis called ``name`` (one of :data:`AXES`)."""
+        return next(a for a in self.axes if a.axis == name)
+
+    def raise_for_failure(self) -> None:
+        """Raise :class:`VerificationFailed` naming the first failed axis, if any."""
+        if not self.ok:
+            first = self.failed[0]
+            message = f"{self.source}: {first.axis}: {first.detail}"
+            named = tuple(p for p in ("trusted_root",) if f"`{p}`" in message)
+            raise VerificationFailed(message, alternatives=named)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON verification report (stable keys)."""
+        env = self.envelope
+        return {
+            "verified": self.ok,
+            "envelope": self.source,
+            "server": env.server,
+            "serverVersion": env.statement.server_version,
+            "revision": env.revision,
+            "manifestDigest": env.statement.manifest_digest,
+            "signer": {"issuer": env.issuer, "identity": env.identity},
+            "transparencyLog": env.transparency_log.to_json(),
+            "trust": self.trust,
+            "checks": [a.to_json() for a in self.axes],
+        }
+
+    def to_text(self) -> str:
+        """The human report: a headline, the signer, then one line per axis."""
+        env, p = self.envelope, printable
+        head = "VERIFIED" if self.ok else "FAILED"
+        # Every field is the envelope's (or its certificate's) text: escaped, so a tampered
+        # envelope cannot draw a "VERIFIED" over its own FAILED lines.
+        lines = [
+            f"{head}: {p(env.server)} revision {env.revision} "
+            f"({p(env.statement.server_version)})",
+            f"  signer    {p(env.identity)}",
+            f"  issuer    {p(env.issuer)}",
+            f"  log index {env.transparency_log.log_index}",
+            f"  trust     {p(self.trust)}",
+        ]
+        width = max(len(a) for a in AXES)
+        lines += [f"  {a.status.value:<7} {a.axis:<{width}}  {p(a.detail)}" for a in self.axes]
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- identity
+class IdentityPinRequired(UsageError):
+    """A server outside ``io.github.*`` has no namespace owner to tie the certificate to,
+    so the signer must be pinned: an exact identity, an identity pattern, or a workflow
+    file of a repository."""
+
+    def __init__(self, server: str) -> None:
+        self.server = server
+        super().__init__(
+            f"server {server!r} is outside io.github.*, so there is no namespace to tie the "
+            "certificate to: pass `cert_identity` (as cosign's keyless verify requires), "
+            "`identity_regexp`, or `workflow` with `repository`",
+            param="cert_identity", alternatives=("identity_regexp", "workflow", "repository"),
+        )
+
+
+_WORKFLOW_PIN = re.compile(r"^(?:[^/@\s]+/[^/@\s]+/)?\.github/workflows/[^@\s/]+$")
+
+
+def ref_glob(pattern: str) -> re.Pattern[str]:
+    """A ref glob as GitHub's branch and tag filters read it: ``*`` matches within one
+    path segment, ``**`` across segments, ``?`` one character; the rest is literal and
+    the whole ref must match."""
+    out = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Pins:
+    """What the verifier requires of the signing certificate.
+
+    ``cert_identity`` is an exact identity (SAN) pin, e.g.
+    ``https://github.com/O/R/.github/workflows/sign.yml@refs/heads/main``;
+    ``identity_regexp`` a regular expression the SAN must match in full (like cosign's
+    ``--certificate-identity-regexp``); ``issuer`` the OIDC issuer (GitHub Actions by
+    default). ``repository`` (``OWNER/REPO``), ``ref``, ``ref_pattern`` (a glob such as
+    ``refs/tags/v*``) and the numeric ``owner_id`` / ``repository_id`` pin the
+    certificate's GitHub extensions; ``workflow`` pins the signing workflow file
+    (``.github/workflows/sign.yml`` in the source repository, or
+    ``OWNER/REPO/.github/workflows/sign.yml`` for a reusable one) whatever branch or tag
+    it ran for. A server in ``io.github.<owner>`` is always tied to that owner; any other
+    server needs ``cert_identity``, ``identity_regexp``, or ``workflow`` with
+    ``repository`` / ``repository_id``.
+    """
+
+    cert_identity: str | None = None
+    issuer: str = GITHUB_ACTIONS_ISSUER
+    repository: str | None = None
+    ref: str | None = None
+    owner_id: str | None = None
+    repository_id: str | None = None
+    workflow: str | None = None
+    ref_pattern: str | None = None
+    identity_regexp: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.workflow is not None and not _WORKFLOW_PIN.match(self.workflow):
+            raise UsageError(
+                f"`workflow` {self.workflow!r}: expected a workflow file path such as "
+                ".github/workflows/sign.yml (or OWNER/REPO/.github/workflows/sign.yml for a "
+                "reusable workflow), without @REF",
+                param="workflow",
+            )
+        if self.ref_pattern is not None and not self.ref_pattern:
+            raise UsageError("`ref_pattern` is empty", param="ref_pattern")
+        if self.identity_regexp is not None:
+            try:
+                re.compile(self.identity_regexp)
+            except re.error as exc:
+                raise UsageError(
+                    f"`identity_regexp` is not a valid regular expression: {exc}",
+                    param="identity_regexp",
+                ) from None
+
+    def ties_to_signer(self) -> bool:
+        """True if these pins name a signer without a namespace owner to lean on."""
+        return (
+            self.cert_identity is not None
+            or self.identity_regexp is not None
+            or (
+                self.workflow is not None
+                and (self.repository is not None or self.repository_id is not None)
+            )
+        )
+
+
+def namespace_owner(server: str) -> str | None:
+    """``io.github.<owner>/name`` → ``<owner>``; None for other namespaces."""
+    namespace = server.split("/", 1)[0]
+    if namespace.lower().startswith("io.github.") and len(namespace) > len("io.github."):
+        return namespace[len("io.github.") :]
+    return None
+
+
+def identity_problems(
+    facts: CertificateFacts, pins: Pins, *, server: str | None = None
+) -> list[str]:
+    """Every way the certificate misses the pins or the server's namespace (empty = ok)."""
+    problems: list[str] = []
+    if facts.issuer != pins.issuer:
+        problems.append(f"issuer is {facts.issuer!r}, expected {pins.issuer!r}")
+    if pins.cert_identity is not None and pins.cert_identity not in facts.sans:
+        shown = ", ".join(facts.sans) or "none"
+        problems.append(f"certificate identity is {shown}, expected {pins.cert_identity}")
+    if pins.identity_regexp is not None and not any(
+        re.fullmatch(pins.identity_regexp, san) for san in facts.sans
+    ):
+        shown = ", ".join(facts.sans) or "none"
+        problems.append(
+            f"certificate identity is {shown}, which does not match {pins.identity_regexp!r}"
+        )
+    owner = namespace_owner(server) if server else None
+    if owner is not None:
+        if facts.issuer != GITHUB_ACTIONS_ISSUER:
+            problems.append(
+                f"{server} is in the io.github.{owner} namespace, so it must be signed from "
+                f"GitHub Actions, but the issuer is {facts.issuer!r}"
+            )
+        owners = facts.owners()
+        if not owners:
+            problems.append("certificate names no source repository owner")
+        wrong = sorted({o for o in owners if o.lower() != owner.lower()})
+        if wrong:
+            problems.append(
+                f"namespace io.github.{owner} belongs to GitHub owner {owner!r}, but the "
+                f"certificate's repository owner is {', '.join(map(repr, wrong))}"
+            )
+    if pins.repository is not None:
+        stated = [r for r in (facts.repository, facts.ext("5")) if r is not None]
+        if not stated or any(r.lower() != pins.repository.lower() for r in stated):
+            problems.append(
+                f"repository is {facts.repository!r}, expected {pins.repository!r}"
+            )
+    if pins.workflow is not None and not _workflow_matches(facts, pins.workflow):
+        problems.append(
+            f"signing workflow is {facts.workflow!r}, expected {pins.workflow!r}"
+        )
+    if pins.ref_pattern is not None and (
+        facts.ref is None or not ref_glob(pins.ref_pattern).fullmatch(facts.ref)
+    ):
+        problems.append(f"ref is {facts.ref!r}, which does not match {pins.ref_pattern!r}")
+    for label, pinned, actual in (
+        ("ref", pins.ref, facts.ref),
+        ("owner id", pins.owner_id, facts.owner_id),
+        ("repository id", pins.repository_id, facts.repository_id),
+    ):
+        if pinned is not None and actual != pinned:
+            problems.append(f"{label} is {actual!r}, expected {pinned!r}")
+    return problems
+
+
+def _workflow_matches(facts: CertificateFacts, pinned: str) -> bool:
+    """The certificate's workflow is ``pinned``: a path in the source repository, or
+    ``OWNER/REPO/path`` (repository names compared case-insensitively, paths exactly)."""
+    parts = parse_workflow_identity(facts.identity) if facts.identity else None
+    if parts is None:
+        return False
+    repository, _, path = pinned.rpartition("/.github/workflows/")
+    if not repository:
+        return pinned == parts.path and facts.workflow == parts.path
+    return (
+        f".github/workflows/{path}" == parts.path
+        and repository.lower() == parts.repository.lower()
+    )
+
+
+def _identity_summary(facts: CertificateFacts, pins: Pins, server: str) -> str:
+    parts = [f"issuer {facts.issuer}"]
+    if pins.cert_identity:
+        parts.append(f"identity pinned to {pins.cert_identity}")
+    elif pins.identity_regexp:
+        parts.append(f"identity {facts.identity} matches {pins.identity_regexp!r}")
+    elif pins.workflow:
+        parts.append(f"workflow {pins.workflow} (any ref)")
+    else:
+        parts.append("identity not pinned (any workflow of the namespace owner)")
+    owner = namespace_owner(server)
+    if owner is not None:
+        parts.append(f"owner {owner} matches")
+    for label, value in (
+        ("repository", pins.repository), ("ref", pins.ref),
+        ("ref pattern", pins.ref_pattern), ("owner id", pins.owner_id),
+        ("repository id", pins.repository_id),
+    ):
+        if value is not None:
+            parts.append(f"{label} {value}")
+    return "; ".join(parts)
+
+
+# ---------------------------------------------------------------------- signature core
+class _AcceptAnyIdentity:
+    """Verifier policy that defers identity to :func:`identity_problems`."""
+
+    def verify(self, cert: Certificate) -> None:
+        return None
+
+
+def _bundle_text(bundle: Mapping[str, Any] | str | bytes) -> str:
+    if isinstance(bundle, bytes):
+        return bundle.decode("utf-8", errors="replace")
+    if isinstance(bundle, str):
+        return bundle
+    return json.dumps(bundle)
+
+
+def load_bundle_certificate(bundle: Mapping[str, Any] | str | bytes) -> Certificate:
+    """The signing certificate of a bundle, without verifying anything."""
+    from sigstore.models import Bundle
+
+    try:
+        return Bundle.from_json(_bundle_text(bundle)).signing_certificate
+    except Exception as exc:
+        raise VerificationFailed(f"not a valid Sigstore bundle: {_first_line(exc)}") from None
+
+
+def verify_artifact_bundle(
+    artifact: bytes,
+    bundle: Mapping[str, Any] | str | bytes,
+    *,
+    trusted_root: TrustedRoot,
+    pins: Pins | None = None,
+    server: str | None = None,
+) -> CertificateFacts:
+    """Run the sigstore Verifier on ``artifact`` + ``bundle``; then, if ``pins`` are given,
+    the identity checks. Raises :class:`VerificationFailed` naming the axis."""
+    from sigstore.models import Bundle
+    from sigstore.verify import Verifier
+
+    try:
+        parsed = Bundle.from_json(_bundle_text(bundle))
+    except Exception as exc:
+        raise VerificationFailed(
+            f"signature: not a valid Sigstore bundle: {_first_line(exc)}"
+        ) from None
+    try:
+        Verifier(trusted_root=trusted_root).verify_artifact(artifact, parsed, _AcceptAnyIdentity())
+    except Exception as exc:  # VerificationError and anything a hostile bundle provokes
+        message = _first_line(exc)
+        if "certificate chain" in message:
+            message += (
+                " (the certificate was not issued by a CA in this trust root: signed with "
+                "another Sigstore instance? check which trust root is used)"
+            )
+        raise VerificationFailed(f"signature: {message}") from None
+    facts = certificate_facts(parsed.signing_certificate)
+    if pins is not None:
+        problems = identity_problems(facts, pins, server=server)
+        if problems:
+            raise VerificationFailed(f"identity: {'; '.join(problems)}")
+    return facts
+
+
+def log_entry_of(bundle: Mapping[str, Any]) -> TransparencyLogRef:
+    """The ``transparencyLog`` record of a bundle's (single) Rekor entry."""
+    try:
+        entries = bundle["verificationMaterial"]["tlogEntries"]
+        if not isinstance(entries, list) or len(entries) != 1:
+            raise ValueError("expected exactly one tlog entry")
+        entry = entries[0]
+        log_id = base64.b64decode(entry["logId"]["keyId"], validate=True).hex()
+        log_index = int(entry["logIndex"])
+        raw_time = entry.get("integratedTime")
+        integrated = int(raw_time) if raw_time not in (None, "", "0", 0) else None
+    except (KeyError, TypeError, ValueError, binascii.Error) as exc:
+        raise VerificationFailed(f"bundle has no readable log entry ({exc})") from None
+    return TransparencyLogRef(log_id, log_index, integrated)
+
+
+# ---------------------------------------------------------------------- envelope axes
+def _signature_axis(
+    env: SignedEnvelope, trusted_root: TrustedRoot
+) -> tuple[AxisResult, CertificateFacts | None]:
+    try:
+        facts = verify_artifact_bundle(env.signed_bytes(), env.bundle, trusted_root=trusted_root)
+    except VerificationFailed as exc:
+        detail = str(exc).removeprefix("signature: ")
+        try:
+            facts = certificate_facts(load_bundle_certificate(env.bundle))
+        except VerificationFailed:
+            facts = None
+        return AxisResult("signature", FAIL, detail), facts
+    return AxisResult(
+        "signature", PASS,
+        "certificate chain, SCT, Rekor inclusion proof, checkpoint and signed time verified",
+    ), facts
+
+
+def _identity_axis(env: SignedEnvelope, facts: CertificateFacts | None, pins: Pins) -> AxisResult:
+    if facts is None:
+        return AxisResult("identity", FAIL, "no readable signing certificate in the bundle")
+    problems = identity_problems(facts, pins, server=env.server)
+    return _judged("identity", problems, _identity_summary(facts, pins, env.server))
+
+
+def _judged(axis: str, problems: list[str], passed: str) -> AxisResult:
+    """FAIL with every problem named, or PASS with what was established."""
+    if problems:
+        return AxisResult(axis, FAIL, "; ".join(problems))
+    return AxisResult(axis, PASS, passed)
+
+
+def _log_axis(env: SignedEnvelope, facts: CertificateFacts | None) -> AxisResult:
+    problems: list[str] = []
+    try:
+        logged = log_entry_of(env.bundle)
+    except VerificationFailed as exc:
+        return AxisResult("log-entry", FAIL, str(exc))
+    ours = env.transparency_log
+    for label, mine, theirs in (
+        ("logId", ours.log_id, logged.log_id),
+        ("logIndex", ours.log_index, logged.log_index),
+        ("integratedTime", ours.integrated_time, logged.integrated_time),
+    ):
+        if mine != theirs:
+            problems.append(f"transparencyLog.{label} is {mine!r} but the bundle says {theirs!r}")
+    if facts is None:
+        problems.append("no readable signing certificate to compare signer with")
+    else:
+        if env.identity not in facts.sans or len(facts.sans) != 1:
+            problems.append(
+                f"signer.identity is {env.identity!r} but the certificate says "
+                f"{', '.join(facts.sans) or 'nothing'}"
+            )
+        if env.issuer != facts.issuer:
+            problems.append(
+                f"signer.issuer is {env.issuer!r} but the certificate says {facts.issuer!r}"
+            )
+    if env.statement.identity != env.identity:
+        problems.append(
+            f"statement identity {env.statement.identity!r} differs from signer.identity"
+        )
+    return _judged(
+        "log-entry", problems,
+        f"log index {ours.log_index} and signer match the bundle and certificate",
+    )
+
+
+def _chain_axis(
+    env: SignedEnvelope,
+    facts: CertificateFacts | None,
+    previous: SignedEnvelope | None,
+    previous_source: str,
+    trusted_root: TrustedRoot,
+    pins: Pins,
+) -> AxisResult:
+    if previous is None:
+        return AxisResult("chain", SKIPPED, "no previous envelope given")
+    problems = _chain_link_problems(env, previous)
+    if not problems:
+        problems = _previous_signer_problems(env, facts, previous, trusted_root, pins)
+    return _judged(
+        "chain", problems,
+        f"follows revision {previous.revision} ({previous_source}), whose signature "
+        "verifies under the same pins and publisher",
+    )
+
+
+def _previous_signer_problems(
+    env: SignedEnvelope,
+    facts: CertificateFacts | None,
+    previous: SignedEnvelope,
+    trusted_root: TrustedRoot,
+    pins: Pins,
+) -> list[str]:
+    """A chain link is only worth something if the previous revision is genuine too.
+
+    Its signature must verify against the same trust root, its signer must meet the same
+    pins, and it must come from the same publisher (:func:`continuity_problems`).
+    """
+    try:
+        previous_facts = verify_artifact_bundle(
+            previous.signed_bytes(), previous.bundle, trusted_root=trusted_root
+        )
+    except VerificationFailed as exc:
+        return [f"the previous envelope's signature does not verify: {exc}"]
+    problems = [
+        f"previous envelope: {p}"
+        for p in identity_problems(previous_facts, pins, server=env.server)
+    ]
+    if problems and pins.cert_identity is not None:
+        problems.append(
+            "an exact identity pin names one ref; pin the repository and workflow file to "
+            "verify a chain across tags"
+        )
+    if previous.identity not in previous_facts.sans or previous.issuer != previous_facts.issuer:
+        problems.append("previous envelope: its signer is not the certificate's identity")
+    if facts is None:
+        problems.append("no readable signing certificate to compare the publisher with")
+    else:
+        problems += continuity_problems(facts, previous_facts)
+    return problems
+
+
+def continuity_problems(current: CertificateFacts, previous: CertificateFacts) -> list[str]:
+    """Every way two certificates fail to come from the same publisher (empty = same).
+
+    GitHub Actions: the same numeric owner id and repository id (Fulcio extensions .17
+    and .15, which survive renames and are never reused, unlike logins) and the same
+    workflow file; the ref may differ (a tag-to-tag chain). Other issuers: the same
+    issuer and the same identity.
+    """
+    if current.issuer != previous.issuer:
+        return [f"previous revision was signed via issuer {previous.issuer!r}, this one via "
+                f"{current.issuer!r}"]
+    if current.issuer != GITHUB_ACTIONS_ISSUER:
+        if current.sans != previous.sans:
+            return [f"previous revision was signed by {', '.join(previous.sans) or 'nobody'}, "
+                    f"this one by {', '.join(current.sans) or 'nobody'}"]
+        return []
+    problems: list[str] = []
+    for label, now, then in (
+        ("owner id", current.owner_id, previous.owner_id),
+        ("repository id", current.repository_id, previous.repository_id),
+    ):
+        if now is None or then is None:
+            problems.append(f"a certificate of the chain states no numeric {label}")
+        elif now != then:
+            problems.append(
+                f"previous revision was signed from {label} {then}, this one from {now} "
+                "(another account or repository, even under the same name)"
+            )
+    if current.workflow is None or current.workflow != previous.workflow:
+        problems.append(
+            f"previous revision was signed by workflow {previous.workflow!r}, this one by "
+            f"{current.workflow!r}"
+        )
+    return problems
+
+
+def _chain_link_problems(env: SignedEnvelope, previous: SignedEnvelope) -> list[str]:
+    problems: list[str] = []
+    if previous.server != env.server:
+        problems.append(f"previous revision is for {previous.server!r}, not {env.server!r}")
+    if env.revision != previous.revision + 1:
+        problems.append(
+            f"revision {env.revision} does not follow previous revision {previous.revision}"
+        )
+    if env.statement.previous_manifest_digest != previous.statement.manifest_digest:
+        problems.append(
+            "previousManifestDigest is "
+            f"{env.statement.previous_manifest_digest}, previous manifestDigest is "
+            f"{previous.statement.manifest_digest}"
+        )
+    return problems
+
+
+def _tools_axis(env: SignedEnvelope, tools: list[Tool] | None, tools_source: str) -> AxisResult:
+    if tools is None:
+        return AxisResult("tools", SKIPPED, "no tools given")
+    from histor_sign.drift import ChangeKind, diff_digests
+    from histor_sign.revision import digests
+
+    manifest, per_tool = digests(tools)
+    signed = env.statement
+    changes = diff_digests(signed.tool_digests, per_tool)
+    problems = [
+        f"{kind.value}: {', '.join(c.name for c in changes if c.change is kind)}"
+        for kind in ChangeKind
+        if any(c.change is kind for c in changes)
+    ]
+    if manifest != signed.manifest_digest and not problems:
+        problems.append(f"manifest digest is {manifest}, signed {signed.manifest_digest}")
+    if problems:
+        return AxisResult("tools", FAIL, f"{tools_source} differs from the signed tools: "
+                          + "; ".join(problems))
+    return AxisResult("tools", PASS, f"{len(per_tool)} tool digests match {tools_source}")
+
+
+def verify(
+    envelope: SignedEnvelope | str | Path,
+    *,
+    pins: Pins | None = None,
+    trust: Trust | None = None,
+    previous: SignedEnvelope | str | Path | None = None,
+    tools: ToolsLike | str | Path | None = None,
+    offline: bool = False,
+    source: str | None = None,
+    previous_source: str | None = None,
+    tools_source: str | None = None,
+) -> VerificationReport:
+    """Verify a signed revision envelope on every axis and report each one.
+
+    ``envelope``/``previous`` are :class:`SignedEnvelope` objects or paths; ``tools`` is
+    anything :func:`~histor_sign.catalog.as_tools` accepts, or a catalog path. ``trust``
+    defaults to production; ``offline`` verifies production/staging with the vendored
+    trusted root instead of a TUF refresh. ``source``, ``previous_source`` and
+    ``tools_source`` name the inputs in the report.
+
+    Bad input (unreadable/malformed envelope, previous or catalog; bad trust files; a
+    server outside ``io.github.*`` whose pins name no signer) raises an exit-2
+    :class:`~histor_sign.errors.HistorError`; failed checks are reported, not raised —
+    call :meth:`VerificationReport.raise_for_failure` to turn them into exit 1.
+    """
+    if isinstance(envelope, SignedEnvelope):
+        env, source = envelope, source or "<envelope>"
+    else:
+        env, source = load_envelope(envelope), source or str(envelope)
+    inputs = _prepare_inputs(env.server, pins=pins, trust=trust, offline=offline,
+                             previous=previous, previous_source=previous_source,
+                             tools=tools, tools_source=tools_source)
+    pins, trust = inputs.pins, inputs.trust
+    trusted_root = trust.trusted_root()
+    well_formed = AxisResult("well-formed", PASS, "strict JSON; all members present and typed")
+    signature, facts = _signature_axis(env, trusted_root)
+    if signature.status == FAIL and (hint := stale_root_hint(trust, signature.detail)):
+        signature = AxisResult("signature", FAIL, f"{signature.detail}; {hint}")
+    identity, log = _identity_axis(env, facts, pins), _log_axis(env, facts)
+    if signature.status == FAIL:  # the certificate they looked at is not vouched for
+        identity, log = (
+            AxisResult(a.axis, a.status, f"{a.detail} (certificate unverified)")
+            if a.status == PASS else a
+            for a in (identity, log)
+        )
+    axes = (
+        well_formed,
+        signature,
+        identity,
+        log,
+        _chain_axis(env, facts, inputs.previous, inputs.previous_source, trusted_root, pins),
+        _tools_axis(env, inputs.tools, inputs.tools_source),
+    )
+    return VerificationReport(source=source, envelope=env, trust=trust.describe(), axes=axes)
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """What a verification checks against, loaded and checked before any signature work."""
+
+    pins: Pins
+    trust: Trust
+    previous: SignedEnvelope | None
+    previous_source: str
+    tools: list[Tool] | None
+    tools_source: str
+    #: ``tools`` as given or read: a fetch snapshot stays a Snapshot, whose server surface
+    #: the attestation's ``surface`` axis recomputes.
+    tools_document: object
+
+
+def _prepare_inputs(
+    server: str,
+    *,
+    pins: Pins | None,
+    trust: Trust | None,
+    offline: bool,
+    previous: SignedEnvelope | str | Path | None,
+    previous_source: str | None,
+    tools: ToolsLike | str | Path | None,
+    tools_source: str | None,
+) -> _Inputs:
+    """The shared input preparation of :func:`verify` and
+    :func:`~histor_sign.attestation.verify_attestation` for a document naming ``server``.
+
+    Trust defaults to production (the vendored root when ``offline``); a server outside
+    ``io.github.*`` needs pins that name the signer (:class:`IdentityPinRequired`, before
+    anything is loaded or fetched); ``previous`` and ``tools`` paths are loaded here, so bad
+    input raises before any network or signature work.
+    """
+    pins = pins or Pins()
+    trust = trust or Trust.production(offline=offline)
+    if offline:
+        trust = trust.with_offline()
+    if namespace_owner(server) is None and not pins.ties_to_signer():
+        raise IdentityPinRequired(server)
+    if previous is None or isinstance(previous, SignedEnvelope):
+        prev_env = previous
+        previous_source = previous_source or "previous envelope"
+    else:
+        prev_env = load_envelope(previous)
+        previous_source = previous_source or str(previous)
+    from histor_sign.catalog import as_tools
+
+    tool_list: list[Tool] | None = None
+    if isinstance(tools, str | Path):
+        from histor_sign.canonical import read_json_file
+        from histor_sign.catalog import snapshot_or_catalog
+
+        tools_source = tools_source or str(tools)
+        tools = snapshot_or_catalog(read_json_file(str(tools)), str(tools))
+    if tools is not None:
+        tool_list = as_tools(tools)
+    return _Inputs(pins, trust, prev_env, previous_source, tool_list,
+                   tools_source or "the catalog", tools)
