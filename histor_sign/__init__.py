@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from histor_sign.signing import sign as sign
     # verify
     from histor_sign.verification import AxisStatus as AxisStatus
-    from histor_sign.verification import Pins as Pins
+    from histor_sign.verification.policy import Pins as Pins
     from histor_sign.verification import VerificationReport as VerificationReport
     from histor_sign.verification import verify as verify
     from histor_sign.attestation import ATTESTATION_PREDICATE_TYPE as ATTESTATION_PREDICATE_TYPE

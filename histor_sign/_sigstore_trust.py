@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from sigstore.models import ClientTrustConfig, TrustedRoot
 
 #: The OIDC issuer of GitHub Actions workflow identities.
-GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
 
 PRODUCTION = "production"
 STAGING = "staging"
@@ -199,7 +198,7 @@ def _first_line(exc: BaseException) -> str:
 
 # ---------------------------------------------------------------------- offline roots, staleness
 #: Where the vendored roots were copied from, and when: the age check in
-#: tests/verify/test_trust_root_staleness.py counts from this date. Refresh both together.
+#: tests/verification/test_trust_root_staleness.py counts from this date. Refresh both together.
 VENDORED_FROM = "sigstore 4.5.1"
 VENDORED_ON = "2026-11-29"
 #: The TUF repositories whose roots sigstore-python caches (its cache directory names).

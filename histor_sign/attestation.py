@@ -42,8 +42,9 @@ if TYPE_CHECKING:
 
     from histor_sign._sigstore_trust import Trust
     from histor_sign.catalog import ToolsLike
-    from histor_sign.verification import AxisResult, Pins, VerificationReport
+    from histor_sign.verification import AxisResult, VerificationReport
     from histor_sign.verification._certificate import CertificateFacts
+    from histor_sign.verification.policy import Pins
 
 #: histor-sign's predicate type: versioned; a new major version gets a new URI.
 ATTESTATION_PREDICATE_TYPE = "https://histor-sign.dev/revision/v1"
@@ -309,7 +310,7 @@ def verify_attestation_bundle(
     from sigstore.verify import Verifier
 
     from histor_sign._sigstore_trust import _first_line
-    from histor_sign.verification import _AcceptAnyIdentity
+    from histor_sign.verification import AcceptAnyIdentity
     from histor_sign.verification._certificate import certificate_facts
 
     try:
@@ -318,7 +319,7 @@ def verify_attestation_bundle(
         raise VerificationFailed(f"not a valid Sigstore bundle: {_first_line(exc)}") from None
     try:
         payload_type, payload = Verifier(trusted_root=trusted_root).verify_dsse(
-            parsed, _AcceptAnyIdentity()
+            parsed, AcceptAnyIdentity()
         )
     except Exception as exc:  # VerificationError and anything a hostile bundle provokes
         raise VerificationFailed(_first_line(exc)) from None
@@ -351,19 +352,12 @@ def verify_attestation(
     ``tools`` when it is a fetch snapshot holding the server surface (skipped otherwise).
     Bad input raises; failed checks are reported.
     """
-    from histor_sign._sigstore_trust import stale_root_hint
     from histor_sign.verification import (
-        FAIL,
         PASS,
         SKIPPED,
         AxisResult,
-        VerificationReport,
-        _chain_axis,
-        _identity_axis,
-        _judged,
-        _log_axis,
-        _prepare_inputs,
-        _tools_axis,
+        prepare_inputs,
+        run_axes,
     )
 
     if isinstance(attestation, Attestation):
@@ -371,11 +365,32 @@ def verify_attestation(
     else:
         parsed, source = load_attestation(attestation), source or str(attestation)
     env = parsed.as_envelope()
-    inputs = _prepare_inputs(env.server, pins=pins, trust=trust, offline=offline,
-                             previous=previous, previous_source=previous_source,
-                             tools=tools, tools_source=tools_source)
-    pins, trust = inputs.pins, inputs.trust
-    trusted_root = trust.trusted_root()
+    inputs = prepare_inputs(env.server, pins=pins, trust=trust, offline=offline,
+                            previous=previous, previous_source=previous_source,
+                            tools=tools, tools_source=tools_source)
+    tools_axis: AxisResult | None = None  # the subjects against the given tools
+    if inputs.tools is None:
+        tools_axis = (_envelope_agreement(env.statement, envelope.statement)
+                      if envelope is not None
+                      else AxisResult("tools", SKIPPED, "no tools or envelope given"))
+    return run_axes(
+        env, inputs, source=source,
+        well_formed=AxisResult("well-formed", PASS,
+                               "strict JSON; in-toto Statement v1 with our predicate"),
+        signature=lambda trusted_root: _signature_axis(parsed, trusted_root, source),
+        tools=tools_axis,
+        extra=(_surface_axis(parsed.surface, inputs.tools_document, inputs.tools_source),),
+    )
+
+
+def _signature_axis(
+    parsed: Attestation, trusted_root: TrustedRoot, source: str
+) -> tuple[AxisResult, CertificateFacts | None]:
+    """Every part's DSSE signature, certificate chain and log inclusion, and one signer
+    across parts; the facts of the (first) signing certificate, verified or not."""
+    from histor_sign.verification import judged, load_bundle_certificate
+    from histor_sign.verification._certificate import certificate_facts
+
     problems: list[str] = []
     facts_seen: list[CertificateFacts] = []
     for number, bundle in enumerate(parsed.bundles, start=1):
@@ -389,46 +404,18 @@ def verify_attestation(
         facts_seen.append(facts)
     if len({(f.issuer, tuple(f.sans)) for f in facts_seen}) > 1:
         problems.append("the parts were signed by different identities")
-    signature = _judged(
+    signature = judged(
         "signature", problems,
         f"DSSE signature, certificate chain, SCT and Rekor inclusion of {len(parsed.bundles)} "
         f"part(s) verified; payload {INTOTO_PAYLOAD_TYPE}, predicate {ATTESTATION_PREDICATE_TYPE}",
     )
-    if signature.status == FAIL and (hint := stale_root_hint(trust, signature.detail)):
-        signature = AxisResult("signature", FAIL, f"{signature.detail}; {hint}")
     facts_or_none = facts_seen[0] if facts_seen and not problems else None
     if facts_or_none is None:
-        from histor_sign.verification import load_bundle_certificate
-        from histor_sign.verification._certificate import certificate_facts
-
         try:
             facts_or_none = certificate_facts(load_bundle_certificate(parsed.bundles[0]))
         except VerificationFailed:
             facts_or_none = None
-    identity, log = _identity_axis(env, facts_or_none, pins), _log_axis(env, facts_or_none)
-    if signature.status == FAIL:
-        identity, log = (
-            AxisResult(a.axis, a.status, f"{a.detail} (certificate unverified)")
-            if a.status == PASS else a
-            for a in (identity, log)
-        )
-    if inputs.tools is not None:
-        tools_axis = _tools_axis(env, inputs.tools, inputs.tools_source)
-    elif envelope is not None:
-        tools_axis = _envelope_agreement(env.statement, envelope.statement)
-    else:
-        tools_axis = AxisResult("tools", SKIPPED, "no tools or envelope given")
-    axes = (
-        AxisResult("well-formed", PASS, "strict JSON; in-toto Statement v1 with our predicate"),
-        signature,
-        identity,
-        log,
-        _chain_axis(env, facts_or_none, inputs.previous, inputs.previous_source,
-                    trusted_root, pins),
-        tools_axis,
-        _surface_axis(parsed.surface, inputs.tools_document, inputs.tools_source),
-    )
-    return VerificationReport(source=source, envelope=env, trust=trust.describe(), axes=axes)
+    return signature, facts_or_none
 
 
 def verified_surface(
@@ -454,7 +441,7 @@ def _surface_axis(
     comparison as ``check``'s: :func:`histor_sign.drift.surface_changes`)."""
     from histor_sign.drift import _surface_of, surface_changes
     from histor_sign.revision import surface_digests
-    from histor_sign.verification import SKIPPED, AxisResult, _judged
+    from histor_sign.verification import SKIPPED, AxisResult, judged
 
     if attested is None:
         return AxisResult("surface", SKIPPED, "the attestation carries no surface digests")
@@ -467,14 +454,14 @@ def _surface_axis(
     try:
         signed = _surface_digests(attested, "predicate.surface")
     except InputError as exc:
-        return _judged("surface", [exc.message], "")
+        return judged("surface", [exc.message], "")
     what = {"prompt": "prompt", "resourceTemplate": "resource template"}
     problems = ["instructions differ" if c.part == "instructions"
                 else f"{what[c.part]} {c.name} {c.change.value}"
                 for c in surface_changes(signed, recomputed)]
     counts = (f"{len(recomputed.prompts)} prompts, {len(recomputed.resource_templates)} "
               "resource templates and the instructions")
-    return _judged(
+    return judged(
         "surface", [f"{tools_source} differs from the attested surface: " + "; ".join(problems)]
         if problems else [],
         f"{counts} match {tools_source}",
@@ -483,7 +470,7 @@ def _surface_axis(
 
 def _envelope_agreement(attested: Statement, signed: Statement) -> AxisResult:
     """The attestation's statement must be the envelope's, digest for digest."""
-    from histor_sign.verification import _judged
+    from histor_sign.verification import judged
 
     problems = [
         f"{label} differs from the envelope's"
@@ -505,7 +492,7 @@ def _envelope_agreement(attested: Statement, signed: Statement) -> AxisResult:
                if signed.tool_digests.get(n, attested.tool_digests[n]) != attested.tool_digests[n]}
         )
         problems.append(f"tool subjects differ from the envelope's for {', '.join(names)}")
-    return _judged(
+    return judged(
         "tools", problems,
         f"{len(attested.tool_digests)} tool subjects and the manifest equal the envelope's",
     )

@@ -527,6 +527,11 @@ LOG_KEYS = ("logId", "logIndex", "integratedTime")
 _HEX = re.compile(r"[0-9a-f]{2,128}")  # fullmatch: "$" would allow a final newline
 
 
+#: The OIDC issuer of GitHub Actions workflow identities: the ``signer.issuer`` of every
+#: revision a GitHub workflow signs (the local Sigstore instance mints its tokens too).
+GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
+
+
 @dataclass(frozen=True)
 class TransparencyLogRef:
     """Where the signature was logged: Rekor log id (hex), global index, time (or null)."""
@@ -748,3 +753,11 @@ class Finding:
 
 #: What the library accepts where it needs a statement.
 StatementLike: TypeAlias = "Statement | SignedEnvelope | Mapping[str, Any]"
+
+
+def namespace_owner(server: str) -> str | None:
+    """``io.github.<owner>/name`` → ``<owner>``; None for other namespaces."""
+    namespace = server.split("/", 1)[0]
+    if namespace.lower().startswith("io.github.") and len(namespace) > len("io.github."):
+        return namespace[len("io.github.") :]
+    return None

@@ -41,15 +41,14 @@ from histor_sign._chain_store import NotPublished, ReleaseLocation
 from histor_sign._escape import printable
 from histor_sign._limits import MAX_PIN_FILE_BYTES
 from histor_sign.errors import InputError, LimitExceeded, UsageError, VerificationFailed
-from histor_sign.models import validate_server_name
-from histor_sign.verification._certificate import GITHUB_ACTIONS_ISSUER
+from histor_sign.models import GITHUB_ACTIONS_ISSUER, validate_server_name
 
 if TYPE_CHECKING:
     from histor_sign._sigstore_trust import Trust
     from histor_sign.catalog import ToolsLike
     from histor_sign.drift import DriftResult
     from histor_sign.models import Catalog, SignedEnvelope, Snapshot, SurfaceDigests
-    from histor_sign.verification import Pins
+    from histor_sign.verification.policy import Pins
 
 #: Format version of the pin file; a newer one is refused rather than half understood.
 PINS_VERSION = 1
@@ -141,7 +140,7 @@ class PinEntry:
     def pins(self) -> Pins:
         """The certificate pins this entry stands for: issuer, repository, numeric ids and,
         when pinned, the workflow file (any ref)."""
-        from histor_sign.verification import Pins
+        from histor_sign.verification.policy import Pins
 
         return Pins(
             issuer=self.issuer, repository=self.repository, owner_id=self.owner_id,
@@ -636,7 +635,7 @@ def draft_pin(
     Only ``io.github.<owner>/…`` names can be pinned by repository, and ``repository`` must
     belong to ``<owner>``; :class:`UsageError` names the parameter otherwise.
     """
-    from histor_sign.verification import namespace_owner
+    from histor_sign.models import namespace_owner
 
     validate_server_name(server)
     validate_repository(repository)
@@ -762,6 +761,119 @@ def verified_drift_text(
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------- verify for use
+class NotPinned(UsageError):
+    """``server`` has no pin in the store, and nothing else names its publisher.
+
+    ``server`` and ``store_path`` say which; ``outside_github`` is True for a name no
+    repository pin can hold (not ``io.github.*``). A front end names its own way to pin.
+    """
+
+    def __init__(self, server: str, store_path: Path) -> None:
+        from histor_sign.models import namespace_owner
+
+        super().__init__(f"{printable(server, 200)} is not pinned in {store_path}",
+                         param="server")
+        self.server = server
+        self.store_path = store_path
+        self.outside_github = namespace_owner(server) is None
+
+
+@dataclass(frozen=True)
+class VerifiedForUse:
+    """A signed revision that passed the rule for use, and the line that says who signed it.
+
+    ``pinned`` is set when a pin vouched for it; ``pins`` and ``trust`` are what it verified
+    under (what its attestation must verify under too).
+    """
+
+    envelope: SignedEnvelope
+    headline: str
+    pinned: PinnedRevision | None = None
+    pins: Pins | None = None
+    trust: Trust | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        if self.pinned is not None:
+            return self.pinned.to_json()
+        env = self.envelope
+        return {
+            "server": env.server, "revision": env.revision,
+            "manifestDigest": env.statement.manifest_digest,
+            "signer": {"issuer": env.issuer, "identity": env.identity},
+        }
+
+
+def _store(store: PinStore | str | Path | None) -> PinStore:
+    return store if isinstance(store, PinStore) else PinStore.load(store)
+
+
+def verify_for_use(
+    envelope: SignedEnvelope,
+    *,
+    trust: Trust,
+    pins: Pins,
+    store: PinStore | str | Path | None = None,
+    server: str | None = None,
+    source: str = "envelope",
+) -> VerifiedForUse:
+    """The one rule before a signed revision is *used* (``check``, ``guard``, a proxy):
+    it must come from a publisher the caller named.
+
+    ``pins`` that name a signer (:func:`names_signer`) decide alone. Otherwise the pin for
+    ``server`` (or the envelope's own server name) in ``store`` (a :class:`PinStore`, its
+    file, or None for the per-user file — read only when needed) decides, freshness
+    included, and a revision that chains from the pinned one advances the pin. Otherwise
+    ``server`` alone pins the name (and with it the ``io.github`` namespace owner). With
+    none of these :class:`NotPinned` is raised: any validly signed envelope of any owner
+    would pass. A failed check raises :class:`VerificationFailed`.
+    """
+    from histor_sign.verification import verify
+
+    if server is not None and envelope.server != server:
+        raise VerificationFailed(
+            f"{source}: identity: the envelope is for {printable(envelope.server, 200)!r}, "
+            f"not `server` {server!r}", param="server"
+        )
+    if not pins.names_signer():
+        loaded = _store(store)
+        entry = loaded.get(server or envelope.server)
+        if entry is not None:
+            pinned = verify_pinned(entry, trust=trust, envelope=envelope, source=source)
+            pinned.raise_for_freshness()
+            if pinned.freshness is Freshness.ADVANCED:
+                loaded.advance(pinned.pin)
+            return VerifiedForUse(envelope, pinned.headline(), pinned, entry.pins(), trust)
+        if server is None:
+            raise NotPinned(envelope.server, loaded.path)
+    verify(envelope, pins=pins, trust=trust, source=source).raise_for_failure()
+    headline = (f"{envelope.server} revision {envelope.revision} · signed by "
+                f"{printable(envelope.identity)}")
+    return VerifiedForUse(envelope, headline, pins=pins, trust=trust)
+
+
+def latest_for_use(
+    server: str,
+    *,
+    trust: Trust,
+    store: PinStore | str | Path | None = None,
+    signed_tools: bool | None = False,
+) -> PinnedRevision:
+    """The latest revision of a pinned ``server``, fetched from the pinned location,
+    verified under the pin and fresh; a revision that chains from the pinned one advances
+    the pin. :class:`NotPinned` without a pin; :class:`VerificationFailed` for a revision
+    that does not verify, a rollback, a fork or a broken chain."""
+    loaded = _store(store)
+    entry = loaded.get(server)
+    if entry is None:
+        raise NotPinned(server, loaded.path)
+    pinned = verify_pinned(entry, trust=trust, signed_tools=signed_tools)
+    pinned.raise_for_freshness()
+    if pinned.freshness is Freshness.ADVANCED:
+        loaded.advance(pinned.pin)
+    return pinned
+
+
 def check_served(
     store: PinStore,
     server: str,
@@ -790,7 +902,7 @@ def check_served(
 
     entry = store.get(server)
     if entry is None:
-        raise UsageError(f"{printable(server, 200)} is not pinned in {store.path}", param="server")
+        raise NotPinned(server, store.path)
     trust = trust or Trust.production()
     pinned = verify_pinned(entry, trust=trust, envelope=envelope, signed_tools=None)
     pinned.raise_for_freshness()

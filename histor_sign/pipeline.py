@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from histor_sign._atomic import OutputDirectory
+from histor_sign._chain_store import latest_envelope, publish, refuse_published
 from histor_sign._escape import inert_line, printable
 from histor_sign.catalog import reject_duplicates, require_mcp
 from histor_sign.errors import GateFailed, InputError, VerificationFailed
@@ -35,8 +36,9 @@ if TYPE_CHECKING:
     from histor_sign.guard._policy import Policy
     from histor_sign.models import SignedEnvelope, Snapshot
     from histor_sign.signing import SignedRevision, TokenIdentity
-    from histor_sign.verification import Pins, VerificationReport
+    from histor_sign.verification import VerificationReport
     from histor_sign.verification._certificate import CertificateFacts
+    from histor_sign.verification.policy import Pins
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,9 @@ class ReleaseRequest:
     gate; ``trust`` defaults to production. ``verify_command``, when given, is the command
     line ``summary.md`` shows under "Verify it yourself", with ``{envelope}`` and
     ``{identity}`` filled in (a front end names its own verify command there).
+    ``revisions``, when given, is the chain directory the fresh revision is published into
+    (:mod:`histor_sign.layout`): a release whose revision number is already published there
+    is refused before anything is signed, and the outcome lists the files published.
     """
 
     server: str
@@ -65,6 +70,7 @@ class ReleaseRequest:
     trust: Trust | None = None
     identity_token: str | None = None
     verify_command: str | None = None
+    revisions: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,9 @@ class ReleaseOutcome:
     envelope: SignedEnvelope | None = None
     report: VerificationReport | None = None
     summary_markdown: str = ""
+    #: What was published into ``request.revisions``: the numbered and the latest envelope
+    #: first, then the snapshot and the attestation parts.
+    published: tuple[Path, ...] = ()
 
     def github_outputs(self) -> dict[str, str]:
         """Step outputs for ``$GITHUB_OUTPUT`` (the composite action re-exports them)."""
@@ -134,8 +143,8 @@ class Preflight:
 def publisher_pins(facts: CertificateFacts) -> Pins:
     """Pins that hold for every release of one publisher, whatever its ref: numeric ids
     and workflow file on GitHub Actions; the exact identity elsewhere."""
-    from histor_sign.verification import Pins
-    from histor_sign.verification._certificate import GITHUB_ACTIONS_ISSUER
+    from histor_sign.models import GITHUB_ACTIONS_ISSUER
+    from histor_sign.verification.policy import Pins
 
     if facts.issuer == GITHUB_ACTIONS_ISSUER and facts.workflow and facts.repository_id:
         return Pins(
@@ -223,6 +232,8 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
     """
     from histor_sign.revision import surface_json
 
+    if request.revisions is not None:
+        refuse_published(request.revisions, request.server, _next_revision(request))
     catalog, evidence = _catalog_and_evidence(tools)
     reject_duplicates(catalog.tools)
     require_mcp(catalog.tools)
@@ -257,7 +268,34 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
         written = out.publish(files)
     paths = {role: written[OUTPUT_NAMES[role]] for role in contents}
     paths["attestation"] = written[OUTPUT_NAMES["attestation"]]
-    return replace(outcome, files=paths)
+    published: tuple[Path, ...] = ()
+    if request.revisions is not None:
+        published = tuple(publish(
+            request.revisions, request.server, signed.envelope.statement.revision,
+            contents["envelope"], contents["tools"], signed.attestation_json,
+        ))
+    return replace(outcome, files=paths, published=published)
+
+
+def latest_published(revisions: Path, server: str) -> Path | None:
+    """The latest envelope of ``server`` in the chain directory ``revisions`` (what
+    ``previous`` is for the next release), or None before its first release."""
+    return latest_envelope(revisions, server)
+
+
+def _next_revision(request: ReleaseRequest) -> int:
+    """The number this release will get (a malformed ``previous`` is judged later)."""
+    from histor_sign.canonical import read_json_file
+    from histor_sign.models import SignedEnvelope
+
+    previous = request.previous
+    if previous is None:
+        return 1
+    if isinstance(previous, SignedEnvelope):
+        return previous.statement.revision + 1
+    doc = read_json_file(str(previous))
+    number = doc.get("revision") if isinstance(doc, dict) else None
+    return number + 1 if isinstance(number, int) and not isinstance(number, bool) else 1
 
 
 def _gate_tripped(

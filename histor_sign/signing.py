@@ -22,8 +22,8 @@ from histor_sign._atomic import write_all_atomic
 from histor_sign._sigstore_trust import Trust, _first_line
 from histor_sign.errors import HistorError, InputError, SigningError, VerificationFailed
 from histor_sign.layout import companion_paths
-from histor_sign.models import SignedEnvelope, signed_bytes, statement_of
-from histor_sign.verification._certificate import GITHUB_ACTIONS_ISSUER, CertificateFacts
+from histor_sign.models import GITHUB_ACTIONS_ISSUER, SignedEnvelope, signed_bytes, statement_of
+from histor_sign.verification._certificate import CertificateFacts
 
 if TYPE_CHECKING:
     from sigstore.oidc import IdentityToken
@@ -244,7 +244,7 @@ def sign_statement(
     except Exception as exc:
         raise _signing_failure(exc) from None
 
-    from histor_sign.verification import Pins
+    from histor_sign.verification.policy import Pins
 
     try:
         verify_artifact_bundle(
@@ -335,7 +335,6 @@ def actions_identity(identity: str, env: Mapping[str, str]) -> ClaimedIdentity |
 
 def predicted_facts(who: TokenIdentity | ClaimedIdentity) -> CertificateFacts:
     """The certificate facts Fulcio will derive from the token (GitHub claim mapping)."""
-    from histor_sign.verification._certificate import GITHUB_ACTIONS_ISSUER, CertificateFacts
 
     extensions = {"8": who.issuer}
     if who.issuer == GITHUB_ACTIONS_ISSUER:
@@ -358,7 +357,7 @@ def require_namespace(server: str, who: TokenIdentity | ClaimedIdentity) -> Cert
     namespace the signing identity cannot own (the envelope would never verify).
     Returns the certificate facts Fulcio will derive from the token (or, for a
     :class:`ClaimedIdentity`, from the claims it will carry)."""
-    from histor_sign.verification import Pins, identity_problems
+    from histor_sign.verification.policy import Pins, identity_problems
 
     facts = predicted_facts(who)
     problems = identity_problems(facts, Pins(issuer=who.issuer), server=server)

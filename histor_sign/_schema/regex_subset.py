@@ -5,7 +5,7 @@ matches before a final newline, ``{,n}`` is a quantifier, possessive quantifiers
 flags, ``\\B`` against the empty string, ...). We only trust a Python match result when the
 pattern uses a small syntax whitelist that ECMA-262 also accepts under the ``u`` flag *and*
 the subject is printable ASCII without newlines (the empty string included) — there both
-engines give the same answer (tests/scan/test_regex_ecma.py checks this against node's
+engines give the same answer (tests/collisions/test_regex_ecma.py checks this against node's
 ``RegExp(p, "u")`` on generated patterns). Anything else is reported as untrusted, so
 callers fail closed.
 

@@ -29,16 +29,16 @@ from histor_sign.cli.signing_commands import (
 from histor_sign.cli.trust_commands import (
     PinsOpt,
     ServerOpt,
-    VerifiedForUse,
     pinned_store,
     verify_for_use,
 )
 from histor_sign.drift._triage import Risk
 from histor_sign.mcp._target import FetchOptions, Target
-from histor_sign.verification._certificate import GITHUB_ACTIONS_ISSUER
+from histor_sign.models import GITHUB_ACTIONS_ISSUER
 
 if TYPE_CHECKING:
     from histor_sign.models import SurfaceDigests
+    from histor_sign.pins import VerifiedForUse
 
 FORMAT_OPT = typer.Option(
     OutputFormat.human, "--format", "-f", help="human (summary and per-tool lines) or json."
@@ -198,7 +198,7 @@ def check(
 
 
 def _attested_surface(
-    address: str, verified: VerifiedForUse, timeout: float
+    address: str, verified: "VerifiedForUse", timeout: float
 ) -> "SurfaceDigests | None":
     """The surface digests of the attestation at ``address`` (file or URL), verified under
     the pins and trust the envelope verified under."""

@@ -25,13 +25,12 @@ from histor_sign.cli.signing_commands import (
 from histor_sign.cli.trust_commands import (
     PinsOpt,
     ServerOpt,
-    VerifiedForUse,
     pinned_latest,
     verified_json,
     verify_for_use,
 )
 from histor_sign.errors import UsageError
-from histor_sign.verification._certificate import GITHUB_ACTIONS_ISSUER
+from histor_sign.models import GITHUB_ACTIONS_ISSUER
 
 FORMAT_OPT = typer.Option(
     OutputFormat.human, "--format", "-f", help="human (ALLOW/DENY and reasons) or json."
@@ -101,6 +100,7 @@ def guard(
     from histor_sign.canonical import read_bytes, read_json_file
     from histor_sign.catalog import load_catalog
     from histor_sign.guard import Guard, Policy
+    from histor_sign.pins import VerifiedForUse
 
     pinned_contract = server is not None and envelope is None
     if pinned_contract and catalog is not None:

@@ -203,8 +203,6 @@ def release(
     guard_policy = _load_policy(policy)
     trust = trust_from_flags(staging=staging, trust_config=trust_config)
     chained = _resolve_previous(previous, revisions, server)
-    if revisions is not None:
-        _refuse_published(revisions, server, chained)
     request = ReleaseRequest(
         server=server,
         server_version=server_version,
@@ -218,6 +216,7 @@ def release(
         trust=trust,
         identity_token=identity_token,
         verify_command=VERIFY_COMMAND,
+        revisions=revisions,
     )
     options = t.fetch_options_from_flags(
         timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,
@@ -238,8 +237,10 @@ def release(
             f"release gate failed: findings at --fail-on {fail_on.value}; "
             f"nothing was signed (see {exc.outcome.files['sarif']})", 1
         )
-    if revisions is not None:
-        _publish(outcome, revisions, server)
+    for path in outcome.published:
+        sys.stdout.write(f"  published {path}\n")
+    if outcome.published:
+        _append("GITHUB_OUTPUT", f"published={outcome.published[1]}\n")
     _report(outcome)
 
 
@@ -250,13 +251,14 @@ def _resolve_previous(
     envelope in ``--revisions`` (None there: the first release, said on stderr)."""
     from histor_sign import _chain_store as chain_store
     from histor_sign import layout
+    from histor_sign.pipeline import latest_published
 
     if previous is None:
         return None
     if previous == "auto":
         if revisions is None:
             raise UsageError("--previous auto needs --revisions DIR (where the chain is kept)")
-        latest = chain_store.latest_envelope(revisions, server)
+        latest = latest_published(revisions, server)
         if latest is None:
             where = layout.chain_dir(revisions, server)
             warn(f"no previous revision in {where}: releasing revision 1 (a new chain)")
@@ -269,49 +271,6 @@ def _resolve_previous(
         data = chain_store.fetch_envelope(previous, param="previous")
         return parse_envelope(parse_json(data, previous), previous)
     return previous
-
-
-def _refuse_published(revisions: Path, server: str, chained: "str | SignedEnvelope | None") -> None:
-    """Stop before signing (and spending a log entry) when the revision this release would
-    get is already in the chain directory: the chain would fork."""
-    from histor_sign import _chain_store as chain_store
-    from histor_sign.canonical import read_json_file
-    from histor_sign.models import SignedEnvelope
-
-    if chained is None:
-        revision = 1
-    elif isinstance(chained, SignedEnvelope):
-        revision = chained.statement.revision + 1
-    else:
-        doc = read_json_file(chained)
-        number = doc.get("revision") if isinstance(doc, dict) else None
-        if not isinstance(number, int):
-            return  # the release itself rejects a malformed previous
-        revision = number + 1
-    chain_store.refuse_published(revisions, server, revision)
-
-
-def _publish(outcome: "ReleaseOutcome", revisions: Path, server: str) -> None:
-    """Add the fresh revision to the chain directory (stdout says where)."""
-    from histor_sign import _chain_store as chain_store
-    from histor_sign.attestation import part_count
-    from histor_sign.canonical import read_json_file
-    from histor_sign.layout import part_paths
-
-    assert outcome.envelope is not None
-    snapshot = outcome.files.get("tools")
-    first = outcome.files["attestation"]  # the surface's only signature: published too
-    document = read_json_file(first)
-    assert isinstance(document, dict)
-    parts = part_paths(first, part_count(document, str(first)))
-    written = chain_store.publish(
-        revisions, server, outcome.envelope.statement.revision, outcome.envelope.to_bytes(),
-        snapshot.read_bytes() if snapshot is not None else None,
-        [p.read_bytes() for p in parts],
-    )
-    for path in written:
-        sys.stdout.write(f"  published {path}\n")
-    _append("GITHUB_OUTPUT", f"published={written[1]}\n")
 
 
 def _load_policy(path: Path | None) -> "Policy | None":

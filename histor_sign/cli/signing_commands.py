@@ -18,14 +18,14 @@ import typer
 from histor_sign._escape import inert_line
 from histor_sign._limits import MAX_FIRST_INDEX
 from histor_sign._sigstore_trust import Trust
-from histor_sign.canonical import JsonValue
 from histor_sign.cli.app import FLAGS, PROG, OutputFormat, app, emit, warn
 from histor_sign.errors import UsageError
-from histor_sign.verification._certificate import GITHUB_ACTIONS_ISSUER
+from histor_sign.models import GITHUB_ACTIONS_ISSUER
 
 if TYPE_CHECKING:
     from histor_sign.models import Statement
-    from histor_sign.verification import Pins, VerificationReport
+    from histor_sign.verification import VerificationReport
+    from histor_sign.verification.policy import Pins
 
 
 
@@ -165,7 +165,7 @@ class VerifyFlags:
 
     def pins(self) -> "Pins":
         """The identity pins these flags name."""
-        from histor_sign.verification import Pins
+        from histor_sign.verification.policy import Pins
 
         return Pins(
             cert_identity=self.cert_identity, issuer=self.cert_oidc_issuer,
@@ -173,24 +173,6 @@ class VerifyFlags:
             repository_id=self.repository_id, workflow=self.workflow,
             ref_pattern=self.ref_pattern, identity_regexp=self.cert_identity_regexp,
         )
-
-
-def verify_signed_envelope(document: JsonValue, source: str, flags: VerifyFlags) -> None:
-    """The signature, chain-to-root, log and identity checks of ``verify`` for a command
-    that goes on to *use* the envelope (``check --verify``, ``guard --verify``).
-
-    ``document`` is the parsed envelope the caller uses afterwards, so what is verified is
-    exactly what is used (and ``-`` is read once). Raises
-    :class:`~histor_sign.errors.VerificationFailed` (exit 1, the failed axis named) before
-    the caller prints anything; a malformed envelope, bad trust files or pins are exit 2.
-    """
-    from histor_sign.models import parse_envelope
-    from histor_sign.verification import verify
-
-    envelope = parse_envelope(document, source)
-    trust = flags.trust()
-    warn(trust.warning())
-    verify(envelope, pins=flags.pins(), trust=trust, source=source).raise_for_failure()
 
 
 @app.command()

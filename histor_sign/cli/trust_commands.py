@@ -5,7 +5,6 @@ publisher (a pin-store entry, ``--server``, or an explicit identity pin)."""
 
 import json
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -23,16 +22,12 @@ from histor_sign.cli.signing_commands import (
     VerifyStagingOpt,
     VerifyTrustConfigOpt,
     trust_from_flags,
-    verify_signed_envelope,
 )
-from histor_sign.errors import UsageError, VerificationFailed
-from histor_sign.verification._certificate import GITHUB_ACTIONS_ISSUER
+from histor_sign.errors import UsageError
+from histor_sign.models import GITHUB_ACTIONS_ISSUER, namespace_owner
 
 if TYPE_CHECKING:
-    from histor_sign._sigstore_trust import Trust
-    from histor_sign.models import SignedEnvelope
-    from histor_sign.pins import PinEntry, PinnedRevision, PinStore
-    from histor_sign.verification import Pins
+    from histor_sign.pins import PinEntry, PinnedRevision, PinStore, VerifiedForUse
 
 PinsOpt = Annotated[
     Path | None,
@@ -69,101 +64,46 @@ def load_store(pins: Path | None) -> "PinStore":
 
 
 # ---------------------------------------------------------------------- use by check/guard
-@dataclass(frozen=True)
-class VerifiedForUse:
-    """A signed revision that passed the pin rule, and the line that says who signed it."""
-
-    envelope: "SignedEnvelope"
-    headline: str
-    pinned: "PinnedRevision | None" = None
-    #: The pins and trust it verified under (what its attestation must verify under too).
-    pins: "Pins | None" = None
-    trust: "Trust | None" = None
-
-    def to_json(self) -> dict[str, Any]:
-        if self.pinned is not None:
-            return self.pinned.to_json()
-        env = self.envelope
-        return {
-            "server": env.server, "revision": env.revision,
-            "manifestDigest": env.statement.manifest_digest,
-            "signer": {"issuer": env.issuer, "identity": env.identity},
-        }
-
-
-def _headline(env: "SignedEnvelope") -> str:
-    return f"{env.server} revision {env.revision} · signed by {printable(env.identity)}"
-
-
-def has_identity_pin(flags: VerifyFlags) -> bool:
-    """An explicit pin on who signed (the issuer alone, or a ref alone, is not one)."""
-    return any(v is not None for v in (
-        flags.cert_identity, flags.repository, flags.owner_id, flags.repository_id))
-
-
 def verify_for_use(
     document: JsonValue, source: str, flags: VerifyFlags, *, server: str | None,
     pins: Path | None,
-) -> VerifiedForUse:
-    """Verify an explicitly given envelope before ``check``/``guard`` use it.
-
-    Explicit identity flags pin the signer; otherwise the pin-store entry for ``--server``
-    (or the envelope's own server name) does, freshness included; otherwise ``--server``
-    alone pins the name (and with it the io.github namespace owner). With none of these the
-    envelope is refused: any validly signed envelope of any owner would pass.
-    """
+) -> "VerifiedForUse":
+    """``check --verify`` / ``guard --verify``: the library's rule for use
+    (:func:`histor_sign.pins.verify_for_use`) with the trust and pins the flags name."""
     from histor_sign.models import parse_envelope
-    from histor_sign.pins import Freshness, verify_pinned
-    from histor_sign.verification import namespace_owner
+    from histor_sign.pins import NotPinned
+    from histor_sign.pins import verify_for_use as verify_envelope_for_use
 
     env = parse_envelope(document, source)
     trust = flags.trust()
-    warning = trust.warning()  # reads the trust files: bad ones are bad input, whatever pins
-    if server is not None and env.server != server:
-        raise VerificationFailed(
-            f"{source}: identity: the envelope is for {printable(env.server, 200)!r}, "
-            f"not --server {server!r}"
-        )
-    if has_identity_pin(flags):
-        verify_signed_envelope(document, source, flags)
-        return VerifiedForUse(env, _headline(env), pins=flags.pins(), trust=trust)
-    store = load_store(pins)
-    entry = store.get(server or env.server)
-    if entry is not None:
-        warn(warning)
-        pinned = verify_pinned(entry, trust=trust, envelope=env, source=source)
-        pinned.raise_for_freshness()
-        if pinned.freshness is Freshness.ADVANCED:
-            store.advance(pinned.pin)
-        return VerifiedForUse(env, pinned.headline(), pinned, entry.pins(), trust)
-    if server is not None:
-        verify_signed_envelope(document, source, flags)
-        return VerifiedForUse(env, _headline(env), pins=flags.pins(), trust=trust)
-    raise UsageError(
-        f"--verify accepts a signed revision only from a pinned publisher, and "
-        f"{printable(env.server, 200)} is not pinned in {store.path}: "
-        + (f"pin it with {_trust_add_hint(env.server)}, or pass --server NAME or an identity "
-           "pin (--cert-identity, --repository, --owner-id, --repository-id)"
-           if namespace_owner(env.server) is not None else _outside_github_hint())
-    )
+    warn(trust.warning())  # reads the trust files: bad ones are bad input, whatever pins
+    try:
+        return verify_envelope_for_use(env, trust=trust, pins=flags.pins(), store=pins,
+                                       server=server, source=source)
+    except NotPinned as exc:
+        raise UsageError(
+            f"--verify accepts a signed revision only from a pinned publisher, and "
+            f"{printable(exc.server, 200)} is not pinned in {exc.store_path}: "
+            + (_outside_github_hint() if exc.outside_github else
+               f"pin it with {_trust_add_hint(exc.server)}, or pass --server NAME or an "
+               "identity pin (--cert-identity, --repository, --owner-id, --repository-id)")
+        ) from None
 
 
 def pinned_store(server: str, flags: VerifyFlags, pins: Path | None) -> "PinStore":
     """The pin store, which must pin ``server``; identity flags cannot loosen or replace
-    the pin."""
-    if has_identity_pin(flags):
+    the pin (``--server`` without ``--envelope`` verifies under it)."""
+    if flags.pins().names_signer():
         raise UsageError(
             "--server without --envelope verifies under the pin ('trust add'); identity flags "
             "cannot be added to it"
         )
-    from histor_sign.verification import namespace_owner
-
     store = load_store(pins)
     if server not in store:
+        outside = _outside_github_hint() if namespace_owner(server) is None else None
         raise UsageError(
             f"{printable(server, 200)} is not pinned in {store.path}: "
-            + (f"pin it first with {_trust_add_hint(server)}"
-               if namespace_owner(server) is not None else _outside_github_hint())
+            + (outside or f"pin it first with {_trust_add_hint(server)}")
         )
     return store
 
@@ -185,19 +125,14 @@ def _outside_github_hint() -> str:
 def pinned_latest(
     server: str, flags: VerifyFlags, pins: Path | None, *, signed_tools: bool | None
 ) -> "PinnedRevision":
-    """The latest revision from the pinned location, verified and fresh (pin advanced)."""
-    from histor_sign.pins import Freshness, verify_pinned
+    """``--server NAME``: the latest revision from the pinned location, verified and fresh
+    (:func:`histor_sign.pins.latest_for_use`)."""
+    from histor_sign.pins import latest_for_use
 
     store = pinned_store(server, flags, pins)
-    entry = store.get(server)
-    assert entry is not None
     trust = flags.trust()
     warn(trust.warning())
-    pinned = verify_pinned(entry, trust=trust, signed_tools=signed_tools)
-    pinned.raise_for_freshness()
-    if pinned.freshness is Freshness.ADVANCED:
-        store.advance(pinned.pin)
-    return pinned
+    return latest_for_use(server, trust=trust, store=store, signed_tools=signed_tools)
 
 
 # ---------------------------------------------------------------------- trust add/list/remove
@@ -323,7 +258,7 @@ def trust_remove(
     emit(f"removed {printable(server, 200)} from {store.path}", None)
 
 
-def verified_json(document: dict[str, Any], verified: VerifiedForUse | None) -> str:
+def verified_json(document: dict[str, Any], verified: "VerifiedForUse | None") -> str:
     """A command's JSON document with the ``verified`` member added when there is one."""
     if verified is not None:
         document = {**document, "verified": verified.to_json()}

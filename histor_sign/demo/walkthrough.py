@@ -49,7 +49,8 @@ def run_demo(
     from histor_sign.mcp import FetchOptions, Target, fetch
     from histor_sign.models import Snapshot
     from histor_sign.sigstore_dev.instance import LocalSigstore
-    from histor_sign.verification import Pins, verify
+    from histor_sign.verification import verify
+    from histor_sign.verification.policy import Pins
 
     try:
         output.mkdir(parents=True, exist_ok=True)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from histor_sign.models import GITHUB_ACTIONS_ISSUER
 from histor_sign.sigstore_dev.trust import DEV_ORGANIZATION, is_dev_trusted_root
-from histor_sign.verification._certificate import GITHUB_ACTIONS_ISSUER
 
 if TYPE_CHECKING:
     from histor_sign.sigstore_dev.instance import LocalSigstore

@@ -18,7 +18,7 @@ from typing import Any
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from histor_sign.verification._certificate import GITHUB_ACTIONS_ISSUER
+from histor_sign.models import GITHUB_ACTIONS_ISSUER
 
 SIGSTORE_AUDIENCE = "sigstore"
 

@@ -22,8 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -32,13 +31,18 @@ from typing import TYPE_CHECKING, Any
 from histor_sign._escape import printable
 from histor_sign._sigstore_trust import Trust, _first_line, stale_root_hint
 from histor_sign.errors import UsageError, VerificationFailed
-from histor_sign.models import SignedEnvelope, TransparencyLogRef, load_envelope
-from histor_sign.verification._certificate import (
+from histor_sign.models import (
     GITHUB_ACTIONS_ISSUER,
+    SignedEnvelope,
+    TransparencyLogRef,
+    load_envelope,
+    namespace_owner,
+)
+from histor_sign.verification._certificate import (
     CertificateFacts,
     certificate_facts,
-    parse_workflow_identity,
 )
+from histor_sign.verification.policy import Pins, identity_problems
 
 if TYPE_CHECKING:
     from cryptography.x509 import Certificate
@@ -162,195 +166,8 @@ class IdentityPinRequired(UsageError):
         )
 
 
-_WORKFLOW_PIN = re.compile(r"^(?:[^/@\s]+/[^/@\s]+/)?\.github/workflows/[^@\s/]+$")
-
-
-def ref_glob(pattern: str) -> re.Pattern[str]:
-    """A ref glob as GitHub's branch and tag filters read it: ``*`` matches within one
-    path segment, ``**`` across segments, ``?`` one character; the rest is literal and
-    the whole ref must match."""
-    out = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out), re.DOTALL)
-
-
-@dataclass(frozen=True)
-class Pins:
-    """What the verifier requires of the signing certificate.
-
-    ``cert_identity`` is an exact identity (SAN) pin, e.g.
-    ``https://github.com/O/R/.github/workflows/sign.yml@refs/heads/main``;
-    ``identity_regexp`` a regular expression the SAN must match in full (like cosign's
-    ``--certificate-identity-regexp``); ``issuer`` the OIDC issuer (GitHub Actions by
-    default). ``repository`` (``OWNER/REPO``), ``ref``, ``ref_pattern`` (a glob such as
-    ``refs/tags/v*``) and the numeric ``owner_id`` / ``repository_id`` pin the
-    certificate's GitHub extensions; ``workflow`` pins the signing workflow file
-    (``.github/workflows/sign.yml`` in the source repository, or
-    ``OWNER/REPO/.github/workflows/sign.yml`` for a reusable one) whatever branch or tag
-    it ran for. A server in ``io.github.<owner>`` is always tied to that owner; any other
-    server needs ``cert_identity``, ``identity_regexp``, or ``workflow`` with
-    ``repository`` / ``repository_id``.
-    """
-
-    cert_identity: str | None = None
-    issuer: str = GITHUB_ACTIONS_ISSUER
-    repository: str | None = None
-    ref: str | None = None
-    owner_id: str | None = None
-    repository_id: str | None = None
-    workflow: str | None = None
-    ref_pattern: str | None = None
-    identity_regexp: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.workflow is not None and not _WORKFLOW_PIN.match(self.workflow):
-            raise UsageError(
-                f"`workflow` {self.workflow!r}: expected a workflow file path such as "
-                ".github/workflows/sign.yml (or OWNER/REPO/.github/workflows/sign.yml for a "
-                "reusable workflow), without @REF",
-                param="workflow",
-            )
-        if self.ref_pattern is not None and not self.ref_pattern:
-            raise UsageError("`ref_pattern` is empty", param="ref_pattern")
-        if self.identity_regexp is not None:
-            try:
-                re.compile(self.identity_regexp)
-            except re.error as exc:
-                raise UsageError(
-                    f"`identity_regexp` is not a valid regular expression: {exc}",
-                    param="identity_regexp",
-                ) from None
-
-    def ties_to_signer(self) -> bool:
-        """True if these pins name a signer without a namespace owner to lean on."""
-        return (
-            self.cert_identity is not None
-            or self.identity_regexp is not None
-            or (
-                self.workflow is not None
-                and (self.repository is not None or self.repository_id is not None)
-            )
-        )
-
-
-def namespace_owner(server: str) -> str | None:
-    """``io.github.<owner>/name`` → ``<owner>``; None for other namespaces."""
-    namespace = server.split("/", 1)[0]
-    if namespace.lower().startswith("io.github.") and len(namespace) > len("io.github."):
-        return namespace[len("io.github.") :]
-    return None
-
-
-def identity_problems(
-    facts: CertificateFacts, pins: Pins, *, server: str | None = None
-) -> list[str]:
-    """Every way the certificate misses the pins or the server's namespace (empty = ok)."""
-    problems: list[str] = []
-    if facts.issuer != pins.issuer:
-        problems.append(f"issuer is {facts.issuer!r}, expected {pins.issuer!r}")
-    if pins.cert_identity is not None and pins.cert_identity not in facts.sans:
-        shown = ", ".join(facts.sans) or "none"
-        problems.append(f"certificate identity is {shown}, expected {pins.cert_identity}")
-    if pins.identity_regexp is not None and not any(
-        re.fullmatch(pins.identity_regexp, san) for san in facts.sans
-    ):
-        shown = ", ".join(facts.sans) or "none"
-        problems.append(
-            f"certificate identity is {shown}, which does not match {pins.identity_regexp!r}"
-        )
-    owner = namespace_owner(server) if server else None
-    if owner is not None:
-        if facts.issuer != GITHUB_ACTIONS_ISSUER:
-            problems.append(
-                f"{server} is in the io.github.{owner} namespace, so it must be signed from "
-                f"GitHub Actions, but the issuer is {facts.issuer!r}"
-            )
-        owners = facts.owners()
-        if not owners:
-            problems.append("certificate names no source repository owner")
-        wrong = sorted({o for o in owners if o.lower() != owner.lower()})
-        if wrong:
-            problems.append(
-                f"namespace io.github.{owner} belongs to GitHub owner {owner!r}, but the "
-                f"certificate's repository owner is {', '.join(map(repr, wrong))}"
-            )
-    if pins.repository is not None:
-        stated = [r for r in (facts.repository, facts.ext("5")) if r is not None]
-        if not stated or any(r.lower() != pins.repository.lower() for r in stated):
-            problems.append(
-                f"repository is {facts.repository!r}, expected {pins.repository!r}"
-            )
-    if pins.workflow is not None and not _workflow_matches(facts, pins.workflow):
-        problems.append(
-            f"signing workflow is {facts.workflow!r}, expected {pins.workflow!r}"
-        )
-    if pins.ref_pattern is not None and (
-        facts.ref is None or not ref_glob(pins.ref_pattern).fullmatch(facts.ref)
-    ):
-        problems.append(f"ref is {facts.ref!r}, which does not match {pins.ref_pattern!r}")
-    for label, pinned, actual in (
-        ("ref", pins.ref, facts.ref),
-        ("owner id", pins.owner_id, facts.owner_id),
-        ("repository id", pins.repository_id, facts.repository_id),
-    ):
-        if pinned is not None and actual != pinned:
-            problems.append(f"{label} is {actual!r}, expected {pinned!r}")
-    return problems
-
-
-def _workflow_matches(facts: CertificateFacts, pinned: str) -> bool:
-    """The certificate's workflow is ``pinned``: a path in the source repository, or
-    ``OWNER/REPO/path`` (repository names compared case-insensitively, paths exactly)."""
-    parts = parse_workflow_identity(facts.identity) if facts.identity else None
-    if parts is None:
-        return False
-    repository, _, path = pinned.rpartition("/.github/workflows/")
-    if not repository:
-        return pinned == parts.path and facts.workflow == parts.path
-    return (
-        f".github/workflows/{path}" == parts.path
-        and repository.lower() == parts.repository.lower()
-    )
-
-
-def _identity_summary(facts: CertificateFacts, pins: Pins, server: str) -> str:
-    parts = [f"issuer {facts.issuer}"]
-    if pins.cert_identity:
-        parts.append(f"identity pinned to {pins.cert_identity}")
-    elif pins.identity_regexp:
-        parts.append(f"identity {facts.identity} matches {pins.identity_regexp!r}")
-    elif pins.workflow:
-        parts.append(f"workflow {pins.workflow} (any ref)")
-    else:
-        parts.append("identity not pinned (any workflow of the namespace owner)")
-    owner = namespace_owner(server)
-    if owner is not None:
-        parts.append(f"owner {owner} matches")
-    for label, value in (
-        ("repository", pins.repository), ("ref", pins.ref),
-        ("ref pattern", pins.ref_pattern), ("owner id", pins.owner_id),
-        ("repository id", pins.repository_id),
-    ):
-        if value is not None:
-            parts.append(f"{label} {value}")
-    return "; ".join(parts)
-
-
 # ---------------------------------------------------------------------- signature core
-class _AcceptAnyIdentity:
+class AcceptAnyIdentity:
     """Verifier policy that defers identity to :func:`identity_problems`."""
 
     def verify(self, cert: Certificate) -> None:
@@ -395,7 +212,7 @@ def verify_artifact_bundle(
             f"signature: not a valid Sigstore bundle: {_first_line(exc)}"
         ) from None
     try:
-        Verifier(trusted_root=trusted_root).verify_artifact(artifact, parsed, _AcceptAnyIdentity())
+        Verifier(trusted_root=trusted_root).verify_artifact(artifact, parsed, AcceptAnyIdentity())
     except Exception as exc:  # VerificationError and anything a hostile bundle provokes
         message = _first_line(exc)
         if "certificate chain" in message:
@@ -451,10 +268,10 @@ def _identity_axis(env: SignedEnvelope, facts: CertificateFacts | None, pins: Pi
     if facts is None:
         return AxisResult("identity", FAIL, "no readable signing certificate in the bundle")
     problems = identity_problems(facts, pins, server=env.server)
-    return _judged("identity", problems, _identity_summary(facts, pins, env.server))
+    return judged("identity", problems, pins.summary(facts, env.server))
 
 
-def _judged(axis: str, problems: list[str], passed: str) -> AxisResult:
+def judged(axis: str, problems: list[str], passed: str) -> AxisResult:
     """FAIL with every problem named, or PASS with what was established."""
     if problems:
         return AxisResult(axis, FAIL, "; ".join(problems))
@@ -491,7 +308,7 @@ def _log_axis(env: SignedEnvelope, facts: CertificateFacts | None) -> AxisResult
         problems.append(
             f"statement identity {env.statement.identity!r} differs from signer.identity"
         )
-    return _judged(
+    return judged(
         "log-entry", problems,
         f"log index {ours.log_index} and signer match the bundle and certificate",
     )
@@ -510,7 +327,7 @@ def _chain_axis(
     problems = _chain_link_problems(env, previous)
     if not problems:
         problems = _previous_signer_problems(env, facts, previous, trusted_root, pins)
-    return _judged(
+    return judged(
         "chain", problems,
         f"follows revision {previous.revision} ({previous_source}), whose signature "
         "verifies under the same pins and publisher",
@@ -657,17 +474,40 @@ def verify(
         env, source = envelope, source or "<envelope>"
     else:
         env, source = load_envelope(envelope), source or str(envelope)
-    inputs = _prepare_inputs(env.server, pins=pins, trust=trust, offline=offline,
-                             previous=previous, previous_source=previous_source,
-                             tools=tools, tools_source=tools_source)
+    inputs = prepare_inputs(env.server, pins=pins, trust=trust, offline=offline,
+                            previous=previous, previous_source=previous_source,
+                            tools=tools, tools_source=tools_source)
+    return run_axes(
+        env, inputs, source=source,
+        well_formed=AxisResult("well-formed", PASS, "strict JSON; all members present and typed"),
+        signature=lambda trusted_root: _signature_axis(env, trusted_root),
+    )
+
+
+def run_axes(
+    env: SignedEnvelope,
+    inputs: Inputs,
+    *,
+    source: str,
+    well_formed: AxisResult,
+    signature: Callable[[TrustedRoot], tuple[AxisResult, CertificateFacts | None]],
+    tools: AxisResult | None = None,
+    extra: tuple[AxisResult, ...] = (),
+) -> VerificationReport:
+    """The axes every signed revision document shares, in one order: well-formed,
+    ``signature`` (the document's own check, given the trusted root; it returns the signing
+    certificate's facts, verified or not), identity under the pins, the log entry, the chain
+    to ``previous``, the tools (``tools``, or the statement's digests against the given
+    tools), then ``extra``. An identity or log check passed on a certificate whose signature
+    failed says so: nothing vouches for that certificate.
+    """
     pins, trust = inputs.pins, inputs.trust
     trusted_root = trust.trusted_root()
-    well_formed = AxisResult("well-formed", PASS, "strict JSON; all members present and typed")
-    signature, facts = _signature_axis(env, trusted_root)
-    if signature.status == FAIL and (hint := stale_root_hint(trust, signature.detail)):
-        signature = AxisResult("signature", FAIL, f"{signature.detail}; {hint}")
+    checked, facts = signature(trusted_root)
+    if checked.status == FAIL and (hint := stale_root_hint(trust, checked.detail)):
+        checked = AxisResult("signature", FAIL, f"{checked.detail}; {hint}")
     identity, log = _identity_axis(env, facts, pins), _log_axis(env, facts)
-    if signature.status == FAIL:  # the certificate they looked at is not vouched for
+    if checked.status == FAIL:  # the certificate they looked at is not vouched for
         identity, log = (
             AxisResult(a.axis, a.status, f"{a.detail} (certificate unverified)")
             if a.status == PASS else a
@@ -675,17 +515,18 @@ def verify(
         )
     axes = (
         well_formed,
-        signature,
+        checked,
         identity,
         log,
         _chain_axis(env, facts, inputs.previous, inputs.previous_source, trusted_root, pins),
-        _tools_axis(env, inputs.tools, inputs.tools_source),
+        tools if tools is not None else _tools_axis(env, inputs.tools, inputs.tools_source),
+        *extra,
     )
     return VerificationReport(source=source, envelope=env, trust=trust.describe(), axes=axes)
 
 
 @dataclass(frozen=True)
-class _Inputs:
+class Inputs:
     """What a verification checks against, loaded and checked before any signature work."""
 
     pins: Pins
@@ -699,7 +540,7 @@ class _Inputs:
     tools_document: object
 
 
-def _prepare_inputs(
+def prepare_inputs(
     server: str,
     *,
     pins: Pins | None,
@@ -709,7 +550,7 @@ def _prepare_inputs(
     previous_source: str | None,
     tools: ToolsLike | str | Path | None,
     tools_source: str | None,
-) -> _Inputs:
+) -> Inputs:
     """The shared input preparation of :func:`verify` and
     :func:`~histor_sign.attestation.verify_attestation` for a document naming ``server``.
 
@@ -741,5 +582,5 @@ def _prepare_inputs(
         tools = snapshot_or_catalog(read_json_file(str(tools)), str(tools))
     if tools is not None:
         tool_list = as_tools(tools)
-    return _Inputs(pins, trust, prev_env, previous_source, tool_list,
+    return Inputs(pins, trust, prev_env, previous_source, tool_list,
                    tools_source or "the catalog", tools)

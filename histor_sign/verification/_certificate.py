@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from cryptography.x509 import Certificate
 
 #: The OIDC issuer of GitHub Actions workflow tokens, as Fulcio records it in certificates.
-GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
 FULCIO_OID = "1.3.6.1.4.1.57264.1."
 SIGSTORE_OTHERNAME_OID = "1.3.6.1.4.1.57264.1.7"
 _LEGACY = frozenset({"1", "2", "3", "4", "5", "6"})

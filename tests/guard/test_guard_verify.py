@@ -20,7 +20,8 @@ from histor_sign.guard import Guard
 from histor_sign.revision import build_statement
 from histor_sign.signing import sign_statement
 from histor_sign.sigstore_dev import LocalSigstore
-from histor_sign.verification import Pins, verify
+from histor_sign.verification import verify
+from histor_sign.verification.policy import Pins
 
 pytestmark = pytest.mark.slow
 

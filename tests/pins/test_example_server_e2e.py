@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from cli_harness import REPO, run_cli
 
-sys.path.insert(0, str(REPO / "tests" / "release"))
+sys.path.insert(0, str(REPO / "tests" / "pipeline"))
 from release_fixtures import (  # the release tests' own fixtures
     DRIFT,
     IDENTITY,

@@ -194,7 +194,7 @@ def test_release_attestation_carries_the_capture_and_matches_the_envelope(
     from histor_sign._sigstore_trust import Trust
     from histor_sign.attestation import load_attestation, verify_attestation
     from histor_sign.models import load_envelope
-    from histor_sign.verification import Pins
+    from histor_sign.verification.policy import Pins
 
     envelope = load_envelope(released.rev2 / "envelope.json")
     attestation = load_attestation(released.rev2 / "intoto.sigstore.json")

@@ -23,7 +23,8 @@ from histor_sign._sigstore_trust import Trust
 from histor_sign.errors import UsageError
 from histor_sign.signing import sign_statement
 from histor_sign.sigstore_dev import LocalSigstore
-from histor_sign.verification import Pins, ref_glob, verify
+from histor_sign.verification import verify
+from histor_sign.verification.policy import Pins, ref_glob
 
 TAG = "https://github.com/alice/docs/.github/workflows/sign.yml@refs/tags/{}"
 OTHER_REPO = "https://github.com/alice/other/.github/workflows/sign.yml@refs/tags/v1.1.0"

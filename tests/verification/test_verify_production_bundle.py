@@ -8,13 +8,9 @@ from sigstore_testkit import DATA
 
 from histor_sign._sigstore_trust import Trust
 from histor_sign.errors import InputError, VerificationFailed
-from histor_sign.verification import (
-    Pins,
-    load_bundle_certificate,
-    log_entry_of,
-    verify_artifact_bundle,
-)
+from histor_sign.verification import load_bundle_certificate, log_entry_of, verify_artifact_bundle
 from histor_sign.verification._certificate import certificate_facts
+from histor_sign.verification.policy import Pins
 
 PROD = DATA / "prod-github-rfc8785"
 WHEEL = (PROD / "rfc8785-0.1.2-py3-none-any.whl").read_bytes()

@@ -1,5 +1,5 @@
 """The release workflow that ``histor-sign init`` writes, run in a simulated GitHub Actions
-environment (tests/release/actions_runner.py): the two jobs, the composite actions, the
+environment (tests/pipeline/actions_runner.py): the two jobs, the composite actions, the
 hashed install, the chain on the histor-revisions branch of a real git ``origin``, and a
 client that checks the server against what was published.
 

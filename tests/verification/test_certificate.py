@@ -16,12 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sigstore_testkit import DATA
 
-from histor_sign.verification._certificate import (
-    FULCIO_OID,
-    GITHUB_ACTIONS_ISSUER,
-    _der_utf8_string,
-    certificate_facts,
-)
+from histor_sign.models import GITHUB_ACTIONS_ISSUER
+from histor_sign.verification._certificate import FULCIO_OID, _der_utf8_string, certificate_facts
 
 
 def _leaf(bundle: Path) -> x509.Certificate:
