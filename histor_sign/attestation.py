@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from histor_sign.catalog import ToolsLike
     from histor_sign.verification import AxisResult, VerificationReport
     from histor_sign.verification._certificate import CertificateFacts
-    from histor_sign.verification.policy import Pins
+    from histor_sign.verification.policy import PinsLike
 
 #: histor-sign's predicate type: versioned; a new major version gets a new URI.
 ATTESTATION_PREDICATE_TYPE = "https://histor-sign.dev/revision/v1"
@@ -331,7 +331,7 @@ def verify_attestation_bundle(
 def verify_attestation(
     attestation: Attestation | str | Path,
     *,
-    pins: Pins | None = None,
+    pins: PinsLike | None = None,
     trust: Trust | None = None,
     previous: SignedEnvelope | str | Path | None = None,
     tools: ToolsLike | str | Path | None = None,
@@ -422,7 +422,7 @@ def verified_surface(
     attestation: Attestation,
     envelope: SignedEnvelope,
     *,
-    pins: Pins,
+    pins: PinsLike,
     trust: Trust,
     source: str,
 ) -> SurfaceDigests | None:

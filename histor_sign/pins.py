@@ -820,9 +820,10 @@ def verify_for_use(
     """The one rule before a signed revision is *used* (``check``, ``guard``, a proxy):
     it must come from a publisher the caller named.
 
-    ``pins`` that name a signer (:func:`names_signer`) decide alone. Otherwise the pin for
-    ``server`` (or the envelope's own server name) in ``store`` (a :class:`PinStore`, its
-    file, or None for the per-user file — read only when needed) decides, freshness
+    ``pins`` that name the publisher (:meth:`Pins.names_publisher`) decide alone. Otherwise
+    the pin for ``server`` (or the envelope's own server name) in ``store`` (a
+    :class:`PinStore`, its file, or None for the per-user file — read only when needed)
+    decides, freshness
     included, and a revision that chains from the pinned one advances the pin. Otherwise
     ``server`` alone pins the name (and with it the ``io.github`` namespace owner). With
     none of these :class:`NotPinned` is raised: any validly signed envelope of any owner
@@ -835,7 +836,7 @@ def verify_for_use(
             f"{source}: identity: the envelope is for {printable(envelope.server, 200)!r}, "
             f"not `server` {server!r}", param="server"
         )
-    if not pins.names_signer():
+    if not pins.names_publisher():
         loaded = _store(store)
         entry = loaded.get(server or envelope.server)
         if entry is not None:

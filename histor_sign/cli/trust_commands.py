@@ -93,7 +93,7 @@ def verify_for_use(
 def pinned_store(server: str, flags: VerifyFlags, pins: Path | None) -> "PinStore":
     """The pin store, which must pin ``server``; identity flags cannot loosen or replace
     the pin (``--server`` without ``--envelope`` verifies under it)."""
-    if flags.pins().names_signer():
+    if flags.pins().names_publisher():
         raise UsageError(
             "--server without --envelope verifies under the pin ('trust add'); identity flags "
             "cannot be added to it"

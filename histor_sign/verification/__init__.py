@@ -42,7 +42,14 @@ from histor_sign.verification._certificate import (
     CertificateFacts,
     certificate_facts,
 )
-from histor_sign.verification.policy import Pins, identity_problems
+from histor_sign.verification.policy import (
+    Identity,
+    Pins,
+    PinsLike,
+    identity_problems,
+    summary,
+    ties_to_signer,
+)
 
 if TYPE_CHECKING:
     from cryptography.x509 import Certificate
@@ -197,7 +204,7 @@ def verify_artifact_bundle(
     bundle: Mapping[str, Any] | str | bytes,
     *,
     trusted_root: TrustedRoot,
-    pins: Pins | None = None,
+    pins: PinsLike | None = None,
     server: str | None = None,
 ) -> CertificateFacts:
     """Run the sigstore Verifier on ``artifact`` + ``bundle``; then, if ``pins`` are given,
@@ -264,11 +271,13 @@ def _signature_axis(
     ), facts
 
 
-def _identity_axis(env: SignedEnvelope, facts: CertificateFacts | None, pins: Pins) -> AxisResult:
+def _identity_axis(
+    env: SignedEnvelope, facts: CertificateFacts | None, pins: PinsLike
+) -> AxisResult:
     if facts is None:
         return AxisResult("identity", FAIL, "no readable signing certificate in the bundle")
     problems = identity_problems(facts, pins, server=env.server)
-    return judged("identity", problems, pins.summary(facts, env.server))
+    return judged("identity", problems, summary(pins, facts, env.server))
 
 
 def judged(axis: str, problems: list[str], passed: str) -> AxisResult:
@@ -320,7 +329,7 @@ def _chain_axis(
     previous: SignedEnvelope | None,
     previous_source: str,
     trusted_root: TrustedRoot,
-    pins: Pins,
+    pins: PinsLike,
 ) -> AxisResult:
     if previous is None:
         return AxisResult("chain", SKIPPED, "no previous envelope given")
@@ -339,7 +348,7 @@ def _previous_signer_problems(
     facts: CertificateFacts | None,
     previous: SignedEnvelope,
     trusted_root: TrustedRoot,
-    pins: Pins,
+    pins: PinsLike,
 ) -> list[str]:
     """A chain link is only worth something if the previous revision is genuine too.
 
@@ -356,7 +365,9 @@ def _previous_signer_problems(
         f"previous envelope: {p}"
         for p in identity_problems(previous_facts, pins, server=env.server)
     ]
-    if problems and pins.cert_identity is not None:
+    exact = pins.cert_identity if isinstance(pins, Pins) else (
+        pins.identity if isinstance(pins, Identity) else None)
+    if problems and exact is not None:
         problems.append(
             "an exact identity pin names one ref; pin the repository and workflow file to "
             "verify a chain across tags"
@@ -448,7 +459,7 @@ def _tools_axis(env: SignedEnvelope, tools: list[Tool] | None, tools_source: str
 def verify(
     envelope: SignedEnvelope | str | Path,
     *,
-    pins: Pins | None = None,
+    pins: PinsLike | None = None,
     trust: Trust | None = None,
     previous: SignedEnvelope | str | Path | None = None,
     tools: ToolsLike | str | Path | None = None,
@@ -529,7 +540,7 @@ def run_axes(
 class Inputs:
     """What a verification checks against, loaded and checked before any signature work."""
 
-    pins: Pins
+    pins: PinsLike
     trust: Trust
     previous: SignedEnvelope | None
     previous_source: str
@@ -543,7 +554,7 @@ class Inputs:
 def prepare_inputs(
     server: str,
     *,
-    pins: Pins | None,
+    pins: PinsLike | None,
     trust: Trust | None,
     offline: bool,
     previous: SignedEnvelope | str | Path | None,
@@ -563,7 +574,7 @@ def prepare_inputs(
     trust = trust or Trust.production(offline=offline)
     if offline:
         trust = trust.with_offline()
-    if namespace_owner(server) is None and not pins.ties_to_signer():
+    if namespace_owner(server) is None and not ties_to_signer(pins):
         raise IdentityPinRequired(server)
     if previous is None or isinstance(previous, SignedEnvelope):
         prev_env = previous

@@ -371,9 +371,9 @@ class Pins:
         """True if these pins name a signer without a namespace owner to lean on."""
         return self.policy().names_signer()
 
-    def names_signer(self) -> bool:
-        """True if these pins say who signed: an exact identity, a repository or a numeric
-        id (the issuer, a ref or a workflow alone say which job, not whose)."""
+    def names_publisher(self) -> bool:
+        """True if these pins say whose revision it is: an exact identity, a repository or
+        a numeric id (the issuer, a ref or a workflow alone say which job, not whose)."""
         return any(v is not None for v in (
             self.cert_identity, self.repository, self.owner_id, self.repository_id))
 
@@ -401,8 +401,37 @@ class Pins:
         return "; ".join(parts)
 
 
+#: What verification takes as the identity requirement: the :class:`Pins` record, or any
+#: composed policy (taken as given: add :class:`Issuer` to pin the issuer off GitHub).
+PinsLike = Pins | IdentityPolicy
+
+
+def server_policy(pins: PinsLike, server: str | None) -> IdentityPolicy:
+    """The whole identity requirement for a revision of ``server``: the pins' policy with
+    the server's namespace rule (:class:`NamespaceOwner`) in it."""
+    if isinstance(pins, Pins):
+        return pins.policy(server)
+    return AllOf((pins,) if server is None else (pins, NamespaceOwner(server)))
+
+
+def ties_to_signer(pins: PinsLike) -> bool:
+    """The pins name a signer without a namespace owner to lean on."""
+    return pins.ties_to_signer() if isinstance(pins, Pins) else pins.names_signer()
+
+
+def summary(pins: PinsLike, facts: CertificateFacts, server: str) -> str:
+    """What a passing identity check established, in one line."""
+    if isinstance(pins, Pins):
+        return pins.summary(facts, server)
+    parts = [f"issuer {facts.issuer}", f"identity {facts.identity} meets the policy"]
+    owner = namespace_owner(server)
+    if owner is not None:
+        parts.append(f"owner {owner} matches")
+    return "; ".join(parts)
+
+
 def identity_problems(
-    facts: CertificateFacts, pins: Pins, *, server: str | None = None
+    facts: CertificateFacts, pins: PinsLike, *, server: str | None = None
 ) -> list[str]:
     """Every way the certificate misses the pins or the server's namespace (empty = ok)."""
-    return pins.policy(server).problems(facts)
+    return server_policy(pins, server).problems(facts)
