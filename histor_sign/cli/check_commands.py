@@ -37,6 +37,7 @@ from histor_sign.mcp._target import FetchOptions, Target
 from histor_sign.models import GITHUB_ACTIONS_ISSUER
 
 if TYPE_CHECKING:
+    from histor_sign.drift import DriftResult
     from histor_sign.models import SurfaceDigests
     from histor_sign.pins import VerifiedForUse
 
@@ -136,11 +137,7 @@ def check(
     Exit codes: 0 match (or every change below --fail-on), 1 different (or verification
     failed), 2 bad input.
     """
-    from histor_sign import _chain_store as chain_store
-    from histor_sign.canonical import parse_json, read_json_file
-    from histor_sign.drift import compare
     from histor_sign.errors import UsageError
-    from histor_sign.pins import Freshness, verified_drift_text
 
     target = t.target_from_flags(stdio, url, header, bearer_token_env, required=False)
     flags = VerifyFlags(
@@ -156,7 +153,6 @@ def check(
     verify = verify or server is not None or attestation is not None
     flags.require_verify(verify)
     options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)
-    verified: VerifiedForUse | None = None
     if envelope is None:
         assert server is not None
         if signed_tools is not None:
@@ -164,14 +160,32 @@ def check(
                              "come from the pinned location")
         return _check_pinned(server, tools, target, options, flags, pins, format, output,
                              fail_on)
+    result, verified = _compare_with_envelope(
+        envelope, tools, target, options, flags, server=server, pins=pins,
+        signed_tools=signed_tools, attestation=attestation, verify=verify, timeout=timeout,
+    )
+    _emit_drift(result, verified, attestation, format, output, fail_on)
+
+
+def _compare_with_envelope(
+    envelope: str, tools: str | None, target: "Target | None", options: "FetchOptions",
+    flags: VerifyFlags, *, server: str | None, pins: Path | None, signed_tools: str | None,
+    attestation: str | None, verify: bool, timeout: float,
+) -> "tuple[DriftResult, VerifiedForUse | None]":
+    """``check --envelope``: the envelope (file or URL), verified for use when asked, against
+    what is served (a file or a live fetch)."""
+    from histor_sign import _chain_store as chain_store
+    from histor_sign.canonical import parse_json, read_json_file
+    from histor_sign.drift import compare
+
     if chain_store.is_url(envelope):
         signed_statement = parse_json(chain_store.fetch_envelope(envelope, timeout=timeout),
                                       envelope)
     else:
         signed_statement = read_json_file(envelope)
     signed_catalog = t.snapshot_or_catalog_file(signed_tools) if signed_tools else None
-    if verify:
-        verified = verify_for_use(signed_statement, envelope, flags, server=server, pins=pins)
+    verified = (verify_for_use(signed_statement, envelope, flags, server=server, pins=pins)
+                if verify else None)
     signed_surface = (_attested_surface(attestation, verified, timeout)
                       if attestation is not None and verified is not None else None)
     served = t.served_from_file_or_target(
@@ -179,6 +193,17 @@ def check(
     )
     result = compare(verified.envelope if verified else signed_statement, served,
                      signed_catalog, source=envelope, signed_surface=signed_surface)
+    return result, verified
+
+
+def _emit_drift(
+    result: "DriftResult", verified: "VerifiedForUse | None", attestation: str | None,
+    format: OutputFormat, output: Path | None, fail_on: Risk | None,
+) -> None:
+    """Print the drift (with who signed, when verified); exit 1 on a difference at or above
+    ``fail_on`` (any difference without it)."""
+    from histor_sign.pins import Freshness, verified_drift_text
+
     hint = "pass --signed-tools to name them"
     if format is OutputFormat.json:
         document = result.to_json()

@@ -2,6 +2,7 @@
 
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -32,6 +33,10 @@ from histor_sign.cli.trust_commands import (
 from histor_sign.errors import UsageError
 from histor_sign.models import GITHUB_ACTIONS_ISSUER
 
+if TYPE_CHECKING:
+    from histor_sign.guard import Guard, Policy
+    from histor_sign.pins import VerifiedForUse
+
 FORMAT_OPT = typer.Option(
     OutputFormat.human, "--format", "-f", help="human (ALLOW/DENY and reasons) or json."
 )
@@ -40,38 +45,45 @@ OUTPUT_OPT = typer.Option(
 )
 
 
+_GuardCallOption = typer.Argument(
+    ...,
+    metavar="CALL",
+    help="The call: {\"name\", \"arguments\"} or a provider call shape (OpenAI, "
+    "Anthropic, MCP tools/call); - reads stdin. Content that is not a decidable call "
+    "is a DENY (exit 1), not an error.",
+)
+_GuardCatalogOption = typer.Option(
+    None, "--catalog", "--tools", metavar="FILE",
+    help="Tool catalog holding the contract (each tool's inputSchema and annotations).",
+)
+_GuardEnvelopeOption = typer.Option(
+    None, "--envelope", metavar="FILE",
+    help="Bind the contract to this signed revision: tools whose digest differs from "
+    "its toolDigests are denied. Checks digests only, unless --verify is given.",
+)
+_GuardPolicyOption = typer.Option(
+    None, "--policy", metavar="FILE",
+    help="TOML policy: dry-run requirements, effect budgets, secret arguments "
+    "(see docs/guard.md).",
+)
+_GuardVerifyOption = typer.Option(
+    False, "--verify",
+    help="Verify the --envelope's signature, transparency-log entry and signer identity "
+    "first, so the contract is the one the pinned publisher signed (pinned by 'trust "
+    "add', --server, or the identity flags); a failed verification exits 1 and decides "
+    "nothing.",
+)
+
+
 @app.command()
 def guard(
-    call: str = typer.Argument(
-        ...,
-        metavar="CALL",
-        help="The call: {\"name\", \"arguments\"} or a provider call shape (OpenAI, "
-        "Anthropic, MCP tools/call); - reads stdin. Content that is not a decidable call "
-        "is a DENY (exit 1), not an error.",
-    ),
-    catalog: str | None = typer.Option(
-        None, "--catalog", "--tools", metavar="FILE",
-        help="Tool catalog holding the contract (each tool's inputSchema and annotations).",
-    ),
-    envelope: str | None = typer.Option(
-        None, "--envelope", metavar="FILE",
-        help="Bind the contract to this signed revision: tools whose digest differs from "
-        "its toolDigests are denied. Checks digests only, unless --verify is given.",
-    ),
-    policy: str | None = typer.Option(
-        None, "--policy", metavar="FILE",
-        help="TOML policy: dry-run requirements, effect budgets, secret arguments "
-        "(see docs/guard.md).",
-    ),
+    call: str = _GuardCallOption,
+    catalog: str | None = _GuardCatalogOption,
+    envelope: str | None = _GuardEnvelopeOption,
+    policy: str | None = _GuardPolicyOption,
     format: OutputFormat = FORMAT_OPT,
     output: Path | None = OUTPUT_OPT,
-    verify: bool = typer.Option(
-        False, "--verify",
-        help="Verify the --envelope's signature, transparency-log entry and signer identity "
-        "first, so the contract is the one the pinned publisher signed (pinned by 'trust "
-        "add', --server, or the identity flags); a failed verification exits 1 and decides "
-        "nothing.",
-    ),
+    verify: bool = _GuardVerifyOption,
     server: ServerOpt = None,
     pins: PinsOpt = None,
     cert_identity: CertIdentityOpt = None,
@@ -97,10 +109,8 @@ def guard(
     (unreadable files, malformed catalog, envelope or policy; bad flags).
     """
     from histor_sign._call_import import printable
-    from histor_sign.canonical import read_bytes, read_json_file
-    from histor_sign.catalog import load_catalog
-    from histor_sign.guard import Guard, Policy
-    from histor_sign.pins import VerifiedForUse
+    from histor_sign.canonical import read_bytes
+    from histor_sign.guard import Policy
 
     pinned_contract = server is not None and envelope is None
     if pinned_contract and catalog is not None:
@@ -125,23 +135,8 @@ def guard(
     # Bad input first (exit 2), then verification (exit 1), then the decision.
     rules = Policy.load(policy) if policy else None
     data = read_bytes(call)
-    verified: VerifiedForUse | None = None
-    if pinned_contract:
-        assert server is not None
-        pinned = pinned_latest(server, flags, pins, signed_tools=True)
-        assert pinned.signed_tools is not None
-        verified = VerifiedForUse(pinned.envelope, pinned.headline(), pinned)
-        g = Guard.from_envelope(pinned.envelope, pinned.signed_tools.tools, rules)
-    else:
-        assert catalog is not None
-        tools = load_catalog(catalog).tools
-        if envelope is not None:
-            signed = read_json_file(envelope)
-            g = Guard.from_envelope(signed, tools, rules)
-            if verify:
-                verified = verify_for_use(signed, envelope, flags, server=server, pins=pins)
-        else:
-            g = Guard.from_catalog(tools, rules)
+    g, verified = _contract(catalog, envelope, rules, flags, server=server, pins=pins,
+                            verify=verify, pinned_contract=pinned_contract)
     decision = g.check_document(data, call)
     if format is OutputFormat.json:
         emit(verified_json(decision.to_json(), verified), output)
@@ -154,3 +149,32 @@ def guard(
         emit("\n".join(lines), output)
     if not decision.allowed:
         raise typer.Exit(1)
+
+
+def _contract(
+    catalog: str | None, envelope: str | None, rules: "Policy | None", flags: VerifyFlags, *,
+    server: str | None, pins: Path | None, verify: bool, pinned_contract: bool,
+) -> "tuple[Guard, VerifiedForUse | None]":
+    """The guard for the contract the flags name: the pinned publisher's latest signed tools,
+    a catalog bound to a signed envelope (verified for use with ``--verify``), or a bare
+    catalog."""
+    from histor_sign.canonical import read_json_file
+    from histor_sign.catalog import load_catalog
+    from histor_sign.guard import Guard
+    from histor_sign.pins import VerifiedForUse
+
+    if pinned_contract:
+        assert server is not None
+        pinned = pinned_latest(server, flags, pins, signed_tools=True)
+        assert pinned.signed_tools is not None
+        verified = VerifiedForUse(pinned.envelope, pinned.headline(), pinned)
+        return Guard.from_envelope(pinned.envelope, pinned.signed_tools.tools, rules), verified
+    assert catalog is not None
+    tools = load_catalog(catalog).tools
+    if envelope is None:
+        return Guard.from_catalog(tools, rules), None
+    signed = read_json_file(envelope)
+    g = Guard.from_envelope(signed, tools, rules)
+    if not verify:
+        return g, None
+    return g, verify_for_use(signed, envelope, flags, server=server, pins=pins)

@@ -99,81 +99,95 @@ def print_outcome(outcome: "ReleaseOutcome") -> None:
     )
 
 
+_ReleaseServerVersion = Annotated[
+    str, typer.Option("--server-version", help="The server version being released.")
+]
+_ReleaseTools = Annotated[
+    str | None,
+    typer.Option(
+        "--tools", metavar="FILE",
+        help="Release a catalog file (tools/list JSON or a fetch snapshot) instead of "
+        "fetching live.",
+    ),
+]
+_ReleaseIdentity = Annotated[
+    str | None,
+    typer.Option(
+        "--identity",
+        help="Workflow identity the revision claims. Default: the one in the OIDC token; "
+        "if given it must equal it.",
+    ),
+]
+_ReleasePrevious = Annotated[
+    str | None,
+    typer.Option(
+        "--previous", metavar="ENVELOPE|URL|auto",
+        help="Previous envelope to chain to: a file, an https URL, or 'auto' (the latest "
+        "in --revisions; none there means the first release).",
+    ),
+]
+_ReleaseRevisions = Annotated[
+    Path | None,
+    typer.Option(
+        "--revisions", metavar="DIR",
+        help="Chain directory (revisions/<server>/latest.envelope.json, <n>.envelope.json, "
+        "<n>.tools.snapshot.json, <n>.intoto.sigstore.json): --previous auto reads it; a "
+        "signed release is published into it.",
+    ),
+]
+_ReleaseOutDir = Annotated[
+    Path,
+    typer.Option(
+        "--out-dir",
+        help="Directory for the release files only; locked while in use and replaced "
+        "in one atomic step.",
+    ),
+]
+_ReleaseFailOn = Annotated[
+    FailOn,
+    typer.Option("--fail-on", help="Fail the release on findings at this level."),
+]
+_ReleaseStrict = Annotated[
+    bool, typer.Option("--strict", help="Also fail when the scan could not decide a pair.")
+]
+_ReleaseThreshold = Annotated[
+    float, typer.Option("--threshold", help="Scan description similarity in (0, 1].")
+]
+_ReleasePolicy = Annotated[
+    Path | None,
+    typer.Option("--policy", help="Guard policy (TOML) used by the contract lint."),
+]
+_ReleaseIdentityToken = Annotated[
+    str | None,
+    typer.Option(
+        "--identity-token", envvar="SIGSTORE_IDENTITY_TOKEN",
+        help="OIDC token. Default: ambient (GitHub Actions with id-token: write).",
+    ),
+]
+_ReleaseTrustConfig = Annotated[
+    Path | None,
+    typer.Option("--trust-config", help="Sigstore ClientTrustConfig (private/local instance)."),
+]
+
+
 @app.command()
 def release(
     server: Annotated[str, typer.Option("--server", help="Registry name, io.github.OWNER/NAME.")],
-    server_version: Annotated[
-        str, typer.Option("--server-version", help="The server version being released.")
-    ],
+    server_version: _ReleaseServerVersion,
     stdio: str | None = t.STDIO_OPTION,
     url: str | None = t.URL_OPTION,
-    tools: Annotated[
-        str | None,
-        typer.Option(
-            "--tools", metavar="FILE",
-            help="Release a catalog file (tools/list JSON or a fetch snapshot) instead of "
-            "fetching live.",
-        ),
-    ] = None,
-    identity: Annotated[
-        str | None,
-        typer.Option(
-            "--identity",
-            help="Workflow identity the revision claims. Default: the one in the OIDC token; "
-            "if given it must equal it.",
-        ),
-    ] = None,
-    previous: Annotated[
-        str | None,
-        typer.Option(
-            "--previous", metavar="ENVELOPE|URL|auto",
-            help="Previous envelope to chain to: a file, an https URL, or 'auto' (the latest "
-            "in --revisions; none there means the first release).",
-        ),
-    ] = None,
-    revisions: Annotated[
-        Path | None,
-        typer.Option(
-            "--revisions", metavar="DIR",
-            help="Chain directory (revisions/<server>/latest.envelope.json, <n>.envelope.json, "
-            "<n>.tools.snapshot.json, <n>.intoto.sigstore.json): --previous auto reads it; a "
-            "signed release is published into it.",
-        ),
-    ] = None,
-    out_dir: Annotated[
-        Path,
-        typer.Option(
-            "--out-dir",
-            help="Directory for the release files only; locked while in use and replaced "
-            "in one atomic step.",
-        ),
-    ] = Path("histor-release"),
-    fail_on: Annotated[
-        FailOn,
-        typer.Option("--fail-on", help="Fail the release on findings at this level."),
-    ] = FailOn.error,
-    strict: Annotated[
-        bool, typer.Option("--strict", help="Also fail when the scan could not decide a pair.")
-    ] = False,
-    threshold: Annotated[
-        float, typer.Option("--threshold", help="Scan description similarity in (0, 1].")
-    ] = DEFAULT_SCAN_THRESHOLD,
-    policy: Annotated[
-        Path | None,
-        typer.Option("--policy", help="Guard policy (TOML) used by the contract lint."),
-    ] = None,
-    identity_token: Annotated[
-        str | None,
-        typer.Option(
-            "--identity-token", envvar="SIGSTORE_IDENTITY_TOKEN",
-            help="OIDC token. Default: ambient (GitHub Actions with id-token: write).",
-        ),
-    ] = None,
+    tools: _ReleaseTools = None,
+    identity: _ReleaseIdentity = None,
+    previous: _ReleasePrevious = None,
+    revisions: _ReleaseRevisions = None,
+    out_dir: _ReleaseOutDir = Path("histor-release"),
+    fail_on: _ReleaseFailOn = FailOn.error,
+    strict: _ReleaseStrict = False,
+    threshold: _ReleaseThreshold = DEFAULT_SCAN_THRESHOLD,
+    policy: _ReleasePolicy = None,
+    identity_token: _ReleaseIdentityToken = None,
     staging: Annotated[bool, typer.Option("--staging", help="Sign with Sigstore staging.")] = False,
-    trust_config: Annotated[
-        Path | None,
-        typer.Option("--trust-config", help="Sigstore ClientTrustConfig (private/local instance)."),
-    ] = None,
+    trust_config: _ReleaseTrustConfig = None,
     header: list[str] | None = t.HEADER_OPTION,
     bearer_token_env: str | None = t.BEARER_OPTION,
     timeout: float = t.TIMEOUT_OPTION,
@@ -204,19 +218,11 @@ def release(
     trust = trust_from_flags(staging=staging, trust_config=trust_config)
     chained = _resolve_previous(previous, revisions, server)
     request = ReleaseRequest(
-        server=server,
-        server_version=server_version,
-        out_dir=out_dir,
-        identity=identity,
-        previous=chained,
-        fail_on=fail_on,
-        strict=strict,
+        server=server, server_version=server_version, out_dir=out_dir, identity=identity,
+        previous=chained, revisions=revisions, fail_on=fail_on, strict=strict,
         scan=ScanOptions(threshold=parse_threshold(str(threshold)), max_tools=max_tools),
-        policy=guard_policy,
-        trust=trust,
-        identity_token=identity_token,
+        policy=guard_policy, trust=trust, identity_token=identity_token,
         verify_command=VERIFY_COMMAND,
-        revisions=revisions,
     )
     options = t.fetch_options_from_flags(
         timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,

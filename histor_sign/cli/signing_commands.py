@@ -276,11 +276,41 @@ def _snapshot_evidence(
     return snap.capture, surface_json(snap)
 
 
+_VerifyEnvelope = Annotated[
+    str | None, typer.Argument(help="Signed revision envelope (*.envelope.json).")
+]
+_VerifyPrevious = Annotated[
+    str | None,
+    typer.Option(
+        "--previous",
+        help="Previous envelope: check same server, revision+1, digest chain, its "
+        "signature under the same pins, and the same publisher (numeric owner and "
+        "repository ids, workflow file).",
+    ),
+]
+_VerifyTools = Annotated[
+    str | None,
+    typer.Option("--tools", help="Tool catalog whose digests must equal the signed ones; "
+                 "with --attestation, a fetch snapshot (e.g. the release's "
+                 "tools.snapshot.json) is also checked against the attested digests of "
+                 "its instructions, prompts and resource templates."),
+]
+_VerifyFormat = Annotated[
+    OutputFormat, typer.Option("--format", "-f", help="Report format: human or json.")
+]
+_VerifyAttestation = Annotated[
+    str | None,
+    typer.Option(
+        "--attestation",
+        help="In-toto attestation (*.intoto.sigstore.json) to verify on the same axes; "
+        "with an envelope, its subjects must equal the envelope's digests.",
+    ),
+]
+
+
 @app.command()
 def verify(
-    envelope: Annotated[
-        str | None, typer.Argument(help="Signed revision envelope (*.envelope.json).")
-    ] = None,
+    envelope: _VerifyEnvelope = None,
     cert_identity: CertIdentityOpt = None,
     cert_identity_regexp: CertIdentityRegexpOpt = None,
     cert_oidc_issuer: CertIssuerOpt = GITHUB_ACTIONS_ISSUER,
@@ -290,37 +320,14 @@ def verify(
     ref_pattern: RefPatternOpt = None,
     owner_id: OwnerIdOpt = None,
     repository_id: RepositoryIdOpt = None,
-    previous: Annotated[
-        str | None,
-        typer.Option(
-            "--previous",
-            help="Previous envelope: check same server, revision+1, digest chain, its "
-            "signature under the same pins, and the same publisher (numeric owner and "
-            "repository ids, workflow file).",
-        ),
-    ] = None,
-    tools: Annotated[
-        str | None,
-        typer.Option("--tools", help="Tool catalog whose digests must equal the signed ones; "
-                     "with --attestation, a fetch snapshot (e.g. the release's "
-                     "tools.snapshot.json) is also checked against the attested digests of "
-                     "its instructions, prompts and resource templates."),
-    ] = None,
+    previous: _VerifyPrevious = None,
+    tools: _VerifyTools = None,
     trusted_root: TrustedRootOpt = None,
     trust_config: VerifyTrustConfigOpt = None,
     staging: VerifyStagingOpt = False,
     offline: OfflineOpt = False,
-    format: Annotated[
-        OutputFormat, typer.Option("--format", "-f", help="Report format: human or json.")
-    ] = OutputFormat.human,
-    attestation: Annotated[
-        str | None,
-        typer.Option(
-            "--attestation",
-            help="In-toto attestation (*.intoto.sigstore.json) to verify on the same axes; "
-            "with an envelope, its subjects must equal the envelope's digests.",
-        ),
-    ] = None,
+    format: _VerifyFormat = OutputFormat.human,
+    attestation: _VerifyAttestation = None,
 ) -> None:
     """Verify a signed envelope and/or its in-toto attestation: well-formed,
     signature/chain/SCT/inclusion, identity, transparency-log copy, revision chain and tool
@@ -392,81 +399,94 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+_DevSigstoreTrustConfigOut = Annotated[
+    Path,
+    typer.Option(
+        "--trust-config-out",
+        help="Write the instance's ClientTrustConfig JSON here (pass it to --trust-config).",
+    ),
+]
+_DevSigstoreTrustedRootOut = Annotated[
+    Path | None,
+    typer.Option("--trusted-root-out", help="Also write the bare TrustedRoot JSON here."),
+]
+_DevSigstorePort = Annotated[
+    int, typer.Option("--port", min=0, max=65535, help="Port to bind (0 = any free port).")
+]
+_DevSigstoreTokenFor = Annotated[
+    str | None,
+    typer.Option(
+        "--token-for",
+        help="Mint a GitHub-Actions-style identity token for this workflow identity "
+        "(https://github.com/OWNER/REPO/.github/workflows/FILE.yml@REF).",
+    ),
+]
+_DevSigstoreTokenRepository = Annotated[
+    str | None,
+    typer.Option(
+        "--token-repository",
+        help="Calling repository OWNER/REPO for the token (default: the workflow's own).",
+    ),
+]
+_DevSigstoreTokenOut = Annotated[
+    Path | None,
+    typer.Option("--token-out", help="File to write the minted token to (never printed)."),
+]
+_DevSigstoreTokenLifetime = Annotated[
+    int, typer.Option("--token-lifetime", min=1, max=86400, help="Token lifetime in seconds.")
+]
+_DevSigstoreGithubEnvOut = Annotated[
+    Path | None,
+    typer.Option(
+        "--github-env-out",
+        help="Write GITHUB_ACTIONS / ACTIONS_ID_TOKEN_REQUEST_URL / _TOKEN lines (KEY=VALUE) "
+        "for --token-for, to exercise ambient detection.",
+    ),
+]
+_DevSigstoreRekorVersion = Annotated[
+    int,
+    typer.Option(
+        "--rekor-version", min=1, max=2,
+        help="Transparency log API: 1 = hashedrekord 0.0.1 with integrated time and SET; "
+        "2 = hashedrekord 0.0.2, checkpoint only, no integrated time (production Rekor v2: "
+        "the signed time comes from the timestamp authority, so it needs --tsa).",
+    ),
+]
+_DevSigstoreTsa = Annotated[
+    bool | None,
+    typer.Option(
+        "--tsa/--no-tsa",
+        help="Run an RFC 3161 timestamp authority and list it in the signing config and "
+        "trusted root, so signatures carry a signed timestamp. "
+        "Default: on with --rekor-version 2, off with 1.",
+        show_default=False,
+    ),
+]
+_DevSigstoreFirstIndex = Annotated[
+    int,
+    typer.Option(
+        "--first-index", min=0, max=MAX_FIRST_INDEX,
+        help="Log index of the first signature (earlier indexes are placeholders). "
+        "0 is what the first entry of a real log gets, but cosign 2.x reads index 0 as "
+        "missing, hence the default 1.",
+    ),
+]
+
+
 @app.command("dev-sigstore")
 def dev_sigstore(
-    trust_config_out: Annotated[
-        Path,
-        typer.Option(
-            "--trust-config-out",
-            help="Write the instance's ClientTrustConfig JSON here (pass it to --trust-config).",
-        ),
-    ],
-    trusted_root_out: Annotated[
-        Path | None,
-        typer.Option("--trusted-root-out", help="Also write the bare TrustedRoot JSON here."),
-    ] = None,
+    trust_config_out: _DevSigstoreTrustConfigOut,
+    trusted_root_out: _DevSigstoreTrustedRootOut = None,
     host: Annotated[str, typer.Option("--host", help="Loopback address to bind.")] = "127.0.0.1",
-    port: Annotated[
-        int, typer.Option("--port", min=0, max=65535, help="Port to bind (0 = any free port).")
-    ] = 0,
-    token_for: Annotated[
-        str | None,
-        typer.Option(
-            "--token-for",
-            help="Mint a GitHub-Actions-style identity token for this workflow identity "
-            "(https://github.com/OWNER/REPO/.github/workflows/FILE.yml@REF).",
-        ),
-    ] = None,
-    token_repository: Annotated[
-        str | None,
-        typer.Option(
-            "--token-repository",
-            help="Calling repository OWNER/REPO for the token (default: the workflow's own).",
-        ),
-    ] = None,
-    token_out: Annotated[
-        Path | None,
-        typer.Option("--token-out", help="File to write the minted token to (never printed)."),
-    ] = None,
-    token_lifetime: Annotated[
-        int, typer.Option("--token-lifetime", min=1, max=86400, help="Token lifetime in seconds.")
-    ] = 3600,
-    github_env_out: Annotated[
-        Path | None,
-        typer.Option(
-            "--github-env-out",
-            help="Write GITHUB_ACTIONS / ACTIONS_ID_TOKEN_REQUEST_URL / _TOKEN lines (KEY=VALUE) "
-            "for --token-for, to exercise ambient detection.",
-        ),
-    ] = None,
-    rekor_version: Annotated[
-        int,
-        typer.Option(
-            "--rekor-version", min=1, max=2,
-            help="Transparency log API: 1 = hashedrekord 0.0.1 with integrated time and SET; "
-            "2 = hashedrekord 0.0.2, checkpoint only, no integrated time (production Rekor v2: "
-            "the signed time comes from the timestamp authority, so it needs --tsa).",
-        ),
-    ] = 1,
-    tsa: Annotated[
-        bool | None,
-        typer.Option(
-            "--tsa/--no-tsa",
-            help="Run an RFC 3161 timestamp authority and list it in the signing config and "
-            "trusted root, so signatures carry a signed timestamp. "
-            "Default: on with --rekor-version 2, off with 1.",
-            show_default=False,
-        ),
-    ] = None,
-    first_index: Annotated[
-        int,
-        typer.Option(
-            "--first-index", min=0, max=MAX_FIRST_INDEX,
-            help="Log index of the first signature (earlier indexes are placeholders). "
-            "0 is what the first entry of a real log gets, but cosign 2.x reads index 0 as "
-            "missing, hence the default 1.",
-        ),
-    ] = 1,
+    port: _DevSigstorePort = 0,
+    token_for: _DevSigstoreTokenFor = None,
+    token_repository: _DevSigstoreTokenRepository = None,
+    token_out: _DevSigstoreTokenOut = None,
+    token_lifetime: _DevSigstoreTokenLifetime = 3600,
+    github_env_out: _DevSigstoreGithubEnvOut = None,
+    rekor_version: _DevSigstoreRekorVersion = 1,
+    tsa: _DevSigstoreTsa = None,
+    first_index: _DevSigstoreFirstIndex = 1,
 ) -> None:
     """Run a LOCAL, UNTRUSTED Sigstore instance (Fulcio, Rekor v1 or v2, optional RFC 3161
     timestamp authority, GitHub-style OIDC) in the foreground, for tests and offline demos.
