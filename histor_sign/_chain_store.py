@@ -31,7 +31,8 @@ an ``https://`` URL, or an ``http://`` URL on a loopback host (tests and local m
 location ending in ``.json`` names the latest envelope itself and ``<base>`` is its
 directory; any other location is ``<base>``. Every URL goes through one fetch
 (:func:`fetch_bytes`): no credentials sent (none in the URL, no netrc; the proxy variables
-are honoured as pip and cosign honour them), redirects followed only to https or loopback,
+are honoured as pip and cosign honour them), redirects followed only to https (or to
+loopback http when the location itself was loopback http: never from https down to http),
 at most ``max_bytes`` bytes and ``timeout`` seconds per read. Nothing here trusts what it
 finds: the caller parses strictly and verifies before use.
 """
@@ -147,6 +148,25 @@ def _checked_url(url: str, param: str) -> str:
     return url
 
 
+def _checked_redirect(origin: str, target: str, shown: str, param: str) -> str:
+    """Where a redirect may lead: https anywhere, or plain http to loopback only when the
+    location the user gave was itself http on loopback — never from https down to http (a
+    TLS downgrade, and a request to local services on behalf of a remote server)."""
+    try:
+        checked = _checked_url(target, param)
+    except UsageError:
+        raise InputError(
+            f"{shown}: redirects to {printable(target, 200)!r}, which is neither https nor "
+            "loopback", param=param,
+        ) from None
+    if urlsplit(checked).scheme == "http" and urlsplit(origin).scheme != "http":
+        raise InputError(
+            f"{shown}: redirects from https to plain http ({printable(target, 200)!r}); "
+            "a location given as https is only followed over https", param=param,
+        )
+    return checked
+
+
 def fetch_bytes(
     url: str,
     *,
@@ -172,13 +192,7 @@ def fetch_bytes(
                 with client.stream("GET", current, headers={"Accept": "application/json"}) as r:
                     if r.is_redirect and "location" in r.headers:
                         target = str(r.url.join(r.headers["location"]))
-                        try:
-                            current = _checked_url(target, param)
-                        except UsageError:
-                            raise InputError(
-                                f"{shown}: redirects to {printable(target, 200)!r}, which is "
-                                "neither https nor loopback", param=param,
-                            ) from None
+                        current = _checked_redirect(url, target, shown, param)
                         continue
                     if r.status_code in (404, 410):
                         raise NotPublished(f"{shown}: not published (HTTP {r.status_code})",

@@ -217,3 +217,70 @@ def test_missing_local_file_is_not_published(tmp_path: Path) -> None:
     loc = ReleaseLocation.parse(str(tmp_path))
     with pytest.raises(NotPublished, match="no such file"):
         loc.fetch_json(loc.envelope(2))
+
+
+# --- https never redirects down to http (issue 23, hole 4) ----------------------------
+
+
+@pytest.fixture(scope="module")
+def tls_base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """A real https server on 127.0.0.1 with a self-signed certificate, and the CA file that
+    trusts it (httpx reads SSL_CERT_FILE: the fetch honours the environment as pip does)."""
+    import datetime
+    import ipaddress
+    import ssl
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(hours=1))
+            .add_extension(x509.SubjectAlternativeName(
+                [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    directory = tmp_path_factory.mktemp("tls")
+    cert_file, key_file = directory / "cert.pem", directory / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                           serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_file, key_file)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}/r/", cert_file
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_https_location_is_never_followed_down_to_plain_http(
+    tls_base: tuple[str, Path], base: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    https, ca = tls_base
+    monkeypatch.setenv("SSL_CERT_FILE", str(ca))
+    plain = base + "7.envelope.json"  # a loopback http server that would answer
+    Handler.routes = {
+        "/r/latest.envelope.json": (302, {"Location": plain}, b""),
+        "/r/6.envelope.json": (302, {"Location": "/r/8.envelope.json"}, b""),
+        "/r/7.envelope.json": (200, {}, b'{"revision": 7}'),
+        "/r/8.envelope.json": (200, {}, b'{"revision": 8}'),
+    }
+    with pytest.raises(InputError) as info:
+        chain_store.fetch_envelope(https + "latest.envelope.json")
+    assert "from https to plain http" in str(info.value) and "\n" not in str(info.value)
+    # https to https (same server) is followed; loopback http to loopback http still is
+    assert chain_store.fetch_envelope(https + "6.envelope.json") == b'{"revision": 8}'
+    Handler.routes["/r/latest.envelope.json"] = (302, {"Location": plain}, b"")
+    assert chain_store.fetch_envelope(base + "latest.envelope.json") == b'{"revision": 7}'
