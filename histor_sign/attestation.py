@@ -368,6 +368,7 @@ def verify_attestation(
     inputs = prepare_inputs(env.server, pins=pins, trust=trust, offline=offline,
                             previous=previous, previous_source=previous_source,
                             tools=tools, tools_source=tools_source)
+    parts: list[CertificateFacts] = []  # each part's verified signer, filled by the signature
     tools_axis: AxisResult | None = None  # the subjects against the given tools
     if inputs.tools is None:
         tools_axis = (_envelope_agreement(env.statement, envelope.statement)
@@ -377,17 +378,22 @@ def verify_attestation(
         env, inputs, source=source,
         well_formed=AxisResult("well-formed", PASS,
                                "strict JSON; in-toto Statement v1 with our predicate"),
-        signature=lambda trusted_root: _signature_axis(parsed, trusted_root, source),
+        signature=lambda trusted_root: _signature_axis(parsed, trusted_root, source, parts),
+        further_signers=lambda: parts[1:],
         tools=tools_axis,
         extra=(_surface_axis(parsed.surface, inputs.tools_document, inputs.tools_source),),
     )
 
 
 def _signature_axis(
-    parsed: Attestation, trusted_root: TrustedRoot, source: str
+    parsed: Attestation, trusted_root: TrustedRoot, source: str,
+    parts: list[CertificateFacts],
 ) -> tuple[AxisResult, CertificateFacts | None]:
     """Every part's DSSE signature, certificate chain and log inclusion, and one signer
-    across parts; the facts of the (first) signing certificate, verified or not."""
+    across parts; the facts of the (first) signing certificate, verified or not. ``parts``
+    receives each verified part's signer, for the identity axis to hold to the whole
+    policy (issuer and SAN alike are not enough: a part signed by another workflow run of
+    the same identity string differs in its GitHub facts)."""
     from histor_sign.verification import judged, load_bundle_certificate
     from histor_sign.verification._certificate import certificate_facts
 
@@ -404,6 +410,8 @@ def _signature_axis(
         facts_seen.append(facts)
     if len({(f.issuer, tuple(f.sans)) for f in facts_seen}) > 1:
         problems.append("the parts were signed by different identities")
+    if not problems:
+        parts.extend(facts_seen)
     signature = judged(
         "signature", problems,
         f"DSSE signature, certificate chain, SCT and Rekor inclusion of {len(parsed.bundles)} "

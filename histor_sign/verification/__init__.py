@@ -22,7 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -272,11 +272,17 @@ def _signature_axis(
 
 
 def _identity_axis(
-    env: SignedEnvelope, facts: CertificateFacts | None, pins: PinsLike
+    env: SignedEnvelope, facts: CertificateFacts | None, pins: PinsLike,
+    further: Sequence[CertificateFacts] = (),
 ) -> AxisResult:
+    """The signer under the pins; ``further`` certificates (an attestation's parts after
+    the first) must meet the whole policy too, each named by its part number."""
     if facts is None:
         return AxisResult("identity", FAIL, "no readable signing certificate in the bundle")
     problems = identity_problems(facts, pins, server=env.server)
+    for number, more in enumerate(further, start=2):
+        problems += [f"part {number}: {p}"
+                     for p in identity_problems(more, pins, server=env.server)]
     return judged("identity", problems, summary(pins, facts, env.server))
 
 
@@ -504,20 +510,24 @@ def run_axes(
     signature: Callable[[TrustedRoot], tuple[AxisResult, CertificateFacts | None]],
     tools: AxisResult | None = None,
     extra: tuple[AxisResult, ...] = (),
+    further_signers: Callable[[], Sequence[CertificateFacts]] = tuple,
 ) -> VerificationReport:
     """The axes every signed revision document shares, in one order: well-formed,
     ``signature`` (the document's own check, given the trusted root; it returns the signing
     certificate's facts, verified or not), identity under the pins, the log entry, the chain
     to ``previous``, the tools (``tools``, or the statement's digests against the given
     tools), then ``extra``. An identity or log check passed on a certificate whose signature
-    failed says so: nothing vouches for that certificate.
+    failed says so: nothing vouches for that certificate. ``further_signers`` (read after
+    ``signature``) are more certificates of the same document that must meet the whole
+    identity policy too (an attestation's parts after the first).
     """
     pins, trust = inputs.pins, inputs.trust
     trusted_root = trust.trusted_root()
     checked, facts = signature(trusted_root)
     if checked.status == FAIL and (hint := stale_root_hint(trust, checked.detail)):
         checked = AxisResult("signature", FAIL, f"{checked.detail}; {hint}")
-    identity, log = _identity_axis(env, facts, pins), _log_axis(env, facts)
+    identity = _identity_axis(env, facts, pins, further_signers())
+    log = _log_axis(env, facts)
     if checked.status == FAIL:  # the certificate they looked at is not vouched for
         identity, log = (
             AxisResult(a.axis, a.status, f"{a.detail} (certificate unverified)")

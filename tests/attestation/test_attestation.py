@@ -291,3 +291,37 @@ def test_a_large_server_is_signed_and_verified_in_parts(tmp_path: Path) -> None:
     assert_bad_input(run, "named twice")
     second.unlink()  # a missing part is bad input
     assert_bad_input(run_main("verify", "--attestation", str(first), "--trusted-root", str(root)))
+
+
+@pytest.mark.slow
+def test_every_part_meets_the_whole_identity_policy(tmp_path: Path) -> None:
+    """Issue 23, hole 6: a part signed under the same issuer and SAN but from another
+    repository (another numeric id) used to pass, since parts after the first were held to
+    issuer and SAN only."""
+    from histor_sign._sigstore_trust import Trust
+    from histor_sign.attestation import verify_attestation
+    from histor_sign.signing import sign_statement
+    from histor_sign.sigstore_dev import LocalSigstore
+    from histor_sign.verification.policy import Pins
+
+    tools = [{"name": f"t{i:04d}", "description": "d", "inputSchema": {"type": "object"}}
+             for i in range(MAX_SUBJECTS + 10)]
+    stmt = statement("io.github.alice/docs", WF_ALICE, tools)
+    ours, theirs = tmp_path / "ours.envelope.json", tmp_path / "theirs.envelope.json"
+    with LocalSigstore(directory=tmp_path / "dev") as inst:
+        trust = Trust.from_trust_config(inst.trust_config_path)
+        sign_statement(stmt, trust=trust, identity_token=inst.mint_token(
+            WF_ALICE, owner_id="100", repository_id="200")).write(ours)
+        sign_statement(stmt, trust=trust, identity_token=inst.mint_token(
+            WF_ALICE, owner_id="100", repository_id="666")).write(theirs)
+    first, _ = part_paths(attestation_path(ours), 2)
+    _, foreign = part_paths(attestation_path(theirs), 2)
+    mixed = tmp_path / "mixed.intoto.sigstore.json"
+    mixed.write_bytes(first.read_bytes())
+    part_paths(mixed, 2)[1].write_bytes(foreign.read_bytes())
+    pins = Pins(repository="alice/docs", owner_id="100", repository_id="200")
+    clean = verify_attestation(first, pins=pins, trust=trust, envelope=load_envelope(ours))
+    assert clean.ok, clean.to_text()
+    report = verify_attestation(mixed, pins=pins, trust=trust, envelope=load_envelope(ours))
+    assert report.axis("identity").status == "fail", report.to_text()
+    assert "part 2: repository id is '666', expected '200'" in report.axis("identity").detail
