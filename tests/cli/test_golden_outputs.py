@@ -5,8 +5,9 @@ A safety net for restructuring the package: moving or renaming modules must not 
 byte of what any command prints, exits with or writes. Each case runs ``python -m histor_sign``
 in a subprocess, in its own fresh copy of the inputs (``golden_cases.build_inputs``) as the
 working directory, with a fixed environment (``golden_cases.case_environment``: nothing of
-the caller's but PATH), and the test fails on the first byte that differs, showing a unified
-diff of the first differing case and the ids of all of them.
+the caller's but PATH; HOME and the XDG directories inside the working directory, COLUMNS=80,
+LC_ALL=C.UTF-8, TZ=UTC, no PYTHONHASHSEED), two cases at a time. The test fails if any byte
+differs, showing a unified diff of the first differing case and the ids of all of them.
 
 Regenerate (only after a deliberate change of output; review the diff):
 ``python tests/cli/test_golden_outputs.py --regenerate [CASE ...]``. Check that every case is
@@ -56,7 +57,6 @@ SUFFIX = ".golden"
 WORKERS = max(1, min(2, os.cpu_count() or 1))
 STEP_TIMEOUT = 120.0
 FETCHED_AT = re.compile(rb'"fetchedAt": "\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"')
-
 
 
 def _paths(path: Path) -> list[bytes]:
