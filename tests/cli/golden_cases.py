@@ -20,7 +20,8 @@ The inputs, relative to the working directory:
   release action publishes (``<n>.envelope.json``, ``<n>.tools.snapshot.json``,
   ``<n>.intoto.sigstore.json``, ``latest.envelope.json`` = revision 2); ``pub1/…``: the same
   with revision 1 only;
-- ``inputs/``: tests/data/golden/inputs, plus ``inputs/tampered.envelope.json`` (revision 2
+- ``inputs/``: tests/data/golden/inputs (``big-group.json``: 72 same-named tools, generated
+  like tests/scan/test_scan_bounds.py's ``_group(72)``), plus ``inputs/tampered.envelope.json`` (revision 2
   with its serverVersion changed after signing) and ``inputs/truncated.envelope.json``;
 - ``bin/python``: runs the interpreter the tests run with, first on PATH, so a stdio server
   is started as ``python -m histor_sign.demo.example_server`` on every machine.
@@ -101,6 +102,7 @@ class Case:
     steps: tuple[Step, ...]
     files: tuple[str, ...] = ()  # written by the steps; captured after the last one
     fetched: bool = False  # output holds a fetch snapshot's "fetchedAt" (see the test module)
+    large: bool = False  # stdout too large to keep: its length and SHA-256 only
 
     @property
     def command(self) -> str:
@@ -119,9 +121,9 @@ CASES: list[Case] = []
 
 
 def case(case_id: str, *argv: str, stdin: bytes | None = None, files: tuple[str, ...] = (),
-         env: dict[str, str] | None = None, fetched: bool = False) -> None:
+         env: dict[str, str] | None = None, fetched: bool = False, large: bool = False) -> None:
     step = Step(tuple(argv), stdin, tuple(sorted((env or {}).items())))
-    CASES.append(Case(case_id, (step,), files, fetched))
+    CASES.append(Case(case_id, (step,), files, fetched, large))
 
 
 def steps(case_id: str, *argvs: tuple[str, ...], files: tuple[str, ...] = ()) -> None:
@@ -282,6 +284,10 @@ case("scan-bfcl-bounded", "scan", *BFCL, "--max-candidates", "5", "--max-partner
 case("scan-stdio-example-server", "scan", "--stdio", EXAMPLE, "-f", "json")
 case("scan-stdio-example-server-collision", "scan", "--stdio", EXAMPLE + " --collision",
      "ref/fetch.json")
+# 72 tools of one action and object: 2556 candidate pairs, so the pairs are decided by a pool
+# of worker processes (2000 or more); 1.8 MB of JSON, kept as its length and digest.
+case("scan-large-group-worker-processes", "scan", "inputs/big-group.json", "--max-partners",
+     "100", "-f", "json", large=True)
 case("scan-error-threshold", "scan", "ref/time.json", "--threshold", "2")
 case("scan-error-too-many-tools", "scan", *REF, "--max-tools", "10")
 case("scan-error-server-entries", "scan", "livemcpbench-tools.json")
