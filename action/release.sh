@@ -18,6 +18,7 @@ args=(release --server "$HS_SERVER" --server-version "$HS_SERVER_VERSION" --out-
 [[ -n "${HS_IDENTITY:-}" ]] && args+=(--identity "$HS_IDENTITY")
 [[ -n "${HS_TOOLS:-}" ]] && args+=(--tools "$HS_TOOLS")
 [[ -n "${HS_STDIO:-}" ]] && args+=(--stdio "$HS_STDIO")
+[[ "${HS_TRUSTED_CODE:-false}" == "true" ]] && args+=(--server-is-trusted-code)
 [[ -n "${HS_URL:-}" ]] && args+=(--url "$HS_URL")
 [[ -n "${HS_BEARER_TOKEN_ENV:-}" ]] && args+=(--bearer-token-env "$HS_BEARER_TOKEN_ENV")
 while IFS= read -r line; do

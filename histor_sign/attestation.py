@@ -64,6 +64,26 @@ def _hex(digest: str) -> str:
     return digest.removeprefix("sha256:")
 
 
+def public_capture(capture: Mapping[str, Any], *, observed: bool) -> dict[str, Any]:
+    """A snapshot's capture context as the attestation (a public log entry) carries it.
+
+    ``observedBySigner`` says whether the signing process fetched the server itself: when
+    it signs a snapshot another job made (the two-job release, ``sign --snapshot``) the
+    target, ``serverInfo`` and ``fetchedAt`` are that job's claims, which the signer could
+    not check. A stdio command is reduced to its program's name and its argument count:
+    local paths and argument values (which may carry keys) stay out of the log.
+    """
+    out = dict(capture)
+    target = out.get("target")
+    if isinstance(target, Mapping) and isinstance(target.get("command"), list):
+        command = target["command"]
+        program = str(command[0]).replace("\\", "/").rsplit("/", 1)[-1] if command else ""
+        out["target"] = {**target, "command": [program] if program else [],
+                         "arguments": max(len(command) - 1, 0)}
+    out["observedBySigner"] = observed
+    return out
+
+
 def build_attestation(
     statement: Statement,
     *,
@@ -74,7 +94,8 @@ def build_attestation(
 ) -> list[bytes]:
     """The in-toto Statement(s) of a revision, as RFC 8785 bytes (one per part).
 
-    ``capture`` is the fetch snapshot's capture context (None for a plain catalog);
+    ``capture`` is the capture context as the predicate carries it (see
+    :func:`public_capture`; None for a plain catalog);
     ``surface`` optional digests of instructions, prompts and resource templates (a JSON
     object, carried as given). Each part holds the manifest subject plus up to
     ``MAX_SUBJECTS - 1`` tool subjects, sorted by tool name.

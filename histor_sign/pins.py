@@ -51,20 +51,26 @@ if TYPE_CHECKING:
     from histor_sign.verification.policy import Pins
 
 #: Format version of the pin file; a newer one is refused rather than half understood.
-PINS_VERSION = 1
+#: Version 2 holds each pin's workflow and ref pattern and whether its publisher attests; a
+#: version 1 file is read by narrowing each pin to what its recorded signer shows
+#: (:func:`_upgraded`), never by widening it, and written back as version 2.
+PINS_VERSION = 2
 #: Servers one pin file may hold.
 MAX_PINNED_SERVERS = 10_000
 #: Revisions :func:`verify_pinned` follows from the pinned one to the latest.
 DEFAULT_MAX_CHAIN = 1000
 
 _REPOSITORY = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
-_WORKFLOW = re.compile(r"^\.github/workflows/[A-Za-z0-9._/-]+\.ya?ml$")
+_WORKFLOW = re.compile(
+    r"^(?:[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}/)?\.github/workflows/[A-Za-z0-9._/-]+\.ya?ml$"
+)
 _NUMERIC_ID = re.compile(r"^[0-9]{1,20}$")
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
-_ENTRY_KEYS = (
+_ENTRY_KEYS_V1 = (
     "envelope", "issuer", "manifestDigest", "ownerId", "repository", "repositoryId",
     "revision", "signer", "workflow",
 )
+_ENTRY_KEYS = (*_ENTRY_KEYS_V1, "refPattern", "attested")
 
 
 class Freshness(StrEnum):
@@ -96,15 +102,56 @@ def validate_repository(repository: str, param: str = "repository") -> str:
 
 
 def validate_workflow(workflow: str, param: str = "workflow") -> str:
-    """A repository-relative workflow file, e.g. ``.github/workflows/sign.yml``."""
+    """A workflow file: ``.github/workflows/sign.yml`` in the source repository, or
+    ``OWNER/REPO/.github/workflows/sign.yml`` for a reusable workflow."""
     if (not isinstance(workflow, str) or not _WORKFLOW.match(workflow)
             or "/../" in workflow or "//" in workflow):
         raise UsageError(
-            f"`{param}` must be a workflow file path like .github/workflows/sign.yml, got "
+            f"`{param}` must be a workflow file path like .github/workflows/sign.yml (or "
+            f"OWNER/REPO/.github/workflows/sign.yml), got "
             f"{printable(str(workflow), 120)!r}",
             param=param,
         )
     return workflow
+
+
+def validate_ref_pattern(pattern: str, param: str = "ref_pattern") -> str:
+    """A glob over full git refs (``refs/tags/v*``, ``refs/heads/main``)."""
+    if (not isinstance(pattern, str) or not pattern.startswith("refs/") or len(pattern) > 255
+            or not pattern.isprintable() or any(c.isspace() for c in pattern)):
+        raise UsageError(
+            f"`{param}` must be a glob over full git refs such as refs/tags/v* or "
+            f"refs/heads/main, got {printable(str(pattern), 120)!r}", param=param,
+        )
+    return pattern
+
+
+def ref_pattern_for(ref: str | None) -> str | None:
+    """The refs a pin allows after a revision signed from ``ref``: any tag when it was a tag
+    (releases move from tag to tag), else that exact ref (a branch: another branch is
+    anyone with push access)."""
+    if ref is None:
+        return None
+    return "refs/tags/**" if ref.startswith("refs/tags/") else ref
+
+
+def _upgraded(entry: PinEntry, where: str) -> PinEntry:
+    """A version 1 pin (any workflow of the repository, any ref) narrowed to the workflow
+    file and ref its recorded signer shows; one whose signer shows neither is refused
+    rather than kept wide."""
+    from histor_sign.verification._certificate import parse_workflow_identity
+
+    parts = parse_workflow_identity(entry.signer)
+    if parts is None:
+        raise InputError(
+            f"{where}: a version 1 pin whose signer {printable(entry.signer, 200)!r} names no "
+            "workflow cannot be narrowed to one; pin the server again (trust add --replace)"
+        )
+    workflow = entry.workflow
+    if workflow is None:
+        same = parts.repository.lower() == entry.repository.lower()
+        workflow = parts.path if same else f"{parts.repository}/{parts.path}"
+    return replace(entry, workflow=workflow, ref_pattern=ref_pattern_for(parts.ref))
 
 
 def _validate_id(value: str | None, param: str) -> str | None:
@@ -124,6 +171,11 @@ class PinEntry:
     does not inherit the pin. ``location`` is where the signed revisions are published;
     ``revision``/``manifest_digest`` the highest revision verified so far and ``signer``
     its exact signing identity (shown to the user, not required of later revisions).
+    ``ref_pattern`` is the git refs a revision may be signed from (a glob: ``refs/tags/**``
+    when the pinned revision came from a tag, else its exact branch), so a pushed branch or
+    another workflow of the repository cannot advance the pin. ``attested`` records that a
+    revision's attestation verified under this pin: from then on a revision without one is
+    a broken chain, not an unsigned surface.
     """
 
     server: str
@@ -136,15 +188,18 @@ class PinEntry:
     owner_id: str | None = None
     repository_id: str | None = None
     issuer: str = GITHUB_ACTIONS_ISSUER
+    ref_pattern: str | None = None
+    attested: bool = False
 
     def pins(self) -> Pins:
-        """The certificate pins this entry stands for: issuer, repository, numeric ids and,
-        when pinned, the workflow file (any ref)."""
+        """The certificate pins this entry stands for: issuer, repository, numeric ids, the
+        workflow file and the ref pattern — held to every revision of a followed chain."""
         from histor_sign.verification.policy import Pins
 
         return Pins(
             issuer=self.issuer, repository=self.repository, owner_id=self.owner_id,
             repository_id=self.repository_id, workflow=self.workflow,
+            ref_pattern=self.ref_pattern,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -155,6 +210,8 @@ class PinEntry:
             "ownerId": self.owner_id,
             "repositoryId": self.repository_id,
             "issuer": self.issuer,
+            "refPattern": self.ref_pattern,
+            "attested": self.attested,
             "envelope": self.location,
             "revision": self.revision,
             "manifestDigest": self.manifest_digest,
@@ -162,8 +219,11 @@ class PinEntry:
         }
 
     @classmethod
-    def from_json(cls, server: str, value: Any, source: str) -> PinEntry:
-        """Parse one entry strictly; :class:`InputError` names the member that is wrong."""
+    def from_json(
+        cls, server: str, value: Any, source: str, *, version: int = PINS_VERSION
+    ) -> PinEntry:
+        """Parse one entry strictly; :class:`InputError` names the member that is wrong. A
+        version 1 entry is narrowed to its recorded signer's workflow and ref."""
         where = f"{source}: servers.{printable(server, 200)}"
         try:
             validate_server_name(server)
@@ -172,8 +232,9 @@ class PinEntry:
         if not isinstance(value, dict):
             raise InputError(f"{where} must be a JSON object")
         keys = set(value)
-        missing = sorted(set(_ENTRY_KEYS) - keys)
-        unknown = sorted(keys - set(_ENTRY_KEYS))
+        expected = set(_ENTRY_KEYS if version == PINS_VERSION else _ENTRY_KEYS_V1)
+        missing = sorted(expected - keys)
+        unknown = sorted(keys - expected)
         if missing or unknown:
             parts = ([f"missing {', '.join(missing)}"] if missing else []) + (
                 [f"unknown member(s) {', '.join(map(printable, unknown))}"] if unknown else [])
@@ -191,12 +252,19 @@ class PinEntry:
         revision = value["revision"]
         if not isinstance(revision, int) or isinstance(revision, bool) or revision < 1:
             raise InputError(f"{where}.revision must be a positive integer")
+        attested = value.get("attested", False)
+        if not isinstance(attested, bool):
+            raise InputError(f"{where}.attested must be true or false")
         entry = cls(
             server=server, repository=text("repository"), location=text("envelope"),
             revision=revision, manifest_digest=text("manifestDigest"), signer=text("signer"),
             workflow=text("workflow", True), owner_id=text("ownerId", True),
             repository_id=text("repositoryId", True), issuer=text("issuer"),
+            ref_pattern=text("refPattern", True) if "refPattern" in value else None,
+            attested=attested,
         )
+        if version < PINS_VERSION:
+            entry = _upgraded(entry, where)
         try:
             entry.validate()
         except UsageError as exc:
@@ -211,6 +279,8 @@ class PinEntry:
             validate_workflow(self.workflow)
         _validate_id(self.owner_id, "owner_id")
         _validate_id(self.repository_id, "repository_id")
+        if self.ref_pattern is not None:
+            validate_ref_pattern(self.ref_pattern)
         ReleaseLocation.parse(self.location, param="location")
         if not _DIGEST.match(self.manifest_digest):
             raise UsageError("`manifest_digest` must look like sha256:<64 hex>",
@@ -323,9 +393,9 @@ class PinStore:
             now = current.get(entry.server)
             if now is None:
                 raise UsageError(f"{entry.server} is no longer pinned in {self.path}")
-            if (now.repository, now.workflow, now.owner_id, now.repository_id) != (
-                entry.repository, entry.workflow, entry.owner_id, entry.repository_id
-            ):
+            if (now.repository, now.workflow, now.owner_id, now.repository_id,
+                    now.ref_pattern) != (entry.repository, entry.workflow, entry.owner_id,
+                                         entry.repository_id, entry.ref_pattern):
                 raise VerificationFailed(
                     f"{entry.server}: the pin was changed by another process meanwhile; "
                     "run the check again"
@@ -365,7 +435,7 @@ def _parse_store(document: Any, source: str) -> dict[str, PinEntry]:
             f"{source}: format version {version} is newer than this histor-sign understands "
             f"({PINS_VERSION}); upgrade histor-sign"
         )
-    if version != PINS_VERSION or isinstance(version, bool):
+    if version not in (1, PINS_VERSION) or isinstance(version, bool):
         raise InputError(f"{source}: version must be {PINS_VERSION}")
     unknown = sorted(set(document) - {"version", "servers"})
     if unknown:
@@ -376,7 +446,8 @@ def _parse_store(document: Any, source: str) -> dict[str, PinEntry]:
     if len(servers) > MAX_PINNED_SERVERS:
         raise LimitExceeded(f"{source}: more than {MAX_PINNED_SERVERS} servers",
                             limit="max_servers", value=MAX_PINNED_SERVERS)
-    return {name: PinEntry.from_json(name, value, source) for name, value in servers.items()}
+    return {name: PinEntry.from_json(name, value, source, version=version)
+            for name, value in servers.items()}
 
 
 @contextlib.contextmanager
@@ -628,6 +699,7 @@ def draft_pin(
     owner_id: str | None = None,
     repository_id: str | None = None,
     issuer: str = GITHUB_ACTIONS_ISSUER,
+    ref_pattern: str | None = None,
 ) -> PinEntry:
     """Check a first pin's parameters before anything is fetched; the returned entry has
     no revision yet (revision 1, a zero digest) and is what :func:`pin_first_use` fills in.
@@ -641,6 +713,8 @@ def draft_pin(
     validate_repository(repository)
     if workflow is not None:
         validate_workflow(workflow)
+    if ref_pattern is not None:
+        validate_ref_pattern(ref_pattern)
     _validate_id(owner_id, "owner_id")
     _validate_id(repository_id, "repository_id")
     owner = namespace_owner(server)
@@ -663,7 +737,7 @@ def draft_pin(
     return PinEntry(
         server=server, repository=repository, location=location, revision=1,
         manifest_digest="sha256:" + "0" * 64, signer="-", workflow=workflow,
-        owner_id=owner_id, repository_id=repository_id, issuer=issuer,
+        owner_id=owner_id, repository_id=repository_id, issuer=issuer, ref_pattern=ref_pattern,
     )
 
 
@@ -677,13 +751,16 @@ def pin_first_use(
     repository_id: str | None = None,
     issuer: str = GITHUB_ACTIONS_ISSUER,
     trust: Trust | None = None,
+    ref_pattern: str | None = None,
 ) -> PinnedRevision:
     """Verify the latest envelope at ``location`` for a first pin of ``server``.
 
-    The envelope must be for ``server``, signed from ``repository`` (and ``workflow``
-    when given, and the numeric ids when given); the numeric owner and repository ids are
-    then learned from its verified certificate and pinned, so a later owner of the same
-    names does not inherit the trust. The returned ``pin`` is not saved: pass it to
+    The envelope must be for ``server``, signed from ``repository`` (and ``workflow``,
+    ``ref_pattern`` and the numeric ids when given); the numeric owner and repository ids,
+    the workflow file and the refs (:func:`ref_pattern_for`: any tag after a tag, else the
+    same branch) are then learned from its verified certificate and pinned, so neither a
+    later owner of the same names nor another workflow or branch of the repository inherits
+    the trust. The returned ``pin`` is not saved: pass it to
     :meth:`PinStore.add`. Parameters are checked as :func:`draft_pin` does.
     """
     from histor_sign._sigstore_trust import Trust
@@ -691,7 +768,8 @@ def pin_first_use(
     from histor_sign.verification._certificate import certificate_facts
 
     draft = draft_pin(server, repository=repository, location=location, workflow=workflow,
-                      owner_id=owner_id, repository_id=repository_id, issuer=issuer)
+                      owner_id=owner_id, repository_id=repository_id, issuer=issuer,
+                      ref_pattern=ref_pattern)
     parsed = ReleaseLocation.parse(location, param="location")
     trust = trust or Trust.production()
     source = parsed.latest()
@@ -701,12 +779,18 @@ def pin_first_use(
     pin = replace(
         draft, revision=envelope.revision, manifest_digest=envelope.statement.manifest_digest,
         signer=envelope.identity, owner_id=facts.owner_id, repository_id=facts.repository_id,
+        workflow=workflow or facts.workflow,
+        ref_pattern=ref_pattern or ref_pattern_for(facts.ref),
     )
-    return PinnedRevision(
+    first = PinnedRevision(
         server=server, envelope=envelope, freshness=Freshness.FIRST_USE,
         detail=f"first use: revision {envelope.revision} verified", pinned_revision=None,
         pin=pin, source=source,
     )
+    _, attestation = _attested_surface(pin, first, trust)
+    if attestation is not None:  # from now on its absence is a broken chain
+        first = replace(first, pin=replace(pin, attested=True))
+    return first
 
 
 # ---------------------------------------------------------------------- check served
@@ -908,7 +992,9 @@ def check_served(
     pinned = verify_pinned(entry, trust=trust, envelope=envelope, signed_tools=None)
     pinned.raise_for_freshness()
     surface, attestation = _attested_surface(entry, pinned, trust)
-    if update_pin and pinned.freshness is Freshness.ADVANCED:
+    if attestation is not None and not pinned.pin.attested:
+        pinned = replace(pinned, pin=replace(pinned.pin, attested=True))
+    if update_pin and (pinned.freshness is Freshness.ADVANCED or pinned.pin != entry):
         store.advance(pinned.pin)
     signed = pinned.signed_snapshot or pinned.signed_tools
     drift = compare(pinned.envelope, served, signed, source=pinned.source,
@@ -928,6 +1014,14 @@ def _attested_surface(
     try:
         attestation = read_attestation(address, location.fetch_json)
     except NotPublished:
+        if entry.attested:
+            # Deleting the attestation must not downgrade the surface check to the
+            # unsigned snapshot: this publisher attested before.
+            raise VerificationFailed(
+                f"{entry.server}: {Freshness.BROKEN_CHAIN.value}: revision "
+                f"{pinned.envelope.revision} publishes no attestation at {address}, but "
+                "this publisher's attestation verified under the pin before"
+            ) from None
         return None, None
     surface = verified_surface(attestation, pinned.envelope, pins=entry.pins(), trust=trust,
                                source=address)

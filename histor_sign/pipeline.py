@@ -71,6 +71,9 @@ class ReleaseRequest:
     identity_token: str | None = None
     verify_command: str | None = None
     revisions: Path | None = None
+    #: True when ``tools`` is this process's own live fetch: the attestation then says the
+    #: signer observed the capture (else it carries it as another job's claim).
+    observed: bool = False
 
 
 @dataclass(frozen=True)
@@ -365,7 +368,8 @@ def _sign_and_verify(
     )
     trust = request.trust or Trust.production()
     signed = sign_statement(
-        statement, trust=trust, token_identity=who, capture=catalog.capture, surface=surface
+        statement, trust=trust, token_identity=who, capture=catalog.capture, surface=surface,
+        capture_observed=request.observed,
     )
     report = verify(
         signed.envelope,

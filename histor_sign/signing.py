@@ -194,6 +194,7 @@ def sign_statement(
     capture: Mapping[str, Any] | None = None,
     surface: Mapping[str, Any] | None = None,
     require_owned_namespace: bool = True,
+    capture_observed: bool = False,
 ) -> SignedRevision:
     """Sign a revision statement and verify the result before returning it.
 
@@ -204,14 +205,21 @@ def sign_statement(
     workflow URI), so a revision can never claim a signer other than the one that signed it.
 
     The same signer also signs the in-toto attestation of the revision (``capture`` and
-    ``surface`` go into its predicate); every bundle is verified before anything is returned.
+    ``surface`` go into its predicate; ``capture_observed`` says whether this process
+    fetched the server itself, and the capture goes in without local paths or argument
+    values: :func:`~histor_sign.attestation.public_capture`); every bundle is verified
+    before anything is returned.
 
     An ``io.github.<owner>`` server the token's owner cannot own is refused before any
     signature (:class:`NamespaceNotOwned`): such an envelope never verifies, so signing it
     would only spend a log entry. ``require_owned_namespace=False`` signs it anyway — for
     producing the squatting envelopes that verifier tests must reject.
     """
-    from histor_sign.attestation import build_attestation, verify_attestation_bundle
+    from histor_sign.attestation import (
+        build_attestation,
+        public_capture,
+        verify_attestation_bundle,
+    )
     from histor_sign.verification import log_entry_of, verify_artifact_bundle
 
     trust = trust or Trust.production()
@@ -226,7 +234,9 @@ def sign_statement(
         require_namespace(stmt.server, who)
     data = signed_bytes(stmt, issuer=who.issuer, identity=who.identity)
     statements = build_attestation(
-        stmt, issuer=who.issuer, identity=who.identity, capture=capture, surface=surface
+        stmt, issuer=who.issuer, identity=who.identity, surface=surface,
+        capture=public_capture(capture, observed=capture_observed) if capture is not None
+        else None,
     )
     config = trust.client_trust_config()
     try:

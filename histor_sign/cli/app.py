@@ -114,6 +114,7 @@ def emit(text: str | Iterable[str], output: Path | None, *, colors: bool = False
 FLAGS: dict[str, str] = {
     # fetching (histor_sign.mcp: Target and FetchOptions)
     "command": "--stdio",
+    "trusted_code": "--server-is-trusted-code",
     "url": "--url",
     "headers": "--header",
     "bearer_token": "--bearer-token-env",

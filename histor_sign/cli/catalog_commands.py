@@ -19,6 +19,7 @@ from histor_sign.cli.target_options import (
     STDIO_OPTION,
     TIMEOUT_OPTION,
     TOTAL_TIMEOUT_OPTION,
+    TRUSTED_CODE_OPTION,
     URL_OPTION,
     ProtocolChoice,
     fetch_options_from_flags,
@@ -46,6 +47,7 @@ def digest(
     url: str | None = URL_OPTION,
     header: list[str] | None = HEADER_OPTION,
     bearer_token_env: str | None = BEARER_OPTION,
+    server_is_trusted_code: bool = TRUSTED_CODE_OPTION,
     timeout: float = TIMEOUT_OPTION,
     total_timeout: float = TOTAL_TIMEOUT_OPTION,
     max_pages: int = MAX_PAGES_OPTION,
@@ -58,7 +60,8 @@ def digest(
         timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,
         max_tools=max_tools, max_bytes=max_bytes, protocol=protocol,
     )
-    target = target_from_flags(stdio, url, header, bearer_token_env, required=False)
+    target = target_from_flags(stdio, url, header, bearer_token_env, required=False,
+                                 trusted_code=server_is_trusted_code)
     loaded = tools_from_file_or_target(tools, target, options)
     manifest, per_tool = digests(loaded)
     if format is OutputFormat.json:
@@ -92,6 +95,7 @@ def build(
     url: str | None = URL_OPTION,
     header: list[str] | None = HEADER_OPTION,
     bearer_token_env: str | None = BEARER_OPTION,
+    server_is_trusted_code: bool = TRUSTED_CODE_OPTION,
     timeout: float = TIMEOUT_OPTION,
     total_timeout: float = TOTAL_TIMEOUT_OPTION,
     max_pages: int = MAX_PAGES_OPTION,
@@ -106,7 +110,8 @@ def build(
         timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,
         max_tools=max_tools, max_bytes=max_bytes, protocol=protocol,
     )
-    target = target_from_flags(stdio, url, header, bearer_token_env, required=False)
+    target = target_from_flags(stdio, url, header, bearer_token_env, required=False,
+                                 trusted_code=server_is_trusted_code)
     loaded = tools_from_file_or_target(tools, target, options)
     statement = build_statement(
         tools=loaded,

@@ -105,6 +105,7 @@ def check(
     url: str | None = t.URL_OPTION,
     header: list[str] | None = t.HEADER_OPTION,
     bearer_token_env: str | None = t.BEARER_OPTION,
+    server_is_trusted_code: bool = t.TRUSTED_CODE_OPTION,
     timeout: float = t.TIMEOUT_OPTION,
     protocol: t.ProtocolChoice = t.PROTOCOL_OPTION,
     verify: bool = VERIFY_OPT,
@@ -139,7 +140,8 @@ def check(
     """
     from histor_sign.errors import UsageError
 
-    target = t.target_from_flags(stdio, url, header, bearer_token_env, required=False)
+    target = t.target_from_flags(stdio, url, header, bearer_token_env, required=False,
+                                 trusted_code=server_is_trusted_code)
     flags = VerifyFlags(
         cert_identity, cert_oidc_issuer, repository, ref, owner_id, repository_id,
         trusted_root, trust_config, staging, offline, workflow=workflow,

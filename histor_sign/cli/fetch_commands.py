@@ -18,6 +18,7 @@ from histor_sign.cli.target_options import (
     STDIO_OPTION,
     TIMEOUT_OPTION,
     TOTAL_TIMEOUT_OPTION,
+    TRUSTED_CODE_OPTION,
     URL_OPTION,
     ProtocolChoice,
     fetch_options_from_flags,
@@ -38,6 +39,7 @@ def fetch(
     url: str | None = URL_OPTION,
     header: list[str] | None = HEADER_OPTION,
     bearer_token_env: str | None = BEARER_OPTION,
+    server_is_trusted_code: bool = TRUSTED_CODE_OPTION,
     output: Path | None = SNAPSHOT_OUTPUT_OPTION,
     timeout: float = TIMEOUT_OPTION,
     total_timeout: float = TOTAL_TIMEOUT_OPTION,
@@ -48,7 +50,8 @@ def fetch(
     allow_duplicates: bool = ALLOW_DUPLICATES_OPTION,
 ) -> None:
     """Fetch the complete tools/list of an MCP server (every page) into a snapshot."""
-    target = target_from_flags(stdio, url, header, bearer_token_env)
+    target = target_from_flags(stdio, url, header, bearer_token_env,
+                                 trusted_code=server_is_trusted_code)
     assert target is not None
     options = fetch_options_from_flags(
         timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,

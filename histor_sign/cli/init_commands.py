@@ -3,7 +3,8 @@
 The default is the two-job form: a ``snapshot`` job that runs the (untrusted) server with
 read-only permissions and uploads what it served, and a ``sign`` job that holds the OIDC
 token, never runs server code, re-checks the snapshot and signs it. ``--single-job`` writes
-the one-job form for a server the maintainer trusts.
+the one-job form, where the server can obtain the signing token (a process of the same user
+reads it from ``/proc``): only for the maintainer's own server code, and said so.
 """
 
 
@@ -59,10 +60,11 @@ def render_workflow(
 # chain on the histor-revisions branch (revisions/{server}/latest.envelope.json), where
 # clients read it. Written by `{PROG} init`; pin the histor-sign action to a commit SHA.
 name: sign-tools
+# Only published releases sign: a manual run from any branch could otherwise sign a
+# revision, and a pin made from a tag accepts only tags.
 on:
   release:
     types: [published]
-  workflow_dispatch:
 permissions: {{}}
 concurrency:
   group: histor-sign-chain
@@ -84,8 +86,11 @@ jobs:
           histor-release/envelope.json histor-release/tools.snapshot.json
 """
     if single_job:
+        trusted = "          server-is-trusted-code: true\n" if stdio else ""
         return head + f"""  sign:
-    # Runs the server in the job that can sign: only for a server you trust.
+    # Runs the server in the job that can sign: the server can obtain the signing token
+    # here (as the same user it reads it from /proc), so this form is only for your own
+    # server code. The two-job form (no --single-job) keeps the server away from it.
     runs-on: ubuntu-latest
     permissions:
       id-token: write   # keyless signing: GitHub OIDC -> Fulcio
@@ -95,7 +100,7 @@ jobs:
 {_build_step(build)}      - id: release
         uses: {_action(action)}
         with:
-{sign_with}{_target(stdio, url, "          ")}{assets}"""
+{sign_with}{_target(stdio, url, "          ")}{trusted}{assets}"""
     return head + f"""  snapshot:
     # Runs the server (untrusted code): read-only, no id-token, no credentials.
     runs-on: ubuntu-latest
@@ -143,7 +148,9 @@ def init(
         bool,
         typer.Option(
             "--single-job",
-            help="One job that runs the server and signs (only for a server you trust).",
+            help="One job that runs the server and signs. In one job the server can obtain "
+            "the signing token (it reads it from /proc as the same user): only for your own "
+            "server code.",
         ),
     ] = False,
     build: Annotated[

@@ -190,6 +190,7 @@ def release(
     trust_config: _ReleaseTrustConfig = None,
     header: list[str] | None = t.HEADER_OPTION,
     bearer_token_env: str | None = t.BEARER_OPTION,
+    server_is_trusted_code: bool = t.TRUSTED_CODE_OPTION,
     timeout: float = t.TIMEOUT_OPTION,
     total_timeout: float = t.TOTAL_TIMEOUT_OPTION,
     max_pages: int = t.MAX_PAGES_OPTION,
@@ -210,7 +211,8 @@ def release(
     from histor_sign.pipeline import ReleaseOutcome, ReleaseRequest
     from histor_sign.pipeline import release as run_release
 
-    target = t.target_from_flags(stdio, url, header, bearer_token_env, required=tools is None)
+    target = t.target_from_flags(stdio, url, header, bearer_token_env, required=tools is None,
+                                 trusted_code=server_is_trusted_code)
     if target is not None and tools is not None:
         raise UsageError("give --tools FILE or a live server (--stdio/--url), not both")
     check_github_files()
@@ -222,7 +224,7 @@ def release(
         previous=chained, revisions=revisions, fail_on=fail_on, strict=strict,
         scan=ScanOptions(threshold=parse_threshold(str(threshold)), max_tools=max_tools),
         policy=guard_policy, trust=trust, identity_token=identity_token,
-        verify_command=VERIFY_COMMAND,
+        verify_command=VERIFY_COMMAND, observed=target is not None,
     )
     options = t.fetch_options_from_flags(
         timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,

@@ -127,6 +127,7 @@ def scan(
     url: str | None = t.URL_OPTION,
     header: list[str] | None = t.HEADER_OPTION,
     bearer_token_env: str | None = t.BEARER_OPTION,
+    server_is_trusted_code: bool = t.TRUSTED_CODE_OPTION,
     timeout: float = t.TIMEOUT_OPTION,
     protocol: t.ProtocolChoice = t.PROTOCOL_OPTION,
 ) -> None:
@@ -142,7 +143,8 @@ def scan(
         max_partners=_positive("--max-partners", max_partners),
         budget_seconds=_positive_seconds("--budget-seconds", budget_seconds),
     )
-    target = t.target_from_flags(stdio, url, header, bearer_token_env, required=not catalogs)
+    target = t.target_from_flags(stdio, url, header, bearer_token_env, required=not catalogs,
+                                 trusted_code=server_is_trusted_code)
     loaded = load_catalogs(catalogs or [], max_tools=options.max_tools)
     if target is not None:
         fetch = t.fetch_options_from_flags(

@@ -55,6 +55,13 @@ HEADER_OPTION = typer.Option(
     help="Extra HTTP header for --url (repeatable). The value is never printed or recorded; "
     "prefer --bearer-token-env for tokens (command lines are visible to other users).",
 )
+TRUSTED_CODE_OPTION = typer.Option(
+    False, "--server-is-trusted-code",
+    help="Start the --stdio server even where signing credentials are readable "
+    "(SIGSTORE_IDENTITY_TOKEN, ACTIONS_ID_TOKEN_REQUEST_*, --identity-token): it runs as "
+    "you, so it can read them. Only for your own server code; otherwise fetch in a job "
+    "without credentials.",
+)
 BEARER_OPTION = typer.Option(
     None, "--bearer-token-env", metavar="VAR",
     help="Send 'Authorization: Bearer <value of environment variable VAR>' with --url.",
@@ -95,6 +102,7 @@ def target_from_flags(
     bearer_token_env: str | None = None,
     *,
     required: bool = True,
+    trusted_code: bool = False,
 ) -> Target | None:
     """Build the :class:`Target` named by ``--stdio``/``--url`` (exactly one of them)."""
     if stdio is not None and url is not None:
@@ -108,7 +116,7 @@ def target_from_flags(
     if stdio is not None:
         if header or bearer_token_env:
             raise UsageError("--header and --bearer-token-env apply only to --url")
-        return Target.stdio(stdio)
+        return Target.stdio(stdio, trusted_code=trusted_code)
     assert url is not None
     headers = [parse_header(h) for h in header or []]
     token: str | None = None

@@ -136,40 +136,57 @@ def pinned_latest(
 
 
 # ---------------------------------------------------------------------- trust add/list/remove
+_TrustAddServer = Annotated[str, typer.Argument(metavar="NAME", help="MCP server name, "
+                                      "io.github.OWNER/NAME.")]
+_TrustAddRepository = Annotated[
+    str, typer.Option("--repository", metavar="OWNER/REPO",
+                      help="The GitHub repository whose workflow signs the revisions.")
+]
+_TrustAddEnvelope = Annotated[
+    str | None, typer.Option(
+        "--envelope", metavar="URL|FILE",
+        help="Where the revisions are published: the latest envelope "
+        "(…/latest.envelope.json) or its directory; https, loopback http, or a path. "
+        "Default: where the histor-sign action publishes them for --repository "
+        "OWNER/REPO: revisions/NAME/latest.envelope.json on its histor-revisions "
+        "branch, read from raw.githubusercontent.com.",
+    )
+]
+_TrustAddWorkflow = Annotated[
+    str | None, typer.Option(
+        "--workflow", metavar="PATH",
+        help="Require this workflow file, e.g. .github/workflows/sign.yml. Default: the "
+        "workflow that signed the latest revision.",
+    )
+]
+_TrustAddRefPattern = Annotated[
+    str | None, typer.Option(
+        "--ref-pattern", metavar="GLOB",
+        help="Git refs a revision may be signed from, e.g. 'refs/tags/v*' (* within a "
+        "segment, ** across). Default: any tag when the latest revision was signed from "
+        "a tag, else its branch.",
+    )
+]
+_TrustAddReplace = Annotated[
+    bool, typer.Option("--replace", help="Re-pin a server that is already pinned.")
+]
+_TrustAddDryRun = Annotated[
+    bool, typer.Option("--dry-run", help="Verify and show the pin, write nothing.")
+]
+
+
 @trust_app.command("add")
 def trust_add(
-    server: Annotated[str, typer.Argument(metavar="NAME", help="MCP server name, "
-                                          "io.github.OWNER/NAME.")],
-    repository: Annotated[
-        str, typer.Option("--repository", metavar="OWNER/REPO",
-                          help="The GitHub repository whose workflow signs the revisions.")
-    ],
-    envelope: Annotated[
-        str | None, typer.Option(
-            "--envelope", metavar="URL|FILE",
-            help="Where the revisions are published: the latest envelope "
-            "(…/latest.envelope.json) or its directory; https, loopback http, or a path. "
-            "Default: where the histor-sign action publishes them for --repository "
-            "OWNER/REPO: revisions/NAME/latest.envelope.json on its histor-revisions "
-            "branch, read from raw.githubusercontent.com.",
-        )
-    ] = None,
-    workflow: Annotated[
-        str | None, typer.Option(
-            "--workflow", metavar="PATH",
-            help="Require this workflow file, e.g. .github/workflows/sign.yml (any ref). "
-            "Default: any workflow of the repository.",
-        )
-    ] = None,
+    server: _TrustAddServer,
+    repository: _TrustAddRepository,
+    envelope: _TrustAddEnvelope = None,
+    workflow: _TrustAddWorkflow = None,
+    ref_pattern: _TrustAddRefPattern = None,
     owner_id: OwnerIdOpt = None,
     repository_id: RepositoryIdOpt = None,
     pins: PinsOpt = None,
-    replace: Annotated[
-        bool, typer.Option("--replace", help="Re-pin a server that is already pinned.")
-    ] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Verify and show the pin, write nothing.")
-    ] = False,
+    replace: _TrustAddReplace = False,
+    dry_run: _TrustAddDryRun = False,
     trusted_root: TrustedRootOpt = None,
     trust_config: VerifyTrustConfigOpt = None,
     staging: VerifyStagingOpt = False,
@@ -188,7 +205,7 @@ def trust_add(
     trust = trust_from_flags(staging=staging, trusted_root=trusted_root,
                              trust_config=trust_config, offline=offline)
     draft_pin(server, repository=repository, location=envelope, workflow=workflow,
-              owner_id=owner_id, repository_id=repository_id)
+              owner_id=owner_id, repository_id=repository_id, ref_pattern=ref_pattern)
     warning = trust.warning()  # reads the trust files: bad ones are bad input
     store = load_store(pins)
     if server in store and not replace:
@@ -203,7 +220,7 @@ def trust_add(
     first = pin_first_use(
         server, repository=repository, location=envelope, workflow=workflow,
         owner_id=owner_id, repository_id=repository_id, trust=trust,
-        issuer=GITHUB_ACTIONS_ISSUER,
+        issuer=GITHUB_ACTIONS_ISSUER, ref_pattern=ref_pattern,
     )
     if not dry_run:
         store = store.add(first.pin, replace_existing=replace)
@@ -217,6 +234,8 @@ def _entry_lines(entry: "PinEntry", *, learned: bool = False) -> list[str]:
     return [
         f"  repository     {entry.repository}",
         f"  workflow       {entry.workflow or 'any workflow of the repository'}",
+        f"  refs           {entry.ref_pattern or 'any ref'}",
+        f"  attestation    {'required (verified before)' if entry.attested else 'not seen yet'}",
         f"  owner id       {entry.owner_id or 'not pinned (the certificate has none)'}"
         f"{note if entry.owner_id else ''}",
         f"  repository id  {entry.repository_id or 'not pinned (the certificate has none)'}"

@@ -43,10 +43,16 @@ MAX_DIFF_LINES = 40
 
 
 class DriftStatus(StrEnum):
-    """Whether the served tools are exactly the signed ones."""
+    """Whether the served tools are exactly the signed ones.
+
+    ``UNVERIFIED``: the tools are the signed ones and the served surface equals the
+    release snapshot's, but that surface is not signed (no verified attestation): whoever
+    can write the published files could have rewritten both, so this is never a match.
+    """
 
     MATCH = "match"
     DIFFERENT = "different"
+    UNVERIFIED = "unverified"
 
 
 class ChangeKind(StrEnum):
@@ -217,9 +223,12 @@ class DriftResult:
 
     @property
     def risk(self) -> Risk | None:
-        """The highest risk of any change; None when the served tools match."""
+        """The highest risk of any change; None when the served tools match. An unverified
+        surface is medium: nothing signed says the surface is the released one."""
         if self.matches:
             return None
+        if self.status is DriftStatus.UNVERIFIED:
+            return Risk.MEDIUM
         return max_risk([*(t.risk for t in self.tools), *(c.risk for c in self.surface)]
                         ) or Risk.LOW
 
@@ -252,6 +261,9 @@ class DriftResult:
         with the riskiest tools first (escaped: safe to print)."""
         if self.matches:
             return self.status.value
+        if self.status is DriftStatus.UNVERIFIED:
+            return (f"{self.status.value} — risk: {Risk.MEDIUM.value}  (tools match; the surface "
+                    "matches an unsigned baseline, which proves nothing)")
         order = (ChangeKind.CHANGED, ChangeKind.RENAMED, ChangeKind.ADDED, ChangeKind.REMOVED)
         counts = ", ".join(f"{self.count(c)} {c.value}" for c in order if self.count(c))
         if self.surface:
@@ -359,8 +371,12 @@ def compare(
         baseline = (SurfaceBaseline.UNSIGNED_SNAPSHOT if _surface_of(signed_tools) is not None
                     else None)
     same = manifest == statement.manifest_digest and not drift and not surface
+    status = DriftStatus.MATCH if same else DriftStatus.DIFFERENT
+    if (same and surface_status is not SurfaceStatus.NOT_COMPARED
+            and baseline is SurfaceBaseline.UNSIGNED_SNAPSHOT):
+        status = DriftStatus.UNVERIFIED
     return DriftResult(
-        status=DriftStatus.MATCH if same else DriftStatus.DIFFERENT,
+        status=status,
         server=statement.server,
         revision=statement.revision,
         signed_manifest_digest=statement.manifest_digest,

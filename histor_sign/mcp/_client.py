@@ -47,8 +47,9 @@ async def fetch_async(target: Target, options: FetchOptions | None = None) -> Sn
 def _channel(target: Target, options: FetchOptions) -> Channel:
     if target.command is not None:
         from histor_sign.mcp._stdio_channel import StdioChannel
-        from histor_sign.mcp._target import child_environment
+        from histor_sign.mcp._target import child_environment, refuse_untrusted_server
 
+        refuse_untrusted_server(target, os.environ)
         env = child_environment(
             os.environ, extra=target.env, withhold=target.withhold_env,
             guarded=target.guarded_secrets,

@@ -75,6 +75,48 @@ CREDENTIAL_ENV = frozenset(
 )
 #: Whole families withheld as well (any ``SIGSTORE_*`` and ``ACTIONS_ID_TOKEN_*``).
 CREDENTIAL_ENV_PREFIXES = ("SIGSTORE_", "ACTIONS_ID_TOKEN_")
+#: What signs: a Sigstore token, or GitHub's pair to request one. A stdio server started
+#: by a process that holds either can read it (same user: ``/proc/<ancestor>/environ`` and
+#: ``cmdline``), whatever its own environment says, so such a server is not started at all
+#: unless the caller says it is trusted code (:attr:`Target.trusted_code`).
+SIGNING_CREDENTIAL_ENV = frozenset(
+    {"SIGSTORE_IDENTITY_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_ID_TOKEN_REQUEST_TOKEN"}
+)
+#: GitHub Actions' file commands and shell start-up hooks: a server that can write them
+#: sets environment variables, the PATH and outputs of later steps (the signing step).
+WORKFLOW_FILE_ENV = frozenset(
+    {"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY",
+     "BASH_ENV", "ENV"}
+)
+
+
+def signing_credentials(environ: Mapping[str, str]) -> list[str]:
+    """The names of signing credentials present (set and non-empty) in ``environ``."""
+    return sorted(
+        name for name, value in environ.items()
+        if value and (name.upper() in SIGNING_CREDENTIAL_ENV
+                      or name.upper().startswith(("SIGSTORE_", "ACTIONS_ID_TOKEN_")))
+    )
+
+
+def refuse_untrusted_server(target: Target, environ: Mapping[str, str]) -> None:
+    """Raise :class:`UsageError` before a stdio server is started where a signing credential
+    is within its reach — in ``environ`` or held by the caller (``guarded_secrets``) — unless
+    ``target.trusted_code``. Scrubbing the child's environment is no boundary: in one job,
+    as one user, it reads its ancestors'. Only a separate job is."""
+    if target.command is None or target.trusted_code:
+        return
+    held = signing_credentials(environ)
+    if target.guarded_secrets:
+        held.append("the identity token given to this run")
+    if held:
+        raise UsageError(
+            "refusing to start a stdio server where signing credentials are readable "
+            f"({', '.join(held)}): as the same user it can read them from /proc whatever "
+            "its own environment holds. Fetch it in a job without them (the two-job "
+            "workflow: snapshot, then sign), or set `trusted_code` if the server is your own "
+            "code and may see the token", param="trusted_code",
+        )
 
 
 def child_environment(
@@ -87,7 +129,8 @@ def child_environment(
     """The environment a stdio server starts with: ``parent`` without credentials.
 
     Removed: :data:`CREDENTIAL_ENV`, the :data:`CREDENTIAL_ENV_PREFIXES` families, the
-    names in ``withhold``, and any variable whose value contains a ``guarded`` secret
+    workflow file commands and shell hooks (:data:`WORKFLOW_FILE_ENV`), the names in
+    ``withhold``, and any variable whose value contains a ``guarded`` secret
     (whatever it is called). ``extra`` is added afterwards, as the caller gave it.
     """
     dropped = {name.upper() for name in withhold}
@@ -96,6 +139,7 @@ def child_environment(
         name: value
         for name, value in parent.items()
         if name.upper() not in CREDENTIAL_ENV
+        and name.upper() not in WORKFLOW_FILE_ENV
         and not name.upper().startswith(CREDENTIAL_ENV_PREFIXES)
         and name.upper() not in dropped
         and not any(n in value for n in needles)
@@ -135,6 +179,9 @@ class Target:
     #: Credentials we hold but never send (e.g. the OIDC identity token of a release): the
     #: server gets no variable holding them, and a snapshot that contains one is refused.
     guarded_secrets: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    #: The caller vouches that the stdio server is trusted code: it may be started where
+    #: signing credentials are within its reach (see :func:`refuse_untrusted_server`).
+    trusted_code: bool = False
 
     def __post_init__(self) -> None:
         if (self.command is None) == (self.url is None):
@@ -180,8 +227,12 @@ class Target:
         env: Mapping[str, str] | None = None,
         withhold_env: Sequence[str] = (),
         guarded_secrets: Sequence[str] = (),
+        trusted_code: bool = False,
     ) -> Target:
         """A server started as a subprocess; a string is split like a POSIX shell would.
+
+        It is not started at all where a signing credential is within its reach, unless
+        ``trusted_code`` (:func:`refuse_untrusted_server`).
 
         The server runs with our environment minus every credential variable
         (:data:`CREDENTIAL_ENV`, :data:`CREDENTIAL_ENV_PREFIXES`), minus ``withhold_env``,
@@ -199,7 +250,7 @@ class Target:
             argv = tuple(command)
         return cls(
             command=argv, cwd=cwd, env=env, withhold_env=tuple(withhold_env),
-            guarded_secrets=tuple(guarded_secrets),
+            guarded_secrets=tuple(guarded_secrets), trusted_code=trusted_code,
         )
 
     @classmethod

@@ -325,3 +325,23 @@ def test_every_part_meets_the_whole_identity_policy(tmp_path: Path) -> None:
     report = verify_attestation(mixed, pins=pins, trust=trust, envelope=load_envelope(ours))
     assert report.axis("identity").status == "fail", report.to_text()
     assert "part 2: repository id is '666', expected '200'" in report.axis("identity").detail
+
+
+def test_the_public_capture_keeps_paths_and_argument_values_out_of_the_log() -> None:
+    """Issue 23, hole 5: the predicate is a public log entry, and a two-job release signs a
+    capture another job made: it says so, and carries no local path or argument value."""
+    from histor_sign.attestation import build_attestation, public_capture
+
+    capture = {"target": {"transport": "stdio", "env": ["API_KEY"],
+                          "command": ["/home/ci/work/node_modules/.bin/srv", "--key", "s3cr3t"]},
+               "serverInfo": {"name": "srv", "version": "1"}, "fetchedAt": "2026-12-01T00:00:00Z"}
+    claimed = public_capture(capture, observed=False)
+    assert claimed["target"] == {"transport": "stdio", "env": ["API_KEY"], "command": ["srv"],
+                                 "arguments": 2}
+    assert claimed["observedBySigner"] is False and claimed["serverInfo"] == capture["serverInfo"]
+    assert public_capture(capture, observed=True)["observedBySigner"] is True
+    stmt = statement("io.github.alice/docs", WF_ALICE, [{"name": "t", "inputSchema": {}}])
+    [payload] = build_attestation(stmt, issuer="iss", identity=WF_ALICE, capture=claimed)
+    assert b"s3cr3t" not in payload and b"/home/ci" not in payload
+    url = public_capture({"target": {"transport": "http", "url": "https://h/mcp"}}, observed=True)
+    assert url["target"] == {"transport": "http", "url": "https://h/mcp"}

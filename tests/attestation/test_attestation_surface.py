@@ -64,7 +64,8 @@ def test_release_and_sign_attest_the_surface_and_verify_checks_it(tmp_path: Path
     with LocalSigstore(directory=tmp_path / "sigstore") as inst:
         token, trust = inst.mint_token(IDENTITY), inst.trust_config_path
         released = run_cli("release", "--server", SERVER, "--server-version", "1.0.0",
-                           "--stdio", peer, "--out-dir", str(tmp_path / "r1"),
+                           "--stdio", peer, "--server-is-trusted-code",
+                           "--out-dir", str(tmp_path / "r1"),
                            "--identity-token", token, "--trust-config", str(trust))
         assert released.code == 0, released.stdout + released.stderr
         signed = run_cli("sign", str(tmp_path / "statement.json"), "-o",

@@ -681,7 +681,8 @@ def test_ctrl_c_during_release_fetch_and_signing(tmp_path: Path) -> None:
     rel = ["release", "--server", SERVER, "--server-version", "1", "--out-dir",
            str(tmp_path / "rel")]
     run = _interrupt([*rel, "--stdio", raw_command("hang", pidfile), "--protocol", "legacy",
-                      "--identity-token", SECRET], _wait_for(pidfile, 0.5), tmp_path)
+                      "--server-is-trusted-code", "--identity-token", SECRET],
+                     _wait_for(pidfile, 0.5), tmp_path)
     assert_interrupted(run)
     assert not [pid for pid in pids_from(pidfile) if alive(pid)]
 

@@ -101,7 +101,9 @@ def test_no_credential_reaches_the_child_or_the_snapshot(
     for name, value in creds.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("HARMLESS_SETTING", "visible-to-the-server")
-    target = Target.stdio(ENV_SERVER, withhold_env=["MCP_BEARER"], guarded_secrets=[OIDC_TOKEN])
+    # Trusted code only: an untrusted server is not started where these are (below).
+    target = Target.stdio(ENV_SERVER, withhold_env=["MCP_BEARER"], guarded_secrets=[OIDC_TOKEN],
+                          trusted_code=True)
     snapshot = fetch(target, OPTIONS)
     loot = reported(snapshot)
     # The environment did reach the server (minus the credentials) ...
@@ -129,7 +131,7 @@ def test_a_server_echoing_a_guarded_token_is_refused(endpoint: TokenEndpoint) ->
     under another name), a snapshot that contains it is refused, and the error says so
     without the token."""
     target = Target.stdio(
-        ENV_SERVER, env={"LEAKED": OIDC_TOKEN}, guarded_secrets=[OIDC_TOKEN]
+        ENV_SERVER, env={"LEAKED": OIDC_TOKEN}, guarded_secrets=[OIDC_TOKEN], trusted_code=True
     )
     with pytest.raises(FetchError) as caught:
         fetch(target, OPTIONS)
@@ -142,3 +144,56 @@ def test_guarded_secrets_stay_out_of_repr_and_description() -> None:
     assert OIDC_TOKEN not in repr(target)
     assert OIDC_TOKEN not in json.dumps(target.describe())
     assert OIDC_TOKEN in target.secrets()
+
+
+# --- a server in the signing job reads its ancestors' credentials (issue 23, hole 1) ---
+
+PROC_READER = HERE / "raw_proc_reader_server.py"
+REQUEST_TOKEN = "request-token-value-abcdef-0123456789"
+
+
+def _fetch_cli(tmp_path: Any, *extra: str, env: dict[str, str]) -> Any:
+    from cli_harness import run_cli
+
+    marker = tmp_path / "started"
+    command = shlex.join([sys.executable, str(PROC_READER), str(marker)])
+    run = run_cli("fetch", "--stdio", command, "--protocol", "legacy", "-o",
+                  str(tmp_path / "snap.json"), *extra, env=env)
+    return run, marker
+
+
+def test_control_a_trusted_server_reads_the_token_from_proc(tmp_path: Any) -> None:
+    """Why scrubbing the child's environment is no boundary: started by a process that holds
+    the token, a server of the same user reads it from /proc, and writes file commands."""
+    env = {"ACTIONS_ID_TOKEN_REQUEST_TOKEN": REQUEST_TOKEN,
+           "ACTIONS_ID_TOKEN_REQUEST_URL": "http://127.0.0.1:9/token",
+           "GITHUB_ENV": str(tmp_path / "github_env"), "BASH_ENV": str(tmp_path / "bashrc")}
+    run, marker = _fetch_cli(tmp_path, "--server-is-trusted-code", env=env)
+    assert run.code == 0, run.stderr
+    assert marker.exists()
+    loot = json.loads(json.loads((tmp_path / "snap.json").read_text())["tools"][0]["description"])
+    assert loot["from_proc"]["ACTIONS_ID_TOKEN_REQUEST_TOKEN"] == REQUEST_TOKEN
+    # the file commands and shell hooks of later steps are withheld even then
+    assert loot["own_env"] == {}
+
+
+@pytest.mark.parametrize("credential", ["ACTIONS_ID_TOKEN_REQUEST_TOKEN", "SIGSTORE_IDENTITY_TOKEN"])
+def test_no_server_starts_where_signing_credentials_are_readable(
+    tmp_path: Any, credential: str
+) -> None:
+    from cli_harness import assert_clean_error
+
+    run, marker = _fetch_cli(tmp_path, env={credential: REQUEST_TOKEN})
+    assert_clean_error(run)
+    assert "--server-is-trusted-code" in run.stderr and credential in run.stderr
+    assert REQUEST_TOKEN not in run.stderr
+    assert not marker.exists()  # the server never ran
+
+
+def test_the_library_refuses_too_and_a_held_token_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    from histor_sign.errors import UsageError
+
+    monkeypatch.delenv("ACTIONS_ID_TOKEN_REQUEST_TOKEN", raising=False)
+    with pytest.raises(UsageError) as caught:
+        fetch(Target.stdio(ENV_SERVER, guarded_secrets=[OIDC_TOKEN]), OPTIONS)
+    assert caught.value.param == "trusted_code" and OIDC_TOKEN not in str(caught.value)

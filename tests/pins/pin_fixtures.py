@@ -22,6 +22,7 @@ SERVER = "io.github.alice/docs"
 WF_MALLORY = "https://github.com/mallory/docs/.github/workflows/sign.yml@refs/heads/main"
 WF_ALICE_TAG = "https://github.com/alice/docs/.github/workflows/sign.yml@refs/tags/v3.0.0"
 WF_ALICE_DEPLOY = "https://github.com/alice/docs/.github/workflows/deploy.yml@refs/heads/main"
+WF_ALICE_EVIL = "https://github.com/alice/docs/.github/workflows/sign.yml@refs/heads/evil"
 
 
 def tools(n: int, extra: str = "") -> list[dict[str, Any]]:
@@ -103,5 +104,8 @@ def make_history(directory: Path) -> History:
              tools(2), owner_id="9999", repository_id="9998")
         sign("deploy2", statement(SERVER, WF_ALICE_DEPLOY, tools(2), previous=s1),
              WF_ALICE_DEPLOY, tools(2))
+        # The pinned workflow file run from a pushed branch (anyone with push access).
+        sign("evil_branch2", statement(SERVER, WF_ALICE_EVIL, tools(2), previous=s1),
+             WF_ALICE_EVIL, tools(2), ref="refs/heads/evil")
         trust_config = inst.trust_config_path
     return History(directory, trust_config, envelopes, signed_tools, revisions)

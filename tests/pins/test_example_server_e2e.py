@@ -26,11 +26,13 @@ pytestmark = pytest.mark.slow
 
 
 def publish(release_dir: Path, location: Path, revision: int) -> None:
-    """What the publisher's workflow does after a release: copy the signed envelope and
-    tools under their revision numbers and point latest at the new one."""
+    """What the publisher's workflow does after a release: copy the signed envelope, tools
+    and attestation under their revision numbers and point latest at the new one."""
     location.mkdir(parents=True, exist_ok=True)
     shutil.copy(release_dir / "envelope.json", location / f"{revision}.envelope.json")
     shutil.copy(release_dir / "tools.snapshot.json", location / f"{revision}.tools.snapshot.json")
+    shutil.copy(release_dir / "intoto.sigstore.json",
+                location / f"{revision}.intoto.sigstore.json")
     shutil.copy(release_dir / "envelope.json", location / "latest.envelope.json")
 
 

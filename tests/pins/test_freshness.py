@@ -28,11 +28,12 @@ from histor_sign.pins import (
 pytestmark = pytest.mark.slow
 
 
-def first_pin(history: History, tmp_path: Path, workflow: str | None = None) -> PinStore:
+def first_pin(history: History, tmp_path: Path, workflow: str | None = None,
+              ref_pattern: str | None = None) -> PinStore:
     """Pin SERVER at revision 1 the first-use way, into a fresh pin file."""
     where = history.publish(tmp_path / "pub1", "rev1")
     first = pin_first_use(SERVER, repository="alice/docs", location=str(where),
-                          workflow=workflow, trust=history.trust())
+                          workflow=workflow, trust=history.trust(), ref_pattern=ref_pattern)
     return PinStore.load(tmp_path / "pins.json").add(first.pin)
 
 
@@ -52,7 +53,7 @@ def test_first_use_learns_numeric_ids_and_pins_the_revision(history: History,
     assert (entry.owner_id, entry.repository_id) == (ALICE_OWNER_ID, ALICE_REPO_ID)
     assert entry.revision == 1 and entry.signer == WF_ALICE
     on_disk = json.loads((tmp_path / "pins.json").read_text())
-    assert on_disk["version"] == 1
+    assert on_disk["version"] == 2
     assert on_disk["servers"][SERVER]["ownerId"] == ALICE_OWNER_ID
     assert PinStore.load(tmp_path / "pins.json") == store
 
@@ -122,7 +123,10 @@ def test_fork_same_revision_other_digest_is_refused(history: History, tmp_path: 
 
 def test_skip_ahead_with_a_valid_chain_advances_the_pin(history: History,
                                                         tmp_path: Path) -> None:
-    store = first_pin(history, tmp_path, workflow=".github/workflows/sign.yml")
+    # Revision 3 was released from a tag after branch releases: a client that allows both
+    # (a pin made from a branch allows only that branch: test_pin_narrowing.py).
+    store = first_pin(history, tmp_path, workflow=".github/workflows/sign.yml",
+                      ref_pattern="refs/**")
     where = history.publish(tmp_path / "p3", "rev3", "rev2")
     served = tools(3)
     result = check_served(PinStore(store.path, {SERVER: repoint(store, where)}), SERVER, served,
@@ -141,7 +145,7 @@ def test_skip_ahead_with_a_valid_chain_advances_the_pin(history: History,
 
 
 def test_skip_ahead_with_a_broken_chain_is_refused(history: History, tmp_path: Path) -> None:
-    store = first_pin(history, tmp_path)
+    store = first_pin(history, tmp_path, ref_pattern="refs/**")  # rev3 came from a tag
     # 3 descends from the fork, so the published 2 does not lead to it.
     broken = verify_pinned(repoint(store, history.publish(tmp_path / "b", "broken3", "rev2")),
                            trust=history.trust())
@@ -201,11 +205,13 @@ def test_the_pinned_workflow_is_required(history: History, tmp_path: Path) -> No
     with pytest.raises(VerificationFailed, match="signing workflow is"):
         verify_pinned(repoint(store, history.publish(tmp_path / "d", "deploy2")),
                       trust=history.trust())
-    # Without a workflow pin, any workflow of the pinned repository may sign.
-    loose = first_pin(history, tmp_path / "loose")
-    ok = verify_pinned(repoint(loose, history.publish(tmp_path / "d2", "deploy2")),
-                       trust=history.trust())
-    assert ok.freshness is Freshness.ADVANCED
+    # Without a workflow given, the pin holds the workflow that signed revision 1 (issue 23:
+    # "any workflow of the repository" let another workflow file advance the pin).
+    learned = first_pin(history, tmp_path / "learned")
+    assert learned.get(SERVER).workflow == ".github/workflows/sign.yml"  # type: ignore[union-attr]
+    with pytest.raises(VerificationFailed, match="signing workflow is"):
+        verify_pinned(repoint(learned, history.publish(tmp_path / "d2", "deploy2")),
+                      trust=history.trust())
 
 
 def test_a_signed_snapshot_that_is_not_the_signed_catalog_fails(history: History,
@@ -247,7 +253,7 @@ def test_loopback_url_location_first_use_and_skip_ahead(
     url, root = http_location
     history.publish(root, "rev1")
     first = pin_first_use(SERVER, repository="alice/docs", location=url + "latest.envelope.json",
-                          trust=history.trust())
+                          trust=history.trust(), ref_pattern="refs/**")  # rev3: a tag
     store = PinStore.load(tmp_path / "pins.json").add(first.pin)
     history.publish(root, "rev3", "rev2")
     result = check_served(store, SERVER, tools(2), trust=history.trust())

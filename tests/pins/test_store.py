@@ -42,7 +42,7 @@ def test_round_trip_is_sorted_indented_and_secret_free(tmp_path: Path) -> None:
     # Only public facts: names, ids, digests, the location.
     assert set(json.loads(text)["servers"][ENTRY.server]) == {
         "repository", "workflow", "ownerId", "repositoryId", "issuer", "envelope", "revision",
-        "manifestDigest", "signer",
+        "manifestDigest", "signer", "refPattern", "attested",
     }
 
 
@@ -75,9 +75,11 @@ CORRUPT: list[tuple[str, bytes, str]] = [
     ("empty", b"", "empty file"),
     ("array", b"[]", "must be a JSON object"),
     ("duplicate-key", b'{"version": 1, "version": 1, "servers": {}}', "duplicate"),
-    ("no-version", b'{"servers": {}}', "version must be 1"),
-    ("newer-version", b'{"version": 2, "servers": {}}', "newer than this histor-sign"),
-    ("bool-version", b'{"version": true, "servers": {}}', "version must be 1"),
+    ("no-version", b'{"servers": {}}', "version must be 2"),
+    ("newer-version", b'{"version": 3, "servers": {}}', "newer than this histor-sign"),
+    ("bool-version", b'{"version": true, "servers": {}}', "version must be 2"),
+    ("bad-ref-pattern", _edit(_entry("refPattern", "main")), "glob over full git refs"),
+    ("bad-attested", _edit(_entry("attested", "yes")), "attested must be true or false"),
     ("unknown-top", _edit(lambda d: d.update(extra=1)), "unknown member(s) extra"),
     ("servers-list", b'{"version": 1, "servers": []}', "servers must be a JSON object"),
     ("bad-name", _edit(lambda d: d["servers"].update({"no slash": d["servers"][ENTRY.server]})),

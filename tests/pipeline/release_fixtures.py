@@ -47,7 +47,7 @@ def make_releases(base: Path) -> Released:
         token = sigstore.mint_token(IDENTITY)
         first = run_cli(*release_args(
             base / "rev1", sigstore.trust_config_path,
-            "--stdio", server_command(), "--identity-token", token,
+            "--stdio", server_command(), "--server-is-trusted-code", "--identity-token", token,
         ))
         assert first.code == 0, first.stderr
         # Revision 2 takes its token the ambient GitHub Actions way.
@@ -59,7 +59,7 @@ def make_releases(base: Path) -> Released:
         second = run_cli(
             *release_args(
                 base / "rev2", sigstore.trust_config_path,
-                "--stdio", server_command("--description", DRIFT),
+                "--stdio", server_command("--description", DRIFT), "--server-is-trusted-code",
                 "--previous", str(base / "rev1" / "envelope.json"), version="1.1.0",
             ),
             env=env,

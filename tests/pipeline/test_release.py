@@ -123,6 +123,7 @@ def test_gate_failure_writes_no_envelope(released: Released, tmp_path: Path) -> 
     out = tmp_path / "gated"
     run = run_cli(*release_args(out, released.trust_config,
                                 "--stdio", server_command("--collision"),
+                                "--server-is-trusted-code",
                                 "--identity-token", "not-needed-gate-fails-first"))
     assert run.code == 1, run.stdout + run.stderr
     assert "release gate failed" in run.stderr and "TC004" in run.stdout
@@ -138,7 +139,7 @@ def test_identity_must_match_the_token(released: Released, tmp_path: Path) -> No
         token = sigstore.mint_token(IDENTITY)
         run = run_cli(*release_args(
             tmp_path / "out", sigstore.trust_config_path, "--stdio", server_command(),
-            "--identity-token", token,
+            "--server-is-trusted-code", "--identity-token", token,
             "--identity", "https://github.com/example/other/.github/workflows/x.yml@refs/heads/main",
         ))
     assert_clean_error(run)

@@ -127,6 +127,7 @@ def test_tripped_gate_replaces_an_earlier_release(
     assert code == 0, err
     run = run_cli(*release_args(out, sigstore.trust_config_path,
                                 "--stdio", server_command("--collision"),
+                                "--server-is-trusted-code",
                                 "--identity-token", "not-needed-gate-fails-first"))
     assert run.code == 1, run.stderr
     # No envelope of the earlier release beside a summary saying nothing was signed.

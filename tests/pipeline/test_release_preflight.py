@@ -106,7 +106,13 @@ def test_stdio_server_gets_no_credential_and_publishes_none(
     env = {**ambient, "SIGSTORE_IDENTITY_TOKEN": token, "GITHUB_TOKEN": "ghs_secret-value-123",
            "ACTIONS_RUNTIME_TOKEN": "runtime-secret-value-123"}
     out = tmp_path / "out"
-    run = release(sigstore, out, "io.github.alice/docs", "--stdio", ENV_SERVER, env=env)
+    # Untrusted, it is not even started where it could read them from /proc (issue 23) ...
+    refused = release(sigstore, out, "io.github.alice/docs", "--stdio", ENV_SERVER, env=env)
+    assert refused.code == 2 and "--server-is-trusted-code" in refused.stderr, refused.stderr
+    assert not out.exists()
+    # ... and vouched for as trusted code, its own environment still holds none of them.
+    run = release(sigstore, out, "io.github.alice/docs", "--stdio", ENV_SERVER,
+                  "--server-is-trusted-code", env=env)
     assert run.code == 0, run.stderr
     snapshot = json.loads((out / "tools.snapshot.json").read_text())
     loot = json.loads(snapshot["tools"][0]["description"])
