@@ -177,18 +177,27 @@ def test_a_changed_prompt_is_caught_although_the_snapshot_was_republished_to_mat
     assert "surface  changed  prompt triage  [risk: high]" in text.stdout
     assert "surface baseline: attested" in text.stdout
 
-    # The same attack on the old layout (no attestation published): the snapshot is the
-    # only baseline, so nothing can be detected, and the report says it is unsigned.
+    # Issue 23, hole 3: the attacker deletes the attestation too. This pin saw the
+    # publisher's attestation verify, so its absence is a broken chain, not a downgrade.
     for old in location.glob("*.intoto.sigstore.json"):
         old.unlink()
-    unsigned = run_cli(*check, str(world["drifted"]), "-f", "json")
-    assert unsigned.code == 0, unsigned.stderr
+    stripped = run_cli(*check, str(world["drifted"]))
+    assert stripped.code == 1
+    assert "broken-chain: revision 1 publishes no attestation" in stripped.stderr
+    # A pin made on the stripped (or an old) layout never saw one: the snapshot is the only
+    # baseline, and an unsigned baseline is never reported as a match.
+    fresh = _pinned(world, location, "stripped-from-the-start")
+    unsigned = run_cli(*fresh, str(world["drifted"]), "-f", "json")
+    assert unsigned.code == 1, unsigned.stderr
     doc = json.loads(unsigned.stdout)
-    assert (doc["surfaceStatus"], doc["surfaceBaseline"], doc["verified"]["attestation"]) == (
-        "match", "unsigned-snapshot", None)
-    text = run_cli(*check, str(world["drifted"]))
+    assert (doc["status"], doc["risk"], doc["surfaceStatus"], doc["surfaceBaseline"],
+            doc["verified"]["attestation"]) == (
+        "unverified", "medium", "match", "unsigned-snapshot", None)
+    text = run_cli(*fresh, str(world["drifted"]))
+    assert text.stdout.startswith("unverified — risk: medium")
     assert "surface baseline: unsigned snapshot" in text.stdout
     assert "surface baseline: attested" not in text.stdout
+    assert run_cli(*fresh, str(world["drifted"]), "--fail-on", "high").code == 0
 
 
 def test_the_attestation_is_read_over_loopback_http(world: dict[str, Path]) -> None:
@@ -216,15 +225,26 @@ def test_a_published_attestation_that_does_not_verify_is_refused(
 ) -> None:
     location = _location(world, f"swapped-{replacement}")
     shutil.copy(world[replacement], location / ATTESTATION)
-    check = _pinned(world, location, f"swapped-{replacement}")
+    # A first pin already verifies the published attestation (issue 23): refused there ...
+    pins = world["tmp"] / "pins" / f"swapped-{replacement}.json"
+    common = ["--pins", str(pins), "--trust-config", str(world["trust"])]
+    added = run_cli("trust", "add", SERVER, "--repository", REPOSITORY, "--envelope",
+                    str(location), *common)
+    # ... and on a pin made before the swap, check refuses it.
+    fine = _location(world, f"fine-{replacement}")
+    check = _pinned(world, fine, f"before-swap-{replacement}")
+    shutil.copy(world[replacement], fine / ATTESTATION)
     run = run_cli(*check, str(world["drifted"]))
     assert_clean_error(run, code=1)
-    assert run.stdout == ""
-    line = run.stderr.splitlines()[-1]
-    assert ATTESTATION in line
-    # Another identity fails on the pinned identity; the publisher's own attestation of
-    # another statement fails where it differs from the envelope.
-    assert ("identity: " if replacement == "mallory" else "tools: ") in line
+    assert added.code == 1 and "Traceback" not in added.stderr  # after its "pinning …" note
+    for refused in (added, run):
+        assert refused.stdout == ""
+        line = refused.stderr.splitlines()[-1]
+        assert ATTESTATION in line
+        # Another identity fails on the pinned identity; the publisher's own attestation of
+        # another statement fails where it differs from the envelope.
+        assert ("identity: " if replacement == "mallory" else "tools: ") in line
+    assert not pins.exists()
 
 
 def _envelope_check(world: dict[str, Path], *extra: str) -> list[str]:
@@ -245,10 +265,12 @@ def test_check_envelope_with_attestation_uses_the_signed_digests(
     assert doc["surfaceBaseline"] == "attested"
     assert _surface(doc) == [("prompt", "triage", "changed")]
     assert doc["verified"]["attestation"] == str(world["chain"] / ATTESTATION)
-    # Without --attestation the tampered snapshot is the baseline: labelled unsigned.
+    # Without --attestation the tampered snapshot is the baseline: labelled unsigned, and
+    # never a match (issue 23): the tampered surface "matches" only what was tampered.
     unsigned = run_cli(*_envelope_check(world, "--verify", *tampered), "-f", "json")
-    assert unsigned.code == 0, unsigned.stderr
-    assert json.loads(unsigned.stdout)["surfaceBaseline"] == "unsigned-snapshot"
+    assert unsigned.code == 1, unsigned.stderr
+    doc = json.loads(unsigned.stdout)
+    assert (doc["status"], doc["surfaceBaseline"]) == ("unverified", "unsigned-snapshot")
     # A surface-less served catalog is not compared, whatever the baseline.
     plain = world["tmp"] / "plain.json"
     plain.write_text(json.dumps({"tools": json.loads(world["same"].read_text())["tools"]}))

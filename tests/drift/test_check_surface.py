@@ -82,9 +82,12 @@ def test_an_unchanged_surface_matches_live(signed: dict[str, Path]) -> None:
     run = run_cli("check", "--envelope", str(signed["statement"]),
                   "--signed-tools", str(signed["snapshot"]),
                   "--stdio", _peer(signed["dir"], SURFACE, "same"), "-f", "json")
-    assert run.code == 0, run.stderr
+    # The surface is the same as the snapshot's, but nothing signed it: not a match (issue
+    # 23), "unverified" at medium risk; a gate above medium passes it.
+    assert run.code == 1, run.stderr
     doc = json.loads(run.stdout)
-    assert (doc["status"], doc["surfaceStatus"], doc["surface"]) == ("match", "match", [])
+    assert (doc["status"], doc["surfaceStatus"], doc["surface"]) == ("unverified", "match", [])
+    assert (doc["risk"], doc["surfaceBaseline"]) == ("medium", "unsigned-snapshot")
 
 
 def test_drift_in_instructions_a_prompt_and_a_template_is_named_live(
