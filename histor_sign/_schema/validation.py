@@ -16,7 +16,10 @@ commands agree on dialects, numbers, patterns and formats:
   (:data:`SCHEMA_PATTERN_UNSUPPORTED`): its fast engine (``jsonschema-rs``) then matches
   ECMA-262 in linear time (no lookaround or backreference reaches its backtracking VM); its
   pure-Python reference engine uses the same guard as scan and answers
-  :data:`PATTERN_UNDECIDABLE` where scan would say ``unknown``.
+  :data:`PATTERN_UNDECIDABLE` where scan would say ``unknown``. Every validator here,
+  ``jsonschema`` judges included, matches in linear time where that gives Python ``re``'s
+  answer (:func:`regex_search`): the regex keywords are this module's own, on
+  ``jsonschema``'s public API, and nothing in ``jsonschema`` is patched.
 * **Formats**: an annotation for scan and replay (their answer must not depend on optional
   format checkers); asserted by the guard, which must be strict.
 * **References and limits**: remote ``$ref``s are never fetched; unresolvable references,
@@ -197,8 +200,11 @@ def _without_dialect(schema: Any) -> Any:
     return schema
 
 
-class _Captured(Exception):
-    """Raised by the first keyword run under a probe: the validator and schema it ran on."""
+class _Captured(BaseException):
+    """Raised by the first keyword run under a probe: the validator and schema it ran on.
+
+    Control flow, not an error: a ``BaseException`` so no ``except Exception`` on the way
+    (a format checker's, say) can take it for a failure."""
 
     def __init__(self, validator: Any, schema: Any) -> None:
         super().__init__()
@@ -206,23 +212,35 @@ class _Captured(Exception):
         self.schema = schema
 
 
-class _Foreign(Exception):
+class _Foreign(BaseException):
     """A reference led to a schema validated by another class (a published meta-schema)."""
+
+
+class _ProbeInstance:
+    """What a probe validates: no JSON value, and the first type test on it (``isinstance``
+    reads ``__class__``) raises :class:`_Foreign`. A keyword of this module's classes never
+    gets that far (it raises :class:`_Captured` first); one of another class stops there,
+    before validating anything else."""
+
+    def _stop(self) -> type:
+        raise _Foreign
+
+    __class__ = property(_stop)
 
 
 #: Set while :func:`_target` probes a reference; every keyword then raises :class:`_Captured`.
 _PROBE: contextvars.ContextVar[bool] = contextvars.ContextVar("histor_probe", default=False)
-#: The instance a probe passes: no JSON value, so a published meta-schema rejects it.
-_PROBE_INSTANCE = object()
+_PROBE_INSTANCE = _ProbeInstance()
 
 
 def _capturing(keyword: Any) -> Any:
-    """``keyword`` that, under a probe, reports where it runs instead of running."""
+    """``keyword`` that, under a probe, reports where it runs instead of running (None: a
+    keyword the dialect ignores, present only to report)."""
 
     def run(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
         if _PROBE.get():
             raise _Captured(validator, schema)
-        return keyword(validator, value, instance, schema)
+        return () if keyword is None else keyword(validator, value, instance, schema)
 
     run.__name__ = getattr(keyword, "__name__", "keyword")
     run.__doc__ = getattr(keyword, "__doc__", None)
@@ -253,8 +271,8 @@ def _target(reference: Any, validator: Any, value: Any, schema: Any) -> tuple[An
         raise (cause if isinstance(cause, Unresolvable) else exc) from None
     finally:
         _PROBE.reset(token)
-    if first is None or (first.validator is None and first.schema is False):
-        return None
+    if first is None or (first.schema is False and not first.relative_schema_path):
+        return None  # the target is true, false, or has no keyword
     raise _Foreign
 
 
@@ -266,7 +284,9 @@ def _regex_keywords(base: Any, dialect: str, guard: bool) -> dict[str, Any]:
     ASCII)."""
     from jsonschema import ValidationError
 
-    originals = base.VALIDATORS
+    # The evaluated-keys walk of unevaluatedProperties: each dialect's own, except under the
+    # guard, which has always run the 2020-12 keyword on 2019-09 too (kept: same answers).
+    walk = "2020-12" if guard else dialect
 
     def _guard(patterns: Any, subjects: Any) -> None:
         if not guard:
@@ -334,19 +354,20 @@ def _regex_keywords(base: Any, dialect: str, guard: bool) -> dict[str, Any]:
         return keywords
 
     def through(reference: str, validator: Any, value: Any, instance: Any, schema: Any) -> Any:
-        found = _target(originals[reference], validator, value, schema)
+        found = _target(_published(walk).VALIDATORS[reference], validator, value, schema)
         return [] if found is None else evaluated(found[0], instance, found[1])
 
     def evaluated(validator: Any, instance: Any, schema: Any) -> list[Any]:
         """The keys jsonschema counts as evaluated (``find_evaluated_property_keys_by_schema``
-        of its 2020-12 and 2019-09 keywords), patterns matched by :func:`regex_search`."""
+        of its 2020-12 or 2019-09 keyword, per ``walk``), patterns matched by
+        :func:`regex_search`."""
         if validator.is_type(schema, "boolean"):
             return []
         keys: list[Any] = []
         ref = schema.get("$ref")
         if ref is not None:
             keys.extend(through("$ref", validator, ref, instance, schema))
-        if dialect == "2020-12":
+        if walk == "2020-12":
             dynamic = schema.get("$dynamicRef")
             if dynamic is not None:
                 keys.extend(through("$dynamicRef", validator, dynamic, instance, schema))
@@ -403,7 +424,8 @@ def _regex_keywords(base: Any, dialect: str, guard: bool) -> dict[str, Any]:
             done = evaluated(validator, instance, schema)
         except _Foreign:
             # through a published meta-schema: jsonschema's own keyword, Python re
-            yield from originals["unevaluatedProperties"](validator, value, instance, schema)
+            original = _published(walk).VALIDATORS["unevaluatedProperties"]
+            yield from original(validator, value, instance, schema)
             return
         unevaluated = []
         for key in instance:
@@ -462,6 +484,10 @@ def _extended(dialect: str, kind: str) -> Any:
         if kind != "plain":
             keywords["multipleOf"] = _multiple_of
         if dialect in _UNEVALUATED_DIALECTS:
+            # a probe must stop at every target the evaluated-keys walk reads: the guarded
+            # 2019-09 class walks as 2020-12 (see _regex_keywords), which follows $dynamicRef
+            if kind == "guarded":
+                keywords.setdefault("$dynamicRef", None)
             keywords = {name: _capturing(keyword) for name, keyword in keywords.items()}
         cls = validators.extend(base, keywords)
         _CLASSES[(dialect, kind)] = cls
@@ -802,7 +828,7 @@ class _ReferenceValidator(ArgumentValidator):
     that is not printable ASCII (where Python ``re`` and ECMA-262 may disagree) makes the
     call undecidable (:data:`PATTERN_UNDECIDABLE`) instead of falling back to ``re``."""
 
-    __slots__ = ("_root", "_v")
+    __slots__ = ("_root", "_v", "_validated")
 
     def __init__(self, schema: dict[str, Any] | bool, dialect: str) -> None:
         from jsonschema import exceptions
@@ -818,7 +844,8 @@ class _ReferenceValidator(ArgumentValidator):
             cls.check_schema(schema)
         except exceptions.SchemaError as exc:
             raise _invalid(_pointer(exc.absolute_path) or "/") from None
-        self._v = cls(_without_dialect(schema), format_checker=cls.FORMAT_CHECKER)
+        self._validated = _without_dialect(schema)
+        self._v = cls(self._validated, format_checker=cls.FORMAT_CHECKER)
         # unevaluatedProperties reads the patterns of the whole root from _CURRENT
         self._root = SchemaRoot(schema=schema, dialect=dialect, patterns=_collect_patterns(schema))
 
@@ -837,7 +864,8 @@ class _ReferenceValidator(ArgumentValidator):
         try:
             found = [
                 Failure(tuple(error.absolute_path), error.instance, str(error.validator),
-                        error.validator_value, error.schema)
+                        error.validator_value,
+                        self._root.schema if error.schema is self._validated else error.schema)
                 for error in self._v.iter_errors(instance)
             ]
         except Exception as exc:
