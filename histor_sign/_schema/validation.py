@@ -16,7 +16,10 @@ commands agree on dialects, numbers, patterns and formats:
   (:data:`SCHEMA_PATTERN_UNSUPPORTED`): its fast engine (``jsonschema-rs``) then matches
   ECMA-262 in linear time (no lookaround or backreference reaches its backtracking VM); its
   pure-Python reference engine uses the same guard as scan and answers
-  :data:`PATTERN_UNDECIDABLE` where scan would say ``unknown``.
+  :data:`PATTERN_UNDECIDABLE` where scan would say ``unknown``. Every validator here,
+  ``jsonschema`` judges included, matches in linear time where that gives Python ``re``'s
+  answer (:func:`regex_search`): the regex keywords are this module's own, on
+  ``jsonschema``'s public API, and nothing in ``jsonschema`` is patched.
 * **Formats**: an annotation for scan and replay (their answer must not depend on optional
   format checkers); asserted by the guard, which must be strict.
 * **References and limits**: remote ``$ref``s are never fetched; unresolvable references,
@@ -133,32 +136,164 @@ def _judged_multiple(_vt: str, value: Any, _dt: str, divisor: Any) -> bool:
 
 
 # --- the extended validator classes ---------------------------------------------------
+#
+# Built on jsonschema's public API only: ``validators.extend`` over a published class, the
+# originals read from its ``VALIDATORS`` mapping, ``descend``, ``evolve``, ``is_type`` and
+# ``ValidationError``. Nothing in jsonschema is patched: the keywords that match regexes
+# (``pattern``, ``patternProperties``, ``additionalProperties``, ``unevaluatedProperties``)
+# are this module's own, written to give jsonschema's answers (and messages) with
+# :func:`regex_search` in place of ``re.search``.
 
 _CURRENT: contextvars.ContextVar[SchemaRoot | None] = contextvars.ContextVar(
     "histor_current_root", default=None
 )
-_CLASSES: dict[tuple[str, bool], Any] = {}
+_CLASSES: dict[tuple[str, str], Any] = {}
+#: Dialects with ``unevaluatedProperties`` (their keywords are wrapped for :func:`_target`).
+_UNEVALUATED_DIALECTS = frozenset({"2020-12", "2019-09"})
 
 
-def _as_fraction(number: Any) -> Fraction:
-    return Fraction(repr(number)) if isinstance(number, float) else Fraction(number)
+def regex_search(pattern: Any, subject: Any) -> bool:
+    """``re.search(pattern, subject) is not None``, in linear time wherever that is exact.
+
+    An ECMA-safe pattern on a printable ASCII subject runs on RE2 (there RE2, Python ``re``
+    and ECMA-262 agree, see :mod:`histor_sign._schema.regex_subset`); anything else goes to
+    Python ``re`` unchanged, so an answer never differs from ``re``'s, only its cost.
+    """
+    if (isinstance(pattern, str) and isinstance(subject, str) and printable_ascii(subject)
+            and ecma_safe(pattern)):
+        return search(pattern, subject)
+    return re.search(pattern, subject) is not None
 
 
-def _keywords(guard_regex: bool) -> dict[str, Any]:
-    """Keyword overrides: exact ``multipleOf`` always; the regex guard when ``guard_regex``."""
+def _search_joined(patterns: Any, subject: Any) -> bool:
+    """jsonschema's ``additionalProperties`` test: ``re.search("|".join(patterns), subject)``.
+
+    The joined pattern is the union of its parts (the subset has no backreference or inline
+    flag), so when every part is ECMA-safe each runs on RE2 on its own: the union of two
+    safe patterns may be too long, or too large a program, to be safe itself.
+    """
+    if (isinstance(subject, str) and printable_ascii(subject)
+            and all(isinstance(p, str) and ecma_safe(p) for p in patterns)):
+        return any(search(p, subject) for p in patterns)
+    return re.search("|".join(patterns), subject) is not None
+
+
+def _extras_msg(extras: Any) -> tuple[str, str]:
+    verb = "was" if len(extras) == 1 else "were"
+    return ", ".join(repr(extra) for extra in extras), verb
+
+
+def _is_valid(errors: Iterator[Any]) -> bool:
+    return next(errors, None) is None
+
+
+def _without_dialect(schema: Any) -> Any:
+    """The root to validate with: ``schema`` without its top-level ``$schema``.
+
+    ``jsonschema`` picks a validator class from a ``$schema`` wherever it enters a schema,
+    so a ``$ref`` to the root (``"#"``) would leave this module's class for the published
+    one of the same dialect (no regex guard, float ``multipleOf``, backtracking ``re``).
+    The dialect was already chosen from ``$schema``; the copy shares every subschema.
+    """
+    if isinstance(schema, dict) and "$schema" in schema:
+        return {key: value for key, value in schema.items() if key != "$schema"}
+    return schema
+
+
+class _Captured(BaseException):
+    """Raised by the first keyword run under a probe: the validator and schema it ran on.
+
+    Control flow, not an error: a ``BaseException`` so no ``except Exception`` on the way
+    (a format checker's, say) can take it for a failure."""
+
+    def __init__(self, validator: Any, schema: Any) -> None:
+        super().__init__()
+        self.validator = validator
+        self.schema = schema
+
+
+class _Foreign(BaseException):
+    """A reference led to a schema validated by another class (a published meta-schema)."""
+
+
+class _ProbeInstance:
+    """What a probe validates: no JSON value, and the first type test on it (``isinstance``
+    reads ``__class__``) raises :class:`_Foreign`. A keyword of this module's classes never
+    gets that far (it raises :class:`_Captured` first); one of another class stops there,
+    before validating anything else."""
+
+    def _stop(self) -> type:
+        raise _Foreign
+
+    __class__ = property(_stop)
+
+
+#: Set while :func:`_target` probes a reference; every keyword then raises :class:`_Captured`.
+_PROBE: contextvars.ContextVar[bool] = contextvars.ContextVar("histor_probe", default=False)
+_PROBE_INSTANCE = _ProbeInstance()
+
+
+def _capturing(keyword: Any) -> Any:
+    """``keyword`` that, under a probe, reports where it runs instead of running (None: a
+    keyword the dialect ignores, present only to report)."""
+
+    def run(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        if _PROBE.get():
+            raise _Captured(validator, schema)
+        return () if keyword is None else keyword(validator, value, instance, schema)
+
+    run.__name__ = getattr(keyword, "__name__", "keyword")
+    run.__doc__ = getattr(keyword, "__doc__", None)
+    return run
+
+
+def _target(reference: Any, validator: Any, value: Any, schema: Any) -> tuple[Any, Any] | None:
+    """Where a reference keyword (``$ref``, ``$dynamicRef``, ``$recursiveRef``) leads:
+    ``(validator, schema)`` as jsonschema descends into it, or None for a target that
+    evaluates nothing (a boolean, or no keyword at all).
+
+    The published keyword resolves the reference and descends into its target; the first
+    keyword run there raises :class:`_Captured` with the validator jsonschema built for it
+    (resolver and dynamic scope included) — all without reading anything private.
+    :class:`_Foreign` when the target is run by another class (a published meta-schema,
+    whose keywords cannot report).
+    """
+    from referencing.exceptions import Unresolvable
+
+    token = _PROBE.set(True)
+    try:
+        first = next(iter(reference(validator, value, _PROBE_INSTANCE, schema) or ()), None)
+    except _Captured as found:
+        return found.validator, found.schema
+    except Unresolvable as exc:
+        # jsonschema's own evaluated-keys walk raises the resolver's error unwrapped
+        cause = exc.__cause__
+        raise (cause if isinstance(cause, Unresolvable) else exc) from None
+    finally:
+        _PROBE.reset(token)
+    if first is None or (first.schema is False and not first.relative_schema_path):
+        return None  # the target is true, false, or has no keyword
+    raise _Foreign
+
+
+def _regex_keywords(base: Any, dialect: str, guard: bool) -> dict[str, Any]:
+    """``pattern``, ``patternProperties``, ``additionalProperties`` and (2019-09, 2020-12)
+    ``unevaluatedProperties``: jsonschema's semantics and messages, regexes through
+    :func:`regex_search`; with ``guard``, :class:`Untrusted` first wherever Python ``re``
+    might disagree with ECMA-262 (a pattern outside the subset, a subject outside printable
+    ASCII)."""
     from jsonschema import ValidationError
-    from jsonschema import _keywords as kw
 
-    def multiple_of(validator: Any, divisor: Any, instance: Any, schema: Any) -> Iterator[Any]:
-        if not validator.is_type(instance, "number"):
-            return
-        if (_as_fraction(instance) / _as_fraction(divisor)).denominator != 1:
-            yield ValidationError(f"{instance!r} is not a multiple of {divisor!r}")
+    # The evaluated-keys walk of unevaluatedProperties: each dialect's own, except under the
+    # guard, which has always run the 2020-12 keyword on 2019-09 too (kept: same answers).
+    walk = "2020-12" if guard else dialect
 
     def _guard(patterns: Any, subjects: Any) -> None:
-        for pattern in patterns:
-            if not isinstance(pattern, str) or not ecma_safe(pattern):
-                raise Untrusted(f"pattern {str(pattern)[:60]!r} is outside the ECMA-safe subset")
+        if not guard:
+            return
+        for found in patterns:
+            if not isinstance(found, str) or not ecma_safe(found):
+                raise Untrusted(f"pattern {str(found)[:60]!r} is outside the ECMA-safe subset")
         for subject in subjects:
             if not printable_ascii(subject):
                 raise Untrusted("a regex is matched against a non-ASCII or control string")
@@ -166,73 +301,165 @@ def _keywords(guard_regex: bool) -> dict[str, Any]:
     def pattern(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[Any]:
         if validator.is_type(instance, "string"):
             _guard([value], [instance])
-        yield from kw.pattern(validator, value, instance, schema)
+            if not regex_search(value, instance):
+                yield ValidationError(f"{instance!r} does not match {value!r}")
 
     def pattern_properties(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[Any]:
-        if validator.is_type(instance, "object") and instance:
+        if not validator.is_type(instance, "object"):
+            return
+        if instance:
             _guard(value, instance)
-        yield from kw.patternProperties(validator, value, instance, schema)
+        for regex, subschema in value.items():
+            for key, item in instance.items():
+                if regex_search(regex, key):
+                    yield from validator.descend(item, subschema, path=key, schema_path=regex)
 
     def additional_properties(
         validator: Any, value: Any, instance: Any, schema: Any
     ) -> Iterator[Any]:
-        if validator.is_type(instance, "object") and instance and "patternProperties" in schema:
+        if not validator.is_type(instance, "object"):
+            return
+        if instance and "patternProperties" in schema:
             _guard(schema["patternProperties"], instance)
-        yield from kw.additionalProperties(validator, value, instance, schema)
+        extras = set(_additional(instance, schema))
+        if validator.is_type(value, "object"):
+            for extra in extras:
+                yield from validator.descend(instance[extra], value, path=extra)
+        elif not value and extras:
+            if "patternProperties" in schema:
+                verb = "does" if len(extras) == 1 else "do"
+                joined = ", ".join(repr(each) for each in sorted(extras))
+                regexes = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
+                yield ValidationError(f"{joined} {verb} not match any of the regexes: {regexes}")
+            else:
+                error = "Additional properties are not allowed (%s %s unexpected)"
+                yield ValidationError(error % _extras_msg(sorted(extras, key=str)))
+
+    def _additional(instance: Any, schema: Any) -> Iterator[Any]:
+        properties = schema.get("properties", {})
+        regexes = list(schema.get("patternProperties", {}))
+        joined = "|".join(regexes)  # jsonschema skips an empty union: {"": ...} included
+        for key in instance:
+            if key not in properties:
+                if joined and _search_joined(regexes, key):
+                    continue
+                yield key
+
+    keywords = {
+        "pattern": pattern,
+        "patternProperties": pattern_properties,
+        "additionalProperties": additional_properties,
+    }
+    if dialect not in _UNEVALUATED_DIALECTS:
+        return keywords
+
+    def through(reference: str, validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        found = _target(_published(walk).VALIDATORS[reference], validator, value, schema)
+        return [] if found is None else evaluated(found[0], instance, found[1])
+
+    def evaluated(validator: Any, instance: Any, schema: Any) -> list[Any]:
+        """The keys jsonschema counts as evaluated (``find_evaluated_property_keys_by_schema``
+        of its 2020-12 or 2019-09 keyword, per ``walk``), patterns matched by
+        :func:`regex_search`."""
+        if validator.is_type(schema, "boolean"):
+            return []
+        keys: list[Any] = []
+        ref = schema.get("$ref")
+        if ref is not None:
+            keys.extend(through("$ref", validator, ref, instance, schema))
+        if walk == "2020-12":
+            dynamic = schema.get("$dynamicRef")
+            if dynamic is not None:
+                keys.extend(through("$dynamicRef", validator, dynamic, instance, schema))
+            properties = schema.get("properties")
+            if validator.is_type(properties, "object"):
+                keys += properties.keys() & instance.keys()
+            for keyword in ("additionalProperties", "unevaluatedProperties"):
+                if (subschema := schema.get(keyword)) is None:
+                    continue
+                keys += (key for key, item in instance.items()
+                         if _is_valid(validator.descend(item, subschema)))
+        else:
+            if "$recursiveRef" in schema:
+                keys.extend(through("$recursiveRef", validator, schema["$recursiveRef"],
+                                    instance, schema))
+            for keyword in ("properties", "additionalProperties", "unevaluatedProperties"):
+                if keyword in schema:
+                    value = schema[keyword]
+                    if validator.is_type(value, "boolean") and value:
+                        keys += instance.keys()
+                    elif validator.is_type(value, "object"):
+                        keys += (key for key in value if key in instance)
+        if "patternProperties" in schema:
+            for key in instance:
+                for regex in schema["patternProperties"]:
+                    if regex_search(regex, key):
+                        keys.append(key)
+        if "dependentSchemas" in schema:
+            for key, subschema in schema["dependentSchemas"].items():
+                if key in instance:
+                    keys += evaluated(validator, instance, subschema)
+        for keyword in ("allOf", "oneOf", "anyOf"):
+            for subschema in schema.get(keyword, []):
+                if _is_valid(validator.descend(instance, subschema)):
+                    keys += evaluated(validator, instance, subschema)
+        if "if" in schema:
+            if validator.evolve(schema=schema["if"]).is_valid(instance):
+                keys += evaluated(validator, instance, schema["if"])
+                if "then" in schema:
+                    keys += evaluated(validator, instance, schema["then"])
+            elif "else" in schema:
+                keys += evaluated(validator, instance, schema["else"])
+        return keys
 
     def unevaluated_properties(
         validator: Any, value: Any, instance: Any, schema: Any
     ) -> Iterator[Any]:
+        if not validator.is_type(instance, "object"):
+            return
         root = _CURRENT.get()
-        if validator.is_type(instance, "object") and instance and root is not None and (
-            root.patterns
-        ):
+        if instance and root is not None and root.patterns:
             _guard(root.patterns, instance)
-        yield from kw.unevaluatedProperties(validator, value, instance, schema)
+        try:
+            done = evaluated(validator, instance, schema)
+        except _Foreign:
+            # through a published meta-schema: jsonschema's own keyword, Python re
+            original = _published(walk).VALIDATORS["unevaluatedProperties"]
+            yield from original(validator, value, instance, schema)
+            return
+        unevaluated = []
+        for key in instance:
+            if key not in done:
+                for _ in validator.descend(instance[key], value, path=key, schema_path=key):
+                    unevaluated.append(key)  # once per error, as jsonschema counts them
+        if unevaluated:
+            if value is False:
+                error = "Unevaluated properties are not allowed (%s %s unexpected)"
+                yield ValidationError(error % _extras_msg(sorted(unevaluated, key=str)))
+            else:
+                error = ("Unevaluated properties are not valid under the given schema "
+                         "(%s %s unevaluated and invalid)")
+                yield ValidationError(error % _extras_msg(unevaluated))
 
-    if not guard_regex:
-        return {"multipleOf": multiple_of}
-    return {
-        "multipleOf": multiple_of,
-        "pattern": pattern,
-        "patternProperties": pattern_properties,
-        "additionalProperties": additional_properties,
-        "unevaluatedProperties": unevaluated_properties,
-    }
-
-
-class _LinearRe:
-    """Stands in for ``re`` inside ``jsonschema``'s keyword code: linear matching on the subset.
-
-    ``jsonschema`` matches ``pattern``, ``patternProperties``, ``additionalProperties`` and
-    ``unevaluatedProperties`` with ``re.search`` (backtracking: ``^(a|a)*$`` takes minutes).
-    For an ECMA-safe pattern on a printable ASCII subject — the only case the regex guard
-    lets through — this answers with RE2 (same result, linear time); anything else goes to
-    ``re`` unchanged, so validation results never change, only their cost.
-    """
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(re, name)
-
-    @staticmethod
-    def search(pattern: Any, subject: Any, flags: int = 0) -> Any:
-        if (not flags and isinstance(pattern, str) and isinstance(subject, str)
-                and printable_ascii(subject) and ecma_safe(pattern)):
-            return True if search(pattern, subject) else None
-        return re.search(pattern, subject, flags)
+    keywords["unevaluatedProperties"] = unevaluated_properties
+    return keywords
 
 
-def _linear_jsonschema() -> None:
-    """Route ``jsonschema``'s regex calls through :class:`_LinearRe` (idempotent)."""
-    from jsonschema import _keywords, _utils
-
-    for module in (_keywords, _utils):
-        if not isinstance(getattr(module, "re", None), _LinearRe):
-            module.re = _LinearRe()
+def _as_fraction(number: Any) -> Fraction:
+    return Fraction(repr(number)) if isinstance(number, float) else Fraction(number)
 
 
-def plain_class(dialect: str) -> Any:
-    """``jsonschema``'s own validator class for a dialect (no overrides)."""
+def _multiple_of(validator: Any, divisor: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """``multipleOf`` in exact rationals (a JSON number is a decimal)."""
+    from jsonschema import ValidationError
+
+    if not validator.is_type(instance, "number"):
+        return
+    if (_as_fraction(instance) / _as_fraction(divisor)).denominator != 1:
+        yield ValidationError(f"{instance!r} is not a multiple of {divisor!r}")
+
+
+def _published(dialect: str) -> Any:
     import jsonschema
 
     return {
@@ -244,23 +471,52 @@ def plain_class(dialect: str) -> Any:
     }[dialect]
 
 
+def _extended(dialect: str, kind: str) -> Any:
+    """The class of one kind: ``"guarded"`` and ``"exact"`` (exact ``multipleOf``, with and
+    without the regex guard) or ``"plain"`` (jsonschema's own ``multipleOf``)."""
+    cls = _CLASSES.get((dialect, kind))
+    if cls is None:
+        from jsonschema import validators
+
+        base = _published(dialect)
+        keywords = dict(base.VALIDATORS)
+        keywords.update(_regex_keywords(base, dialect, guard=kind == "guarded"))
+        if kind != "plain":
+            keywords["multipleOf"] = _multiple_of
+        if dialect in _UNEVALUATED_DIALECTS:
+            # a probe must stop at every target the evaluated-keys walk reads: the guarded
+            # 2019-09 class walks as 2020-12 (see _regex_keywords), which follows $dynamicRef
+            if kind == "guarded":
+                keywords.setdefault("$dynamicRef", None)
+            keywords = {name: _capturing(keyword) for name, keyword in keywords.items()}
+        cls = validators.extend(base, keywords)
+        _CLASSES[(dialect, kind)] = cls
+    return cls
+
+
+def plain_class(dialect: str) -> Any:
+    """A validator factory with ``jsonschema``'s own answers for a dialect ("``jsonschema``
+    as published": float ``multipleOf``, Python ``re`` meaning, no regex guard).
+
+    Regexes run on RE2 where that gives Python ``re``'s answer (:func:`regex_search`), so a
+    judge is as linear as the exact validator; call it with a root schema.
+    """
+    cls = _extended(dialect, "plain")
+
+    def build(schema: Any, **options: Any) -> Any:
+        return cls(_without_dialect(schema), **options)
+
+    return build
+
+
 def validator_class(dialect: str, *, guard_regex: bool = True) -> Any:
     """The validator class for a dialect (created once per dialect and regex policy).
 
     ``guard_regex`` (scan, replay) raises :class:`Untrusted` where Python ``re`` might
-    disagree with ECMA-262; without it patterns are matched with Python ``re``.
+    disagree with ECMA-262; without it patterns are matched with Python ``re``'s answers.
+    Instantiate it with :func:`_without_dialect` of the root (see there).
     """
-    cls = _CLASSES.get((dialect, guard_regex))
-    if cls is None:
-        from jsonschema import validators
-
-        _linear_jsonschema()
-
-        base = plain_class(dialect)
-        overrides = {k: v for k, v in _keywords(guard_regex).items() if k in base.VALIDATORS}
-        cls = validators.extend(base, overrides)
-        _CLASSES[(dialect, guard_regex)] = cls
-    return cls
+    return _extended(dialect, "guarded" if guard_regex else "exact")
 
 
 def pattern_sites(schema: Any) -> Iterator[tuple[list[str | int], str]]:
@@ -320,7 +576,7 @@ class SchemaRoot:
 
     def validator(self) -> Any:
         if self._validator is None:
-            self._validator = validator_class(self.dialect)(self.schema)
+            self._validator = validator_class(self.dialect)(_without_dialect(self.schema))
         return self._validator
 
     def judges_reject(self, value: Any) -> str | None:
@@ -572,7 +828,7 @@ class _ReferenceValidator(ArgumentValidator):
     that is not printable ASCII (where Python ``re`` and ECMA-262 may disagree) makes the
     call undecidable (:data:`PATTERN_UNDECIDABLE`) instead of falling back to ``re``."""
 
-    __slots__ = ("_root", "_v")
+    __slots__ = ("_root", "_v", "_validated")
 
     def __init__(self, schema: dict[str, Any] | bool, dialect: str) -> None:
         from jsonschema import exceptions
@@ -588,7 +844,8 @@ class _ReferenceValidator(ArgumentValidator):
             cls.check_schema(schema)
         except exceptions.SchemaError as exc:
             raise _invalid(_pointer(exc.absolute_path) or "/") from None
-        self._v = cls(schema, format_checker=cls.FORMAT_CHECKER)
+        self._validated = _without_dialect(schema)
+        self._v = cls(self._validated, format_checker=cls.FORMAT_CHECKER)
         # unevaluatedProperties reads the patterns of the whole root from _CURRENT
         self._root = SchemaRoot(schema=schema, dialect=dialect, patterns=_collect_patterns(schema))
 
@@ -607,7 +864,8 @@ class _ReferenceValidator(ArgumentValidator):
         try:
             found = [
                 Failure(tuple(error.absolute_path), error.instance, str(error.validator),
-                        error.validator_value, error.schema)
+                        error.validator_value,
+                        self._root.schema if error.schema is self._validated else error.schema)
                 for error in self._v.iter_errors(instance)
             ]
         except Exception as exc:
