@@ -494,6 +494,16 @@ def _extended(dialect: str, kind: str) -> Any:
     return cls
 
 
+def local_registry() -> Any:
+    """The only documents a ``$ref`` may reach besides the schema itself: the published
+    meta-schemas (bundled with ``jsonschema``). jsonschema's default registry *fetches*
+    remote ``$ref`` URLs; a schema from an untrusted server must never make us send a
+    request (to a local service, say), so an unknown URL stays unresolvable."""
+    from jsonschema_specifications import REGISTRY
+
+    return REGISTRY
+
+
 def plain_class(dialect: str) -> Any:
     """A validator factory with ``jsonschema``'s own answers for a dialect ("``jsonschema``
     as published": float ``multipleOf``, Python ``re`` meaning, no regex guard).
@@ -504,6 +514,7 @@ def plain_class(dialect: str) -> Any:
     cls = _extended(dialect, "plain")
 
     def build(schema: Any, **options: Any) -> Any:
+        options.setdefault("registry", local_registry())
         return cls(_without_dialect(schema), **options)
 
     return build
@@ -576,7 +587,8 @@ class SchemaRoot:
 
     def validator(self) -> Any:
         if self._validator is None:
-            self._validator = validator_class(self.dialect)(_without_dialect(self.schema))
+            self._validator = validator_class(self.dialect)(
+                _without_dialect(self.schema), registry=local_registry())
         return self._validator
 
     def judges_reject(self, value: Any) -> str | None:
@@ -845,7 +857,8 @@ class _ReferenceValidator(ArgumentValidator):
         except exceptions.SchemaError as exc:
             raise _invalid(_pointer(exc.absolute_path) or "/") from None
         self._validated = _without_dialect(schema)
-        self._v = cls(self._validated, format_checker=cls.FORMAT_CHECKER)
+        self._v = cls(self._validated, format_checker=cls.FORMAT_CHECKER,
+                      registry=local_registry())
         # unevaluatedProperties reads the patterns of the whole root from _CURRENT
         self._root = SchemaRoot(schema=schema, dialect=dialect, patterns=_collect_patterns(schema))
 
