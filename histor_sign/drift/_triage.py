@@ -592,15 +592,20 @@ def _punctuation_only(old_seps: list[str], new_seps: list[str]) -> bool:
     return True
 
 
-def _known(word: str) -> bool:
-    """``word`` (case-folded) or a regular inflection of it is in :data:`KNOWN_WORDS`."""
-    candidates = {word}
+def _stems(word: str) -> set[str]:
+    """``word`` and what it is a regular inflection of (``sends`` → ``send``)."""
+    out = {word}
     for suffix, repl in (("s", ""), ("es", ""), ("ies", "y"), ("ed", ""), ("ed", "e"),
                          ("ied", "y"), ("ing", ""), ("ing", "e"), ("ly", ""), ("er", ""),
                          ("er", "e")):
         if word.endswith(suffix) and len(word) > len(suffix) + 1:
-            candidates.add(word[: -len(suffix)] + repl)
-    return not candidates.isdisjoint(KNOWN_WORDS)
+            out.add(word[: -len(suffix)] + repl)
+    return out
+
+
+def _known(word: str) -> bool:
+    """``word`` (case-folded) or a regular inflection of it is in :data:`KNOWN_WORDS`."""
+    return not _stems(word).isdisjoint(KNOWN_WORDS)
 
 
 def _distance(a: str, b: str) -> int:
@@ -623,14 +628,14 @@ def _typo_fixed(old: str, new: str) -> bool:
     distance 1 (2 for words over four letters)."""
     if not (old.isascii() and old.isalpha() and new.isascii() and new.isalpha()):
         return False
-    if new in _MARKER_WORDS or _known(old) or not _known(new):
+    if not _stems(new).isdisjoint(_MARKER_WORDS) or _known(old) or not _known(new):
         return False
     return _distance(old, new) <= (1 if len(new) <= 4 else 2)
 
 
-def _meaning_kept(old: str, new: str) -> str | None:
-    """``cosmetic`` or ``typo-fix`` when ``old`` → ``new`` provably keeps the meaning, with
-    what changed; else None."""
+def _meaning_kept(old: str, new: str) -> tuple[str, list[str]] | None:
+    """(``cosmetic`` or ``typo-fix``, the words fixed) when ``old`` → ``new`` provably keeps
+    the meaning; else None."""
     (wa, sa), (wb, sb) = _pieces(old), _pieces(new)
     if len(wa) != len(wb) or len(wa) > MAX_TYPO_WORDS or not _punctuation_only(sa, sb):
         return None
@@ -641,9 +646,7 @@ def _meaning_kept(old: str, new: str) -> str | None:
             if not _typo_fixed(fx, fy):
                 return None
             fixed.append(f"{x!r} → {y!r}")
-    if fixed:
-        return "typo-fix:" + ", ".join(fixed[:4]) + (", …" if len(fixed) > 4 else "")
-    return "cosmetic:"
+    return ("typo-fix", fixed) if fixed else ("cosmetic", [])
 
 
 def text_changes(
@@ -662,9 +665,9 @@ def text_changes(
         return highs
     kept = None if exact else _meaning_kept(old, new)
     if kept is not None:
-        rule, _, fixed = kept.partition(":")
-        what = (f"typo fixed ({fixed})" if fixed else
-                "only whitespace, letter case or punctuation changed")
+        rule, fixed = kept
+        what = (f"typo fixed ({', '.join(fixed[:4])}{', …' if len(fixed) > 4 else ''})"
+                if fixed else "only whitespace, letter case or punctuation changed")
         return [_change(kind, Risk.LOW, f"{where}: {what}", rule)]
     if not old.strip():
         return [_change(kind, Risk.MEDIUM, f"{where} added (text the model reads)",
