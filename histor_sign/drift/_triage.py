@@ -28,6 +28,7 @@ that rated it (:data:`RULES`).
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 import time
 import unicodedata
@@ -437,30 +438,33 @@ _RESTRICTIONS = _markers(RESTRICTION_WORDS)
 _MARKER_WORDS = frozenset(w for group in (INSTRUCTION_WORDS, SCOPE_WORDS, SECRET_WORDS,
                                           RESTRICTION_WORDS) for w in group)
 
-#: URLs, bare domains under common top-level domains, e-mail and IPv4 addresses.
+#: URLs, bare domains under common top-level domains, e-mail and IPv4 addresses. Every
+#: pattern starts only where a run of its characters starts (a lookbehind) and repeats a
+#: bounded number of times, so a hostile description cannot make the scan quadratic.
 _URL = re.compile(
-    r"(?:\b[a-z][a-z0-9+.\-]*://|\bwww\.)[^\s<>\"'`)\]]+"
-    r"|\b(?:mailto|data|javascript|file):[^\s<>\"'`)\]]+"
-    r"|[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+"
-    r"|\b\d{1,3}(?:\.\d{1,3}){3}\b"
-    r"|\b(?:[a-z0-9](?:[a-z0-9\-]*[a-z0-9])?\.)+(?:com|net|org|io|ai|dev|app|co|xyz|ru|cn|"
-    r"info|biz|me|sh|site|online|top|tk|gg|cc|us|uk|de|fr|link|click)\b",
+    r"(?:(?<![\w+.\-])[a-z][a-z0-9+.\-]{0,31}://|(?<![\w.\-])www\.)[^\s<>\"'`)\]]+"
+    r"|(?<![\w+.\-])(?:mailto|data|javascript|file):[^\s<>\"'`)\]]+"
+    r"|(?<![\w.+\-])[\w.+\-]{1,64}@[\w\-]{1,63}(?:\.[\w\-]{1,63}){1,8}"
+    r"|(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?![\d.]*\d)"
+    r"|(?<![\w.\-])(?:[a-z0-9\-]{1,63}\.){1,8}(?:com|net|org|io|ai|dev|app|co|xyz|ru|cn|"
+    r"info|biz|me|sh|site|online|top|tk|gg|cc|us|uk|de|fr|link|click)(?![\w\-])",
     re.IGNORECASE,
 )
 #: File paths: home- or variable-rooted, absolute with two segments or under a system
-#: directory, Windows drives, relative ``./``, dot-directories, key files, ``$VARIABLES``.
+#: directory, Windows drives, relative ``./``, dot-directories, key files, ``$VARIABLES``
+#: (anchored and bounded like :data:`_URL`).
 _PATH = re.compile(
-    r"(?:~|\$\{?\w+\}?|%\w+%)[/\\][^\s\"'`<>]*"
-    r"|(?<![\w.:/])/(?:[\w.\-]+/)+[\w.\-]*"
-    r"|(?<![\w./])/(?:etc|home|root|var|usr|tmp|proc|sys|dev|opt|bin|Users|private|mnt|srv|"
-    r"boot|lib|Library|Volumes)\b[^\s\"'`<>]*"
-    r"|\b[A-Za-z]:\\[^\s\"'`<>]*"
-    r"|(?<![\w/])\.{1,2}/[^\s\"'`<>]+"
-    r"|(?<![\w.])\.(?:ssh|aws|env|git|config|npmrc|netrc|pypirc|bashrc|zshrc|profile|kube|"
-    r"docker|gnupg|pgpass|azure|gcloud)\b"
-    r"|\bid_(?:rsa|dsa|ecdsa|ed25519)\b"
-    r"|\b[\w\-]+\.(?:pem|key|p12|pfx|kdbx|keystore|jks|ovpn|sqlite|db)\b"
-    r"|(?<![\w$])\$\{?[A-Za-z_]\w*\}?|%[A-Za-z_]\w*%",
+    r"(?:~|(?<![\w$])\$\{?\w{1,64}\}?|%\w{1,64}%)[/\\][^\s\"'`<>]*"
+    r"|(?<![\w.:/\-])/(?:[\w.\-]+/)+[\w.\-]*"
+    r"|(?<![\w./\-])/(?:etc|home|root|var|usr|tmp|proc|sys|dev|opt|bin|Users|private|mnt|"
+    r"srv|boot|lib|Library|Volumes)(?![\w\-])[^\s\"'`<>]*"
+    r"|(?<![\w\-])[A-Za-z]:\\[^\s\"'`<>]*"
+    r"|(?<![\w/.])\.{1,2}/[^\s\"'`<>]+"
+    r"|(?<![\w.\-])\.(?:ssh|aws|env|git|config|npmrc|netrc|pypirc|bashrc|zshrc|profile|kube|"
+    r"docker|gnupg|pgpass|azure|gcloud)(?![\w\-])"
+    r"|(?<![\w\-])id_(?:rsa|dsa|ecdsa|ed25519)(?![\w\-])"
+    r"|(?<![\w.\-])[\w\-]{1,128}\.(?:pem|key|p12|pfx|kdbx|keystore|jks|ovpn|sqlite|db)(?![\w\-])"
+    r"|(?<![\w$])\$\{?[A-Za-z_]\w{0,63}\}?|(?<![\w%])%[A-Za-z_]\w{0,63}%",
     re.IGNORECASE,
 )
 _TOKEN = re.compile(r"\w+")
@@ -499,13 +503,32 @@ def _added(markers: tuple[re.Pattern[str], tuple[str, ...]], old: str, new: str)
 def named_tools(text: str, names: Iterable[str], own: str) -> Counter[str]:
     """How often ``text`` mentions each name of ``names`` (other than ``own``, three
     characters or more) as a whole token."""
-    found: Counter[str] = Counter()
-    for name in sorted(set(names) - {own}):
-        if len(name) >= 3 and name in text:
+    plain, odd = _name_index(tuple(names))
+    found: Counter[str] = Counter({token: n for token, n in
+                                   Counter(_NAME_TOKEN.findall(text)).items()
+                                   if token in plain and token != own})
+    for name in odd:  # names with other characters than [\w-]: matched one by one
+        if name != own and name in text:
             n = len(re.findall(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", text))
             if n:
                 found[name] = n
     return found
+
+
+_NAME_TOKEN = re.compile(r"[\w-]+")
+
+
+@functools.lru_cache(maxsize=16)
+def _name_index(names: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    r"""(names that are whole ``[\w-]+`` tokens, the other names), three characters or more:
+    a whole-token mention of the first kind is a maximal run of ``[\w-]``."""
+    long = {n for n in names if len(n) >= 3}
+    plain = frozenset(n for n in long if _NAME_TOKEN.fullmatch(n))
+    return plain, tuple(sorted(long - plain))
+
+
+def _hidden_chars(text: str) -> Counter[str]:
+    return Counter({c: text.count(c) for c in set(text) if _hidden(c)})
 
 
 def _hidden(ch: str) -> bool:
@@ -555,7 +578,7 @@ def _high_text_changes(old: str, new: str, where: str, own: str,
     fire(DriftKind.TEXT_REFERENCES, "path", "adds file paths", _more(paths_old, paths_new))
     fire(DriftKind.TEXT_REFERENCES, "secrets", "names secrets or private data",
          _added(_SECRETS, a, b))
-    hidden = _more(Counter(c for c in old if _hidden(c)), Counter(c for c in new if _hidden(c)))
+    hidden = _more(_hidden_chars(old), _hidden_chars(new))
     fire(DriftKind.TEXT_HIDDEN, "hidden-characters", "adds invisible characters",
          [f"U+{ord(c):04X}" for c in hidden])
     before = _scripts(old)
@@ -627,6 +650,8 @@ def _typo_fixed(old: str, new: str) -> bool:
     letters, the new word known and no marker word, the old one not known, within edit
     distance 1 (2 for words over four letters)."""
     if not (old.isascii() and old.isalpha() and new.isascii() and new.isalpha()):
+        return False
+    if abs(len(old) - len(new)) > 2:
         return False
     if not _stems(new).isdisjoint(_MARKER_WORDS) or _known(old) or not _known(new):
         return False

@@ -216,3 +216,21 @@ def test_cli_unsigned_field_is_not_a_match(tmp_path: Path) -> None:
     assert "changed  search: _meta (unsigned)  [risk: medium]" in text
     blind = run_cli("check", "--envelope", env, current)
     assert blind.code == 0 and blind.stdout.startswith("match")
+
+
+@pytest.mark.parametrize("unit", ["a", "a-", "a.", "a@", "1.", "/a", "$a", "%a", "a:/", "a.b@",
+                                  "x "])
+def test_hostile_text_is_scanned_in_linear_time(unit: str) -> None:
+    """The URL and path patterns start only where a run starts and repeat a bounded number
+    of times: 80 000 characters of a repeated unit take well under a second (unbounded
+    patterns took minutes)."""
+    import time
+
+    from histor_sign.drift._triage import DriftKind, text_changes
+
+    text = unit * (80_000 // len(unit))
+    start = time.monotonic()
+    [change] = text_changes(text, text + " end", where="description",
+                            kind=DriftKind.DESCRIPTION_WORDING)
+    assert time.monotonic() - start < 10  # generous: shared, loaded CI machines
+    assert change.risk is not Risk.LOW
