@@ -5,8 +5,9 @@ unknown" (triaged as high risk: a wording fix and an attack look the same). Give
 signed catalog too (the tools file or snapshot that was signed, checked against the
 statement's digests first) we can say which of the seven projected fields changed, show a
 short diff of a changed description, report a removed and an added tool with the same
-schema as one rename, and triage every change into a kind and a risk (see
-:mod:`histor_sign.drift._triage` and docs/drift.md for the rubric).
+schema as one rename, report fields outside the seven signed ones that differ (never a
+silent match), and triage every change into a kind, a risk and the rule that rated it (see
+:mod:`histor_sign.drift._triage` and docs/drift.md for the rubric, which fails safe).
 """
 
 from __future__ import annotations
@@ -344,9 +345,11 @@ def compare(
     signed, lets the result name changed fields. When ``signed_tools`` and ``tools`` are both
     fetch snapshots that captured the server surface, instructions, prompts and resource
     templates are compared too (a difference makes the result different); otherwise the
-    surface is reported as not compared. ``signed_surface``, the digests of a *verified*
-    attestation, replaces the signed snapshot's surface as the baseline (which the result
-    names: :class:`SurfaceBaseline`). Raises :class:`InputError` for duplicate
+    surface is reported as not compared. With ``signed_tools``, a tool whose fields outside
+    the seven signed ones (``_meta``, ``icons`` …) differ is reported too (changed and
+    unsigned, medium), even when every digest matches. ``signed_surface``, the digests of a
+    *verified* attestation, replaces the signed snapshot's surface as the baseline (which
+    the result names: :class:`SurfaceBaseline`). Raises :class:`InputError` for duplicate
     names or non-MCP tools in either catalog, and when ``signed_tools`` is not the catalog
     the statement was built from.
     """
