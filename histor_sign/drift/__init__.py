@@ -5,8 +5,9 @@ unknown" (triaged as high risk: a wording fix and an attack look the same). Give
 signed catalog too (the tools file or snapshot that was signed, checked against the
 statement's digests first) we can say which of the seven projected fields changed, show a
 short diff of a changed description, report a removed and an added tool with the same
-schema as one rename, and triage every change into a kind and a risk (see
-:mod:`histor_sign.drift._triage` and docs/drift.md for the rubric).
+schema as one rename, report fields outside the seven signed ones that differ (never a
+silent match), and triage every change into a kind, a risk and the rule that rated it (see
+:mod:`histor_sign.drift._triage` and docs/drift.md for the rubric, which fails safe).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from histor_sign.drift._triage import (
     rename_changes,
     renames,
     tool_changes,
+    unsigned_changes,
+    unsigned_fields,
 )
 from histor_sign.errors import InputError
 from histor_sign.models import PROJECTED_FIELDS, Statement, SurfaceDigests, Tool, statement_of
@@ -158,6 +161,9 @@ class ToolDrift:
     description_diff: str | None = None
     changes: tuple[DriftChange, ...] = ()
     renamed_from: str | None = None
+    #: Fields outside the seven signed ones that differ (``_meta``, ``icons`` …): reported
+    #: as ``changed-and-unsigned`` changes, never as a match.
+    unsigned_fields: tuple[str, ...] = ()
 
     @property
     def risk(self) -> Risk:
@@ -182,6 +188,7 @@ class ToolDrift:
         }
         if self.change in (ChangeKind.CHANGED, ChangeKind.RENAMED):
             out["fields"] = list(self.fields) if self.fields is not None else None
+            out["unsignedFields"] = list(self.unsigned_fields)
         if self.renamed_from is not None:
             out["renamedFrom"] = self.renamed_from
         if self.description_diff is not None:
@@ -303,11 +310,14 @@ class DriftResult:
             if item.renamed_from is not None:
                 line += f" (from {printable(item.renamed_from)})"
             if item.change in (ChangeKind.CHANGED, ChangeKind.RENAMED):
-                line += ": " + (printable(", ".join(item.fields)) if item.fields is not None
+                named = ([*item.fields, *(f"{f} (unsigned)" for f in item.unsigned_fields)]
+                         if item.fields is not None else None)
+                line += ": " + (printable(", ".join(named)) if named is not None
                                 else f"fields unknown ({fields_hint})")
             lines.append(f"{line}  [risk: {item.risk.value}]")
             lines += [f"      {c.risk.value:<6} {printable(c.detail, 200)}"
                       + ("" if c.detail.startswith(c.kind.value) else f"  ({c.kind.value})")
+                      + f"  [rule: {printable(c.rule)}]"
                       for c in item.changes]
             if item.description_diff:
                 lines += ["      " + printable(d) for d in item.description_diff.splitlines()]
@@ -347,9 +357,11 @@ def compare(
     signed, lets the result name changed fields. When ``signed_tools`` and ``tools`` are both
     fetch snapshots that captured the server surface, instructions, prompts and resource
     templates are compared too (a difference makes the result different); otherwise the
-    surface is reported as not compared. ``signed_surface``, the digests of a *verified*
-    attestation, replaces the signed snapshot's surface as the baseline (which the result
-    names: :class:`SurfaceBaseline`). Raises :class:`InputError` for duplicate
+    surface is reported as not compared. With ``signed_tools``, a tool whose fields outside
+    the seven signed ones (``_meta``, ``icons`` …) differ is reported too (changed and
+    unsigned, medium), even when every digest matches. ``signed_surface``, the digests of a
+    *verified* attestation, replaces the signed snapshot's surface as the baseline (which
+    the result names: :class:`SurfaceBaseline`). Raises :class:`InputError` for duplicate
     names or non-MCP tools in either catalog, and when ``signed_tools`` is not the catalog
     the statement was built from.
     """
@@ -361,7 +373,7 @@ def compare(
     )
     current_by_name = {t.name: t for t in current}
     drift = _triaged(diff_digests(statement.tool_digests, current_digests), signed_by_name,
-                     current_by_name)
+                     current_by_name, current_digests)
     if signed_surface is not None:
         baseline: SurfaceBaseline | None = SurfaceBaseline.ATTESTED
         surface_status, surface, surface_note, one_sided = _compare_attested(
@@ -391,9 +403,12 @@ def compare(
 
 
 def _triaged(
-    diffs: list[DigestChange], signed: dict[str, Tool] | None, current: dict[str, Tool]
+    diffs: list[DigestChange], signed: dict[str, Tool] | None, current: dict[str, Tool],
+    current_digests: Mapping[str, str],
 ) -> list[ToolDrift]:
-    """One :class:`ToolDrift` per differing tool (renames folded), each with its changes."""
+    """One :class:`ToolDrift` per differing tool (renames folded), each with its changes.
+    With the signed catalog, a tool whose signed fields match but whose other fields
+    (``_meta``, ``icons`` …) differ is one too: changed-and-unsigned, never a match."""
     names = sorted(set(current) | set(signed or ()))
     by_name = {d.name: d for d in diffs}
     pairs: list[tuple[str, str]] = []
@@ -415,21 +430,26 @@ def _triaged(
             old = signed[old_name].projected()
             new = current[diff.name].projected()
             fields = [f for f in changed_fields(old, new) if f != "name"]
+            unsigned, unsigned_names = _unsigned(signed[old_name], current[diff.name])
             out.append(ToolDrift(
                 diff.name, ChangeKind.RENAMED, by_name[old_name].before, diff.after,
                 tuple(fields), _description_diff_if(fields, old, new),
-                tuple(rename_changes(old, new, names, clock)), renamed_from=old_name))
+                (*rename_changes(old, new, names, clock), *unsigned), renamed_from=old_name,
+                unsigned_fields=unsigned_names))
         elif diff.change is ChangeKind.CHANGED and signed is not None:
             old = signed[diff.name].projected()
             new = current[diff.name].projected()
             fields = changed_fields(old, new)
+            unsigned, unsigned_names = _unsigned(signed[diff.name], current[diff.name])
             out.append(ToolDrift(diff.name, diff.change, diff.before, diff.after,
                                  tuple(fields), _description_diff_if(fields, old, new),
-                                 tuple(tool_changes(old, new, names, clock))))
+                                 (*tool_changes(old, new, names, clock), *unsigned),
+                                 unsigned_fields=unsigned_names))
         elif diff.change is ChangeKind.CHANGED:
             unknown = DriftChange(DriftKind.DEFINITION_UNKNOWN, Risk.HIGH,
-                             "definition changed; the signed definition is not available, so "
-                             "a wording fix cannot be told from an attack (rated high)")
+                                  "definition changed; the signed definition is not available, "
+                                  "so a wording fix cannot be told from an attack (rated high)",
+                                  rule="definition-unknown")
             out.append(ToolDrift(diff.name, diff.change, diff.before, diff.after,
                                  changes=(unknown,)))
         elif diff.change is ChangeKind.ADDED:
@@ -438,10 +458,22 @@ def _triaged(
                                      current[diff.name].projected(), names))))
         else:
             gone = DriftChange(DriftKind.TOOL_REMOVED, Risk.LOW,
-                          "tool removed; calls to it now fail")
+                               "tool removed; calls to it now fail", rule="tool-removed")
             out.append(ToolDrift(diff.name, diff.change, diff.before, diff.after,
                                  changes=(gone,)))
+    if signed is not None:
+        for name in sorted((set(signed) & set(current)) - set(by_name)):
+            unsigned, unsigned_names = _unsigned(signed[name], current[name])
+            if unsigned:
+                out.append(ToolDrift(name, ChangeKind.CHANGED, current_digests[name],
+                                     current_digests[name], (), None, tuple(unsigned),
+                                     unsigned_fields=unsigned_names))
     return sorted(out, key=lambda t: t.name)
+
+
+def _unsigned(old: Tool, new: Tool) -> tuple[list[DriftChange], tuple[str, ...]]:
+    """The changed-and-unsigned changes between two tools' raw objects, and their fields."""
+    return unsigned_changes(old.raw, new.raw), tuple(unsigned_fields(old.raw, new.raw))
 
 
 def _description_diff_if(

@@ -51,6 +51,12 @@ def wording() -> list[dict[str, Any]]:
     return tools
 
 
+def cosmetic() -> list[dict[str, Any]]:
+    tools = served()
+    tools[1]["description"] = "search the index"
+    return tools
+
+
 def files(tmp_path: Path, statement: Statement, tools: list[dict[str, Any]]) -> list[str]:
     envelope = {**statement.to_json(), "signer": {"issuer": "i", "identity": "x", "signature": {}},
                 "transparencyLog": {"logId": "00", "logIndex": 1, "integratedTime": 1}}
@@ -61,8 +67,12 @@ def files(tmp_path: Path, statement: Statement, tools: list[dict[str, Any]]) -> 
     return [str(tmp_path / n) for n in paths]
 
 
+# issue 23 (drift triage must fail safe): a rewording is text the model reads, so it is
+# medium and fails a medium gate (it passed before); only a change that provably keeps the
+# meaning (case, whitespace, punctuation, a typo fix) is low.
 @pytest.mark.parametrize(("tools", "fail_on", "code"), [
-    (wording, None, 1), (wording, "low", 1), (wording, "medium", 0), (wording, "high", 0),
+    (wording, None, 1), (wording, "low", 1), (wording, "medium", 1), (wording, "high", 0),
+    (cosmetic, None, 1), (cosmetic, "low", 1), (cosmetic, "medium", 0),
     (risky, None, 1), (risky, "medium", 1), (risky, "high", 1), (served, "low", 0),
     (served, None, 0),
 ])

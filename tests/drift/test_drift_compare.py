@@ -76,11 +76,22 @@ def test_added_removed_and_several_fields(statement: Statement) -> None:
     assert doc["tools"][0]["currentDigest"] is None
 
 
-def test_unprojected_fields_do_not_drift(statement: Statement) -> None:
+def test_unprojected_fields_do_not_change_digests(statement: Statement) -> None:
     tools = served()
     tools[0]["_meta"] = {"com.example/seq": 1}
     tools[0]["icons"] = [{"src": "https://example.com/i.png"}]
+    # The digests cover the seven signed fields only: with the statement alone nothing else
+    # can be compared, so this is a match.
     assert compare(statement, tools).status == "match"
+    # issue 23: with the signed catalog the difference is seen and reported as
+    # changed-and-unsigned (medium), never as a silent match.
+    result = compare(statement, tools, signed_tools=SIGNED)
+    assert result.status == "different" and result.risk == "medium"
+    [item] = result.tools
+    assert (item.name, item.fields, item.unsigned_fields) == ("search", (), ("_meta", "icons"))
+    assert item.signed_digest == item.current_digest
+    assert {(c.kind.value, c.rule) for c in item.changes} == {
+        ("changed-and-unsigned", "unsigned-field")}
 
 
 def test_bad_inputs(statement: Statement) -> None:
