@@ -480,7 +480,10 @@ class Proxy:
                 "or allow it in the proxy's --policy (require_dry_run = false, or a larger "
                 "max_effect for the tool)." if approval is None else
                 f"The user did not approve it ({approval}).")
-        result = {"content": [{"type": "text", "text": "\n".join(lines)}], "isError": True}
+        result: dict[str, Any] = {"content": [{"type": "text", "text": "\n".join(lines)}],
+                                  "isError": True}
+        if self._state.era is Era.MODERN:
+            result["resultType"] = "complete"
         await self._send_host({"jsonrpc": "2.0", "id": message["id"], "result": result})
 
     async def _approve(self, message: dict[str, Any], decision: Decision,

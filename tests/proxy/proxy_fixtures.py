@@ -15,7 +15,7 @@ from typing import Any
 from cli_harness import REPO, cli_env, run_cli
 
 sys.path.insert(0, str(REPO / "tests" / "pipeline"))
-from release_fixtures import IDENTITY, SERVER, Released, make_releases  # noqa: E402
+from release_fixtures import IDENTITY, SERVER, Released, make_releases
 
 HERE = Path(__file__).resolve().parent
 RECORDER = HERE / "recording_server.py"
@@ -123,3 +123,55 @@ async def sdk_host(
 
 def audit(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+class RawHost:
+    """A host speaking raw JSON-RPC lines to the proxy (for byte-level checks)."""
+
+    def __init__(self, argv: list[str]) -> None:
+        import subprocess
+
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=cli_env())
+
+    def send(self, message: dict[str, Any] | bytes) -> None:
+        assert self.proc.stdin is not None
+        data = message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n"
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def receive(self) -> dict[str, Any] | None:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        return json.loads(line) if line else None
+
+    def request(self, ident: int | str, method: str, params: dict[str, Any] | None = None
+                ) -> dict[str, Any]:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": ident, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        while True:
+            answer = self.receive()
+            assert answer is not None, self.finish()[1]
+            if answer.get("id") == ident and "method" not in answer:
+                return answer
+
+    def initialize(self) -> dict[str, Any]:
+        answer = self.request(0, "initialize", {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw-host", "version": "0"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return answer
+
+    def finish(self) -> tuple[int, str]:
+        """Close stdin, wait for the proxy to exit; (exit code, stderr)."""
+        assert self.proc.stdin is not None and self.proc.stderr is not None
+        if not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        err = self.proc.stderr.read().decode()
+        code = self.proc.wait(timeout=60)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        self.proc.stderr.close()
+        return code, err
