@@ -541,7 +541,7 @@ class Proxy:
             while True:
                 message = await self._upstream.receive()
                 if message is None:
-                    raise _Ended("failed", self._upstream.gone())
+                    raise _Ended("failed", await self._upstream.gone())
                 await self._from_upstream(message)
         except _Ended as ended:
             self._fail(ended)

@@ -150,7 +150,7 @@ class Upstream(ABC):
     @abstractmethod
     async def aclose(self) -> None: ...
 
-    def gone(self) -> str:
+    async def gone(self) -> str:
         """Why the server's stream ended, for the one stderr line."""
         return f"the upstream server ({self.label}) closed the connection"
 
@@ -193,9 +193,13 @@ class StdioUpstream(Upstream):
         assert self._reader is not None
         return await self._reader.message()
 
-    def gone(self) -> str:
+    async def gone(self) -> str:
         proc = self.channel.proc
-        code = proc.returncode if proc is not None else None
+        code: int | None = None
+        if proc is not None:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(1.0):
+                    code = await proc.wait()
         how = f"exited with code {code}" if code is not None else "closed its standard output"
         tail = self.channel._stderr_tail
         last = f" (last stderr line: {clip(tail[-1])})" if tail else ""
