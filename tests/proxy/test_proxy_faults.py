@@ -3,14 +3,13 @@ stderr line, a clean end, nothing forwarded half-checked, no traceback; and a bo
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 from pathlib import Path
 from typing import Any
 
 import pytest
-from proxy_fixtures import RawHost, World, proxy_argv, received_calls, recorder, sdk_host
+from proxy_fixtures import RawHost, World, proxy_argv, received_calls, recorder
 
 pytestmark = pytest.mark.slow
 
