@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from histor_sign.models import StatementLike
 
 NOT_SIGNED = "not-signed"
+#: Reason codes a person may approve past (:attr:`Decision.needs_approval`).
+APPROVABLE = frozenset({"dry-run-required", "effect-over-budget"})
 
 
 @dataclass
@@ -53,6 +55,15 @@ class Decision:
     @property
     def verdict(self) -> str:
         return "allow" if self.allowed else "deny"
+
+    @property
+    def needs_approval(self) -> bool:
+        """Denied only for what a person may approve (:data:`APPROVABLE`: a destructive
+        call without its dry run, an effect over the budget), never for a broken contract:
+        a front end that can ask its user (the proxy, through MCP elicitation) may forward
+        such a call on an explicit accept. The verdict stays ``deny``."""
+        return not self.allowed and bool(self.reasons) and all(
+            r.code in APPROVABLE for r in self.reasons)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -292,7 +303,7 @@ class Guard:
                         )
                     )
         if requires_dry_run(tool, self.policy):
-            param = self.policy.dry_run_parameter_for(tool.name)
+            param = self.policy.dry_run_parameter_for(tool.name, contract.declared)
             if args.get(param) is not True:
                 if param not in args:
                     state = " (it is missing)"

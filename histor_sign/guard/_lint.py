@@ -48,7 +48,7 @@ def _lint_tool(tool: Tool, policy: Policy) -> Iterator[Finding]:
         extra = {"pointers": pointers} if pointers else {}
         return new_finding(rule, message, [ref], properties=extra)
 
-    param = policy.dry_run_parameter_for(tool.name)
+    param = policy.dry_run_parameter_for(tool.name, props)
     if requires_dry_run(tool, policy):
         declared = props.get(param)
         if not isinstance(declared, dict) or declared.get("type") not in ("boolean", None):

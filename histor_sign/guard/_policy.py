@@ -8,7 +8,7 @@ worse than no policy, so unknown keys and wrong types stop with the file and key
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,11 @@ from typing import Any
 from histor_sign._limits import MAX_POLICY_BYTES
 from histor_sign.canonical import read_bytes
 from histor_sign.errors import InputError, LimitExceeded
+
+#: The dry-run argument names recognised when the policy names none, in order of preference:
+#: snake case (the guard's own convention) and camel case (``@modelcontextprotocol/server-
+#: filesystem``'s ``edit_file`` and most TypeScript servers).
+DRY_RUN_NAMES = ("dry_run", "dryRun")
 
 _DEFAULT_KEYS = {"require_dry_run_for_destructive", "dry_run_parameter", "deny_unknown_arguments"}
 _TOOL_KEYS = {
@@ -45,7 +50,10 @@ class Policy:
     """What the guard enforces beyond the schema. ``Policy()`` is the safe default."""
 
     require_dry_run_for_destructive: bool = True
-    dry_run_parameter: str = "dry_run"
+    #: The dry-run argument for every tool; None (the default) recognises the names real
+    #: servers use (:data:`DRY_RUN_NAMES`: ``dry_run``, ``dryRun``) by what the tool's
+    #: schema declares.
+    dry_run_parameter: str | None = None
     deny_unknown_arguments: bool = True
     tools: Mapping[str, ToolPolicy] = field(default_factory=dict)
     source: str = "<default policy>"
@@ -53,8 +61,15 @@ class Policy:
     def for_tool(self, name: str) -> ToolPolicy:
         return self.tools.get(name, _NO_TOOL_POLICY)
 
-    def dry_run_parameter_for(self, name: str) -> str:
-        return self.for_tool(name).dry_run_parameter or self.dry_run_parameter
+    def dry_run_parameter_for(self, name: str, declared: Iterable[str] = ()) -> str:
+        """The dry-run argument of tool ``name``: the policy's (per tool, then default),
+        else the first of :data:`DRY_RUN_NAMES` among the ``declared`` argument names,
+        else ``dry_run``."""
+        named = self.for_tool(name).dry_run_parameter or self.dry_run_parameter
+        if named is not None:
+            return named
+        names = set(declared)
+        return next((n for n in DRY_RUN_NAMES if n in names), DRY_RUN_NAMES[0])
 
     def deny_unknown_for(self, name: str) -> bool:
         own = self.for_tool(name).deny_unknown_arguments
@@ -101,8 +116,7 @@ class Policy:
             require_dry_run_for_destructive=_bool(
                 defaults, "require_dry_run_for_destructive", True, source, "defaults"
             ),
-            dry_run_parameter=_name(defaults, "dry_run_parameter", source, "defaults")
-            or "dry_run",
+            dry_run_parameter=_name(defaults, "dry_run_parameter", source, "defaults"),
             deny_unknown_arguments=_bool(
                 defaults, "deny_unknown_arguments", True, source, "defaults"
             ),

@@ -1,0 +1,129 @@
+"""``proxy``: serve a pinned server to an MCP host, offering only signed tools and deciding
+every tools/call first. stdout is the MCP stream: everything else goes to stderr."""
+
+
+import sys
+from pathlib import Path
+
+import typer
+
+from histor_sign.cli import target_options as t
+from histor_sign.cli.app import PROG, app, warn
+from histor_sign.cli.signing_commands import (
+    OfflineOpt,
+    TrustedRootOpt,
+    VerifyFlags,
+    VerifyStagingOpt,
+    VerifyTrustConfigOpt,
+)
+from histor_sign.cli.trust_commands import PinsOpt
+from histor_sign.drift._triage import Risk
+from histor_sign.errors import UsageError
+from histor_sign.models import GITHUB_ACTIONS_ISSUER
+
+_COMMAND_ARG = typer.Argument(
+    None, metavar="-- COMMAND...",
+    help="The stdio server to run behind the proxy (after --), e.g. -- npx -y @scope/server.",
+)
+_SERVER_OPT = typer.Option(
+    ..., "--server", metavar="NAME",
+    help="The pinned MCP server name ('trust add'): its latest signed revision is the "
+    "contract.",
+)
+_AUDIT_OPT = typer.Option(
+    None, "--audit", metavar="FILE",
+    help="Append one JSON line per decision (session start, withheld tool, denied call) "
+    "to FILE, fsynced; never argument values.",
+)
+_ON_DRIFT_OPT = typer.Option(
+    "withhold", "--on-drift", metavar="withhold|block|warn",
+    help="A served tool that is not the signed one: withhold it (default), block the whole "
+    "session, or warn and pass it.",
+)
+_FAIL_ON_OPT = typer.Option(
+    None, "--fail-on", case_sensitive=False,
+    help="With --on-drift block: refuse only on a change of at least this risk (low, "
+    "medium, high). Default: any change.",
+)
+_POLICY_OPT = typer.Option(
+    None, "--policy", metavar="FILE",
+    help="TOML guard policy (dry-run requirements, effect budgets, secret arguments; "
+    "docs/guard.md).",
+)
+_TIMEOUT_OPT = typer.Option(
+    30.0, "--timeout", metavar="SECONDS",
+    help="How long the proxy waits for the server's answers to its own requests "
+    "(initialize, tools/list).",
+)
+
+
+@app.command(context_settings={"allow_interspersed_args": False})
+def proxy(
+    command: list[str] | None = _COMMAND_ARG,
+    server: str = _SERVER_OPT,
+    url: str | None = t.URL_OPTION,
+    header: list[str] | None = t.HEADER_OPTION,
+    bearer_token_env: str | None = t.BEARER_OPTION,
+    pins: PinsOpt = None,
+    audit: Path | None = _AUDIT_OPT,
+    on_drift: str = _ON_DRIFT_OPT,
+    fail_on: Risk | None = _FAIL_ON_OPT,
+    policy: str | None = _POLICY_OPT,
+    timeout: float = _TIMEOUT_OPT,
+    server_is_trusted_code: bool = t.TRUSTED_CODE_OPTION,
+    trusted_root: TrustedRootOpt = None,
+    trust_config: VerifyTrustConfigOpt = None,
+    staging: VerifyStagingOpt = False,
+    offline: OfflineOpt = False,
+) -> None:
+    """Serve a pinned MCP server to a host over stdio, enforcing its signed contract.
+
+    Before serving, the latest revision at the pinned location is verified as 'check
+    --server' does (identity, chain, no rollback or fork); then the server's complete
+    tools/list is compared with the signed definitions. The host is offered only tools
+    served exactly as signed (as the signed objects); each tools/call is checked by the
+    guard before it reaches the server. A refused session answers the host's initialize
+    with an error. The server runs as a stdio child (-- COMMAND...) or at --url.
+    Exit codes: 0 the host ended the session, 1 refused (not pinned, verification,
+    freshness, --on-drift block), 2 bad input or a fault.
+    """
+    from histor_sign._escape import inert_line
+    from histor_sign.guard import Policy
+    from histor_sign.mcp._target import FetchOptions
+    from histor_sign.proxy import OnDrift, Proxy
+
+    try:
+        mode = OnDrift(on_drift)
+    except ValueError:
+        raise UsageError("--on-drift must be withhold, block or warn") from None
+    if fail_on is not None and mode is not OnDrift.BLOCK:
+        raise UsageError("--fail-on applies only with --on-drift block")
+    stdio = None
+    if command:
+        import shlex
+
+        stdio = shlex.join(command)
+    if stdio is None and url is None:
+        raise UsageError("give the server behind the proxy: -- COMMAND... or --url URL")
+    target = t.target_from_flags(stdio, url, header, bearer_token_env,
+                                 trusted_code=server_is_trusted_code)
+    assert target is not None
+    FetchOptions(timeout=timeout)  # the same bounds check as fetch
+    flags = VerifyFlags(None, GITHUB_ACTIONS_ISSUER, None, None, None, None, trusted_root,
+                        trust_config, staging, offline)
+    trust = flags.trust()
+    warn(trust.warning())
+    rules = Policy.load(policy) if policy else None
+
+    def notice(line: str) -> None:
+        sys.stderr.write(inert_line(line) + "\n")
+        sys.stderr.flush()
+
+    outcome = Proxy(server=server, upstream=target, trust=trust, store=pins, on_drift=mode,
+                    fail_on=fail_on, policy=rules, audit=audit, notice=notice,
+                    timeout=timeout).run_stdio()
+    if outcome.status == "ended":
+        return
+    notice(f"{PROG}: error: {outcome.message}" if outcome.status == "failed"
+           else f"{PROG}: {outcome.message}")
+    raise typer.Exit(1 if outcome.status == "refused" else 2)

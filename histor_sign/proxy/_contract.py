@@ -1,0 +1,152 @@
+"""What the proxy offers: the signed revision, the served tools compared with it, the guard.
+
+Only a tool whose served definition has the signed digest is offered (``withhold``), and
+what the host sees is the signed snapshot's own tool object. ``warn`` offers what is served
+and records every difference; ``block`` refuses the session on a difference at or above
+the risk it was given (any difference without one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from histor_sign._call_import import shown_name
+from histor_sign.errors import InputError
+
+if TYPE_CHECKING:
+    from histor_sign.drift import DriftResult
+    from histor_sign.drift._triage import Risk
+    from histor_sign.guard import Guard, Policy
+    from histor_sign.pins import PinnedRevision
+
+
+class OnDrift(StrEnum):
+    """What the proxy does with a served tool that is not the signed one."""
+
+    WITHHOLD = "withhold"
+    BLOCK = "block"
+    WARN = "warn"
+
+
+@dataclass(frozen=True)
+class Withheld:
+    """A tool the host is not offered (or, under ``warn``, offered although it differs).
+
+    ``change`` is ``changed``, ``added`` (served, never signed), ``removed`` (signed, not
+    served) or ``renamed``; ``fields`` the projected fields that differ (names only).
+    ``name`` of an added tool is server-chosen text: escape it before printing.
+    """
+
+    name: str
+    change: str
+    risk: str
+    fields: tuple[str, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"tool": self.name, "change": self.change, "risk": self.risk}
+        if self.fields is not None:
+            out["fields"] = list(self.fields)
+        return out
+
+    def line(self) -> str:
+        """``'name' (changed: description; risk high)`` — escaped, one line."""
+        what = self.change + (f": {', '.join(self.fields)}" if self.fields else "")
+        return f"{shown_name(self.name)} ({what}; risk {self.risk})"
+
+
+@dataclass(frozen=True)
+class Contract:
+    """The state calls are decided against: offered tool objects in signed order, their
+    names, what differs, and the guard over the signed definitions."""
+
+    revision: PinnedRevision
+    offered: tuple[Mapping[str, Any], ...]
+    offered_names: frozenset[str]
+    differences: tuple[Withheld, ...]
+    drift: DriftResult
+    guard: Guard
+    on_drift: OnDrift
+
+    @property
+    def withheld(self) -> tuple[Withheld, ...]:
+        """The differences the host does not see (none under ``warn``)."""
+        return () if self.on_drift is OnDrift.WARN else self.differences
+
+
+class Blocked(Exception):
+    """``block``: the served tools differ from the signed ones at or above the given risk."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def build_contract(
+    revision: PinnedRevision,
+    served: list[dict[str, Any]],
+    *,
+    on_drift: OnDrift,
+    fail_on: Risk | None,
+    policy: Policy | None,
+) -> Contract:
+    """Compare ``served`` with the verified ``revision`` and decide what is offered.
+
+    Raises :class:`Blocked` (``block`` mode), :class:`InputError` when the served list is
+    not a list of MCP tools or the policy names a tool the signed revision lacks.
+    """
+    from histor_sign.catalog import as_tools
+    from histor_sign.drift import ChangeKind, compare
+    from histor_sign.guard import Guard
+    from histor_sign.revision import tool_digest
+
+    signed_catalog = revision.signed_snapshot or revision.signed_tools
+    if signed_catalog is None:  # pragma: no cover - latest_for_use(signed_tools=True)
+        raise InputError(f"{revision.server}: the signed tools of revision "
+                         f"{revision.revision} are not published")
+    signed_tools = as_tools(signed_catalog)
+    drift = compare(revision.envelope, served, signed_catalog, source=revision.source)
+    digests = revision.envelope.statement.tool_digests
+    served_tools = {t.name: t for t in as_tools(served)}
+    differences = tuple(
+        Withheld(d.name, d.change.value, d.risk.value,
+                 d.fields if d.change in (ChangeKind.CHANGED, ChangeKind.RENAMED) else None)
+        for d in drift.tools
+    )
+    if on_drift is OnDrift.BLOCK and differences and (
+            fail_on is None or drift.reaches(fail_on)):
+        shown = "; ".join(w.line() for w in differences[:5])
+        more = f" and {len(differences) - 5} more" if len(differences) > 5 else ""
+        raise Blocked(f"the served tools differ from signed revision {revision.revision} "
+                      f"({drift.risk.value if drift.risk else 'low'} risk): {shown}{more}")
+    if on_drift is OnDrift.WARN:
+        offered_tools = [
+            t for t in signed_tools if t.name in served_tools
+            and tool_digest(served_tools[t.name]) == digests.get(t.name)
+        ]
+        offered_objects = [t.raw for t in offered_tools]
+        same = {t.name for t in offered_tools}
+        extra = [t for t in served_tools.values() if t.name not in same]
+        offered_objects += [t.raw for t in extra]
+        guard = Guard(offered_tools + extra, _policy_for(policy, {
+            t.name for t in offered_tools + extra}))
+        names = frozenset(same | {t.name for t in extra})
+    else:
+        offered_tools = [
+            t for t in signed_tools if t.name in served_tools
+            and tool_digest(served_tools[t.name]) == digests.get(t.name)
+        ]
+        offered_objects = [t.raw for t in offered_tools]
+        guard = Guard.from_envelope(revision.envelope, signed_tools, policy)
+        names = frozenset(t.name for t in offered_tools)
+    return Contract(revision, tuple(offered_objects), names, differences, drift, guard,
+                    on_drift)
+
+
+def _policy_for(policy: Policy | None, names: set[str]) -> Policy | None:
+    """Under ``warn`` the served set decides which per-tool rules apply."""
+    if policy is None:
+        return None
+    return replace(policy, tools={k: v for k, v in policy.tools.items() if k in names})

@@ -1,0 +1,768 @@
+"""The proxy session: verify, compare, then relay — deciding every tools/call first.
+
+One :class:`Proxy` serves one host session. Before anything is served the pinned
+publisher's latest revision is verified for use (:func:`histor_sign.pins.latest_for_use`,
+freshness included) in a worker thread; the host's first request waits for it, and a
+refusal is one JSON-RPC error to that request. The upstream is started only after a
+revision verified. Its complete tools/list is walked with the fetch's own guards
+(:func:`histor_sign.mcp._walk.walk_list`) over the live session and compared with the
+signed definitions; then:
+
+* ``tools/list`` is answered by the proxy, from the signed snapshot's tool objects;
+* ``tools/call`` is decided by the guard before it is forwarded; a denial is an MCP tool
+  error result naming reason codes, never server text or argument values; a call the
+  guard would let a person approve is put to the user through elicitation when the host
+  declared it;
+* a ``list_changed`` notification from the server makes the proxy walk and compare again
+  before it is forwarded, and tools/list and tools/call wait for that;
+* everything else is relayed, request ids mapped each way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from histor_sign._call_import import shown_name
+from histor_sign._escape import printable
+from histor_sign._limits import DEFAULT_TIMEOUT
+from histor_sign.errors import HistorError
+from histor_sign.mcp._jsonrpc import (
+    LIST_CHANGED_NOTIFICATIONS,
+    Channel,
+    Era,
+    notification,
+    same_id,
+)
+from histor_sign.proxy._audit import AuditLog
+from histor_sign.proxy._contract import Blocked, Contract, OnDrift, build_contract
+from histor_sign.proxy._wire import (
+    ByteSink,
+    ByteSource,
+    LineReader,
+    LineWriter,
+    Upstream,
+    WireError,
+    open_upstream,
+)
+
+if TYPE_CHECKING:
+    from histor_sign._sigstore_trust import Trust
+    from histor_sign.drift._triage import Risk
+    from histor_sign.guard import Decision, Policy
+    from histor_sign.mcp._target import Target
+    from histor_sign.pins import PinnedRevision, PinStore
+
+#: Default bound on one JSON-RPC message either way.
+DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+#: JSON-RPC error codes the proxy answers with.
+REFUSED = -32001
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+SESSION_ENDED = -32000
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CAPS = "io.modelcontextprotocol/clientCapabilities"
+PREFIX = "histor-sign proxy"
+
+
+@dataclass(frozen=True)
+class ProxyOutcome:
+    """How a session ended. ``status``: ``ended`` (the host closed it), ``refused``
+    (verification, freshness, a pin or ``block`` said no: exit 1) or ``failed`` (a fault:
+    a peer broke the protocol or went away, a timeout; exit 2). ``message`` is one
+    printable line."""
+
+    status: str
+    message: str
+
+
+@dataclass
+class _Pending:
+    """A request in flight: forwarded for a peer (``peer_id``) or the proxy's own."""
+
+    peer_id: Any = None
+    future: asyncio.Future[dict[str, Any]] | None = None
+    method: str = ""
+
+
+@dataclass
+class _State:
+    era: Era | None = None
+    protocol_version: str | None = None
+    host_caps: dict[str, Any] = field(default_factory=dict)
+    swallow_initialized: bool = False
+
+
+class _Ended(Exception):
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class Proxy:
+    """Put the pinned, signed contract of ``server`` between a host and its upstream.
+
+    ``store`` is the pin store (a :class:`~histor_sign.pins.PinStore`, its file, or None for
+    the per-user file); ``trust`` the Sigstore trust the revision verifies under;
+    ``upstream`` the server (:class:`~histor_sign.mcp.Target`, stdio or Streamable HTTP).
+    ``on_drift``/``fail_on`` say what a served tool that is not the signed one does
+    (:class:`OnDrift`); ``policy`` adds the guard's policy; ``audit`` names a JSON-lines
+    file. ``notice`` receives one line per event for the operator (stderr in the CLI); the
+    library never prints.
+    """
+
+    def __init__(
+        self,
+        *,
+        server: str,
+        upstream: Target,
+        trust: Trust,
+        store: PinStore | str | Path | None = None,
+        on_drift: OnDrift | str = OnDrift.WITHHOLD,
+        fail_on: Risk | str | None = None,
+        policy: Policy | None = None,
+        audit: str | Path | None = None,
+        notice: Callable[[str], None] | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        shutdown_grace: float = 2.0,
+    ) -> None:
+        from histor_sign.drift._triage import Risk
+        from histor_sign.mcp._target import FetchOptions
+
+        self.server = server
+        self.target = upstream
+        self.trust = trust
+        self.store = store
+        self.on_drift = OnDrift(on_drift)
+        self.fail_on = Risk(fail_on) if fail_on is not None else None
+        self.policy = policy
+        self.audit = AuditLog(audit)
+        self.notice = notice or (lambda _line: None)
+        self.options = FetchOptions(timeout=timeout, max_bytes=1 << 62)
+        self.max_message_bytes = max_message_bytes
+        self.shutdown_grace = shutdown_grace
+        self.contract: Contract | None = None
+        self._revision: PinnedRevision | None = None
+        self._ready = asyncio.Event()
+        self._refreshes = 0
+        self._refresh_lock = asyncio.Lock()
+        self._ids = itertools.count(1)
+        self._up_pending: dict[int, _Pending] = {}
+        self._host_pending: dict[int, _Pending] = {}
+        self._host_to_up: dict[tuple[str, Any], int] = {}
+        self._server_to_host: dict[tuple[str, Any], int] = {}
+        self._approvals: dict[tuple[str, Any], asyncio.Task[None]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._held: list[dict[str, Any]] | None = None
+        self._state = _State()
+        self._upstream: Upstream | None = None
+        self._host: LineWriter | None = None
+        self._failure: _Ended | None = None
+        self._ended = asyncio.Event()
+        self._relay = _RelayChannel(self)
+
+    # ------------------------------------------------------------------ entry points
+    def run_stdio(self) -> ProxyOutcome:
+        """Serve the host on this process's stdin/stdout until it disconnects (blocking)."""
+        return asyncio.run(self._run_stdio())
+
+    async def _run_stdio(self) -> ProxyOutcome:
+        import sys
+
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=1 << 16)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        transport, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, sys.stdout)
+        writer = asyncio.StreamWriter(transport, protocol, None, loop)
+        try:
+            return await self.serve(reader, writer)
+        finally:
+            with contextlib.suppress(Exception):
+                transport.close()
+
+    async def serve(self, host_in: ByteSource, host_out: ByteSink) -> ProxyOutcome:
+        """Serve one host session on the given byte streams (newline-delimited JSON-RPC,
+        as MCP's stdio transport); returns when the host or the upstream ends it."""
+        self._host = LineWriter(host_out, "the host")
+        reader = LineReader(host_in, self.max_message_bytes, "the host")
+        verifying = asyncio.create_task(asyncio.to_thread(self._verify))
+        host_task = asyncio.create_task(self._host_loop(reader, verifying))
+        try:
+            await host_task
+            outcome = ProxyOutcome("ended", "the host closed the session")
+        except _Ended as ended:
+            outcome = ProxyOutcome(ended.status, ended.message)
+        except WireError as exc:
+            outcome = ProxyOutcome("failed", exc.message)
+        finally:
+            if not verifying.done():
+                verifying.cancel()
+            await self._shutdown()
+        if self._failure is not None and outcome.status == "ended":
+            outcome = ProxyOutcome(self._failure.status, self._failure.message)
+        self.audit.record("session-end", status=outcome.status, reason=outcome.message)
+        self.audit.close()
+        return outcome
+
+    # ------------------------------------------------------------------ verification
+    def _verify(self) -> PinnedRevision:
+        from histor_sign.pins import latest_for_use
+
+        return latest_for_use(self.server, trust=self.trust, store=self.store,
+                              signed_tools=True)
+
+    async def _verified(self, verifying: asyncio.Task[PinnedRevision]) -> PinnedRevision:
+        from histor_sign.pins import NotPinned
+
+        try:
+            return await verifying
+        except NotPinned as exc:
+            reason = (f"{printable(exc.server, 200)} is not pinned in {exc.store_path}: pin "
+                      "its publisher first (histor-sign trust add)")
+        except HistorError as exc:
+            reason = exc.message
+        except Exception as exc:  # a fault below us: one line, never a traceback
+            reason = f"verification failed unexpectedly ({type(exc).__name__})"
+        raise _Ended("refused", f"refused to serve {printable(self.server, 200)}: "
+                                f"{printable(reason, 600)}")
+
+    # ------------------------------------------------------------------ host side
+    async def _host_loop(self, reader: LineReader,
+                         verifying: asyncio.Task[PinnedRevision]) -> None:
+        assert self._host is not None
+        first = True
+        while True:
+            message = await self._next_host(reader)
+            if message is None:
+                return
+            if first and "method" in message and "id" in message and message["method"] != "ping":
+                first = False
+                try:
+                    revision = await self._verified(verifying)
+                    await self._open(message, revision)
+                except _Ended as ended:
+                    self.notice(f"{PREFIX}: {ended.message}")
+                    self.audit.record("session-refused", server=self.server,
+                                      reason=ended.message)
+                    await self._reply_error(message, REFUSED, f"{PREFIX}: {ended.message}")
+                    raise
+                if message["method"] == "initialize":
+                    continue  # answered by _open
+            await self._from_host(message)
+
+    async def _next_host(self, reader: LineReader) -> dict[str, Any] | None:
+        read = asyncio.create_task(reader.message())
+        ended = asyncio.create_task(self._ended.wait())
+        try:
+            done, _ = await asyncio.wait({read, ended}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ended.cancel()
+        if read not in done:
+            read.cancel()
+            with contextlib.suppress(BaseException):
+                await read
+            assert self._failure is not None
+            raise self._failure
+        return read.result()
+
+    async def _open(self, first: dict[str, Any], revision: PinnedRevision) -> None:
+        """Start the upstream, run the host's handshake through it, walk and compare."""
+        self._revision = revision
+        try:
+            self._upstream = open_upstream(
+                self.target, max_message_bytes=self.max_message_bytes,
+                timeout=self.options.timeout, shutdown_grace=self.shutdown_grace)
+            await self._upstream.start()
+        except HistorError as exc:
+            raise _Ended("failed", exc.message) from None
+        self._spawn(self._upstream_loop())
+        self._held = []
+        method = first["method"]
+        params = first.get("params") if isinstance(first.get("params"), dict) else {}
+        assert isinstance(params, dict)
+        if method == "initialize":
+            caps = params.get("capabilities")
+            self._state.host_caps = caps if isinstance(caps, dict) else {}
+            result = await self._internal_request("initialize", params, timeout=True,
+                                                  raw_error=True)
+            if "error" in result:
+                error = result["error"]
+                text = error.get("message") if isinstance(error, dict) else None
+                shown = printable(text, 200) if isinstance(text, str) else "(no message)"
+                raise _Ended("failed", f"the upstream server refused initialize: {shown}")
+            answer = result["result"]
+            version = answer.get("protocolVersion") if isinstance(answer, dict) else None
+            if not isinstance(version, str):
+                raise _Ended("failed", "the upstream server's initialize result has no "
+                                       "protocolVersion")
+            self._state.era, self._state.protocol_version = Era.LEGACY, version
+            self._upstream.negotiated(version)
+            await self._upstream.send(notification("notifications/initialized"))
+            self._state.swallow_initialized = True
+        else:
+            meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+            assert isinstance(meta, dict)
+            version = meta.get(META_VERSION)
+            if not isinstance(version, str):
+                raise _Ended("failed", f"the host's first request ({printable(method, 80)}) "
+                             "is neither initialize nor a modern request with a protocol "
+                             "version")
+            caps = meta.get(META_CAPS)
+            self._state.host_caps = caps if isinstance(caps, dict) else {}
+            self._state.era, self._state.protocol_version = Era.MODERN, version
+            self._upstream.negotiated(version)
+            answer = None
+        await self._refresh(initial=True)
+        revision = self._revision
+        self.audit.record(
+            "session-start", server=self.server, revision=revision.revision,
+            manifestDigest=revision.envelope.statement.manifest_digest,
+            signer={"issuer": revision.envelope.issuer, "identity": revision.signer},
+            freshness=revision.freshness.value, upstream=self.target.describe(),
+            era=self._state.era.value, protocolVersion=self._state.protocol_version,
+            onDrift=self.on_drift.value,
+        )
+        assert self.contract is not None
+        self.notice(f"{PREFIX}: serving {revision.headline()}: "
+                    f"{len(self.contract.offered)} tool(s) offered"
+                    + (f", {len(self.contract.withheld)} withheld" if self.contract.withheld
+                       else ""))
+        if answer is not None:
+            await self._send_host({"jsonrpc": "2.0", "id": first["id"], "result": answer})
+        held, self._held = self._held, None
+        for message in held or []:
+            await self._send_host(message)
+
+    async def _from_host(self, message: dict[str, Any]) -> None:
+        method = message.get("method")
+        if method is None:
+            await self._host_response(message)
+            return
+        if "id" not in message:
+            await self._host_notification(message)
+            return
+        if self._upstream is None:
+            if method == "ping":
+                await self._send_host({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+                return
+            await self._reply_error(message, INVALID_PARAMS, f"{PREFIX}: no session yet")
+            return
+        if method in ("tools/list", "tools/call"):
+            await self._ready.wait()
+        if method == "tools/list":
+            await self._answer_tools_list(message)
+        elif method == "tools/call":
+            await self._tools_call(message)
+        elif method == "initialize":
+            await self._reply_error(message, INVALID_PARAMS,
+                                    f"{PREFIX}: the session is already initialized")
+        else:
+            await self._forward_request(message)
+
+    async def _host_notification(self, message: dict[str, Any]) -> None:
+        method = message["method"]
+        if method == "notifications/initialized" and self._state.swallow_initialized:
+            self._state.swallow_initialized = False
+            return
+        if self._upstream is None:
+            return
+        if method == "notifications/cancelled":
+            params = message.get("params")
+            request_id = params.get("requestId") if isinstance(params, dict) else None
+            key = _key(request_id)
+            task = self._approvals.pop(key, None)
+            if task is not None:
+                task.cancel()
+                return
+            up_id = self._host_to_up.get(key)
+            if up_id is None:
+                return  # answered already, or never forwarded
+            message = {**message, "params": {**_obj(params), "requestId": up_id}}
+        await self._upstream.send(message)
+
+    async def _host_response(self, message: dict[str, Any]) -> None:
+        ident = message.get("id")
+        if not isinstance(ident, int) or isinstance(ident, bool):
+            return
+        pending = self._host_pending.pop(ident, None)
+        if pending is None:
+            return
+        if pending.future is not None:
+            if not pending.future.done():
+                pending.future.set_result(message)
+            return
+        self._server_to_host.pop(_key(pending.peer_id), None)
+        assert self._upstream is not None
+        await self._upstream.send({**message, "id": pending.peer_id})
+
+    async def _forward_request(self, message: dict[str, Any]) -> None:
+        assert self._upstream is not None
+        up_id = next(self._ids)
+        self._up_pending[up_id] = _Pending(peer_id=message["id"], method=message["method"])
+        self._host_to_up[_key(message["id"])] = up_id
+        await self._upstream.send({**message, "id": up_id})
+
+    async def _answer_tools_list(self, message: dict[str, Any]) -> None:
+        params = message.get("params")
+        if isinstance(params, dict) and params.get("cursor") is not None:
+            await self._reply_error(message, INVALID_PARAMS, "Invalid cursor")
+            return
+        assert self.contract is not None
+        result: dict[str, Any] = {"tools": list(self.contract.offered)}
+        if self._state.era is Era.MODERN:
+            result.update({"resultType": "complete", "ttlMs": 0, "cacheScope": "private"})
+        await self._send_host({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    # ------------------------------------------------------------------ tools/call
+    async def _tools_call(self, message: dict[str, Any]) -> None:
+        from histor_sign.guard import Decision, Reason
+
+        contract = self.contract
+        assert contract is not None
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        name = params.get("name")
+        arguments = params.get("arguments", {})
+        if not isinstance(name, str):
+            decision = Decision(False, None, [Reason("malformed-call",
+                                                     "tools/call has no string name")])
+        elif name not in contract.offered_names:
+            decision = Decision(False, name, [Reason(
+                "not-offered", f"tool {shown_name(name)} is not offered: it is not a tool of "
+                "the signed revision served as signed")])
+        else:
+            decision = contract.guard.check_arguments(name, arguments)
+        digest = _arguments_digest(arguments)
+        if decision.allowed:
+            if contract.on_drift is OnDrift.WARN and name in {
+                    w.name for w in contract.differences}:
+                self.audit.record("call-warned", tool=name, argumentsDigest=digest,
+                                  reason="the tool differs from the signed revision")
+            await self._forward_request(message)
+            return
+        if decision.needs_approval and self._can_elicit():
+            key = _key(message["id"])
+            task = self._spawn(self._approve(message, decision, digest))
+            self._approvals[key] = task
+            return
+        await self._deny(message, decision, digest)
+
+    def _can_elicit(self) -> bool:
+        return self._state.era is Era.LEGACY and isinstance(
+            self._state.host_caps.get("elicitation"), dict)
+
+    async def _deny(self, message: dict[str, Any], decision: Decision, digest: str | None,
+                    approval: str | None = None) -> None:
+        tool = decision.tool
+        self.audit.record(
+            "call-denied", tool=tool, argumentsDigest=digest,
+            reasons=[{"code": r.code, "pointer": r.pointer, "message": r.message}
+                     for r in decision.reasons],
+            **({"approval": approval} if approval else {}),
+        )
+        shown = shown_name(tool) if tool is not None else "(no tool)"
+        self.notice(f"{PREFIX}: denied a call to {shown}: "
+                    + ", ".join(sorted({r.code for r in decision.reasons})))
+        lines = [f"{PREFIX} denied this call to {shown} before it reached the server:"]
+        lines += [f"- {r.code}" + (f" at {r.pointer}" if r.pointer else "") + f": {r.message}"
+                  for r in decision.reasons]
+        if decision.needs_approval:
+            lines.append(
+                "A person may approve this call: use a host that supports MCP elicitation, "
+                "or allow it in the proxy's --policy (require_dry_run = false, or a larger "
+                "max_effect for the tool)." if approval is None else
+                f"The user did not approve it ({approval}).")
+        result: dict[str, Any] = {"content": [{"type": "text", "text": "\n".join(lines)}],
+                                  "isError": True}
+        if self._state.era is Era.MODERN:
+            result["resultType"] = "complete"
+        await self._send_host({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    async def _approve(self, message: dict[str, Any], decision: Decision,
+                       digest: str | None) -> None:
+        key = _key(message["id"])
+        tool = decision.tool or ""
+        reasons = "; ".join(f"{r.code}: {r.message}" for r in decision.reasons)
+        text = (f"{PREFIX}: approve the call to {shown_name(tool)}? It needs approval — "
+                f"{reasons}. Arguments digest {digest or 'unavailable'}. "
+                "It is forwarded only if you accept.")
+        schema = {"type": "object", "properties": {"approve": {
+            "type": "boolean", "title": "Forward this call to the server",
+            "default": False}}, "required": ["approve"]}
+        try:
+            reply = await self._host_request("elicitation/create",
+                                             {"message": text, "requestedSchema": schema})
+        except asyncio.CancelledError:
+            self.audit.record("call-cancelled", tool=tool, argumentsDigest=digest)
+            return
+        finally:
+            self._approvals.pop(key, None)
+        result = reply.get("result")
+        action = result.get("action") if isinstance(result, dict) else None
+        content = result.get("content") if isinstance(result, dict) else None
+        accepted = action == "accept" and isinstance(content, dict) and (
+            content.get("approve") is True)
+        if not accepted:
+            how = "declined" if action in ("decline", "cancel") else "not accepted"
+            await self._deny(message, decision, digest, approval=how)
+            return
+        assert self.contract is not None
+        if tool not in self.contract.offered_names:  # the list changed while asking
+            from histor_sign.guard import Decision as _D
+            from histor_sign.guard import Reason
+
+            await self._deny(message, _D(False, tool, [Reason(
+                "not-offered", f"tool {shown_name(tool)} is no longer offered")]), digest)
+            return
+        self.audit.record("call-approved", tool=tool, argumentsDigest=digest,
+                          reasons=[r.code for r in decision.reasons])
+        await self._forward_request(message)
+
+    async def _host_request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        host_id = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._host_pending[host_id] = _Pending(future=future, method=method)
+        await self._send_host({"jsonrpc": "2.0", "id": host_id, "method": method,
+                               "params": params})
+        return await future
+
+    # ------------------------------------------------------------------ upstream side
+    async def _upstream_loop(self) -> None:
+        assert self._upstream is not None
+        try:
+            while True:
+                message = await self._upstream.receive()
+                if message is None:
+                    raise _Ended("failed", await self._upstream.gone())
+                await self._from_upstream(message)
+        except _Ended as ended:
+            self._fail(ended)
+        except WireError as exc:
+            self._fail(_Ended("failed", exc.message))
+        except HistorError as exc:
+            self._fail(_Ended("failed", exc.message))
+
+    def _fail(self, ended: _Ended) -> None:
+        if self._failure is None:
+            self._failure = ended
+        for pending in self._up_pending.values():
+            if pending.future is not None and not pending.future.done():
+                pending.future.set_exception(ended)
+        self._ended.set()
+
+    async def _from_upstream(self, message: dict[str, Any]) -> None:
+        method = message.get("method")
+        if method is None:
+            await self._upstream_response(message)
+        elif "id" in message:
+            host_id = next(self._ids)
+            self._host_pending[host_id] = _Pending(peer_id=message["id"], method=method)
+            self._server_to_host[_key(message["id"])] = host_id
+            await self._to_host_in_order({**message, "id": host_id})
+        elif method in LIST_CHANGED_NOTIFICATIONS:
+            self._relay.on_notification(message)
+            if self._held is not None:
+                return  # the first walk restarts itself; the host sees its result
+            self._refreshes += 1
+            self._ready.clear()
+            self._spawn(self._refresh_then_forward(message))
+        else:
+            if method == "notifications/cancelled":
+                params = message.get("params")
+                request_id = params.get("requestId") if isinstance(params, dict) else None
+                mapped = self._server_to_host.get(_key(request_id))
+                if mapped is None:
+                    return
+                message = {**message, "params": {**_obj(params), "requestId": mapped}}
+            await self._to_host_in_order(message)
+
+    async def _to_host_in_order(self, message: dict[str, Any]) -> None:
+        """Server requests and notifications wait until the host has its initialize
+        answer (a host may ignore them before), then go in the order they came."""
+        if self._held is not None:
+            self._held.append(message)
+        else:
+            await self._send_host(message)
+
+    async def _upstream_response(self, message: dict[str, Any]) -> None:
+        ident = message.get("id")
+        if not isinstance(ident, int) or isinstance(ident, bool):
+            return  # not an id the proxy sent: dropped
+        pending = self._up_pending.pop(ident, None)
+        if pending is None:
+            return
+        if pending.future is not None:
+            if not pending.future.done():
+                pending.future.set_result(message)
+            return
+        self._host_to_up.pop(_key(pending.peer_id), None)
+        await self._send_host({**message, "id": pending.peer_id})
+
+    async def _refresh_then_forward(self, message: dict[str, Any]) -> None:
+        try:
+            await self._refresh()
+        except _Ended as ended:
+            self._fail(ended)
+            return
+        await self._send_host(message)
+
+    async def _refresh(self, *, initial: bool = False) -> None:
+        """Walk the served tools, compare, and install the new contract."""
+        from histor_sign.mcp._session import Session
+        from histor_sign.mcp._walk import TOOLS, walk_list
+
+        assert self._revision is not None and self._state.era is not None
+        assert self._state.protocol_version is not None
+        async with self._refresh_lock:
+            session = Session(channel=self._relay, era=self._state.era,
+                              protocol_version=self._state.protocol_version,
+                              timeout=self.options.timeout)
+            try:
+                walk = await walk_list(session, self.options, TOOLS)
+                contract = build_contract(self._revision, walk.tools, on_drift=self.on_drift,
+                                          fail_on=self.fail_on, policy=self.policy)
+            except Blocked as exc:
+                raise _Ended("refused", exc.message) from None
+            except _Ended:
+                raise
+            except HistorError as exc:
+                raise _Ended("failed", f"cannot compare the served tools: {exc.message}") \
+                    from None
+            previous = self.contract
+            self.contract = contract
+            self._report(previous, contract, initial)
+            if not initial:
+                self._refreshes -= 1
+            if self._refreshes <= 0:
+                self._refreshes = 0
+                self._ready.set()
+
+    def _report(self, previous: Contract | None, contract: Contract, initial: bool) -> None:
+        if not initial:
+            before = previous.offered_names if previous is not None else frozenset()
+            self.audit.record("tools-changed", offered=sorted(contract.offered_names),
+                              added=sorted(contract.offered_names - before),
+                              removed=sorted(before - contract.offered_names))
+        old = {(w.name, w.change) for w in previous.differences} if previous else set()
+        event = "tool-warned" if contract.on_drift is OnDrift.WARN else "tool-withheld"
+        verb = "differs (offered: --on-drift warn)" if event == "tool-warned" else "withheld"
+        for item in contract.differences:
+            if (item.name, item.change) in old:
+                continue
+            self.audit.record(event, revision=contract.revision.revision, **item.to_json())
+            self.notice(f"{PREFIX}: {verb}: {item.line()}")
+
+    async def _internal_request(self, method: str, params: dict[str, Any] | None, *,
+                                timeout: bool, raw_error: bool = False) -> dict[str, Any]:
+        """Send the proxy's own request upstream; the whole response message."""
+        assert self._upstream is not None
+        up_id = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._up_pending[up_id] = _Pending(future=future, method=method)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": up_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        await self._upstream.send(message)
+        try:
+            async with asyncio.timeout(self.options.timeout if timeout else None):
+                return await future
+        except TimeoutError:
+            self._up_pending.pop(up_id, None)
+            raise _Ended("failed", f"the upstream server did not answer {method} within "
+                                   f"{self.options.timeout:g} s (--timeout)") from None
+
+    # ------------------------------------------------------------------ plumbing
+    async def _send_host(self, message: dict[str, Any]) -> None:
+        assert self._host is not None
+        try:
+            await self._host.send(message)
+        except WireError as exc:
+            self._fail(_Ended("ended", exc.message))
+
+    async def _reply_error(self, message: dict[str, Any], code: int, text: str) -> None:
+        if "id" in message and self._host is not None:
+            await self._send_host({"jsonrpc": "2.0", "id": message["id"],
+                                   "error": {"code": code, "message": text}})
+
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _shutdown(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(BaseException):
+                await task
+        if self._upstream is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._upstream.aclose())
+
+
+class _RelayChannel(Channel):
+    """The proxy's own requests (the tools/list walk) over the live upstream session, so
+    the fetch's walk runs unchanged: its ids come from the proxy's id space."""
+
+    def __init__(self, proxy: Proxy) -> None:
+        super().__init__(max_bytes=1 << 62)
+        self.proxy = proxy
+
+    def new_id(self) -> int:
+        return next(self.proxy._ids)
+
+    async def _request(self, message: dict[str, Any], method: str,
+                       headers: dict[str, str] | None) -> dict[str, Any]:
+        proxy = self.proxy
+        assert proxy._upstream is not None
+        msg_id = message["id"]
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        proxy._up_pending[msg_id] = _Pending(future=future, method=method)
+        try:
+            await proxy._upstream.send(message)
+            answer = await future
+        finally:
+            proxy._up_pending.pop(msg_id, None)
+        result = self.match_response(answer, msg_id, method, "the upstream server")
+        assert result is not None
+        return result
+
+    async def start(self) -> None:
+        return
+
+    async def notify(self, method: str) -> None:
+        assert self.proxy._upstream is not None
+        await self.proxy._upstream.send(notification(method))
+
+    async def aclose(self) -> None:
+        return
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _key(ident: Any) -> tuple[str, Any]:
+    return (type(ident).__name__, ident)
+
+
+def _arguments_digest(arguments: Any) -> str | None:
+    """SHA-256 of the canonical arguments (never the values), None if not canonical."""
+    from histor_sign.canonical import canonical_bytes, sha256_digest
+
+    try:
+        return sha256_digest(canonical_bytes(arguments))
+    except (HistorError, TypeError, ValueError):
+        return None
+
+
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "Proxy", "ProxyOutcome", "same_id"]

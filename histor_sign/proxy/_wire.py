@@ -1,0 +1,366 @@
+"""The proxy's two wires: line-framed JSON-RPC to the host, and the upstream server.
+
+Every message is bounded (``max_message_bytes``) and parsed with the strict I-JSON reader;
+anything else ends the session (:class:`WireError`), never half-forwarded. The stdio
+upstream is started by the same keeper ``fetch`` uses (:class:`StdioChannel`: its own
+process group, a subreaper, no signing credentials in its environment, refused where they
+are readable); the Streamable HTTP upstream posts each message and reads a JSON or SSE
+answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any, Protocol
+
+from histor_sign.canonical import parse_json
+from histor_sign.errors import FetchError, HistorError
+from histor_sign.mcp._jsonrpc import clip, encode
+
+if TYPE_CHECKING:
+    from histor_sign.mcp._http_channel import HttpChannel
+    from histor_sign.mcp._stdio_channel import StdioChannel
+    from histor_sign.mcp._target import Target
+
+_CHUNK = 1 << 16
+
+
+class WireError(FetchError):
+    """A peer sent what the proxy will not forward (oversized, not JSON-RPC) or vanished."""
+
+
+class ByteSource(Protocol):
+    async def read(self, n: int) -> bytes: ...
+
+
+class ByteSink(Protocol):
+    def write(self, data: bytes) -> Any: ...
+
+    async def drain(self) -> None: ...
+
+
+class LineReader:
+    """Newline-framed messages from a byte stream, each at most ``limit`` bytes."""
+
+    def __init__(self, source: ByteSource, limit: int, peer: str) -> None:
+        self.source = source
+        self.limit = limit
+        self.peer = peer
+        self._buf = bytearray()
+        self._eof = False
+        self.count = 0
+
+    async def message(self) -> dict[str, Any] | None:
+        """The next JSON-RPC message (a JSON object with ``jsonrpc: "2.0"``), None at EOF."""
+        line = await self._line()
+        if line is None:
+            return None
+        self.count += 1
+        where = f"{self.peer} message {self.count}"
+        try:
+            value = parse_json(line, where, max_bytes=self.limit)
+        except HistorError as exc:
+            raise WireError(f"{where} is not strict JSON: {exc.message}") from None
+        return check_message(value, where)
+
+    async def _line(self) -> bytes | None:
+        while True:
+            idx = self._buf.find(b"\n")
+            if idx >= 0:
+                line = bytes(self._buf[:idx]).rstrip(b"\r")
+                del self._buf[: idx + 1]
+                if line.strip():
+                    return line
+                continue
+            if len(self._buf) > self.limit:
+                raise WireError(f"{self.peer} sent a message over the limit of {self.limit} "
+                                "bytes (`max_message_bytes`)")
+            if self._eof:
+                if self._buf.strip():
+                    raise WireError(f"{self.peer} closed its stream mid-message")
+                return None
+            try:
+                chunk = await self.source.read(_CHUNK)
+            except (ConnectionError, OSError):
+                chunk = b""
+            if not chunk:
+                self._eof = True
+                continue
+            self._buf += chunk
+
+
+def check_message(value: Any, where: str) -> dict[str, Any]:
+    """``value`` if it is one JSON-RPC 2.0 message with a usable id; else :class:`WireError`."""
+    if not isinstance(value, dict):
+        what = "a batch (array)" if isinstance(value, list) else "not a JSON object"
+        raise WireError(f"{where} is {what}, not one JSON-RPC message")
+    if value.get("jsonrpc") != "2.0":
+        raise WireError(f"{where} is not JSON-RPC 2.0")
+    method = value.get("method")
+    if "method" in value and not isinstance(method, str):
+        raise WireError(f"{where} has a method that is not a string")
+    if "id" in value:
+        ident = value["id"]
+        ok = ident is None or isinstance(ident, str) or (
+            isinstance(ident, int) and not isinstance(ident, bool))
+        if not ok or (method is not None and ident is None):
+            raise WireError(f"{where} has an id that is not a string or integer")
+    if method is None and ("id" not in value or ("result" in value) == ("error" in value)):
+        raise WireError(f"{where} is neither a request, a notification nor a response")
+    return value
+
+
+class LineWriter:
+    """Serialised writes of one message per line."""
+
+    def __init__(self, sink: ByteSink, peer: str) -> None:
+        self.sink = sink
+        self.peer = peer
+        self._lock = asyncio.Lock()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        data = encode(message) + b"\n"
+        async with self._lock:
+            try:
+                self.sink.write(data)
+                await self.sink.drain()
+            except (ConnectionError, OSError, RuntimeError):
+                raise WireError(f"{self.peer} closed its input") from None
+
+
+# ---------------------------------------------------------------------- upstream
+class Upstream(ABC):
+    """The server behind the proxy: messages in, messages out."""
+
+    label: str
+
+    @abstractmethod
+    async def start(self) -> None: ...
+
+    @abstractmethod
+    async def send(self, message: dict[str, Any]) -> None: ...
+
+    @abstractmethod
+    async def receive(self) -> dict[str, Any] | None:
+        """The next message from the server; None when it has gone."""
+
+    @abstractmethod
+    async def aclose(self) -> None: ...
+
+    async def gone(self) -> str:
+        """Why the server's stream ended, for the one stderr line."""
+        return f"the upstream server ({self.label}) closed the connection"
+
+    def negotiated(self, version: str, headers_from: Any = None) -> None:
+        """The protocol version the session runs on (HTTP needs it in a header)."""
+        return
+
+
+class StdioUpstream(Upstream):
+    """A stdio server run under the keeper: the process tree dies with the proxy."""
+
+    def __init__(self, target: Target, *, max_message_bytes: int, shutdown_grace: float) -> None:
+        from histor_sign.mcp._stdio_channel import StdioChannel
+        from histor_sign.mcp._target import child_environment, refuse_untrusted_server
+
+        assert target.command is not None
+        refuse_untrusted_server(target, os.environ)
+        env = child_environment(os.environ, extra=target.env, withhold=target.withhold_env,
+                                guarded=target.guarded_secrets)
+        self.label = target.label()
+        self.channel: StdioChannel = StdioChannel(
+            target.command, max_bytes=max_message_bytes, cwd=target.cwd, env=env,
+            shutdown_grace=shutdown_grace)
+        self.limit = max_message_bytes
+        self._reader: LineReader | None = None
+        self._writer: LineWriter | None = None
+
+    async def start(self) -> None:
+        await self.channel.start()
+        proc = self.channel.proc
+        assert proc is not None and proc.stdout is not None and proc.stdin is not None
+        self._reader = LineReader(proc.stdout, self.limit, "the upstream server")
+        self._writer = LineWriter(proc.stdin, "the upstream server")
+
+    async def send(self, message: dict[str, Any]) -> None:
+        assert self._writer is not None
+        await self._writer.send(message)
+
+    async def receive(self) -> dict[str, Any] | None:
+        assert self._reader is not None
+        return await self._reader.message()
+
+    async def gone(self) -> str:
+        proc = self.channel.proc
+        code: int | None = None
+        if proc is not None:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(1.0):
+                    code = await proc.wait()
+        how = f"exited with code {code}" if code is not None else "closed its standard output"
+        tail = self.channel._stderr_tail
+        last = f" (last stderr line: {clip(tail[-1])})" if tail else ""
+        return f"the upstream server {how}{last}"
+
+    async def aclose(self) -> None:
+        await self.channel.aclose()
+
+
+class HttpUpstream(Upstream):
+    """A Streamable HTTP server: one POST per message; JSON or SSE answers are queued in
+    arrival order. The legacy session id and the protocol version header are carried."""
+
+    def __init__(self, target: Target, *, max_message_bytes: int, timeout: float) -> None:
+        from histor_sign.mcp._http_channel import HttpChannel
+
+        assert target.url is not None
+        self.label = target.label()
+        self.channel: HttpChannel = HttpChannel(
+            target.url, headers=target.headers, bearer_token=target.bearer_token,
+            max_bytes=max_message_bytes, timeout=timeout)
+        self.limit = max_message_bytes
+        self._queue: asyncio.Queue[dict[str, Any] | BaseException | None] = asyncio.Queue(256)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    async def start(self) -> None:
+        import httpx
+
+        await self.channel.start()
+        # Requests may stay open as long as a tool runs: no read timeout on them.
+        assert self.channel._client is not None
+        self.channel._client.timeout = httpx.Timeout(self.channel.timeout, read=None)
+
+    def negotiated(self, version: str, headers_from: Any = None) -> None:
+        from histor_sign.mcp._jsonrpc import Era
+
+        era = Era.LEGACY if version < "2026" else Era.MODERN
+        if era is Era.MODERN:
+            self.channel.enter_era(era)
+        self.channel.on_protocol_negotiated(era, version)
+
+    def _headers_for(self, message: dict[str, Any]) -> dict[str, str]:
+        extra: dict[str, str] = {}
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        version = meta.get("io.modelcontextprotocol/protocolVersion") if isinstance(
+            meta, dict) else None
+        if isinstance(version, str) and version >= "2026":
+            extra["MCP-Protocol-Version"] = version
+            method = message.get("method")
+            if isinstance(method, str):
+                extra["Mcp-Method"] = method
+                name = params.get("name") if isinstance(params, dict) else None
+                if method in ("tools/call", "prompts/get") and isinstance(name, str):
+                    extra["Mcp-Name"] = name
+                uri = params.get("uri") if isinstance(params, dict) else None
+                if method == "resources/read" and isinstance(uri, str):
+                    extra["Mcp-Name"] = uri
+        return extra
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if "method" in message and "id" in message:
+            task = asyncio.create_task(self._post(message))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            # The initialize answer carries the session id every later POST needs.
+            if message.get("method") == "initialize":
+                await asyncio.wait({task})
+            return
+        await self._post(message)
+
+    async def _post(self, message: dict[str, Any]) -> None:
+        import httpx
+
+        from histor_sign.mcp._sse import SSEParser
+
+        channel = self.channel
+        assert channel._client is not None
+        method = str(message.get("method", "response"))
+        try:
+            async with channel._client.stream(
+                "POST", channel.url, content=encode(message),
+                headers=channel._headers(self._headers_for(message)),
+            ) as resp:
+                channel._last_headers = {k.lower(): v for k, v in resp.headers.items()}
+                if method == "initialize" and resp.status_code == 200:
+                    session = channel._last_headers.get("mcp-session-id")
+                    if session and all(0x21 <= ord(c) <= 0x7E for c in session):
+                        channel.session_id = session
+                if (200 <= resp.status_code < 300 and "id" not in message) or (
+                        resp.status_code == 202):
+                    return
+                kind = await channel._check_status(resp, method)
+                received = 0
+                if kind == "json":
+                    data = await self._bounded_body(resp)
+                    await self._deliver(data, f"{channel.shown_url} ({method} response)")
+                    return
+                parser = SSEParser()
+                async for chunk in channel._body(resp):
+                    received += len(chunk)
+                    for event in parser.feed(chunk):
+                        if event.type != "message" or not event.data.strip():
+                            continue
+                        await self._deliver(event.data.encode("utf-8", "surrogateescape"),
+                                            f"{channel.shown_url} ({method} event stream)")
+                    pending = len(parser._buffer) + sum(map(len, parser._data))
+                    if pending > self.limit:
+                        raise WireError(f"{channel.shown_url} sent an event over the limit "
+                                        f"of {self.limit} bytes (`max_message_bytes`)")
+        except HistorError as exc:
+            await self._queue.put(exc)
+        except httpx.HTTPError as exc:
+            await self._queue.put(WireError(channel._transport_error(exc)))
+        except asyncio.CancelledError:
+            raise
+
+    async def _bounded_body(self, resp: Any) -> bytes:
+        parts: list[bytes] = []
+        total = 0
+        async for chunk in self.channel._body(resp):
+            total += len(chunk)
+            if total > self.limit:
+                raise WireError(f"{self.channel.shown_url} sent a message over the limit of "
+                                f"{self.limit} bytes (`max_message_bytes`)")
+            parts.append(chunk)
+        return b"".join(parts)
+
+    async def _deliver(self, data: bytes, where: str) -> None:
+        if len(data) > self.limit:
+            raise WireError(f"{where}: a message over the limit of {self.limit} bytes "
+                            "(`max_message_bytes`)")
+        try:
+            value = parse_json(data, where, max_bytes=self.limit)
+        except HistorError as exc:
+            raise WireError(f"{where} is not strict JSON: {exc.message}") from None
+        await self._queue.put(check_message(value, where))
+
+    async def receive(self) -> dict[str, Any] | None:
+        if self._closed:
+            return None
+        item = await self._queue.get()
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+    async def aclose(self) -> None:
+        self._closed = True
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(BaseException):
+                await task
+        await self.channel.aclose()
+
+
+def open_upstream(target: Target, *, max_message_bytes: int, timeout: float,
+                  shutdown_grace: float) -> Upstream:
+    """The wire to ``target`` (not started)."""
+    if target.command is not None:
+        return StdioUpstream(target, max_message_bytes=max_message_bytes,
+                             shutdown_grace=shutdown_grace)
+    return HttpUpstream(target, max_message_bytes=max_message_bytes, timeout=timeout)
