@@ -301,6 +301,8 @@ def _array(text: str, i: int) -> _Array:
 _STRING = r'"(?:[^"\\\n]|\\.)*"'
 _COMMENTS = re.compile(_STRING + r"|//[^\n]*|/\*.*?\*/|/\*", re.S)
 _TRAILING_COMMAS = re.compile(_STRING + r"|,(?=[ \t\n\r]*[\]}])", re.S)
+_STRINGS = re.compile(_STRING)
+_TRAILING = re.compile(r",[ \t\n\r]*[\]}]")
 
 
 def _blank(match: re.Match[str]) -> str:
@@ -329,6 +331,9 @@ def _as_json(text: str, source: str) -> tuple[str, int | None]:
         first.append(match.start())
         return " "
 
+    outside = _STRINGS.sub('""', text)  # what is outside the strings (at C speed)
+    if "/" not in outside and not _TRAILING.search(outside):
+        return text, None
     plain = text
     if "/" in text:
         plain = _COMMENTS.sub(comment, plain)
@@ -409,17 +414,24 @@ def _load(path: Path, max_bytes: int) -> _Loaded:
             f"{source}: not valid JSON: a comment or trailing comma at line {comment_line}; "
             f"a {host.label} is strict JSON (only VS Code's mcp.json may have comments)"
         )
-    root = _object(plain, _skip_ws(plain, 0))
-    containers = []
-    for where in paths:
-        obj = root
-        for part in where:
-            member = obj.get(part)
-            assert member is not None  # _detect found it in the parsed document
-            obj = _object(plain, member.value_start)
-        containers.append((where, obj))
     return _Loaded(path, data, text, plain, document, host, comment_line is not None,
-                   tuple(containers))
+                   _tables(plain, paths))
+
+
+def _tables(plain: str, paths: Iterable[tuple[str, ...]]) -> tuple[
+        tuple[tuple[str, ...], _Object], ...]:
+    """The server tables at ``paths``, in file order (each object on the way is scanned
+    once)."""
+    scanned: dict[tuple[str, ...], _Object] = {(): _object(plain, _skip_ws(plain, 0))}
+
+    def at(where: tuple[str, ...]) -> _Object:
+        if where not in scanned:
+            member = at(where[:-1]).get(where[-1])
+            assert member is not None  # _detect found it in the parsed document
+            scanned[where] = _object(plain, member.value_start)
+        return scanned[where]
+
+    return tuple(sorted(((where, at(where)) for where in paths), key=lambda t: t[1].start))
 
 
 def _detect(document: Any, path: Path, source: str) -> tuple[HostFormat, list[tuple[str, ...]]]:
@@ -842,17 +854,8 @@ def _load_text(loaded: _Loaded, text: str) -> _Loaded:
     """``loaded`` with another text of the same file (already checked by :func:`_check`)."""
     plain, _ = _as_json(text, _shown(loaded.path))
     document = json.loads(plain)
-    root = _object(plain, _skip_ws(plain, 0))
-    containers = []
-    for where, _obj in loaded.containers:
-        obj = root
-        for part in where:
-            member = obj.get(part)
-            assert member is not None
-            obj = _object(plain, member.value_start)
-        containers.append((where, obj))
     return _Loaded(loaded.path, text.encode("utf-8"), text, plain, document, loaded.format,
-                   loaded.jsonc, tuple(containers))
+                   loaded.jsonc, _tables(plain, (where for where, _ in loaded.containers)))
 
 
 def _check(loaded: _Loaded, after: str, expected: Any) -> None:
