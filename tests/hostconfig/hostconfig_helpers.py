@@ -104,7 +104,9 @@ def tree(root: Path) -> dict[str, tuple[bytes | str, int]]:
     return out
 
 
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|,(?=\s*(?://[^\n]*\s*|/\*.*?\*/\s*)*[\]}])', re.S)
+_TOKENS = re.compile(
+    r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/'
+    r"|,(?=(?:\s|//[^\n]*(?:\n|\Z)|/\*.*?\*/)*[\]}])", re.S)
 
 
 def strip_jsonc(text: str) -> str:
