@@ -36,7 +36,9 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import difflib
+import errno
 import json
 import os
 import re
@@ -64,6 +66,8 @@ PROXY_SUBCOMMAND = "proxy"
 #: Beside ``FILE``: ``FILE.histor-backup`` (then ``.1``, ``.2`` … when it exists already).
 BACKUP_SUFFIX = ".histor-backup"
 MAX_BACKUPS = 1000
+_NO_HARD_LINKS = frozenset({errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK,
+                            errno.ENOSYS})
 
 _REMOTE_TYPES = frozenset({"http", "sse", "streamable-http", "streamableHttp", "ws"})
 
@@ -203,7 +207,7 @@ def location(where: Sequence[str]) -> str:
     """A JSON path for people: dotted names, bracketed JSON strings for any other key."""
     out: list[str] = []
     for part in where:
-        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.@-]{0,80}", part) and ".." not in part:
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]{0,80}", part):
             out.append(("." if out else "") + part)
         else:
             out.append(f"[{printable(json.dumps(part, ensure_ascii=False), 200)}]")
@@ -398,7 +402,7 @@ def _read(path: Path, max_bytes: int) -> bytes:
 def _load(path: Path, max_bytes: int) -> _Loaded:
     data = _read(path, max_bytes)
     source = _shown(path)
-    # parse_json judges the bytes (UTF-8, BOM, size) before the text is looked at.
+    # The bytes are judged as parse_json would judge them before comments are looked for.
     if data.startswith(b"\xef\xbb\xbf"):
         raise InputError(f"{source}: starts with a UTF-8 byte order mark; JSON must not")
     try:
@@ -820,10 +824,8 @@ def _unwrap_text(
         stdio = _stdio(entry.value)
         if isinstance(stdio, tuple) or not stdio.wrapped:
             if names is not None:
-                status, detail = (stdio if isinstance(stdio, tuple) and
-                                  stdio[0] is EntryStatus.MALFORMED else
-                                  (EntryStatus.NOT_WRAPPED, "does not run through the proxy"))
-                outcomes.append(EntryOutcome(entry.name, entry.where, status, None, detail))
+                outcomes.append(EntryOutcome(entry.name, entry.where, EntryStatus.NOT_WRAPPED,
+                                             None, "does not run through the proxy"))
             continue
         assert stdio.args is not None
         proxy = _proxy_args(stdio.args)
@@ -888,12 +890,7 @@ def _finish(
     )
     if dry_run or not change.changed:
         return change
-    backup = _write(loaded, new)
-    return HostConfigChange(
-        action=action, path=loaded.path, format=loaded.format, before=loaded.data, after=new,
-        entries=tuple(outcomes), dry_run=False, written=True, backup=backup,
-        jsonc=loaded.jsonc, exact_unwrap=exact,
-    )
+    return dataclasses.replace(change, written=True, backup=_write(loaded, new))
 
 
 # ---------------------------------------------------------------------- writing
@@ -904,7 +901,11 @@ def _write(loaded: _Loaded, new: bytes) -> Path:
     source = _shown(path)
     if not os.access(path, os.W_OK):
         raise OperationalError(f"cannot write {source}: it is read-only; it was left as it is")
-    if _read(path, len(loaded.data) + 1) != loaded.data:
+    try:
+        current: bytes | None = _read(path, len(loaded.data))
+    except InputError:  # gone, grown, replaced by something else
+        current = None
+    if current != loaded.data:
         raise OperationalError(f"{source} changed while it was being rewritten (another "
                                "program wrote it); it was left as it is: run again")
     backup, created = keep_backup(path, loaded.data)
@@ -944,9 +945,14 @@ def keep_backup(path: str | Path, data: bytes) -> tuple[Path, bool]:
             raise OperationalError(f"cannot keep a backup of {source} ({exc.message}); it was "
                                    "left as it is") from None
         try:
-            os.link(stage, candidate)
-        except FileExistsError:
-            continue
+            try:
+                os.link(stage, candidate)  # never replaces an existing file
+            except FileExistsError:
+                continue
+            except OSError as exc:
+                if exc.errno not in _NO_HARD_LINKS or os.path.lexists(candidate):
+                    raise
+                os.rename(stage, candidate)  # a filesystem without hard links
         except OSError as exc:
             raise OperationalError(
                 f"cannot keep a backup of {source} at {_shown(candidate)}: "

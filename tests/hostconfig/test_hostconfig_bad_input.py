@@ -156,6 +156,20 @@ def test_read_only_file(tmp_path: Path) -> None:
         assert "it is read-only" in line
 
 
+def test_read_only_file_in_the_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same refusal, judged by ``os.access`` (which says yes to root for any file)."""
+    import histor_sign.hostconfig as hostconfig
+
+    fixture = next(f for f in FIXTURES if f.id == "claude-desktop")
+    path = place(fixture, tmp_path / "cfg")
+    pins = make_pins(tmp_path / "pins.json", ["io.github.acme/search"])
+    before = tree(tmp_path / "cfg")
+    monkeypatch.setattr(hostconfig.os, "access", lambda p, mode: Path(p) != path)
+    with pytest.raises(hostconfig.OperationalError, match="it is read-only; it was left"):
+        hostconfig.wrap_config(path, {"search": "io.github.acme/search"}, pins=pins)
+    assert tree(tmp_path / "cfg") == before
+
+
 def test_not_a_regular_file_and_missing(tmp_path: Path) -> None:
     root = tmp_path / "cfg"
     root.mkdir()
