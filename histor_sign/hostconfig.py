@@ -501,8 +501,8 @@ class _Stdio:
 
     @property
     def wrapped(self) -> bool:
-        return (_is_proxy_command(self.command) and bool(self.args)
-                and self.args is not None and self.args[0] == PROXY_SUBCOMMAND)
+        return (self.args is not None and len(self.args) > 0
+                and self.args[0] == PROXY_SUBCOMMAND and _is_proxy_command(self.command))
 
 
 def _stdio(value: Any) -> _Stdio | tuple[EntryStatus, str]:
@@ -729,8 +729,8 @@ def wrap_config(
     path = Path(path)
     loaded = _load(path, max_bytes)
     _requested(loaded, servers)
-    store = PinStore.load(pins)
     pins_arg = os.path.abspath(os.path.expanduser(str(pins))) if pins is not None else None
+    store = PinStore.load(pins_arg)
     outcomes: list[EntryOutcome] = []
     edits: list[_Edit] = []
     expected = copy.deepcopy(loaded.document)
