@@ -7,8 +7,10 @@ give back the very bytes; the wrapped file must hold exactly the intended change
 
 from __future__ import annotations
 
+import atexit
 import copy
 import json
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from histor_sign.hostconfig import unwrap_config, wrap_config
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=8)
 NAMES = ["search", "fs", "näme", "a b", "x/y"]
 PINS_DIR = Path(tempfile.mkdtemp(prefix="histor-hostconfig-layouts-"))
+atexit.register(shutil.rmtree, PINS_DIR, True)
 PINS = make_pins(PINS_DIR / "pins.json", [f"io.github.acme/s{i}" for i in range(len(NAMES))])
 
 
