@@ -35,10 +35,11 @@ def tools(tmp_path: Path) -> Path:
 
 
 def release(sigstore: LocalSigstore, out: Path, server: str, *extra: str,
-            env: dict[str, str] | None = None, version: str = "1.0.0") -> Run:
+            env: dict[str, str] | None = None, version: str = "1.0.0",
+            subprocess: bool = False) -> Run:
     return run_cli("release", "--server", server, "--server-version", version,
                    "--out-dir", str(out), "--trust-config", str(sigstore.trust_config_path),
-                   *extra, env=env)
+                   *extra, env=env, subprocess=subprocess)
 
 
 def logged(sigstore: LocalSigstore) -> int:
@@ -106,7 +107,9 @@ def test_stdio_server_gets_no_credential_and_publishes_none(
     env = {**ambient, "SIGSTORE_IDENTITY_TOKEN": token, "GITHUB_TOKEN": "ghs_secret-value-123",
            "ACTIONS_RUNTIME_TOKEN": "runtime-secret-value-123"}
     out = tmp_path / "out"
-    run = release(sigstore, out, "io.github.alice/docs", "--stdio", ENV_SERVER, env=env)
+    # In a process of its own: what the server inherits is the environment of that process.
+    run = release(sigstore, out, "io.github.alice/docs", "--stdio", ENV_SERVER, env=env,
+                  subprocess=True)
     assert run.code == 0, run.stderr
     snapshot = json.loads((out / "tools.snapshot.json").read_text())
     loot = json.loads(snapshot["tools"][0]["description"])
