@@ -110,6 +110,7 @@ def run_with_peak_rss(*args: str) -> tuple[Run, int]:
     return Run(int(code), "", proc.stdout.decode()), int(rss)
 
 
+@pytest.mark.slow
 def test_gzip_bomb_trips_max_bytes_with_bounded_memory(bomb: bytes, tmp_path: Path) -> None:
     def bomb_reply(_req: Seen) -> Reply:
         return Reply(200, bomb, {"Content-Type": "application/json", "Content-Encoding": "gzip"})
