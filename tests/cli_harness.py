@@ -260,11 +260,11 @@ def run_cli_in_process(
     decodes a child's. ``inherit_env`` runs with this process's environment as it is
     (``env`` still applies on top) instead of ``cli_env``'s.
     """
-    from histor_sign import canonical
+    from histor_sign.canonical import reset_stdin
     from histor_sign.cli import main
 
-    # The module, not the Typer object that ``histor_sign.cli.app`` names as an attribute.
-    cli_app = sys.modules["histor_sign.cli.app"]
+    # The module that defines ``main`` (and its ``_debug`` flag), wherever it lives.
+    cli_app = sys.modules[main.__module__]
 
     child_env = dict(os.environ) if inherit_env else cli_env()
     if env:
@@ -317,7 +317,7 @@ def run_cli_in_process(
         sys.__stdin__, sys.__stdout__, sys.__stderr__ = saved_dunder  # type: ignore[misc]
         sys.argv = saved_argv
         cli_app._debug = saved_debug
-        canonical.reset_stdin()
+        reset_stdin()  # the library's own readers of "-" see a fresh stdin again
     return Run(code, out_bytes.getvalue().decode(), err_bytes.getvalue().decode())
 
 

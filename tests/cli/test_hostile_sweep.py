@@ -414,9 +414,9 @@ def test_unwritable_outputs(in_work: World) -> None:
 
 
 @pytest.fixture(scope="module")
-def live_sigstore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSigstore]:
-    with LocalSigstore(directory=tmp_path_factory.mktemp("live-sigstore")) as instance:
-        yield instance
+def live_sigstore(local_sigstore: LocalSigstore) -> Iterator[LocalSigstore]:
+    """The session's shared LocalSigstore (tests/conftest.py)."""
+    yield local_sigstore
 
 
 def test_signing_outputs_unwritable_and_token_never_printed(

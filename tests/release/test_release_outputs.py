@@ -26,9 +26,10 @@ OUTPUTS = ["envelope.json", "intoto.sigstore.json", "scan.sarif", "sigstore.json
 
 
 @pytest.fixture(scope="module")
-def sigstore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSigstore]:
-    with LocalSigstore(directory=tmp_path_factory.mktemp("sigstore")) as instance:
-        yield instance
+def sigstore(local_sigstore: LocalSigstore) -> Iterator[LocalSigstore]:
+    """The session's shared LocalSigstore (tests/conftest.py): this module counts its log
+    entries by difference."""
+    yield local_sigstore
 
 
 @pytest.fixture(scope="module")
