@@ -116,15 +116,20 @@ _SIGNALS = tuple(
 )
 
 
-def _stream_encoding(env: dict[str, str]) -> tuple[str, str | None]:
-    """The encoding (and errors) a child's pipes would get from this environment."""
+#: How this interpreter's own stdin/stdout were set up (same locale rules as a child's).
+_STDIO_ERRORS = getattr(sys.__stdout__, "errors", None) or "strict"
+
+
+def _stream_encoding(env: dict[str, str]) -> tuple[str, str]:
+    """The encoding and error handler a child's stdin/stdout would get from this
+    environment (stderr always uses backslashreplace)."""
     forced = env.get("PYTHONIOENCODING", "")
     if forced:
         name, _, errors = forced.partition(":")
-        return (name or "utf-8"), (errors or None)
+        return (name or locale.getpreferredencoding(False)), (errors or _STDIO_ERRORS)
     if env.get("PYTHONUTF8", "") == "1":
-        return "utf-8", None
-    return locale.getpreferredencoding(False), None
+        return "utf-8", "surrogateescape"
+    return locale.getpreferredencoding(False), _STDIO_ERRORS
 
 
 @contextlib.contextmanager
@@ -271,11 +276,10 @@ def run_cli_in_process(
         child_env.update(env)
     encoding, errors = _stream_encoding(child_env)
     out_bytes, err_bytes = _Pipe(), _Pipe()
-    fake_in = io.TextIOWrapper(io.BytesIO(stdin or b""), encoding=encoding,
-                               errors=errors or "strict")
-    fake_out = io.TextIOWrapper(out_bytes, encoding=encoding, errors=errors or "strict")
-    fake_err = io.TextIOWrapper(err_bytes, encoding=encoding,
-                                errors=errors or "backslashreplace", line_buffering=True)
+    fake_in = io.TextIOWrapper(io.BytesIO(stdin or b""), encoding=encoding, errors=errors)
+    fake_out = io.TextIOWrapper(out_bytes, encoding=encoding, errors=errors)
+    fake_err = io.TextIOWrapper(err_bytes, encoding=encoding, errors="backslashreplace",
+                                line_buffering=True)
     saved_streams = (sys.stdin, sys.stdout, sys.stderr)
     saved_dunder = (sys.__stdin__, sys.__stdout__, sys.__stderr__)
     saved_argv = sys.argv
