@@ -98,6 +98,7 @@ def test_previous_must_be_a_signed_envelope_of_the_same_publisher(
     assert stmt["revision"] == 2
 
 
+@pytest.mark.slow  # histor-sign and the server each in a process of their own
 def test_stdio_server_gets_no_credential_and_publishes_none(
     sigstore: LocalSigstore, tmp_path: Path
 ) -> None:
