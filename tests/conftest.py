@@ -12,6 +12,29 @@ def cli():  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="session")
+def local_sigstore(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """One running LocalSigstore for the whole session, for tests that only sign against it.
+
+    A test that counts log entries compares before and after (never absolute indexes); a
+    test that needs a fresh log, a first log index, a stopped instance, fault injection, a
+    TSA or Rekor v2 starts its own."""
+    from sigstore_testkit import LocalSigstore
+
+    with LocalSigstore(directory=tmp_path_factory.mktemp("shared-sigstore")) as instance:
+        yield instance
+
+
+@pytest.fixture(scope="session")
+def signed_set(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """Five envelopes signed once per session against a LocalSigstore that is stopped
+    before any test verifies them (sigstore_testkit.make_signed_set); shared by the signing,
+    attestation and verification tests, which only read them."""
+    from sigstore_testkit import make_signed_set
+
+    return make_signed_set(tmp_path_factory.mktemp("signed-set"))
+
+
+@pytest.fixture(scope="session")
 def corpus_tools() -> list[dict[str, object]]:
     """The 527 real MCP tools of the LiveMCPBench corpus (tests/data; from
     icip-cas/LiveMCPBench tools/LiveMCPTool/tools.json, Apache-2.0)."""

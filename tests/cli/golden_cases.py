@@ -9,7 +9,7 @@ The inputs, relative to the working directory:
 
 - ``ref/*.json``: tests/data/reference-servers (the official MCP reference servers);
 - ``corpus/live/<server>.json``: the LiveMCPBench corpus (tests/data/livemcpbench-tools.json),
-  one ``{"tools": [...]}`` file per server entry, as tests/scan/labeled_pairs.py scans it;
+  one ``{"tools": [...]}`` file per server entry, as tests/collisions/labeled_pairs.py scans it;
   ``corpus/bfcl/<suite>.json``: BFCL's multi-turn suites (tests/data/bfcl-multi-turn-tools.json),
   one file per suite; the two source files themselves are there too (``livemcpbench-tools.json``,
   ``bfcl-multi-turn-tools.json``: neither is a tool list, which the CLI must say);
@@ -21,7 +21,7 @@ The inputs, relative to the working directory:
   ``<n>.intoto.sigstore.json``, ``latest.envelope.json`` = revision 2); ``pub1/…``: the same
   with revision 1 only;
 - ``inputs/``: tests/data/golden/inputs (``big-group.json``: 72 same-named tools, generated
-  like tests/scan/test_scan_bounds.py's ``_group(72)``), plus ``inputs/tampered.envelope.json`` (revision 2
+  like tests/collisions/test_scan_bounds.py's ``_group(72)``), plus ``inputs/tampered.envelope.json`` (revision 2
   with its serverVersion changed after signing) and ``inputs/truncated.envelope.json``;
 - ``bin/python``: runs the interpreter the tests run with, first on PATH, so a stdio server
   is started as ``python -m histor_sign.demo.example_server`` on every machine.

@@ -371,6 +371,7 @@ def flag_cases(w: World) -> list[tuple[list[str], str]]:
     ]
 
 
+@pytest.mark.slow
 def test_bad_flags(in_work: World) -> None:
     """One table, one loop: many cases share the in-process entry point cheaply."""
     failures = []
@@ -385,6 +386,7 @@ def test_bad_flags(in_work: World) -> None:
 # --- 3. unwritable outputs: a path under a regular file (root can write anywhere else) ------
 
 
+@pytest.mark.slow
 def test_unwritable_outputs(in_work: World) -> None:
     w, u = in_work, in_work.under_file()
     t, e = str(w.ss.tools_v1), str(w.ss.rev1)
@@ -412,9 +414,9 @@ def test_unwritable_outputs(in_work: World) -> None:
 
 
 @pytest.fixture(scope="module")
-def live_sigstore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSigstore]:
-    with LocalSigstore(directory=tmp_path_factory.mktemp("live-sigstore")) as instance:
-        yield instance
+def live_sigstore(local_sigstore: LocalSigstore) -> Iterator[LocalSigstore]:
+    """The session's shared LocalSigstore (tests/conftest.py)."""
+    yield local_sigstore
 
 
 def test_signing_outputs_unwritable_and_token_never_printed(
@@ -463,6 +465,7 @@ def _run_sub(args: tuple[str, ...], stdin: bytes | None, closed: bool, cwd: Path
     return Run(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
 
 
+@pytest.mark.slow
 def test_stdin_closed_and_stdin_twice(world: World) -> None:
     w = world
     t, e, tc = str(w.ss.tools_v1), str(w.ss.rev1), str(w.ss.trust_config)
@@ -516,6 +519,7 @@ def _mutated(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
     return out
 
 
+@pytest.mark.slow
 def test_tampered_envelopes(in_work: World) -> None:
     w, tc = in_work, str(in_work.ss.trust_config)
     env = json.loads(w.ss.rev1.read_text())

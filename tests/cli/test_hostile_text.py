@@ -213,6 +213,7 @@ def test_every_command_has_a_hostile_text_case(world: World) -> None:
                         "release"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_hostile_text_in_files(world: World, ci: Path, kind: str) -> None:
     failures = []
@@ -245,6 +246,7 @@ def test_a_tampered_envelope_cannot_paint_verified(world: World, ci: Path) -> No
 # --- 2. flags that carry text into messages --------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_hostile_text_in_flags(world: World, ci: Path, kind: str) -> None:
     h, t = HOSTILE[kind], str(world.ss.tools_v1)
@@ -403,6 +405,7 @@ SERVER_SLOTS = ["tool-name", "description", "rpc-error", "dup-key", "redirect", 
                 "http-error-body", "cursor"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_hostile_text_from_http_servers(world: World, ci: Path, kind: str) -> None:
     h, tc = HOSTILE[kind], str(world.ss.trust_config)
@@ -426,6 +429,7 @@ def test_hostile_text_from_http_servers(world: World, ci: Path, kind: str) -> No
     assert not failures, "\n".join(failures[:15])
 
 
+@pytest.mark.slow
 def test_hostile_stdio_server_stderr_and_output(ci: Path) -> None:
     for h in HOSTILE.values():
         for script in (

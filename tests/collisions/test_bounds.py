@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from histor_sign._schema.algebra import Bounds
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,6 +117,7 @@ UNIQUE_ITEMS = [{}, {"type": "integer"}, {"type": "string"},
                 {"type": "object", "required": ["k"]}, {"enum": list(range(600))}]
 
 
+@pytest.mark.slow  # a fresh interpreter per class of cases
 def test_unique_items_with_many_elements_is_bounded() -> None:
     cases = []
     for items in UNIQUE_ITEMS:
@@ -125,6 +128,7 @@ def test_unique_items_with_many_elements_is_bounded() -> None:
     assert results[2]["outcome"] == "overlap"  # 256 distinct integers exist and are found
 
 
+@pytest.mark.slow  # a fresh interpreter per class of cases
 def test_nested_unique_arrays_and_large_unique_enums_are_bounded() -> None:
     nested = _x({"type": "array", "minItems": 200, "uniqueItems": True,
                  "items": {"type": "array", "minItems": 100, "uniqueItems": True,

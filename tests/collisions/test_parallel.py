@@ -42,6 +42,7 @@ def _counting(chunk: Any) -> Any:
     return _REAL_CHUNK(chunk)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [2, 3])
 def test_pool_decisions_equal_in_process_decisions(monkeypatch: pytest.MonkeyPatch,
                                                    workers: int) -> None:

@@ -89,6 +89,7 @@ def test_scan_reports_one_tc005_per_tool_beyond_the_partner_bound() -> None:
     assert unbounded.stats["partnerBoundTools"] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_exhausted_budget_leaves_every_remaining_pair_unknown(workers: int) -> None:
     tools = tools_from_dicts(_group(80))

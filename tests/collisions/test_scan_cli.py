@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cli_harness import REPO, assert_clean_error, run_cli
 
 from histor_sign.collisions import ScanOptions, scan_catalogs
@@ -181,6 +182,7 @@ def test_hostile_schemas_end_as_tc005_never_a_hang(tmp_path: Path) -> None:
     assert all(f["outcome"] in (None, "unknown", "overlap") for f in findings)
 
 
+@pytest.mark.slow
 def test_a_large_report_streams_the_same_value_to_stdout_and_to_a_file(tmp_path: Path) -> None:
     """Hundreds of kilobytes of report: stdout (inert, written in runs of whole lines) and
     ``-o`` (exact bytes) hold the same JSON value, SARIF too, and stdout has no raw U+2028."""

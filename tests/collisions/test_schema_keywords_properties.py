@@ -13,6 +13,7 @@ import itertools
 from typing import Any
 
 import jsonschema
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -107,6 +108,7 @@ def common_instance(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any] | No
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(object_schema(), object_schema())
 def test_new_keywords_keep_the_witness_or_unknown_guarantee(

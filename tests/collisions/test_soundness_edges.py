@@ -139,6 +139,7 @@ def test_integers_beyond_2_53_are_not_compared(big: int, left: str, right: str) 
 # --- multipleOf witnesses satisfy float-dividing validators too -------------------------
 
 
+@pytest.mark.slow
 def test_multiple_of_witnesses_validate_under_every_judge() -> None:
     rng = random.Random(15)
     outcomes: dict[str, int] = {}

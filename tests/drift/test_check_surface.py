@@ -78,6 +78,7 @@ def _drifted() -> dict[str, Any]:
     return surface
 
 
+@pytest.mark.slow
 def test_an_unchanged_surface_matches_live(signed: dict[str, Path]) -> None:
     run = run_cli("check", "--envelope", str(signed["statement"]),
                   "--signed-tools", str(signed["snapshot"]),
@@ -90,6 +91,7 @@ def test_an_unchanged_surface_matches_live(signed: dict[str, Path]) -> None:
     assert (doc["risk"], doc["surfaceBaseline"]) == ("medium", "unsigned-snapshot")
 
 
+@pytest.mark.slow
 def test_drift_in_instructions_a_prompt_and_a_template_is_named_live(
     signed: dict[str, Path],
 ) -> None:
@@ -114,6 +116,7 @@ def test_drift_in_instructions_a_prompt_and_a_template_is_named_live(
     assert f"surface  changed  resourceTemplate {TEMPLATE}  [risk: high]" in text.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("part", ["instructions", "prompt", "resourceTemplate"])
 def test_each_part_alone_is_detected(signed: dict[str, Path], part: str) -> None:
     surface = copy.deepcopy(SURFACE)
@@ -135,6 +138,7 @@ def test_each_part_alone_is_detected(signed: dict[str, Path], part: str) -> None
     ]
 
 
+@pytest.mark.slow
 def test_hostile_surface_names_are_escaped(signed: dict[str, Path]) -> None:
     surface = copy.deepcopy(SURFACE)
     surface["prompts"].append({"name": f"evil{HOSTILE}", "description": "x"})

@@ -383,6 +383,7 @@ def _contents(directory: Path) -> dict[str, bytes]:
             if not n.startswith(".")}
 
 
+@pytest.mark.slow  # a forked child per kill point
 def test_release_directory_is_old_or_new_whatever_step_is_killed(tmp_path: Path) -> None:
     def publish() -> None:
         with OutputDirectory(tmp_path / "out", NAMES) as d:
@@ -413,6 +414,7 @@ def test_release_directory_is_old_or_new_whatever_step_is_killed(tmp_path: Path)
     assert seen == {"old", "new"} and step > 10  # kills landed before and after the swap
 
 
+@pytest.mark.slow  # a forked child per kill point
 def test_group_is_old_or_completed_by_the_next_write(tmp_path: Path) -> None:
     paths = {tmp_path / name: data for name, data in NEW.items()}
 

@@ -236,6 +236,7 @@ def json_texts(draw: st.DrawFn) -> bytes:
     return tree.encode("utf-8", "surrogatepass")
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(json_texts())
 def test_every_accepted_value_rereads_from_its_canonical_bytes(text: bytes) -> None:

@@ -17,10 +17,13 @@ from mcp_helpers import assert_all_gone, pids_from, raw_command
 pytestmark = pytest.mark.slow
 
 
-def fetch(tmp_path: Path, scenario: str, *flags: str):  # type: ignore[no-untyped-def]
+def fetch(tmp_path: Path, scenario: str, *flags: str, subprocess: bool = False):  # type: ignore[no-untyped-def]
+    """``subprocess=True`` for the tests that check that no process is left (a process tree
+    below histor-sign's own process, as a user runs it)."""
     pidfile = tmp_path / "pids"
     out = tmp_path / "snap.json"
-    run = run_cli("fetch", "--stdio", raw_command(scenario, pidfile), "-o", str(out), *flags)
+    run = run_cli("fetch", "--stdio", raw_command(scenario, pidfile), "-o", str(out), *flags,
+                  subprocess=subprocess)
     return run, out, pidfile
 
 
@@ -55,7 +58,7 @@ def fetch(tmp_path: Path, scenario: str, *flags: str):  # type: ignore[no-untype
 def test_hostile_server_fails_cleanly(
     tmp_path: Path, scenario: str, flags: tuple[str, ...], expected: str
 ) -> None:
-    run, out, pidfile = fetch(tmp_path, scenario, "--protocol", "legacy", *flags)
+    run, out, pidfile = fetch(tmp_path, scenario, "--protocol", "legacy", *flags, subprocess=True)
     assert_clean_error(run, 2)
     assert expected in run.stderr, run.stderr
     assert not out.exists()
@@ -71,7 +74,7 @@ def test_missing_command_is_a_clean_error(tmp_path: Path) -> None:
 
 
 def test_byte_exact_tools_empty_cursor_and_unknown_fields(tmp_path: Path) -> None:
-    run, out, pidfile = fetch(tmp_path, "legacy")
+    run, out, pidfile = fetch(tmp_path, "legacy", subprocess=True)
     assert run.code == 0, run.stderr
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert doc["type"] == "histor.snapshot/v1"
@@ -116,7 +119,7 @@ def test_modern_raw_server_gets_meta_on_every_request(tmp_path: Path) -> None:
 
 
 def test_forcing_modern_on_a_legacy_server_fails_clearly(tmp_path: Path) -> None:
-    run, out, pidfile = fetch(tmp_path, "legacy", "--protocol", "modern")
+    run, out, pidfile = fetch(tmp_path, "legacy", "--protocol", "modern", subprocess=True)
     assert_clean_error(run, 2)
     assert "does not speak the modern protocol" in run.stderr
     assert not out.exists()
@@ -161,7 +164,7 @@ def test_stderr_flood_does_not_deadlock(tmp_path: Path) -> None:
 
 
 def test_stubborn_server_and_its_helper_are_killed(tmp_path: Path) -> None:
-    run, _out, pidfile = fetch(tmp_path, "stubborn")
+    run, _out, pidfile = fetch(tmp_path, "stubborn", subprocess=True)
     assert run.code == 0, run.stderr
     assert len(pids_from(pidfile)) == 2
     assert_all_gone(pidfile)
@@ -189,7 +192,7 @@ def test_ctrl_c_leaves_no_process(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the keeper (subreaper) is Linux-only")
 def test_setsid_grandchild_does_not_outlive_a_successful_fetch(tmp_path: Path) -> None:
-    run, out, pidfile = fetch(tmp_path, "setsid-legacy")
+    run, out, pidfile = fetch(tmp_path, "setsid-legacy", subprocess=True)
     assert run.code == 0, run.stderr
     assert out.exists() and len(pids_from(pidfile)) == 2
     assert_all_gone(pidfile)
@@ -198,7 +201,7 @@ def test_setsid_grandchild_does_not_outlive_a_successful_fetch(tmp_path: Path) -
 @pytest.mark.skipif(sys.platform != "linux", reason="the keeper (subreaper) is Linux-only")
 def test_grandchild_holding_stdout_does_not_stall_the_fetch(tmp_path: Path) -> None:
     start = time.monotonic()
-    run, out, pidfile = fetch(tmp_path, "hold-stdout", "--protocol", "legacy", "--timeout", "20")
+    run, out, pidfile = fetch(tmp_path, "hold-stdout", "--protocol", "legacy", "--timeout", "20", subprocess=True)
     assert time.monotonic() - start < 10  # not the 20 s request timeout
     assert_clean_error(run, 2)
     assert "the MCP server exited with code 4 before answering tools/list" in run.stderr

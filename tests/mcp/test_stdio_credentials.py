@@ -157,8 +157,9 @@ def _fetch_cli(tmp_path: Any, *extra: str, env: dict[str, str]) -> Any:
 
     marker = tmp_path / "started"
     command = shlex.join([sys.executable, str(PROC_READER), str(marker)])
+    # In a process of its own: what /proc shows of an ancestor is its exec environment.
     run = run_cli("fetch", "--stdio", command, "--protocol", "legacy", "-o",
-                  str(tmp_path / "snap.json"), *extra, env=env)
+                  str(tmp_path / "snap.json"), *extra, env=env, subprocess=True)
     return run, marker
 
 

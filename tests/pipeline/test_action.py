@@ -87,6 +87,23 @@ def _published(origin: Path, base: Path) -> Path:
     return client / "revisions" / SERVER
 
 
+@pytest.fixture(autouse=True)
+def _repository_actions_cache(tmp_path_factory: pytest.TempPathFactory,
+                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """GitHub keeps a repository's actions/cache across workflow runs: the wheel cache that
+    this module's first job fills (the cold path, which downloads the locked files) serves
+    the later jobs and tests (the warm path, hash-checked again on each install)."""
+    shared = tmp_path_factory.getbasetemp() / "actions-cache"
+    shared.mkdir(exist_ok=True)
+    post_init = Runner.__post_init__
+
+    def __post_init__(self: Runner) -> None:
+        post_init(self)
+        self.caches = shared
+
+    monkeypatch.setattr(Runner, "__post_init__", __post_init__)
+
+
 @pytest.fixture
 def loopback_files(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     root = tmp_path / "served"

@@ -22,9 +22,10 @@ TOOLS = {"tools": [{"name": "search", "description": "Search the docs.",
 
 
 @pytest.fixture(scope="module")
-def sigstore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSigstore]:
-    with LocalSigstore(directory=tmp_path_factory.mktemp("preflight-sigstore")) as inst:
-        yield inst
+def sigstore(local_sigstore: LocalSigstore) -> Iterator[LocalSigstore]:
+    """The session's shared LocalSigstore (tests/conftest.py): this module counts its log
+    entries by difference."""
+    yield local_sigstore
 
 
 @pytest.fixture
@@ -35,10 +36,11 @@ def tools(tmp_path: Path) -> Path:
 
 
 def release(sigstore: LocalSigstore, out: Path, server: str, *extra: str,
-            env: dict[str, str] | None = None, version: str = "1.0.0") -> Run:
+            env: dict[str, str] | None = None, version: str = "1.0.0",
+            subprocess: bool = False) -> Run:
     return run_cli("release", "--server", server, "--server-version", version,
                    "--out-dir", str(out), "--trust-config", str(sigstore.trust_config_path),
-                   *extra, env=env)
+                   *extra, env=env, subprocess=subprocess)
 
 
 def logged(sigstore: LocalSigstore) -> int:
@@ -96,6 +98,7 @@ def test_previous_must_be_a_signed_envelope_of_the_same_publisher(
     assert stmt["revision"] == 2
 
 
+@pytest.mark.slow  # histor-sign and the server each in a process of their own
 def test_stdio_server_gets_no_credential_and_publishes_none(
     sigstore: LocalSigstore, tmp_path: Path
 ) -> None:
@@ -107,12 +110,14 @@ def test_stdio_server_gets_no_credential_and_publishes_none(
            "ACTIONS_RUNTIME_TOKEN": "runtime-secret-value-123"}
     out = tmp_path / "out"
     # Untrusted, it is not even started where it could read them from /proc (issue 23) ...
-    refused = release(sigstore, out, "io.github.alice/docs", "--stdio", ENV_SERVER, env=env)
+    refused = release(sigstore, out, "io.github.alice/docs", "--stdio", ENV_SERVER, env=env,
+                      subprocess=True)
     assert refused.code == 2 and "--server-is-trusted-code" in refused.stderr, refused.stderr
     assert not out.exists()
-    # ... and vouched for as trusted code, its own environment still holds none of them.
+    # ... and vouched for as trusted code, its own environment still holds none of them (in
+    # a process of its own: what the server inherits is the environment of that process).
     run = release(sigstore, out, "io.github.alice/docs", "--stdio", ENV_SERVER,
-                  "--server-is-trusted-code", env=env)
+                  "--server-is-trusted-code", env=env, subprocess=True)
     assert run.code == 0, run.stderr
     snapshot = json.loads((out / "tools.snapshot.json").read_text())
     loot = json.loads(snapshot["tools"][0]["description"])

@@ -54,9 +54,10 @@ class _Handler(SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def sigstore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSigstore]:
-    with LocalSigstore(directory=tmp_path_factory.mktemp("previous-url-sigstore")) as inst:
-        yield inst
+def sigstore(local_sigstore: LocalSigstore) -> Iterator[LocalSigstore]:
+    """The session's shared LocalSigstore (tests/conftest.py): this module counts its log
+    entries by difference."""
+    yield local_sigstore
 
 
 @pytest.fixture(scope="module")
