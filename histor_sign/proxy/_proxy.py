@@ -477,7 +477,7 @@ class Proxy:
         if decision.needs_approval:
             lines.append(
                 "A person may approve this call: use a host that supports MCP elicitation, "
-                "or allow it in the proxy's --policy (require_dry_run = false, or a larger "
+                "or allow it in the proxy's guard policy (require_dry_run = false, or a larger "
                 "max_effect for the tool)." if approval is None else
                 f"The user did not approve it ({approval}).")
         result: dict[str, Any] = {"content": [{"type": "text", "text": "\n".join(lines)}],
@@ -677,7 +677,7 @@ class Proxy:
         except TimeoutError:
             self._up_pending.pop(up_id, None)
             raise _Ended("failed", f"the upstream server did not answer {method} within "
-                                   f"{self.options.timeout:g} s (--timeout)") from None
+                                   f"{self.options.timeout:g} s (the proxy's timeout)") from None
 
     # ------------------------------------------------------------------ plumbing
     async def _send_host(self, message: dict[str, Any]) -> None:

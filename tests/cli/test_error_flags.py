@@ -26,8 +26,9 @@ PACKAGE = Path(__file__).resolve().parents[2] / "histor_sign"
 EXAMPLE_SERVER = [sys.executable, "-m", "histor_sign.demo.example_server"]
 FLAG = re.compile(r"(?<![\w-])--[a-z]")
 
-#: Programs with their own argument parser: their flags are theirs to name.
-OWN_CLI = {"demo/example_server.py"}
+#: Programs with their own argument parser: their flags are theirs to name; and the host
+#: config writer, whose job is to write ``histor-sign proxy --server …`` command lines.
+OWN_CLI = {"demo/example_server.py", "hostconfig.py"}
 
 
 # --- the CLI's mapping ---------------------------------------------------------------------
