@@ -145,7 +145,7 @@ def _upgraded(entry: PinEntry, where: str) -> PinEntry:
     if parts is None:
         raise InputError(
             f"{where}: a version 1 pin whose signer {printable(entry.signer, 200)!r} names no "
-            "workflow cannot be narrowed to one; pin the server again (trust add --replace)"
+            "workflow cannot be narrowed to one; pin the server again"
         )
     workflow = entry.workflow
     if workflow is None:

@@ -653,7 +653,7 @@ class Proxy:
                               removed=sorted(before - contract.offered_names))
         old = {(w.name, w.change) for w in previous.differences} if previous else set()
         event = "tool-warned" if contract.on_drift is OnDrift.WARN else "tool-withheld"
-        verb = "differs (offered: --on-drift warn)" if event == "tool-warned" else "withheld"
+        verb = "differs (offered: on_drift is warn)" if event == "tool-warned" else "withheld"
         for item in contract.differences:
             if (item.name, item.change) in old:
                 continue
