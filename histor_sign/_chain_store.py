@@ -56,6 +56,7 @@ from histor_sign.layout import (
     LATEST_NAME,
     SNAPSHOT_NAME,
     chain_dir,
+    part_addresses,
 )
 
 _MAX_REDIRECTS = 5
@@ -98,7 +99,6 @@ def publish(
     ``<n>.`` and ``latest.``), all at once; the first two paths returned are the numbered and
     the latest envelope. A revision already published is never overwritten (two releases of
     the same number would fork the chain)."""
-    from histor_sign.layout import part_addresses
 
     refuse_published(root, server, revision)
     directory = chain_dir(root, server)

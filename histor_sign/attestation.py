@@ -301,7 +301,6 @@ def attested_surface(attestation: Attestation, source: str) -> SurfaceDigests | 
 
 
 def _surface_digests(surface: Mapping[str, Any], source: str) -> SurfaceDigests:
-    from histor_sign.models import SurfaceDigests
 
     def digest(value: object) -> bool:
         return isinstance(value, str) and _SHA256.fullmatch(value) is not None

@@ -53,6 +53,7 @@ from histor_sign._atomic import write_atomic
 from histor_sign._escape import printable
 from histor_sign.canonical import parse_json, read_bytes
 from histor_sign.errors import InputError, LimitExceeded, OperationalError, UsageError
+from histor_sign.models import validate_server_name
 
 #: A host configuration file read by wrap/unwrap. Claude Code's ``~/.claude.json`` keeps
 #: per-project history and grows, but stays far below this.
@@ -716,7 +717,6 @@ def wrap_config(
     Unless ``dry_run``, a changed file is written atomically after a backup of it is kept
     beside it (``FILE.histor-backup``; an existing backup is never overwritten).
     """
-    from histor_sign.models import validate_server_name
     from histor_sign.pins import PinStore
 
     if not servers:

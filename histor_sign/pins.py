@@ -40,8 +40,15 @@ from histor_sign._atomic import write_atomic
 from histor_sign._chain_store import NotPublished, ReleaseLocation
 from histor_sign._escape import printable
 from histor_sign._limits import MAX_PIN_FILE_BYTES
+from histor_sign.canonical import parse_json, read_bytes
 from histor_sign.errors import InputError, LimitExceeded, UsageError, VerificationFailed
-from histor_sign.models import GITHUB_ACTIONS_ISSUER, validate_server_name
+from histor_sign.models import (
+    GITHUB_ACTIONS_ISSUER,
+    Snapshot,
+    namespace_owner,
+    parse_envelope,
+    validate_server_name,
+)
 
 if TYPE_CHECKING:
     from histor_sign._sigstore_trust import Trust
@@ -327,7 +334,6 @@ class PinStore:
     def load(cls, path: str | Path | None = None) -> PinStore:
         """Read the pin file (the per-user default when ``path`` is None); a missing file
         is an empty store. A malformed one raises :class:`InputError`."""
-        from histor_sign.canonical import parse_json, read_bytes
 
         target = Path(path) if path is not None else default_pins_path()
         if not target.exists():
@@ -552,7 +558,6 @@ def _verified(
 
 
 def _fetch_envelope(location: ReleaseLocation, address: str) -> SignedEnvelope:
-    from histor_sign.models import parse_envelope
 
     return parse_envelope(location.fetch_json(address), address)
 
@@ -598,7 +603,6 @@ def verify_pinned(
         source = location.latest()
         envelope = _fetch_envelope(location, source)
     source = source or "<envelope>"
-    from histor_sign.models import Snapshot
 
     tools: Catalog | None = None
     snapshot: Snapshot | None = None
@@ -707,7 +711,6 @@ def draft_pin(
     Only ``io.github.<owner>/…`` names can be pinned by repository, and ``repository`` must
     belong to ``<owner>``; :class:`UsageError` names the parameter otherwise.
     """
-    from histor_sign.models import namespace_owner
 
     validate_server_name(server)
     validate_repository(repository)
@@ -854,7 +857,6 @@ class NotPinned(UsageError):
     """
 
     def __init__(self, server: str, store_path: Path) -> None:
-        from histor_sign.models import namespace_owner
 
         super().__init__(f"{printable(server, 200)} is not pinned in {store_path}",
                          param="server")

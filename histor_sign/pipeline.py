@@ -19,10 +19,19 @@ from typing import TYPE_CHECKING, Any
 from histor_sign._atomic import OutputDirectory
 from histor_sign._chain_store import latest_envelope, publish, refuse_published
 from histor_sign._escape import inert_line, printable
+from histor_sign.canonical import read_json_file
 from histor_sign.catalog import reject_duplicates, require_mcp
 from histor_sign.errors import GateFailed, InputError, VerificationFailed
 from histor_sign.layout import OUTPUT_NAMES, output_names
-from histor_sign.models import SNAPSHOT_TYPE, Catalog, Finding
+from histor_sign.models import (
+    GITHUB_ACTIONS_ISSUER,
+    SNAPSHOT_TYPE,
+    Catalog,
+    Finding,
+    SignedEnvelope,
+    parse_envelope,
+    validate_server_name,
+)
 from histor_sign.report._findings import (
     FailOn,
     count_by_severity,
@@ -105,8 +114,6 @@ class ReleaseOutcome:
 
 def _load_previous(previous: str | Path | SignedEnvelope) -> SignedEnvelope:
     """The previous revision: a signed envelope only (a bare statement proves nothing)."""
-    from histor_sign.canonical import read_json_file
-    from histor_sign.models import SignedEnvelope, parse_envelope
 
     if isinstance(previous, SignedEnvelope):
         return previous
@@ -146,7 +153,6 @@ class Preflight:
 def publisher_pins(facts: CertificateFacts) -> Pins:
     """Pins that hold for every release of one publisher, whatever its ref: numeric ids
     and workflow file on GitHub Actions; the exact identity elsewhere."""
-    from histor_sign.models import GITHUB_ACTIONS_ISSUER
     from histor_sign.verification.policy import Pins
 
     if facts.issuer == GITHUB_ACTIONS_ISSUER and facts.workflow and facts.repository_id:
@@ -165,7 +171,6 @@ def preflight(request: ReleaseRequest) -> Preflight:
     :class:`IdentityNotSigner` or :class:`InputError` (exit 2), or
     :class:`VerificationFailed` for a previous envelope that does not verify."""
     from histor_sign._sigstore_trust import Trust
-    from histor_sign.models import validate_server_name
     from histor_sign.signing import require_namespace
     from histor_sign.verification import verify
 
@@ -288,8 +293,6 @@ def latest_published(revisions: Path, server: str) -> Path | None:
 
 def _next_revision(request: ReleaseRequest) -> int:
     """The number this release will get (a malformed ``previous`` is judged later)."""
-    from histor_sign.canonical import read_json_file
-    from histor_sign.models import SignedEnvelope
 
     previous = request.previous
     if previous is None:

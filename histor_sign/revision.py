@@ -20,6 +20,7 @@ from histor_sign.canonical import (
 from histor_sign.catalog import ToolsLike, as_tools, reject_duplicates, require_mcp
 from histor_sign.errors import InputError
 from histor_sign.models import (
+    Snapshot,
     Statement,
     SurfaceDigests,
     Tool,
@@ -76,7 +77,6 @@ def surface_json(snapshot: object) -> dict[str, Any] | None:
     surface: ``{"instructions": digest | null, "prompts": {name: digest},
     "resourceTemplates": {uriTemplate: digest}}``; None for anything else (a tools-only
     catalog, or a snapshot from before surface capture, says nothing about the surface)."""
-    from histor_sign.models import Snapshot
 
     if not isinstance(snapshot, Snapshot) or not snapshot.surface_captured:
         return None

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from histor_sign._atomic import write_all_atomic
 from histor_sign._sigstore_trust import Trust, _first_line
 from histor_sign.errors import HistorError, InputError, SigningError, VerificationFailed
-from histor_sign.layout import companion_paths
+from histor_sign.layout import attestation_path, companion_paths, part_paths
 from histor_sign.models import GITHUB_ACTIONS_ISSUER, SignedEnvelope, signed_bytes, statement_of
 from histor_sign.verification._certificate import CertificateFacts
 
@@ -59,7 +59,6 @@ class SignedRevision:
     def files(self, output: str | Path) -> dict[Path, bytes]:
         """Envelope, statement bytes, bundle and attestation part(s), keyed by the path each
         is written to."""
-        from histor_sign.layout import attestation_path, part_paths
 
         statement_path, bundle_path = companion_paths(output)
         files = {

@@ -41,6 +41,7 @@ from functools import lru_cache
 from typing import Any
 
 from histor_sign._schema.regex_subset import ecma_safe, printable_ascii, search
+from histor_sign.canonical import pointer
 
 #: Dialect names by meta-schema URI (trailing ``#`` ignored). No ``$schema`` = 2020-12.
 DIALECTS: dict[str, str] = {
@@ -829,7 +830,6 @@ def compile_validator(schema: Any, engine: str = ENGINES[0]) -> ArgumentValidato
 
 
 def _pointer(parts: Any) -> str:
-    from histor_sign.canonical import pointer
 
     return pointer(list(parts or []))
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from histor_sign.errors import GateFailed, OperationalError
+from histor_sign.models import Snapshot
 from histor_sign.pipeline import ReleaseOutcome, ReleaseRequest, release
 
 SERVER = "io.github.example/notes-server"
@@ -47,7 +48,6 @@ def run_demo(
     from histor_sign.demo.example_server import server_command
     from histor_sign.drift import compare
     from histor_sign.mcp import FetchOptions, Target, fetch
-    from histor_sign.models import Snapshot
     from histor_sign.sigstore_dev.instance import LocalSigstore
     from histor_sign.verification import verify
     from histor_sign.verification.policy import Pins

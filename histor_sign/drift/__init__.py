@@ -35,7 +35,14 @@ from histor_sign.drift._triage import (
     unsigned_fields,
 )
 from histor_sign.errors import InputError
-from histor_sign.models import PROJECTED_FIELDS, Statement, SurfaceDigests, Tool, statement_of
+from histor_sign.models import (
+    PROJECTED_FIELDS,
+    Snapshot,
+    Statement,
+    SurfaceDigests,
+    Tool,
+    statement_of,
+)
 from histor_sign.revision import digests, surface_digests
 
 if TYPE_CHECKING:
@@ -562,7 +569,6 @@ _NO_SERVED_SURFACE = ("the served tools are not a fetch snapshot holding the ser
 
 def _surface_of(value: object) -> Snapshot | None:
     """The snapshot, when ``value`` is one that captured the surface."""
-    from histor_sign.models import Snapshot
 
     return value if isinstance(value, Snapshot) and value.surface_captured else None
 

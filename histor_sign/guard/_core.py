@@ -34,7 +34,7 @@ from histor_sign.guard._schema import (
     pattern_matches,
     schema_reasons,
 )
-from histor_sign.models import ObservedCall, Provider, Tool
+from histor_sign.models import ObservedCall, Provider, Tool, statement_of
 
 if TYPE_CHECKING:
     from histor_sign.models import StatementLike
@@ -209,7 +209,6 @@ class Guard:
         design: verification needs trust material and identity pins, so it is a separate
         step — :func:`histor_sign.verification` first, then ``report.raise_for_failure()``.
         """
-        from histor_sign.models import statement_of
         from histor_sign.revision import tool_digest
 
         statement = statement_of(envelope, "envelope")

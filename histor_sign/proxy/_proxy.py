@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from histor_sign._call_import import shown_name
 from histor_sign._escape import printable
 from histor_sign._limits import DEFAULT_TIMEOUT
+from histor_sign.canonical import canonical_bytes, sha256_digest
 from histor_sign.errors import HistorError
 from histor_sign.mcp._jsonrpc import (
     LIST_CHANGED_NOTIFICATIONS,
@@ -757,7 +758,6 @@ def _key(ident: Any) -> tuple[str, Any]:
 
 def _arguments_digest(arguments: Any) -> str | None:
     """SHA-256 of the canonical arguments (never the values), None if not canonical."""
-    from histor_sign.canonical import canonical_bytes, sha256_digest
 
     try:
         return sha256_digest(canonical_bytes(arguments))
