@@ -200,7 +200,13 @@ def test_release_attestation_carries_the_capture_and_matches_the_envelope(
     envelope = load_envelope(released.rev2 / "envelope.json")
     attestation = load_attestation(released.rev2 / "intoto.sigstore.json")
     snapshot = json.loads((released.rev2 / "tools.snapshot.json").read_text())
-    assert attestation.capture == snapshot["capture"]
+    # The attestation (a public log entry) carries the capture as observed by this signer,
+    # with the command reduced to its program and argument count (issue 23, hole 5).
+    from histor_sign.attestation import public_capture
+
+    assert attestation.capture == public_capture(snapshot["capture"], observed=True)
+    assert attestation.capture["target"]["arguments"] == 4
+    assert "private notebooks" not in json.dumps(attestation.capture)
     assert attestation.statement == envelope.statement
     report = verify_attestation(
         attestation, pins=Pins(cert_identity=IDENTITY), envelope=envelope,
