@@ -158,7 +158,7 @@ def test_destructive_call_needs_dry_run_or_approval(world: World, tmp_path: Path
             return real, dry
 
     real, dry = run(go(None))  # no elicitation: denied, with how to allow it
-    assert real.is_error and "dry-run-required" in texts(real) and "--policy" in texts(real)
+    assert real.is_error and "dry-run-required" in texts(real) and "guard policy" in texts(real)
     assert not dry.is_error
     assert [c["params"]["arguments"]["dry_run"] for c in received_calls(log)] == [True]
 
