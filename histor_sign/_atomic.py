@@ -113,6 +113,44 @@ def _target(path: Path) -> Path | None:
     return target if stat.S_ISREG(st.st_mode) else None
 
 
+def output_exists(path: str | Path) -> bool:
+    """Whether an output path names something already (a dangling link does not).
+
+    A path that cannot be looked up (too long, under a regular file, a symlink loop) is
+    :class:`OperationalError` naming it, as the write itself would report it."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+    return True
+
+
+@contextlib.contextmanager
+def locked_beside(path: str | Path) -> Iterator[None]:
+    """An exclusive advisory lock (``flock`` on ``.NAME.lock`` beside ``path``, created
+    ``0600``) for a read-change-write cycle of ``path``; its directory is created if needed.
+
+    A lock that cannot be made (the name too long, the parent a regular file, a read-only
+    file system) is :class:`OperationalError` naming ``path``, as writing it would be."""
+    path = Path(path)
+    lock_path = path.with_name(f".{path.name}.lock")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            raise _cannot_write(path, exc) from None
+        yield
+    finally:
+        os.close(fd)
+
+
 def _through_proc(path: Path) -> bool:
     """Whether ``path`` is or leads (through symlinks) into ``/proc`` (``/dev/stdout``)."""
     current = os.path.abspath(path)
@@ -386,12 +424,18 @@ class OutputDirectory:
 
     def __enter__(self) -> OutputDirectory:
         real = self._real
-        if real.exists() and not real.is_dir():
+        try:
+            st: os.stat_result | None = os.stat(real)
+        except FileNotFoundError:
+            st = None
+        except OSError as exc:
+            raise _cannot_write(self.path, exc) from None
+        if st is not None and not stat.S_ISDIR(st.st_mode):
             raise InputError(
                 f"`{self.param}` {_shown(self.path)} exists and is not a directory",
                 param=self.param,
             )
-        if not real.exists():
+        if st is None:
             try:
                 real.mkdir(parents=True)
                 self._created = True

@@ -40,6 +40,7 @@ finds: the caller parses strictly and verifies before use.
 from __future__ import annotations
 
 import ipaddress
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -296,7 +297,11 @@ class ReleaseLocation:
         if self.is_url:
             data = fetch_bytes(address, param="location", max_bytes=max_bytes, timeout=timeout)
         else:
-            if not Path(address).exists():
-                raise NotPublished(f"{address}: no such file")
+            try:
+                os.stat(address)
+            except FileNotFoundError:
+                raise NotPublished(f"{address}: no such file") from None
+            except OSError:
+                pass  # unreadable (a name too long, a symlink loop): read_bytes says so
             data = read_bytes(address, max_bytes=max_bytes)
         return parse_json(data, address, max_bytes=max_bytes)

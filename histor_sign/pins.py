@@ -25,18 +25,17 @@ unsigned snapshot, and the result says so. Not that the tools are safe.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from histor_sign._atomic import write_atomic
+from histor_sign._atomic import locked_beside, write_atomic
 from histor_sign._chain_store import NotPublished, ReleaseLocation
 from histor_sign._escape import printable
 from histor_sign._limits import MAX_PIN_FILE_BYTES
@@ -336,8 +335,12 @@ class PinStore:
         is an empty store. A malformed one raises :class:`InputError`."""
 
         target = Path(path) if path is not None else default_pins_path()
-        if not target.exists():
+        try:
+            os.stat(target)
+        except FileNotFoundError:
             return cls(target, {})
+        except OSError:
+            pass  # a symlink loop, a name too long: unreadable, which read_bytes reports
         source = f"pins file {target}"
         data = read_bytes(str(target), max_bytes=MAX_PIN_FILE_BYTES)
         try:
@@ -418,7 +421,7 @@ class PinStore:
         return self._update(change)
 
     def _update(self, change: Callable[[dict[str, PinEntry]], None]) -> PinStore:
-        with _locked(self.path):
+        with locked_beside(self.path):
             fresh = PinStore.load(self.path)
             entries = dict(fresh.entries)
             change(entries)
@@ -454,24 +457,6 @@ def _parse_store(document: Any, source: str) -> dict[str, PinEntry]:
                             limit="max_servers", value=MAX_PINNED_SERVERS)
     return {name: PinEntry.from_json(name, value, source, version=version)
             for name, value in servers.items()}
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive advisory lock beside the pin file for a read-change-write cycle."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lock_path = path.with_name(f".{path.name}.lock")
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX: atomic rename only
-        yield
-        return
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 # ---------------------------------------------------------------------- verification

@@ -16,6 +16,7 @@ from typing import Annotated
 
 import typer
 
+from histor_sign._atomic import output_exists
 from histor_sign._version import __version__
 from histor_sign.cli.app import PROG, app, emit
 from histor_sign.errors import UsageError
@@ -182,12 +183,11 @@ def init(
         raise UsageError("give exactly one of --stdio COMMAND or --url URL")
     if not action.startswith("./") and "@" not in action:
         raise UsageError("--action must be OWNER/REPO@REF (a commit SHA) or ./")
-    if output.exists() and not force:
+    if output_exists(output) and not force:
         raise UsageError(f"{output} exists (--force overwrites it)")
     text = render_workflow(
         server, stdio, url, single_job=single_job, action=action, build=build
     )
-    output.parent.mkdir(parents=True, exist_ok=True)
     emit(text, output)
     form = "single-job" if single_job else "two-job (snapshot -> sign)"
     pinned = action.startswith("./") or _FULL_SHA.fullmatch(action.partition("@")[2])
