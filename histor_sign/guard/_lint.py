@@ -3,13 +3,14 @@
 What the guard would have to deny at run time (a destructive tool with no way to ask for a
 dry run) or cannot bound (open objects, unbounded arrays, ids without a floor) is cheaper
 to fix before release, and so is a schema regex the guard will not run (every call to that
-tool is denied). Rules HS101–HS106 are defined with every other rule in
+tool is denied), and so is a tool name no client can show safely. Rules HS101–HS107 are defined with every other rule in
 :data:`histor_sign.report._findings.RULES`.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -48,6 +49,10 @@ def _lint_tool(tool: Tool, policy: Policy) -> Iterator[Finding]:
         extra = {"pointers": pointers} if pointers else {}
         return new_finding(rule, message, [ref], properties=extra)
 
+    unsafe = _unsafe_name(tool.name)
+    if unsafe:
+        yield finding("HS107", f"'{printable(tool.name)}': the tool name holds {unsafe}; no "
+                               "client can show it as signed")
     param = policy.dry_run_parameter_for(tool.name, props)
     if requires_dry_run(tool, policy):
         declared = props.get(param)
@@ -118,6 +123,19 @@ def _lint_tool(tool: Tool, policy: Policy) -> Iterator[Finding]:
             f"policy for {tool.name!r} names argument(s) its schema does not declare: "
             + ", ".join(repr(n) for n in missing),
         )
+
+
+def _unsafe_name(name: str) -> str:
+    """What makes ``name`` unsafe to show ("" when nothing): control or format characters
+    (C0, DEL, C1, bidirectional controls, zero-width), or the ``::`` namespace separator."""
+    found = sorted({f"U+{ord(c):04X}" for c in name if unicodedata.category(c) in ("Cc", "Cf")})
+    parts = []
+    if found:
+        shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+        parts.append(f"control or format character(s) {shown}")
+    if "::" in name:
+        parts.append("'::' (the separator clients put between a server and its tools)")
+    return " and ".join(parts)
 
 
 def _types(node: dict[str, Any]) -> set[str]:

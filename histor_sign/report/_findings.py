@@ -27,7 +27,7 @@ class Rule:
 
 
 #: Every rule the toolkit can report, in one table: the collision scan (TC001-TC005, TC010), the
-#: replay of observed calls (TC006-TC009) and the guard's release-time lint (HS101-HS106).
+#: replay of observed calls (TC006-TC009) and the guard's release-time lint (HS101-HS107).
 #: ``severity`` is the default; a strict run promotes incomplete analysis (see
 #: :func:`effective_severity`). Help texts say what to do, never which CLI flag to pass.
 RULES: dict[str, Rule] = {
@@ -99,6 +99,13 @@ RULES: dict[str, Rule] = {
              "answers unknown where the regex decides an overlap. Rewrite it without "
              "lookaround, backreferences, \\p{...} classes, inline flags, named groups, "
              "possessive quantifiers or repetition counts above 1000."),
+        Rule("HS107", "tool-name-unsafe", Severity.error, "lint",
+             "A tool name holds a control or invisible format character (C0, DEL, C1, "
+             "bidirectional or zero-width) or '::'.",
+             "No client can show such a name as it is signed: a control character hides or "
+             "rewrites text on a terminal, and '::' is the separator clients put between a "
+             "server and its tool names, so the tool can pass for another server's. Rename it "
+             "(letters, digits, '_', '-', '.', '/')."),
     ]
 }
 
