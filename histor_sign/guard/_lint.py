@@ -3,8 +3,8 @@
 What the guard would have to deny at run time (a destructive tool with no way to ask for a
 dry run) or cannot bound (open objects, unbounded arrays, ids without a floor) is cheaper
 to fix before release, and so is a schema regex the guard will not run (every call to that
-tool is denied), and so is a tool name no client can show safely. Rules HS101–HS107 are defined with every other rule in
-:data:`histor_sign.report._findings.RULES`.
+tool is denied), and so is a tool name no client can show safely. Rules HS101–HS107
+are defined with every other rule in :data:`histor_sign.report._findings.RULES`.
 """
 
 from __future__ import annotations
