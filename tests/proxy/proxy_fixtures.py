@@ -70,13 +70,15 @@ def make_world(base: Path) -> World:
 
 
 def proxy_argv(world: World, tmp: Path, *flags: str, pins: Path | None = None,
-               upstream: list[str] | None = None, url: str | None = None) -> list[str]:
+               upstream: list[str] | None = None, url: str | None = None,
+               server: str = SERVER, trust_config: Path | None = None) -> list[str]:
     """``python -m histor_sign proxy …`` with a private copy of the pin file."""
     own = tmp / "pins.json"
     if not own.exists():
         shutil.copy(pins or world.pins, own)
-    argv = [sys.executable, "-m", "histor_sign", "proxy", "--server", SERVER,
-            "--pins", str(own), "--trust-config", str(world.released.trust_config), *flags]
+    trust = trust_config or world.released.trust_config
+    argv = [sys.executable, "-m", "histor_sign", "proxy", "--server", server,
+            "--pins", str(own), "--trust-config", str(trust), *flags]
     if url is not None:
         return [*argv, "--url", url]
     return [*argv, "--", *(upstream or [])]
