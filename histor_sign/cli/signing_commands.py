@@ -308,6 +308,17 @@ _VerifyAttestation = Annotated[
 ]
 
 
+_VerifyAnyWorkflow = Annotated[
+    bool,
+    typer.Option(
+        "--any-workflow-of-owner",
+        help="Verify with no signer pinned: accept ANY workflow of the io.github namespace "
+        "owner (prints a warning). Without it, verify needs --repository (with --workflow), "
+        "--cert-identity or --cert-identity-regexp.",
+    ),
+]
+
+
 @app.command()
 def verify(
     envelope: _VerifyEnvelope = None,
@@ -328,6 +339,7 @@ def verify(
     offline: OfflineOpt = False,
     format: _VerifyFormat = OutputFormat.human,
     attestation: _VerifyAttestation = None,
+    any_workflow_of_owner: _VerifyAnyWorkflow = False,
 ) -> None:
     """Verify a signed envelope and/or its in-toto attestation: well-formed,
     signature/chain/SCT/inclusion, identity, transparency-log copy, revision chain and tool
@@ -335,6 +347,7 @@ def verify(
     from histor_sign.attestation import load_attestation, verify_attestation
     from histor_sign.cli.target_options import snapshot_or_catalog_file
     from histor_sign.models import load_envelope
+    from histor_sign.verification import require_signer_pin
     from histor_sign.verification import verify as verify_envelope
 
     flags = VerifyFlags(
@@ -350,8 +363,10 @@ def verify(
     attested = load_attestation(attestation) if attestation is not None else None
     prev = load_envelope(previous) if previous is not None else None
     catalog = snapshot_or_catalog_file(tools) if tools is not None else None
-    warn(trust.warning())
     pins = flags.pins()
+    unpinned = require_signer_pin(pins, any_workflow_of_owner=any_workflow_of_owner)
+    warn(trust.warning())
+    warn(unpinned)
     reports = []
     if signed is not None:
         reports.append(verify_envelope(
