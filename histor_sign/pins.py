@@ -737,6 +737,11 @@ def draft_pin(
             f"io.github.{owner} namespace", param="repository",
         )
     ReleaseLocation.parse(location, param="location")
+    if "://" not in location:
+        # Stored as typed, a relative path would name another place from another directory.
+        import os
+
+        location = os.path.abspath(location)
     return PinEntry(
         server=server, repository=repository, location=location, revision=1,
         manifest_digest="sha256:" + "0" * 64, signer="-", workflow=workflow,
@@ -773,7 +778,7 @@ def pin_first_use(
     draft = draft_pin(server, repository=repository, location=location, workflow=workflow,
                       owner_id=owner_id, repository_id=repository_id, issuer=issuer,
                       ref_pattern=ref_pattern)
-    parsed = ReleaseLocation.parse(location, param="location")
+    parsed = ReleaseLocation.parse(draft.location, param="location")
     trust = trust or Trust.production()
     source = parsed.latest()
     envelope = _fetch_envelope(parsed, source)

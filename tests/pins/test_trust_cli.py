@@ -284,3 +284,17 @@ def test_check_verify_with_identity_flags_or_server_prints_who_signed(client: Cl
                               client.served(1)), "identity", "not --server 'io.github.alice/x'")
     unpinned = client.run("check", "--envelope", envelope, "--verify", client.served(1))
     assert_bad_input(unpinned, "only from a pinned publisher")
+
+
+def test_add_stores_a_relative_envelope_path_as_absolute(client: Client) -> None:
+    # `trust add --envelope ./pub` typed in one directory; `check --server` run from another.
+    client.publish("pub", "rev1")
+    elsewhere = client.base / "elsewhere"
+    elsewhere.mkdir()
+    trust = ("--pins", str(client.pins), "--trust-config", str(client.history.trust_config))
+    added = run_cli("trust", "add", SERVER, "--repository", "alice/docs", "--envelope",
+                    "./pub", *trust, cwd=client.base)
+    assert added.code == 0, added.stderr
+    assert client.pinned()["envelope"] == str(client.base / "pub")
+    run = run_cli("check", "--server", SERVER, client.served(1), *trust, cwd=elsewhere)
+    assert run.code == 0, run.stdout + run.stderr
