@@ -24,6 +24,7 @@ from histor_sign.models import GITHUB_ACTIONS_ISSUER
 
 if TYPE_CHECKING:
     from histor_sign.models import Statement
+    from histor_sign.pins import PinEntry
     from histor_sign.verification import VerificationReport
     from histor_sign.verification.policy import Pins
 
@@ -155,6 +156,18 @@ class VerifyFlags:
                  self.ref_pattern, self.cert_identity_regexp)
         if not verify and (any(v is not None for v in given) or self.staging or self.offline):
             raise UsageError("identity and trust flags need --verify")
+
+    def names_trust(self) -> bool:
+        """True if a trust root flag was given (``--staging``, ``--trusted-root`` or
+        ``--trust-config``); without one a pin's recorded trust root applies."""
+        return self.staging or self.trusted_root is not None or self.trust_config is not None
+
+    def trust_for_pin(self, entry: "PinEntry | None") -> Trust:
+        """The trust these flags name, else the trust root ``entry`` was pinned under."""
+        if self.names_trust() or entry is None:
+            return self.trust()
+        trust = entry.trust()
+        return trust.with_offline() if self.offline else trust
 
     def trust(self) -> Trust:
         """The trust these flags name (production by default)."""
