@@ -205,14 +205,17 @@ def _catalog_and_evidence(tools: Snapshot | Catalog) -> tuple[Catalog, dict[str,
     """The catalog to gate and sign, and the snapshot document written beside it.
 
     A fetch snapshot (live, or a snapshot file) keeps its capture context as evidence for
-    drift checks later; any other catalog is wrapped as ``{"tools": [...]}``.
+    drift checks later, and its findings name the snapshot file written (never a stdio
+    command line); any other catalog is wrapped as ``{"tools": [...]}``.
     """
     if isinstance(tools, Catalog):
         raw = [dict(t.raw) for t in tools.tools]
         if tools.shape == "snapshot":
             return tools, {"type": SNAPSHOT_TYPE, "capture": tools.capture, "tools": raw}
         return tools, {"tools": raw}
-    return tools.to_catalog(), tools.to_json()
+    # Findings point into the snapshot written beside them, never at the fetched target:
+    # a stdio command line carries runner paths and secrets passed as arguments.
+    return tools.to_catalog(OUTPUT_NAMES["tools"]), tools.to_json()
 
 
 def gate(

@@ -215,3 +215,23 @@ def test_summary_recommends_pins_that_survive_the_next_tag(
     second = run_cli(*args, *trust, cwd=tmp_path / "v2")
     assert second.code == 0, second.stdout + second.stderr
     assert "VERIFIED" in second.stdout
+
+
+def test_stdio_finding_locations_never_show_the_command_line(
+    sigstore: LocalSigstore, tmp_path: Path
+) -> None:
+    # The server's command line (runner paths, secrets passed as arguments) is no location:
+    # SARIF and summary.md name the snapshot file instead.
+    out = tmp_path / "out"
+    command = server_command("--collision")
+    run_cli(*release_args(out, sigstore.trust_config_path, "--stdio", command,
+                          "--server-is-trusted-code",
+                          "--identity-token", sigstore.mint_token(IDENTITY)))
+    sarif = json.loads((out / "scan.sarif").read_text())
+    results = sarif["runs"][0]["results"]
+    assert results, "the confusable pair must give findings"
+    uris = {loc["physicalLocation"]["artifactLocation"]["uri"]
+            for r in results for loc in r["locations"]}
+    assert uris == {"tools.snapshot.json"}, uris
+    text = (out / "scan.sarif").read_text() + (out / "summary.md").read_text()
+    assert "example_server" not in text and sys.executable not in text
