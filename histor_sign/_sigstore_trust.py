@@ -87,6 +87,29 @@ class Trust:
         """The same instance, verified with the vendored root (no network)."""
         return self if self.offline else replace(self, offline=True)
 
+    # ------------------------------------------------------------------ recorded name
+    def name(self) -> str:
+        """The instance as one recordable string: ``production``, ``staging``, or
+        ``trusted-root:PATH`` / ``trust-config:PATH`` with an absolute path
+        (:meth:`from_name` reads it back; ``offline`` is not part of it)."""
+        if self.path is None:
+            return self.kind
+        return f"{self.kind}:{self.path.absolute()}"
+
+    @classmethod
+    def from_name(cls, name: str) -> Trust:
+        """The instance a :meth:`name` string records; :class:`InputError` otherwise."""
+        if name == PRODUCTION:
+            return cls.production()
+        if name == STAGING:
+            return cls.staging()
+        kind, _, path = name.partition(":")
+        if kind in (TRUSTED_ROOT, TRUST_CONFIG) and path.startswith("/"):
+            return (cls.from_trusted_root if kind == TRUSTED_ROOT
+                    else cls.from_trust_config)(path)
+        raise InputError(f"not a trust root: {name!r} (expected production, staging, "
+                         "trusted-root:/PATH or trust-config:/PATH)")
+
     # ------------------------------------------------------------------ description
     def describe(self) -> str:
         """One line naming the instance, as reports print it."""

@@ -196,6 +196,14 @@ class PinEntry:
     issuer: str = GITHUB_ACTIONS_ISSUER
     ref_pattern: str | None = None
     attested: bool = False
+    trust_root: str | None = None
+
+    def trust(self) -> Trust:
+        """The trust root this pin was verified under (``trust_root``, a
+        :meth:`Trust.name`; production for a pin that records none)."""
+        from histor_sign._sigstore_trust import Trust
+
+        return Trust.from_name(self.trust_root) if self.trust_root else Trust.production()
 
     def pins(self) -> Pins:
         """The certificate pins this entry stands for: issuer, repository, numeric ids, the
@@ -222,6 +230,8 @@ class PinEntry:
             "revision": self.revision,
             "manifestDigest": self.manifest_digest,
             "signer": self.signer,
+            # Optional, so version-2 files written before it stay readable.
+            **({"trustRoot": self.trust_root} if self.trust_root is not None else {}),
         }
 
     @classmethod
@@ -240,7 +250,7 @@ class PinEntry:
         keys = set(value)
         expected = set(_ENTRY_KEYS if version == PINS_VERSION else _ENTRY_KEYS_V1)
         missing = sorted(expected - keys)
-        unknown = sorted(keys - expected)
+        unknown = sorted(keys - expected - ({"trustRoot"} if version == PINS_VERSION else set()))
         if missing or unknown:
             parts = ([f"missing {', '.join(missing)}"] if missing else []) + (
                 [f"unknown member(s) {', '.join(map(printable, unknown))}"] if unknown else [])
@@ -268,7 +278,15 @@ class PinEntry:
             repository_id=text("repositoryId", True), issuer=text("issuer"),
             ref_pattern=text("refPattern", True) if "refPattern" in value else None,
             attested=attested,
+            trust_root=text("trustRoot") if "trustRoot" in value else None,
         )
+        if entry.trust_root is not None:
+            from histor_sign._sigstore_trust import Trust
+
+            try:
+                Trust.from_name(entry.trust_root)
+            except InputError as exc:
+                raise InputError(f"{where}.trustRoot: {exc.message}") from None
         if version < PINS_VERSION:
             entry = _upgraded(entry, where)
         try:
@@ -722,6 +740,11 @@ def draft_pin(
             f"io.github.{owner} namespace", param="repository",
         )
     ReleaseLocation.parse(location, param="location")
+    if "://" not in location:
+        # Stored as typed, a relative path would name another place from another directory.
+        import os
+
+        location = os.path.abspath(location)
     return PinEntry(
         server=server, repository=repository, location=location, revision=1,
         manifest_digest="sha256:" + "0" * 64, signer="-", workflow=workflow,
@@ -758,7 +781,7 @@ def pin_first_use(
     draft = draft_pin(server, repository=repository, location=location, workflow=workflow,
                       owner_id=owner_id, repository_id=repository_id, issuer=issuer,
                       ref_pattern=ref_pattern)
-    parsed = ReleaseLocation.parse(location, param="location")
+    parsed = ReleaseLocation.parse(draft.location, param="location")
     trust = trust or Trust.production()
     source = parsed.latest()
     envelope = _fetch_envelope(parsed, source)
@@ -768,7 +791,7 @@ def pin_first_use(
         draft, revision=envelope.revision, manifest_digest=envelope.statement.manifest_digest,
         signer=envelope.identity, owner_id=facts.owner_id, repository_id=facts.repository_id,
         workflow=workflow or facts.workflow,
-        ref_pattern=ref_pattern or ref_pattern_for(facts.ref),
+        ref_pattern=ref_pattern or ref_pattern_for(facts.ref), trust_root=trust.name(),
     )
     first = PinnedRevision(
         server=server, envelope=envelope, freshness=Freshness.FIRST_USE,

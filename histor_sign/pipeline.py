@@ -60,8 +60,11 @@ class ReleaseRequest:
     publisher as the signing token (numeric owner and repository ids, workflow file);
     a bare statement is refused, since nothing vouches for it. ``fail_on``/``strict`` set the
     gate; ``trust`` defaults to production. ``verify_command``, when given, is the command
-    line ``summary.md`` shows under "Verify it yourself", with ``{envelope}`` and
-    ``{identity}`` filled in (a front end names its own verify command there).
+    line ``summary.md`` shows under "Verify it yourself", with ``{envelope}``,
+    ``{identity}`` and the recommended pins ``{repository}``, ``{workflow}`` and
+    ``{ref_pattern}`` (:func:`~histor_sign.verification.recommended_pins`) filled in (a
+    front end names its own verify command there; none is shown for a signer that is not a
+    GitHub workflow).
     ``revisions``, when given, is the chain directory the fresh revision is published into
     (:mod:`histor_sign.layout`): a release whose revision number is already published there
     is refused before anything is signed, and the outcome lists the files published.
@@ -202,14 +205,17 @@ def _catalog_and_evidence(tools: Snapshot | Catalog) -> tuple[Catalog, dict[str,
     """The catalog to gate and sign, and the snapshot document written beside it.
 
     A fetch snapshot (live, or a snapshot file) keeps its capture context as evidence for
-    drift checks later; any other catalog is wrapped as ``{"tools": [...]}``.
+    drift checks later, and its findings name the snapshot file written (never a stdio
+    command line); any other catalog is wrapped as ``{"tools": [...]}``.
     """
     if isinstance(tools, Catalog):
         raw = [dict(t.raw) for t in tools.tools]
         if tools.shape == "snapshot":
             return tools, {"type": SNAPSHOT_TYPE, "capture": tools.capture, "tools": raw}
         return tools, {"tools": raw}
-    return tools.to_catalog(), tools.to_json()
+    # Findings point into the snapshot written beside them, never at the fetched target:
+    # a stdio command line carries runner paths and secrets passed as arguments.
+    return tools.to_catalog(OUTPUT_NAMES["tools"]), tools.to_json()
 
 
 def gate(
@@ -441,12 +447,20 @@ def summary_markdown(outcome: ReleaseOutcome, catalog: Catalog) -> str:
     if outcome.envelope is not None and req.verify_command is not None:
         import shlex
 
-        # Quoted for a shell: the summary invites copying this line into one.
-        command = req.verify_command.format(
-            envelope=shlex.quote(OUTPUT_NAMES["envelope"]),
-            identity=shlex.quote(outcome.envelope.identity),
-        )
-        lines += ["", "Verify it yourself:", "", "````", printable(command), "````"]
+        from histor_sign.verification import recommended_pins
+
+        # Quoted for a shell: the summary invites copying this line into one. The pins are
+        # the repository, workflow and a ref pattern: an exact identity names one tag.
+        pins = recommended_pins(outcome.envelope)
+        if pins is not None:
+            command = req.verify_command.format(
+                envelope=shlex.quote(OUTPUT_NAMES["envelope"]),
+                identity=shlex.quote(outcome.envelope.identity),
+                repository=shlex.quote(pins.repository or ""),
+                workflow=shlex.quote(pins.workflow or ""),
+                ref_pattern=shlex.quote(pins.ref_pattern or ""),
+            )
+            lines += ["", "Verify it yourself:", "", "````", printable(command), "````"]
     return "\n".join(lines) + "\n"
 
 

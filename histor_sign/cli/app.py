@@ -142,6 +142,7 @@ FLAGS: dict[str, str] = {
     "cert_identity": "--cert-identity",
     "identity_regexp": "--cert-identity-regexp",
     "workflow": "--workflow",
+    "any_workflow_of_owner": "--any-workflow-of-owner",
     "repository": "--repository",
     "ref_pattern": "--ref-pattern",
     "previous": "--previous",

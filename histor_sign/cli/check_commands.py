@@ -256,7 +256,7 @@ def _check_pinned(
     served = t.served_from_file_or_target(
         tools, target, options, what="the served tools (TOOLS_FILE)"
     )
-    trust = flags.trust()
+    trust = flags.trust_for_pin(store.get(server))
     warn(trust.warning())
     result = check_served(store, server, served, trust=trust)
     if format is OutputFormat.json:

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from histor_sign.pipeline import ReleaseOutcome
 
 #: The command a release's summary.md shows for verifying the envelope it wrote.
-VERIFY_COMMAND = f"{PROG} verify {{envelope}} --cert-identity {{identity}}"
+VERIFY_COMMAND = (f"{PROG} verify {{envelope}} --repository {{repository}} "
+                  f"--workflow {{workflow}} --ref-pattern {{ref_pattern}}")
 
 
 def _append(path_var: str, text: str) -> None:
@@ -330,10 +331,13 @@ def demo(
 
 def _demo_guide(result: "DemoResult") -> str:
     """What each file is, and how the same runs in GitHub Actions."""
-    from histor_sign.demo.walkthrough import IDENTITY
     from histor_sign.layout import OUTPUT_NAMES
+    from histor_sign.models import load_envelope
+    from histor_sign.verification import recommended_pins
 
     rev = result.output / "revision-2"
+    pins = recommended_pins(load_envelope(rev / OUTPUT_NAMES["envelope"]))
+    assert pins is not None  # the demo signs as a GitHub workflow
     names = OUTPUT_NAMES
     return f"""
 Files in {rev}/ (revision-1/ has the same):
@@ -348,7 +352,10 @@ Files in {rev}/ (revision-1/ has the same):
 
 Verify it yourself (offline):
   {PROG} verify {rev}/envelope.json --previous {result.output}/revision-1/envelope.json \\
-      --trust-config {result.trust_config} --cert-identity {IDENTITY}
+      --trust-config {result.trust_config} --repository {pins.repository} \\
+      --workflow {pins.workflow} --ref-pattern {pins.ref_pattern}
+  Pin the repository and workflow, not an exact --cert-identity: that names one branch or
+  tag (…@refs/tags/v1.0.0) and breaks on the next. Releases from tags: --ref-pattern 'refs/tags/v*'.
 
 In GitHub Actions (permissions: id-token: write), the same release against public Sigstore:
   - uses: histor-sign/histor-sign@<sha>

@@ -24,6 +24,7 @@ from histor_sign.models import GITHUB_ACTIONS_ISSUER
 
 if TYPE_CHECKING:
     from histor_sign.models import Statement
+    from histor_sign.pins import PinEntry
     from histor_sign.verification import VerificationReport
     from histor_sign.verification.policy import Pins
 
@@ -155,6 +156,18 @@ class VerifyFlags:
                  self.ref_pattern, self.cert_identity_regexp)
         if not verify and (any(v is not None for v in given) or self.staging or self.offline):
             raise UsageError("identity and trust flags need --verify")
+
+    def names_trust(self) -> bool:
+        """True if a trust root flag was given (``--staging``, ``--trusted-root`` or
+        ``--trust-config``); without one a pin's recorded trust root applies."""
+        return self.staging or self.trusted_root is not None or self.trust_config is not None
+
+    def trust_for_pin(self, entry: "PinEntry | None") -> Trust:
+        """The trust these flags name, else the trust root ``entry`` was pinned under."""
+        if self.names_trust() or entry is None:
+            return self.trust()
+        trust = entry.trust()
+        return trust.with_offline() if self.offline else trust
 
     def trust(self) -> Trust:
         """The trust these flags name (production by default)."""
@@ -308,6 +321,17 @@ _VerifyAttestation = Annotated[
 ]
 
 
+_VerifyAnyWorkflow = Annotated[
+    bool,
+    typer.Option(
+        "--any-workflow-of-owner",
+        help="Verify with no signer pinned: accept ANY workflow of the io.github namespace "
+        "owner (prints a warning). Without it, verify needs --repository (with --workflow), "
+        "--cert-identity or --cert-identity-regexp.",
+    ),
+]
+
+
 @app.command()
 def verify(
     envelope: _VerifyEnvelope = None,
@@ -328,6 +352,7 @@ def verify(
     offline: OfflineOpt = False,
     format: _VerifyFormat = OutputFormat.human,
     attestation: _VerifyAttestation = None,
+    any_workflow_of_owner: _VerifyAnyWorkflow = False,
 ) -> None:
     """Verify a signed envelope and/or its in-toto attestation: well-formed,
     signature/chain/SCT/inclusion, identity, transparency-log copy, revision chain and tool
@@ -335,6 +360,7 @@ def verify(
     from histor_sign.attestation import load_attestation, verify_attestation
     from histor_sign.cli.target_options import snapshot_or_catalog_file
     from histor_sign.models import load_envelope
+    from histor_sign.verification import require_signer_pin
     from histor_sign.verification import verify as verify_envelope
 
     flags = VerifyFlags(
@@ -350,8 +376,10 @@ def verify(
     attested = load_attestation(attestation) if attestation is not None else None
     prev = load_envelope(previous) if previous is not None else None
     catalog = snapshot_or_catalog_file(tools) if tools is not None else None
-    warn(trust.warning())
     pins = flags.pins()
+    unpinned = require_signer_pin(pins, any_workflow_of_owner=any_workflow_of_owner)
+    warn(trust.warning())
+    warn(unpinned)
     reports = []
     if signed is not None:
         reports.append(verify_envelope(

@@ -75,7 +75,9 @@ def verify_for_use(
     from histor_sign.pins import verify_for_use as verify_envelope_for_use
 
     env = parse_envelope(document, source)
-    trust = flags.trust()
+    entry = (None if flags.names_trust() or flags.pins().names_publisher()
+             else load_store(pins).get(server or env.server))
+    trust = flags.trust_for_pin(entry)
     warn(trust.warning())  # reads the trust files: bad ones are bad input, whatever pins
     try:
         return verify_envelope_for_use(env, trust=trust, pins=flags.pins(), store=pins,
@@ -130,7 +132,7 @@ def pinned_latest(
     from histor_sign.pins import latest_for_use
 
     store = pinned_store(server, flags, pins)
-    trust = flags.trust()
+    trust = flags.trust_for_pin(store.get(server))
     warn(trust.warning())
     return latest_for_use(server, trust=trust, store=store, signed_tools=signed_tools)
 

@@ -41,6 +41,7 @@ from histor_sign.models import (
 from histor_sign.verification._certificate import (
     CertificateFacts,
     certificate_facts,
+    parse_workflow_identity,
 )
 from histor_sign.verification.policy import (
     Identity,
@@ -171,6 +172,62 @@ class IdentityPinRequired(UsageError):
             "`identity_regexp`, or `workflow` with `repository`",
             param="cert_identity", alternatives=("identity_regexp", "workflow", "repository"),
         )
+
+
+class SignerPinRequired(UsageError):
+    """Verification with no pin naming the signer: any workflow of the namespace owner
+    would pass. Pin a repository, a workflow, an identity or an identity pattern (cosign
+    requires an identity too), or accept any workflow of the owner explicitly."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "no signer pinned, so any workflow of the namespace owner would pass: pass "
+            "`repository` (with `workflow`), `cert_identity` or `identity_regexp`, or accept "
+            "any workflow of the owner explicitly with `any_workflow_of_owner`",
+            param="repository",
+            alternatives=("workflow", "cert_identity", "identity_regexp",
+                          "any_workflow_of_owner"),
+        )
+
+
+def require_signer_pin(
+    pins: PinsLike | None, *, any_workflow_of_owner: bool = False
+) -> str | None:
+    """The rule before a stand-alone verification: ``pins`` must name a repository
+    (or its numeric id), a workflow, an exact identity or an identity pattern
+    (a composed policy is taken as given). Without one, ``any_workflow_of_owner`` accepts
+    any workflow of the namespace owner and the warning to show is returned; otherwise
+    :class:`SignerPinRequired` is raised. None when the pins name the signer."""
+    if pins is not None and (not isinstance(pins, Pins) or any(v is not None for v in (
+            pins.repository, pins.repository_id, pins.workflow, pins.cert_identity,
+            pins.identity_regexp))):
+        return None
+    if any_workflow_of_owner:
+        return ("no signer pinned: ANY workflow of the namespace owner's GitHub account "
+                "passes, including one in a repository you never meant to trust")
+    raise SignerPinRequired()
+
+
+def recommended_pins(envelope: SignedEnvelope) -> Pins | None:
+    """The pins to recommend for a publisher's revisions: its source repository, its
+    signing workflow (repository-qualified, so a reusable workflow works too) and a ref
+    pattern the next tag also matches — never the exact identity, which names one tag and
+    breaks on the next. None when the signer is not a GitHub workflow."""
+    parts = parse_workflow_identity(envelope.identity)
+    if parts is None:
+        return None
+    repository = parts.repository
+    try:
+        source = certificate_facts(load_bundle_certificate(envelope.bundle)).repository
+    except Exception:  # the identity's repository is the fallback
+        source = None
+    if source:
+        repository = source
+    ref = parts.ref
+    if ref.startswith("refs/tags/"):
+        ref = "refs/tags/v*" if ref.startswith("refs/tags/v") else "refs/tags/*"
+    return Pins(repository=repository, workflow=f"{parts.repository}/{parts.path}",
+                ref_pattern=ref)
 
 
 # ---------------------------------------------------------------------- signature core

@@ -43,7 +43,7 @@ def att(path: Path) -> Path:
 
 
 def trust_args(s: SignedSet) -> list[str]:
-    return ["--trusted-root", str(s.trusted_root)]
+    return ["--trusted-root", str(s.trusted_root), "--repository", "alice/docs"]
 
 
 def payload_of(path: Path) -> dict[str, Any]:
@@ -190,7 +190,8 @@ def test_outside_github_namespace_needs_cert_identity(signed_set: SignedSet) -> 
 
 
 def test_production_root_rejects_the_local_signature(signed_set: SignedSet) -> None:
-    run = run_main("verify", "--attestation", str(att(signed_set.rev1)), "--offline")
+    run = run_main("verify", "--attestation", str(att(signed_set.rev1)), "--offline",
+                   "--repository", "alice/docs")
     assert_failed_check(run, "signature")
 
 
@@ -282,7 +283,7 @@ def test_a_large_server_is_signed_and_verified_in_parts(tmp_path: Path) -> None:
     assert second.name == "big.intoto.2.sigstore.json"
     assert not part_paths(attestation_path(out), 3)[2].exists()
     run = run_main("verify", str(out), "--attestation", str(first), "--tools", str(catalog),
-                   "--trusted-root", str(root))
+                   "--trusted-root", str(root), "--repository", "alice/docs")
     assert run.code == 0, run.stderr
     assert "2 part(s) verified" in run.stdout
     # Part 1 cannot stand in for part 2 (its tools would be counted twice).

@@ -188,7 +188,9 @@ case("sign-error-missing-statement", "sign", "no-such-statement.json", "-o", "ou
 # --- verify (offline, against the committed demo release) ---------------------------------
 case("verify-full", "verify", f"{R2}/envelope.json", *VERIFY, "--previous", f"{R1}/envelope.json",
      "--tools", f"{R2}/tools.snapshot.json")
-case("verify-namespace-only", "verify", f"{R1}/envelope.json", "--trust-config", TRUST)
+case("verify-namespace-only", "verify", f"{R1}/envelope.json", "--trust-config", TRUST,
+     "--any-workflow-of-owner")
+case("verify-error-no-signer-pin", "verify", f"{R1}/envelope.json", "--trust-config", TRUST)
 case("verify-attestation", "verify", "--attestation", f"{R2}/intoto.sigstore.json", *VERIFY,
      "--tools", f"{R2}/tools.snapshot.json")
 case("verify-envelope-and-attestation", "verify", f"{R2}/envelope.json", "--attestation",

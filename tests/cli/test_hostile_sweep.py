@@ -190,9 +190,9 @@ def slots(w: World) -> dict[str, list[str]]:
                  "--identity-token", SECRET],
         "sign --trust-config": ["sign", str(w.stmt), "-o", "out.envelope.json",
                                 "--trust-config", "{}", "--identity-token", SECRET],
-        "verify": ["verify", "{}", "--trust-config", tc],
-        "verify --previous": ["verify", str(w.ss.rev2), "--previous", "{}", "--trust-config", tc],
-        "verify --tools": ["verify", e, "--tools", "{}", "--trust-config", tc],
+        "verify": ["verify", "{}", "--trust-config", tc, "--repository", "alice/docs"],
+        "verify --previous": ["verify", str(w.ss.rev2), "--previous", "{}", "--trust-config", tc, "--repository", "alice/docs"],
+        "verify --tools": ["verify", e, "--tools", "{}", "--trust-config", tc, "--repository", "alice/docs"],
         "verify --trusted-root": ["verify", e, "--trusted-root", "{}"],
         "verify --trust-config": ["verify", e, "--trust-config", "{}"],
         "scan": ["scan", "{}"],
@@ -315,9 +315,9 @@ def flag_cases(w: World) -> list[tuple[list[str], str]]:
           "--identity-token", f"eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJ4In0.{SECRET}"], ""),
         (["sign", str(w.stmt), "-o", "x.json", "--staging", "--trust-config", tc,
           "--identity-token", SECRET], "cannot be used together"),
-        (["verify", e, "--trust-config", tc, "--trusted-root", str(w.ss.trusted_root)],
+        (["verify", e, "--trust-config", tc, "--repository", "alice/docs", "--trusted-root", str(w.ss.trusted_root)],
          "cannot be used together"),
-        (["verify", e, "--trust-config", tc, "--format", "xml"], "'xml' is not one of"),
+        (["verify", e, "--trust-config", tc, "--repository", "alice/docs", "--format", "xml"], "'xml' is not one of"),
         (["dev-sigstore"], "Missing option '--trust-config-out'"),
         (["dev-sigstore", "--trust-config-out", "tc.json", "--host", "0.0.0.0"], "loopback only"),
         (["dev-sigstore", "--trust-config-out", "tc.json", "--port", "-1"], "--port"),
@@ -473,13 +473,13 @@ def test_stdin_closed_and_stdin_twice(world: World) -> None:
            "--trust-config", tc, "--out-dir", "rel"]
     closed = [
         ["digest", "-"], ["build", "-", *BUILD], ["sign", "-", "-o", "x.json"],
-        ["verify", "-", "--trust-config", tc], ["scan", "-"], ["replay", "-", "-c", t],
+        ["verify", "-", "--trust-config", tc, "--repository", "alice/docs"], ["scan", "-"], ["replay", "-", "-c", t],
         ["guard", "-", "--catalog", t], ["check", "-", "--envelope", e], [*rel, "--tools", "-"],
     ]
     twice = [  # (args, what stdin holds: what the first reader of '-' accepts)
         (["build", "-", *BUILD, "--previous", "-"], e),
-        (["verify", "-", "--previous", "-", "--trust-config", tc], e),
-        (["verify", e, "--tools", "-", "--previous", "-", "--trust-config", tc], e),
+        (["verify", "-", "--previous", "-", "--trust-config", tc, "--repository", "alice/docs"], e),
+        (["verify", e, "--tools", "-", "--previous", "-", "--trust-config", tc, "--repository", "alice/docs"], e),
         (["check", "-", "--envelope", "-"], e),
         (["check", "-", "--envelope", e, "--signed-tools", "-"], t),
         (["guard", str(w.call), "--catalog", "-", "--policy", "-"], t),
@@ -539,7 +539,7 @@ def test_tampered_envelopes(in_work: World) -> None:
             if changed == env:
                 continue  # e.g. null where null already is
             tampered.write_text(json.dumps(changed))
-            run = run_main("verify", str(tampered), "--trust-config", tc)
+            run = run_main("verify", str(tampered), "--trust-config", tc, "--repository", "alice/docs")
             try:
                 assert run.code in (1, 2), run
                 assert_one_error(run, run.code)
@@ -556,7 +556,7 @@ def test_tampered_envelopes(in_work: World) -> None:
     ]:
         tampered.write_text(json.dumps(_mutated(env, path, value)))
         for args in (
-            ["verify", str(tampered), "--trust-config", tc],
+            ["verify", str(tampered), "--trust-config", tc, "--repository", "alice/docs"],
             ["check", str(w.ss.tools_v1), "--envelope", str(tampered), "--verify",
              "--trust-config", tc, "--server", "io.github.alice/docs"],
             ["guard", str(w.call), "--catalog", str(w.ss.tools_v1), "--envelope", str(tampered),

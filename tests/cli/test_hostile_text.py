@@ -198,8 +198,8 @@ def file_cases(w: World, h: str) -> dict[str, list[str]]:
                                "--out-dir", "rel"],
     }
     for field, path in envs.items():
-        cases[f"verify {field}"] = ["verify", path, "--trust-config", tc]
-        cases[f"verify -f json {field}"] = ["verify", path, "--trust-config", tc, "-f", "json"]
+        cases[f"verify {field}"] = ["verify", path, "--trust-config", tc, "--repository", "alice/docs"]
+        cases[f"verify -f json {field}"] = ["verify", path, "--trust-config", tc, "--repository", "alice/docs", "-f", "json"]
         cases[f"check --envelope {field}"] = ["check", t, "--envelope", path]
         cases[f"guard --envelope {field}"] = ["guard", call_args, "--catalog", t,
                                               "--envelope", path, "--verify",
@@ -237,7 +237,8 @@ def test_a_tampered_envelope_cannot_paint_verified(world: World, ci: Path) -> No
     for field in ("serverVersion", "identity"):
         for text in (HOSTILE["esc-repaint"], HOSTILE["cr-overwrite"]):
             path = world.file({**env, field: text})
-            run = run_main("verify", path, "--trust-config", str(world.ss.trust_config))
+            run = run_main("verify", path, "--trust-config", str(world.ss.trust_config),
+                           "--repository", "alice/docs")
             assert_contract(run, (1, 2))
             assert not any(line.startswith("VERIFIED") for line in run.stdout.split("\n"))
             assert "\x1b" not in run.stderr and "\r" not in run.stderr

@@ -87,7 +87,7 @@ def test_trust_add_shows_and_takes_the_refs(history: History, tmp_path: Path) ->
 
 
 def _v1_file(path: Path, entry_json: dict[str, object], workflow: object) -> Path:
-    old = {k: v for k, v in entry_json.items() if k not in ("refPattern", "attested")}
+    old = {k: v for k, v in entry_json.items() if k not in ("refPattern", "attested", "trustRoot")}
     old["workflow"] = workflow
     path.write_text(json.dumps({"version": 1, "servers": {SERVER: old}}, indent=2))
     return path

@@ -284,3 +284,37 @@ def test_check_verify_with_identity_flags_or_server_prints_who_signed(client: Cl
                               client.served(1)), "identity", "not --server 'io.github.alice/x'")
     unpinned = client.run("check", "--envelope", envelope, "--verify", client.served(1))
     assert_bad_input(unpinned, "only from a pinned publisher")
+
+
+def test_add_stores_a_relative_envelope_path_as_absolute(client: Client) -> None:
+    # `trust add --envelope ./pub` typed in one directory; `check --server` run from another.
+    client.publish("pub", "rev1")
+    elsewhere = client.base / "elsewhere"
+    elsewhere.mkdir()
+    trust = ("--pins", str(client.pins), "--trust-config", str(client.history.trust_config))
+    added = run_cli("trust", "add", SERVER, "--repository", "alice/docs", "--envelope",
+                    "./pub", *trust, cwd=client.base)
+    assert added.code == 0, added.stderr
+    assert client.pinned()["envelope"] == str(client.base / "pub")
+    run = run_cli("check", "--server", SERVER, client.served(1), *trust, cwd=elsewhere)
+    assert run.code == 0, run.stdout + run.stderr
+
+
+def test_pin_records_its_trust_root_and_check_uses_it(client: Client) -> None:
+    # Pinned with --trust-config; `check --server` without it verifies against the same
+    # root (not production, whose failure would be a misleading hint).
+    assert client.add(client.publish("pub", "rev1")).code == 0
+    assert client.pinned()["trustRoot"] == f"trust-config:{client.history.trust_config}"
+    pins = ("--pins", str(client.pins))
+    run = run_cli("check", "--server", SERVER, client.served(1), *pins)
+    assert run.code == 0, run.stdout + run.stderr
+    assert "dev-sigstore" in run.stderr  # the recorded root's warning is still shown
+    # A pin file written before the member existed (version 2 without it) stays readable.
+    entry = client.pinned()
+    del entry["trustRoot"]
+    client.pins.write_text(json.dumps({"version": 2, "servers": {SERVER: entry}}))
+    listed = run_main("trust", "list", *pins)
+    assert listed.code == 0, listed.stderr
+    # A flag still wins over the recorded root.
+    again = client.run("check", "--server", SERVER, client.served(1))
+    assert again.code == 0, again.stdout + again.stderr

@@ -187,3 +187,51 @@ def test_output_flag_onto_dev_stdout_and_a_fifo(catalog: Path, tmp_path: Path) -
     assert run.code == 0, run.stderr
     assert out.decode() == to_stdout.stdout and stat.S_ISFIFO(os.lstat(fifo).st_mode)
     assert os.listdir(tmp_path) == ["pipe"]
+
+
+def test_summary_recommends_pins_that_survive_the_next_tag(
+    sigstore: LocalSigstore, catalog: Path, tmp_path: Path
+) -> None:
+    # summary.md's "Verify it yourself" line must not pin the exact tag identity: the
+    # same command has to verify the next tag's release too.
+    import shlex
+
+    tagged = IDENTITY.replace("refs/heads/main", "refs/tags/v1.0.0")
+    code, _, err = release(sigstore, catalog, tmp_path / "v1", "--identity", tagged,
+                           "--identity-token", sigstore.mint_token(tagged))
+    assert code == 0, err
+    summary = (tmp_path / "v1" / "summary.md").read_text()
+    line = next(x for x in summary.splitlines() if x.startswith("histor-sign verify "))
+    assert "--cert-identity" not in line and "refs/tags/v1.0.0" not in line
+    assert "--repository example/notes-server" in line and "--ref-pattern" in line
+    args = shlex.split(line)[1:]
+    trust = ("--trust-config", str(sigstore.trust_config_path))
+    first = run_cli(*args, *trust, cwd=tmp_path / "v1")
+    assert first.code == 0, first.stdout + first.stderr
+    nxt = IDENTITY.replace("refs/heads/main", "refs/tags/v1.1.0")
+    code, _, err = release(sigstore, catalog, tmp_path / "v2", "--identity", nxt,
+                           "--identity-token", sigstore.mint_token(nxt))
+    assert code == 0, err
+    second = run_cli(*args, *trust, cwd=tmp_path / "v2")
+    assert second.code == 0, second.stdout + second.stderr
+    assert "VERIFIED" in second.stdout
+
+
+def test_stdio_finding_locations_never_show_the_command_line(
+    sigstore: LocalSigstore, tmp_path: Path
+) -> None:
+    # The server's command line (runner paths, secrets passed as arguments) is no location:
+    # SARIF and summary.md name the snapshot file instead.
+    out = tmp_path / "out"
+    command = server_command("--collision")
+    run_cli(*release_args(out, sigstore.trust_config_path, "--stdio", command,
+                          "--server-is-trusted-code",
+                          "--identity-token", sigstore.mint_token(IDENTITY)))
+    sarif = json.loads((out / "scan.sarif").read_text())
+    results = sarif["runs"][0]["results"]
+    assert results, "the confusable pair must give findings"
+    uris = {loc["physicalLocation"]["artifactLocation"]["uri"]
+            for r in results for loc in r["locations"]}
+    assert uris == {"tools.snapshot.json"}, uris
+    text = (out / "scan.sarif").read_text() + (out / "summary.md").read_text()
+    assert "example_server" not in text and sys.executable not in text

@@ -64,10 +64,23 @@ def test_round_trip_all_pins_json(signed_set: SignedSet) -> None:
     assert "dev-sigstore" in run.stderr and "UNTRUSTED" in run.stderr  # loud warning
 
 
-def test_human_report_and_namespace_only(signed_set: SignedSet) -> None:
-    # io.github.* servers may be verified by namespace owner alone (no --cert-identity)
+def test_verify_without_signer_pin_is_refused(signed_set: SignedSet) -> None:
+    # Like cosign, verify needs the signer named: with no pin at all it refuses (exit 2,
+    # one line) instead of passing any workflow of the namespace owner.
     run = verify(signed_set, signed_set.rev1, pin=False)
+    assert_bad_input(run, "--repository", "--any-workflow-of-owner")
+    assert "VERIFIED" not in run.stdout
+    # A repository (+ workflow) pin is enough.
+    ok = verify(signed_set, signed_set.rev1, "--repository", "alice/docs", "--workflow",
+                ".github/workflows/sign.yml", pin=False)
+    assert ok.code == 0, ok.stderr
+
+
+def test_human_report_and_namespace_only(signed_set: SignedSet) -> None:
+    # io.github.* servers may be verified by namespace owner alone, opted into loudly
+    run = verify(signed_set, signed_set.rev1, "--any-workflow-of-owner", pin=False)
     assert run.code == 0, run.stderr
+    assert "warning: no signer pinned: ANY workflow" in run.stderr
     assert run.stdout.startswith("VERIFIED: io.github.alice/docs revision 1")
     assert "identity not pinned" in run.stdout
     assert "skipped chain" in run.stdout
@@ -226,7 +239,7 @@ def test_trusted_root_flag_works_like_trust_config(signed_set: SignedSet) -> Non
 
 
 def test_outside_github_namespace_requires_pin(signed_set: SignedSet) -> None:
-    run = verify(signed_set, signed_set.outside, pin=False)
+    run = verify(signed_set, signed_set.outside, "--any-workflow-of-owner", pin=False)
     assert_bad_input(run, "--cert-identity", "outside io.github")
     ok = verify(signed_set, signed_set.outside)
     assert ok.code == 0, ok.stderr
