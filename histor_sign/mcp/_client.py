@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from histor_sign.errors import FetchError, HistorError, LimitExceeded
 from histor_sign.mcp._http_channel import SessionExpired
-from histor_sign.mcp._jsonrpc import Channel, clip
+from histor_sign.mcp._jsonrpc import Channel, RequestTimeout, ServerGone, clip
 from histor_sign.mcp._session import Session, open_session, renew_session
 from histor_sign.mcp._target import FetchOptions, Target
 from histor_sign.mcp._walk import (
@@ -78,11 +78,29 @@ def _channel(target: Target, options: FetchOptions) -> Channel:
 
 async def _fetch(target: Target, options: FetchOptions) -> Snapshot:
     channel = _channel(target, options)
+    notes: list[str] = []
     try:
         try:
             async with asyncio.timeout(options.total_timeout):
                 await channel.start()
-                session = await open_session(channel, options)
+                try:
+                    session = await open_session(channel, options)
+                except (ServerGone, RequestTimeout) as exc:
+                    if not (channel.probe_unanswered and options.protocol == "auto"):
+                        raise
+                    # The server broke on the server/discover probe (early Python SDK
+                    # servers crash on a method they do not know, and then answer nothing):
+                    # start it again and speak the handshake at once.
+                    # (Its warnings are in ``exc``'s message; the new start has its own.)
+                    await asyncio.shield(channel.aclose())
+                    channel = _channel(target, options)
+                    await channel.start()
+                    session = await open_session(channel, replace(options, protocol="legacy"))
+                    notes.append(
+                        "the MCP server stopped answering after the server/discover probe "
+                        f"({exc.message}); it was started again and asked with the initialize "
+                        "handshake (forcing the legacy protocol skips the probe)"
+                    )
                 session, walk, renewals = await _walk_with_renewal(session, options)
                 surface = await _walk_surface(session, options)
         except TimeoutError:
@@ -119,7 +137,7 @@ async def _fetch(target: Target, options: FetchOptions) -> Snapshot:
         instructions=session.instructions if isinstance(session.instructions, str) else None,
         prompts=surface.lists.get(PROMPTS), resource_templates=surface.lists.get(
             RESOURCE_TEMPLATES),
-        warnings=(*channel.warnings(), *_not_served_warning(surface.not_served)),
+        warnings=(*notes, *channel.warnings(), *_not_served_warning(surface.not_served)),
     )
     _refuse_echoed_secrets(snapshot, target.secrets())
     return snapshot

@@ -122,6 +122,8 @@ class Channel(ABC):
         self.bytes_received = 0
         #: ``list_changed`` notifications seen, by method (the walk of that list resets it).
         self.changed: dict[str, int] = {}
+        #: The ``server/discover`` probe got no answer (timed out, or the server died on it).
+        self.probe_unanswered = False
         self._next_id = 0
         self._abandoned: set[int] = set()
 

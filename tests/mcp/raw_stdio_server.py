@@ -51,9 +51,13 @@ def main() -> None:
             stdout=None if SCENARIO == "hold-stdout" else subprocess.DEVNULL,
         )
         pids.append(helper.pid)
-    with open(PIDFILE + ".tmp", "w") as fh:
-        fh.write(" ".join(map(str, pids)))
-    os.replace(PIDFILE + ".tmp", PIDFILE)
+    if SCENARIO.startswith("probe-"):  # started twice: keep every start's PID
+        with open(PIDFILE, "a") as fh:
+            fh.write(" ".join(map(str, pids)) + " ")
+    else:
+        with open(PIDFILE + ".tmp", "w") as fh:
+            fh.write(" ".join(map(str, pids)))
+        os.replace(PIDFILE + ".tmp", PIDFILE)
 
     if SCENARIO == "stderr-flood":
         sys.stderr.write("x" * 2_000_000 + "\n")
@@ -90,6 +94,16 @@ def main() -> None:
                     '"data":{"supported":["2025-06-18"],"requested":"%s"}}}' % (msg_id, MODERN))
             elif SCENARIO in ("hang-all", "hang-probe"):
                 continue
+            elif SCENARIO in ("probe-crash", "probe-exit"):
+                # What servers on early Python SDKs (mcp 1.6) do with a method they do not
+                # know: a traceback, then nothing is answered (-crash) or the process ends.
+                sys.stderr.write("pydantic_core.ValidationError: 24 validation errors for "
+                                 "ClientRequest\n")
+                sys.stderr.flush()
+                if SCENARIO == "probe-exit":
+                    os._exit(1)
+                sys.stdin.readline()
+                os._exit(1)
             else:
                 out('{"jsonrpc":"2.0","id":%d,"error":{"code":-32601,"message":"Method not found"}}'
                     % msg_id)
@@ -181,7 +195,7 @@ def surface_list(msg_id: int, method: str, cursor: str | None, walk: int) -> Non
 def handle(msg_id: int, cursor: str | None, walks: int) -> None:
     s = SCENARIO
     if s in ("legacy", "modern", "banner", "version-error", "stderr-flood", "stubborn",
-             "setsid-legacy", "served-empty", *NOT_SERVED):
+             "setsid-legacy", "served-empty", "probe-crash", "probe-exit", *NOT_SERVED):
         # Unknown fields, odd key order, raw UTF-8, and "" as a real cursor.
         if cursor is None:
             out(page(msg_id, [

@@ -171,3 +171,34 @@ def test_over_streamable_http_too() -> None:
     assert [t["name"] for t in snap.tools] == ["alpha"]
     assert snap.not_served == {"prompts": -32601, "resourceTemplates": -32602}
     assert len(snap.warnings) == 1 and "error -32602 (no templates)" in snap.warnings[0]
+
+
+@pytest.mark.parametrize("scenario", ["probe-crash", "probe-exit"])
+def test_a_server_that_breaks_on_the_probe_is_started_again_with_the_handshake(
+    tmp_path: Path, scenario: str,
+) -> None:
+    """Servers on early Python SDKs (chroma-mcp 0.2.6 on mcp 1.6) crash on the unknown
+    ``server/discover``: then answer nothing (-crash) or exit (-exit). The fetch starts the
+    server again, speaks the handshake, and says so."""
+    pidfile = tmp_path / "pids"
+    out = tmp_path / "snap.json"
+    run = run_cli("fetch", "--stdio", raw_command(scenario, pidfile), "-o", str(out),
+                  "--timeout", "2")
+    assert run.code == 0, run.stderr
+    doc = json.loads(out.read_text())
+    assert doc["capture"]["era"] == "legacy"
+    assert [t["name"] for t in doc["tools"]] == TOOL_NAMES
+    (warning,) = _warnings(run.stderr)
+    assert "stopped answering after the server/discover probe" in warning
+    assert "started again and asked with the initialize handshake" in warning
+    assert len(pidfile.read_text().split()) == 2  # two starts, both gone
+    assert_all_gone(pidfile)
+
+
+def test_forcing_a_protocol_never_restarts(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pids"
+    run = run_cli("fetch", "--stdio", raw_command("probe-exit", pidfile),
+                  "--protocol", "modern", "--timeout", "2")
+    assert run.code == 2 and "exited with code 1 before answering server/discover" in run.stderr
+    assert len(pidfile.read_text().split()) == 1
+    assert_all_gone(pidfile)
