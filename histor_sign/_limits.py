@@ -42,6 +42,11 @@ DEFAULT_MAX_RECEIVED_BYTES = 32 * _MIB
 #: Seconds for one request, and for the whole fetch including starting the server.
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_TOTAL_TIMEOUT = 600.0
+#: Lines on a stdio server's stdout that are not JSON at all (a start-up banner, a log line)
+#: are skipped, as the official SDKs do, up to these many lines and bytes in one fetch; one
+#: more is an error. Skipped text is never recorded: only parsed JSON-RPC messages are.
+MAX_SKIPPED_STDOUT_LINES = 100
+MAX_SKIPPED_STDOUT_BYTES = 64 * _KIB
 
 # --- scan and replay ------------------------------------------------------------------------
 

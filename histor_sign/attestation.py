@@ -35,7 +35,15 @@ from typing import TYPE_CHECKING, Any
 from histor_sign.canonical import JsonValue, canonical_bytes, parse_json, read_json_file
 from histor_sign.errors import InputError, VerificationFailed
 from histor_sign.layout import MAX_PARTS, MAX_SUBJECTS, part_addresses
-from histor_sign.models import STATEMENT_TYPE, SignedEnvelope, Statement, SurfaceDigests
+from histor_sign.models import (
+    NOT_SERVED,
+    STATEMENT_TYPE,
+    SURFACE_LISTS,
+    SignedEnvelope,
+    Statement,
+    SurfaceDigests,
+    not_served_lists,
+)
 
 if TYPE_CHECKING:
     from sigstore.models import TrustedRoot
@@ -316,8 +324,10 @@ def _surface_digests(surface: Mapping[str, Any], source: str) -> SurfaceDigests:
     instructions = surface.get("instructions")
     if instructions is not None and not digest(instructions):
         raise InputError(f"{source}: predicate.surface.instructions is not a digest or null")
+    not_served = not_served_lists(surface.get(NOT_SERVED), f"{source}: predicate.surface")
     return SurfaceDigests(instructions=instructions, prompts=digests("prompts"),
-                          resource_templates=digests("resourceTemplates"))
+                          resource_templates=digests("resourceTemplates"),
+                          not_served=not_served)
 
 
 # ---------------------------------------------------------------------- verifying
@@ -467,7 +477,7 @@ def _surface_axis(
 ) -> AxisResult:
     """The predicate's surface digests against those recomputed from a snapshot (the same
     comparison as ``check``'s: :func:`histor_sign.drift.surface_changes`)."""
-    from histor_sign.drift import _surface_of, surface_changes
+    from histor_sign.drift import LIST_PART, _surface_of, surface_changes
     from histor_sign.revision import surface_digests
     from histor_sign.verification import SKIPPED, AxisResult, judged
 
@@ -485,10 +495,15 @@ def _surface_axis(
         return judged("surface", [exc.message], "")
     what = {"prompt": "prompt", "resourceTemplate": "resource template"}
     problems = ["instructions differ" if c.part == "instructions"
+                else c.label if c.part == LIST_PART
                 else f"{what[c.part]} {c.name} {c.change.value}"
                 for c in surface_changes(signed, recomputed)]
     counts = (f"{len(recomputed.prompts)} prompts, {len(recomputed.resource_templates)} "
               "resource templates and the instructions")
+    if recomputed.not_served:
+        counts += " (not served: " + ", ".join(
+            f"{SURFACE_LISTS[m]} error {code}" for m, code in recomputed.not_served.items()
+        ) + ")"
     return judged(
         "surface", [f"{tools_source} differs from the attested surface: " + "; ".join(problems)]
         if problems else [],

@@ -230,6 +230,40 @@ def parse_catalog(document: JsonValue, source: str, *, max_tools: int | None = N
 
 #: Capture-context member a fetch sets once it has captured the whole server surface.
 SURFACE_CAPTURED = "surfaceCaptured"
+#: Capture-context member naming the optional lists the server advertised but answered with
+#: a JSON-RPC error: ``{"prompts": {"code": -32601}}`` (keys: :data:`SURFACE_LISTS`).
+NOT_SERVED = "notServed"
+#: The optional surface lists, by snapshot member, with the method that lists each.
+SURFACE_LISTS: dict[str, str] = {
+    "prompts": "prompts/list",
+    "resourceTemplates": "resources/templates/list",
+}
+
+
+def not_served_lists(value: Any, source: str) -> dict[str, int]:
+    """``{member: error code}`` from a ``notServed`` object (a snapshot's capture member or
+    an attestation's surface member); None/absent is ``{}``. Raises :class:`InputError`
+    for any other shape."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InputError(f"{source}: \"{NOT_SERVED}\" must be an object")
+    out: dict[str, int] = {}
+    for member, entry in value.items():
+        code = entry.get("code") if isinstance(entry, Mapping) else None
+        if (member not in SURFACE_LISTS or not isinstance(entry, Mapping) or set(entry) != {"code"}
+                or not isinstance(code, int) or isinstance(code, bool)):
+            raise InputError(
+                f"{source}: \"{NOT_SERVED}\" maps {' or '.join(SURFACE_LISTS)} to "
+                "{\"code\": integer}"
+            )
+        out[member] = code
+    return dict(sorted(out.items()))
+
+
+def not_served_json(lists: Mapping[str, int]) -> dict[str, Any]:
+    """The ``notServed`` object for ``{member: error code}`` (sorted by member)."""
+    return {member: {"code": code} for member, code in sorted(lists.items())}
 
 
 @dataclass(frozen=True)
@@ -248,6 +282,17 @@ class Snapshot:
     instructions: str | None = None
     prompts: list[dict[str, Any]] | None = None
     resource_templates: list[dict[str, Any]] | None = None
+    #: What the caller should be told about the fetch (skipped banner lines, lists not
+    #: served), one line each, server text already escaped; not part of the document.
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def not_served(self) -> dict[str, int]:
+        """The optional lists (``prompts``, ``resourceTemplates``) the server advertised
+        but answered with a JSON-RPC error, with the error code (``capture.notServed``).
+        Such a list is None here like one not offered, but it is recorded and compared:
+        serving it later is a change."""
+        return not_served_lists(self.capture.get(NOT_SERVED), f"{self.source}: capture")
 
     @property
     def surface_captured(self) -> bool:
@@ -307,6 +352,11 @@ class Snapshot:
                     f"{source}: \"{member}\" must be an array of objects with a string \"{key}\""
                 )
             lists[member] = None if items is None else list(items)
+        for member in not_served_lists(value["capture"].get(NOT_SERVED), f"{source}: capture"):
+            if lists[member] is not None:
+                raise InputError(
+                    f"{source}: \"{member}\" is both listed and recorded as not served"
+                )
         return cls(
             tools=list(value["tools"]), capture=dict(value["capture"]), source=source,
             instructions=instructions, prompts=lists["prompts"],
@@ -360,6 +410,9 @@ class SurfaceDigests:
     instructions: str | None
     prompts: Mapping[str, str]
     resource_templates: Mapping[str, str]
+    #: The optional lists the server advertised but did not serve: ``{member: error code}``
+    #: (``prompts``, ``resourceTemplates``). Serving one later is a change, never a match.
+    not_served: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True)

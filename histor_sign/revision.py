@@ -20,10 +20,12 @@ from histor_sign.canonical import (
 from histor_sign.catalog import ToolsLike, as_tools, reject_duplicates, require_mcp
 from histor_sign.errors import InputError
 from histor_sign.models import (
+    NOT_SERVED,
     Snapshot,
     Statement,
     SurfaceDigests,
     Tool,
+    not_served_json,
     statement_of,
     validate_identity,
     validate_server_name,
@@ -75,17 +77,22 @@ def _keyed_digests(items: list[dict[str, Any]] | None, key: str, what: str) -> d
 def surface_json(snapshot: object) -> dict[str, Any] | None:
     """The attestation's ``surface`` member for a fetch snapshot that captured the server
     surface: ``{"instructions": digest | null, "prompts": {name: digest},
-    "resourceTemplates": {uriTemplate: digest}}``; None for anything else (a tools-only
-    catalog, or a snapshot from before surface capture, says nothing about the surface)."""
+    "resourceTemplates": {uriTemplate: digest}}``, plus ``"notServed": {"prompts":
+    {"code": -32601}}`` when the server advertised a list but answered it with an error;
+    None for anything else (a tools-only catalog, or a snapshot from before surface capture,
+    says nothing about the surface)."""
 
     if not isinstance(snapshot, Snapshot) or not snapshot.surface_captured:
         return None
     digests = surface_digests(snapshot)
-    return {
+    out: dict[str, Any] = {
         "instructions": digests.instructions,
         "prompts": dict(sorted(digests.prompts.items())),
         "resourceTemplates": dict(sorted(digests.resource_templates.items())),
     }
+    if digests.not_served:
+        out[NOT_SERVED] = not_served_json(digests.not_served)
+    return out
 
 
 def surface_digests(snapshot: Snapshot) -> SurfaceDigests:
@@ -98,6 +105,7 @@ def surface_digests(snapshot: Snapshot) -> SurfaceDigests:
         resource_templates=MappingProxyType(
             _keyed_digests(snapshot.resource_templates, "uriTemplate", "resource template")
         ),
+        not_served=MappingProxyType(snapshot.not_served),
     )
 
 

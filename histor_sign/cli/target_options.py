@@ -23,6 +23,7 @@ from histor_sign._limits import (
     DEFAULT_TIMEOUT,
     DEFAULT_TOTAL_TIMEOUT,
 )
+from histor_sign.cli.app import warn
 from histor_sign.errors import UsageError
 from histor_sign.mcp._target import (
     FetchOptions,
@@ -172,11 +173,15 @@ def _progress_line(options: FetchOptions) -> Iterator[None]:
 
 
 def fetch_snapshot(target: Target, options: FetchOptions) -> "Snapshot":
-    """Fetch, keeping the terminal progress line tidy on success and on error."""
+    """Fetch, keeping the terminal progress line tidy on success and on error, then print
+    the fetch's warnings (skipped banner lines, lists the server did not serve)."""
     from histor_sign.mcp._client import fetch
 
     with _progress_line(options):
-        return fetch(target, options)
+        snapshot = fetch(target, options)
+    for warning in snapshot.warnings:
+        warn(warning)
+    return snapshot
 
 
 def tools_from_file_or_target(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -37,10 +37,12 @@ from histor_sign.drift._triage import (
 from histor_sign.errors import InputError
 from histor_sign.models import (
     PROJECTED_FIELDS,
+    SURFACE_LISTS,
     Snapshot,
     Statement,
     SurfaceDigests,
     Tool,
+    not_served_json,
     statement_of,
 )
 from histor_sign.revision import digests, surface_digests
@@ -120,40 +122,74 @@ class SurfaceBaseline(StrEnum):
     UNSIGNED_SNAPSHOT = "unsigned-snapshot"
 
 
+#: ``SurfaceChange.part`` of a whole optional list that is served on one side and not
+#: served (answered with a JSON-RPC error) on the other, or refused with another code.
+LIST_PART = "list"
+
+
 @dataclass(frozen=True)
 class SurfaceChange:
     """One changed part of the non-tool surface: ``part`` is ``instructions``, ``prompt``
     or ``resourceTemplate``; ``name`` the prompt name or URI template (``""`` for
-    instructions)."""
+    instructions).
+
+    ``part`` ``list`` is a whole optional list whose *serving* changed: ``name`` is its
+    method (``prompts/list``, ``resources/templates/list``), ``signed_code`` /
+    ``current_code`` the JSON-RPC error code that side answered it with (None: served), and
+    ``change`` ``added`` (served now, not served in the signed revision), ``removed`` (not
+    served now) or ``changed`` (not served on both sides, with another error code); the
+    digests are None."""
 
     part: str
     name: str
     change: ChangeKind
     before: str | None
     after: str | None
+    signed_code: int | None = None
+    current_code: int | None = None
 
     @property
     def risk(self) -> Risk:
         """Removed: low (a client can no longer use it). Added or changed: high — the
         surface is not triaged field by field, and new or reworded text that steers a model
-        cannot be told from an attack (the same rule as a tool whose definition is unknown)."""
-        return Risk.LOW if self.change is ChangeKind.REMOVED else Risk.HIGH
+        cannot be told from an attack (the same rule as a tool whose definition is unknown).
+        A list refused with another error code serves nothing either way: low."""
+        if self.change is ChangeKind.REMOVED or (
+            self.part == LIST_PART and self.change is ChangeKind.CHANGED
+        ):
+            return Risk.LOW
+        return Risk.HIGH
 
     @property
     def label(self) -> str:
-        """``instructions``, ``prompt NAME`` or ``resourceTemplate URI`` (untrusted: escape)."""
+        """``instructions``, ``prompt NAME``, ``resourceTemplate URI`` or, for a list,
+        ``prompts/list (not served: error -32601 → served)`` (untrusted: escape)."""
+        if self.part == LIST_PART:
+            return f"{self.name} ({_serving(self.signed_code)} → {_serving(self.current_code)})"
         return self.part if not self.name else f"{self.part} {self.name}"
 
     def to_json(self) -> dict[str, Any]:
         """The change's entry in the JSON drift document's ``surface`` list."""
-        return {
+        out: dict[str, Any] = {
             "part": self.part,
             "name": self.name,
             "change": self.change.value,
             "signedDigest": self.before,
             "currentDigest": self.after,
-            "risk": self.risk.value,
         }
+        if self.part == LIST_PART:
+            out["signedNotServed"] = _code_json(self.signed_code)
+            out["currentNotServed"] = _code_json(self.current_code)
+        out["risk"] = self.risk.value
+        return out
+
+
+def _serving(code: int | None) -> str:
+    return "served" if code is None else f"not served: error {code}"
+
+
+def _code_json(code: int | None) -> dict[str, int] | None:
+    return None if code is None else {"code": code}
 
 
 @dataclass(frozen=True)
@@ -225,6 +261,9 @@ class DriftResult:
     surface_one_sided: bool = False
     #: Where the signed side of the surface came from (None: there was none).
     surface_baseline: SurfaceBaseline | None = None
+    #: The optional lists the served side advertised but did not serve, with the error
+    #: code (``{"prompts": -32601}``; empty when all were served or it is no snapshot).
+    surface_not_served: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def matches(self) -> bool:
@@ -268,6 +307,7 @@ class DriftResult:
             "surfaceBaseline": (self.surface_baseline.value
                                 if self.surface_baseline is not None else None),
             "surface": [c.to_json() for c in self.surface],
+            "surfaceNotServed": not_served_json(self.surface_not_served),
         }
 
     def headline(self, tool_limit: int = 3) -> str:
@@ -335,6 +375,11 @@ class DriftResult:
             lines.append("  surface  match (instructions, prompts, resource templates)")
         lines += [f"  surface  {c.change.value:<8} {printable(c.label)}  [risk: {c.risk.value}]"
                   for c in self.surface]
+        if self.surface_not_served:
+            gaps = ", ".join(f"{SURFACE_LISTS[m]} (error {code})"
+                             for m, code in sorted(self.surface_not_served.items()))
+            lines.append(f"  surface  not served now: {gaps} — advertised, answered with an "
+                         "error")
         if self.surface_status is not SurfaceStatus.NOT_COMPARED:
             lines.append(_BASELINE_LINES[self.surface_baseline or
                                          SurfaceBaseline.UNSIGNED_SNAPSHOT])
@@ -406,6 +451,7 @@ def compare(
         surface_note=surface_note,
         surface_one_sided=one_sided,
         surface_baseline=baseline,
+        surface_not_served=_served_gaps(tools),
     )
 
 
@@ -546,14 +592,28 @@ def surface_drift(before: Snapshot, after: Snapshot) -> tuple[SurfaceChange, ...
 
 def surface_changes(old: SurfaceDigests, new: SurfaceDigests) -> tuple[SurfaceChange, ...]:
     """The one comparison of two surfaces' digests (snapshot against snapshot, served
-    snapshot against an attestation's signed digests, and ``verify``'s surface axis)."""
+    snapshot against an attestation's signed digests, and ``verify``'s surface axis).
+
+    A list not served on one side (answered with a JSON-RPC error) and served on the other
+    is a ``list`` change even when the served list is empty: never a silent match. A list
+    that is not captured at all (the capability not offered) compares as served and empty,
+    as its items always have."""
     out: list[SurfaceChange] = []
     if old.instructions != new.instructions:
         kind = (ChangeKind.ADDED if old.instructions is None else ChangeKind.REMOVED
                 if new.instructions is None else ChangeKind.CHANGED)
         out.append(SurfaceChange("instructions", "", kind, old.instructions, new.instructions))
-    for part, a, b in (("prompt", old.prompts, new.prompts),
-                       ("resourceTemplate", old.resource_templates, new.resource_templates)):
+    for member, part, a, b in (
+        ("prompts", "prompt", old.prompts, new.prompts),
+        ("resourceTemplates", "resourceTemplate", old.resource_templates,
+         new.resource_templates),
+    ):
+        was, now = old.not_served.get(member), new.not_served.get(member)
+        if was != now:
+            kind = (ChangeKind.ADDED if now is None else ChangeKind.REMOVED if was is None
+                    else ChangeKind.CHANGED)
+            out.append(SurfaceChange(LIST_PART, SURFACE_LISTS[member], kind, None, None,
+                                     signed_code=was, current_code=now))
         out += [SurfaceChange(part, d.name, d.change, d.before, d.after)
                 for d in diff_digests(a, b)]
     return tuple(out)
@@ -565,6 +625,13 @@ _NO_SIGNED_SURFACE = ("the signed catalog is not a fetch snapshot holding the se
 _NO_SIGNED_CATALOG = "no signed catalog was given (the release snapshot holds the signed surface)"
 _NO_SERVED_SURFACE = ("the served tools are not a fetch snapshot holding the server surface "
                       "(a tools-only file, or a snapshot from before surface capture)")
+
+
+def _served_gaps(value: object) -> dict[str, int]:
+    """The lists a served snapshot records as not served (``{}`` for anything else)."""
+    from histor_sign.models import Snapshot
+
+    return value.not_served if isinstance(value, Snapshot) else {}
 
 
 def _surface_of(value: object) -> Snapshot | None:

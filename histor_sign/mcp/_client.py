@@ -9,16 +9,25 @@ from __future__ import annotations
 
 import asyncio
 import os
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from histor_sign.errors import FetchError, HistorError, LimitExceeded
 from histor_sign.mcp._http_channel import SessionExpired
-from histor_sign.mcp._jsonrpc import Channel
+from histor_sign.mcp._jsonrpc import Channel, RequestTimeout, ServerGone, clip
 from histor_sign.mcp._session import Session, open_session, renew_session
 from histor_sign.mcp._target import FetchOptions, Target
-from histor_sign.mcp._walk import PROMPTS, RESOURCE_TEMPLATES, Walk, walk_list, walk_tools
-from histor_sign.models import SURFACE_CAPTURED, Snapshot
+from histor_sign.mcp._walk import (
+    PROMPTS,
+    RESOURCE_TEMPLATES,
+    ListKind,
+    NotServed,
+    Walk,
+    walk_list,
+    walk_tools,
+)
+from histor_sign.models import NOT_SERVED, SURFACE_CAPTURED, Snapshot, not_served_json
 
 #: New legacy sessions started after the server expired ours mid-walk.
 MAX_SESSION_RENEWALS = 1
@@ -69,13 +78,31 @@ def _channel(target: Target, options: FetchOptions) -> Channel:
 
 async def _fetch(target: Target, options: FetchOptions) -> Snapshot:
     channel = _channel(target, options)
+    notes: list[str] = []
     try:
         try:
             async with asyncio.timeout(options.total_timeout):
                 await channel.start()
-                session = await open_session(channel, options)
+                try:
+                    session = await open_session(channel, options)
+                except (ServerGone, RequestTimeout) as exc:
+                    if not (channel.probe_unanswered and options.protocol == "auto"):
+                        raise
+                    # The server broke on the server/discover probe (early Python SDK
+                    # servers crash on a method they do not know, and then answer nothing):
+                    # start it again and speak the handshake at once.
+                    # (Its warnings are in ``exc``'s message; the new start has its own.)
+                    await asyncio.shield(channel.aclose())
+                    channel = _channel(target, options)
+                    await channel.start()
+                    session = await open_session(channel, replace(options, protocol="legacy"))
+                    notes.append(
+                        "the MCP server stopped answering after the server/discover probe "
+                        f"({exc.message}); it was started again and asked with the initialize "
+                        "handshake (forcing the legacy protocol skips the probe)"
+                    )
                 session, walk, renewals = await _walk_with_renewal(session, options)
-                prompts, templates = await _walk_surface(session, options)
+                surface = await _walk_surface(session, options)
         except TimeoutError:
             raise LimitExceeded(
                 f"fetching tools/list from {target.label()} took longer than "
@@ -102,10 +129,15 @@ async def _fetch(target: Target, options: FetchOptions) -> Snapshot:
         capture["sessionRenewals"] = renewals
     if walk.duplicates:
         capture["duplicates"] = walk.duplicates
+    if surface.not_served:
+        capture[NOT_SERVED] = not_served_json(
+            {e.kind.member: e.code for e in surface.not_served})
     snapshot = Snapshot(
         tools=walk.tools, capture=capture, source=target.label(),
         instructions=session.instructions if isinstance(session.instructions, str) else None,
-        prompts=prompts, resource_templates=templates,
+        prompts=surface.lists.get(PROMPTS), resource_templates=surface.lists.get(
+            RESOURCE_TEMPLATES),
+        warnings=(*notes, *channel.warnings(), *_not_served_warning(surface.not_served)),
     )
     _refuse_echoed_secrets(snapshot, target.secrets())
     return snapshot
@@ -139,17 +171,56 @@ def _refuse_echoed_secrets(snapshot: Snapshot, secrets: list[str]) -> None:
             stack.extend(node)
 
 
-async def _walk_surface(
-    session: Session, options: FetchOptions
-) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]] | None]:
-    """Prompts and resource templates, each only when the server's capabilities offer it."""
+@dataclass
+class _Surface:
+    #: The walked lists, by kind (absent: the capability is not offered, or not served).
+    lists: dict[ListKind, list[dict[str, Any]]] = field(default_factory=dict)
+    #: The lists the server advertised but answered with a JSON-RPC error.
+    not_served: list[NotServed] = field(default_factory=list)
+
+
+#: Each optional list and the server capability that offers it.
+_SURFACE_LISTS: tuple[tuple[ListKind, str], ...] = (
+    (PROMPTS, "prompts"), (RESOURCE_TEMPLATES, "resources"),
+)
+
+
+async def _walk_surface(session: Session, options: FetchOptions) -> _Surface:
+    """Prompts and resource templates, each only when the server's capabilities offer it.
+
+    Both are optional parts of the surface: a JSON-RPC error answering one (real servers
+    advertise ``prompts`` or ``resources`` and answer ``-32601 Method not found``) records
+    that list as not served, and the fetch goes on. Any other failure stays an error."""
     caps = session.server_capabilities if isinstance(session.server_capabilities, dict) else {}
-    prompts = templates = None
-    if isinstance(caps.get("prompts"), dict):
-        prompts = (await walk_list(session, options, PROMPTS)).tools
-    if isinstance(caps.get("resources"), dict):
-        templates = (await walk_list(session, options, RESOURCE_TEMPLATES)).tools
-    return prompts, templates
+    surface = _Surface()
+    for kind, capability in _SURFACE_LISTS:
+        if not isinstance(caps.get(capability), dict):
+            continue
+        try:
+            surface.lists[kind] = (await walk_list(session, options, kind)).tools
+        except NotServed as gap:
+            surface.not_served.append(gap)
+    return surface
+
+
+def _not_served_warning(gaps: list[NotServed]) -> list[str]:
+    """One line for every list the server advertised but did not serve (or none)."""
+    if not gaps:
+        return []
+    what = "; ".join(
+        f"{gap.kind.method} with JSON-RPC error {gap.code}"
+        + (f" ({clip(gap.error.text, 60)})" if gap.error.text else "")
+        for gap in gaps
+    )
+    return [
+        f"the MCP server advertises {' and '.join(_capability(g.kind) for g in gaps)} but "
+        f"answered {what}: recorded as not served (capture.{NOT_SERVED}); the tools and the "
+        "rest of the surface were fetched"
+    ]
+
+
+def _capability(kind: ListKind) -> str:
+    return dict(_SURFACE_LISTS)[kind]
 
 
 async def _walk_with_renewal(session: Session, options: FetchOptions) -> tuple[Session, Walk, int]:

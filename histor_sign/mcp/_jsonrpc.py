@@ -48,6 +48,8 @@ class RpcError(FetchError):
         self.code = code
         self.data = data
         self.status = status
+        #: The server's message, when it sent a string (untrusted: print it clipped).
+        self.text = text if isinstance(text, str) else None
         shown = clip(text) if isinstance(text, str) else "(no message)"
         via = f" (HTTP {status})" if status is not None else ""
         super().__init__(f"server answered {method} with JSON-RPC error {code}{via}: {shown}")
@@ -120,6 +122,8 @@ class Channel(ABC):
         self.bytes_received = 0
         #: ``list_changed`` notifications seen, by method (the walk of that list resets it).
         self.changed: dict[str, int] = {}
+        #: The ``server/discover`` probe got no answer (timed out, or the server died on it).
+        self.probe_unanswered = False
         self._next_id = 0
         self._abandoned: set[int] = set()
 
@@ -214,6 +218,11 @@ class Channel(ABC):
             f"no answer to {method}{self.peer} within {timeout:g} s (`timeout`)",
             param="timeout",
         )
+
+    def warnings(self) -> list[str]:
+        """What the caller should be told about this connection once the fetch is done
+        (each one line; server text in it already clipped and escaped)."""
+        return []
 
     @property
     def peer(self) -> str:

@@ -22,6 +22,7 @@ from histor_sign.mcp._jsonrpc import (
     Era,
     RequestTimeout,
     RpcError,
+    ServerGone,
     clip,
 )
 from histor_sign.mcp._target import FetchOptions
@@ -155,7 +156,13 @@ async def _modern(channel: Channel, options: FetchOptions) -> Session:
     except RequestTimeout as exc:
         if not channel.unanswered_probe_means_legacy:
             raise
+        channel.probe_unanswered = True
         raise _FallBack(exc.message) from None
+    except ServerGone:
+        # Servers on early Python SDKs crash on a method they do not know; the caller may
+        # start the server again and use the handshake (see ``_client``).
+        channel.probe_unanswered = channel.unanswered_probe_means_legacy
+        raise
     supported = result.get("supportedVersions")
     if not isinstance(supported, list) or version not in supported:
         shown = ", ".join(clip(str(v), 40) for v in supported[:8]) if isinstance(

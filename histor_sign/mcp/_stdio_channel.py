@@ -2,9 +2,11 @@
 
 Hygiene the spec asks for and real servers need: stderr is drained concurrently (a full
 pipe would deadlock the server), notifications and server requests met while waiting are
-handled, and shutdown is close stdin → wait → SIGTERM → wait → SIGKILL, sent to the
-server's own process group so helpers it spawned go too. :meth:`aclose` runs on every exit
-path, including cancellation (Ctrl-C), and falls back to a synchronous SIGKILL.
+handled, a line that is not JSON at all (a start-up banner) is skipped — counted, bounded,
+never recorded — as the official SDKs do, and shutdown is close stdin → wait → SIGTERM →
+wait → SIGKILL, sent to the server's own process group so helpers it spawned go too.
+:meth:`aclose` runs on every exit path, including cancellation (Ctrl-C), and falls back to
+a synchronous SIGKILL.
 """
 
 from __future__ import annotations
@@ -20,9 +22,12 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from histor_sign.errors import FetchError
+from histor_sign._limits import MAX_SKIPPED_STDOUT_BYTES, MAX_SKIPPED_STDOUT_LINES
+from histor_sign.canonical import is_json_syntax
+from histor_sign.errors import FetchError, InputError, LimitExceeded
 from histor_sign.mcp._jsonrpc import (
     Channel,
+    RequestTimeout,
     ServerGone,
     clip,
     encode,
@@ -59,6 +64,10 @@ class StdioChannel(Channel):
         self._line_no = 0
         self._stderr_tail: deque[str] = deque(maxlen=5)
         self._stderr_task: asyncio.Task[None] | None = None
+        #: Non-JSON stdout lines skipped so far (a banner), their bytes, and the first one.
+        self.skipped_lines = 0
+        self.skipped_bytes = 0
+        self._first_skipped: str | None = None
 
     async def start(self) -> None:
         argv = self.argv
@@ -145,7 +154,65 @@ class StdioChannel(Channel):
             f"exited with code {code}" if code is not None else "closed its standard output"
         )
         tail = f" (last stderr line: {clip(self._stderr_tail[-1])})" if self._stderr_tail else ""
-        return ServerGone(f"the MCP server {how} before answering {method}{tail}")
+        return ServerGone(f"the MCP server {how} before answering {method}{tail}"
+                          f"{self._skipped_note()}")
+
+    # --- non-JSON output (a start-up banner) -------------------------------------------
+
+    def _skip(self, line: bytes, source: str, error: InputError) -> None:
+        """Skip ``line``, which the strict reader refused with ``error``, if it is not JSON
+        at all (not UTF-8, or not JSON by the grammar) and the bounds allow; else raise.
+
+        Only parsed JSON-RPC messages are ever used or recorded, so skipping text that is
+        not one cannot change what a snapshot holds. JSON that breaks I-JSON (duplicate
+        keys, numbers out of range, a byte order mark) is never skipped: that is a message,
+        and a hostile one.
+        """
+        if isinstance(error, LimitExceeded):
+            raise error
+        try:
+            text: str | None = line.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is not None and is_json_syntax(text.lstrip("\ufeff")):
+            raise error
+        self.skipped_lines += 1
+        self.skipped_bytes += len(line)
+        if self._first_skipped is None:
+            self._first_skipped = line.decode("utf-8", "replace")
+        if (self.skipped_lines > MAX_SKIPPED_STDOUT_LINES
+                or self.skipped_bytes > MAX_SKIPPED_STDOUT_BYTES):
+            raise FetchError(
+                f"{error.message}; the server wrote more non-JSON output on its standard "
+                f"output than is skipped (at most {MAX_SKIPPED_STDOUT_LINES} lines and "
+                f"{MAX_SKIPPED_STDOUT_BYTES} bytes: a start-up banner is skipped, a stream "
+                "that is not JSON-RPC is not)"
+            )
+
+    def _skipped_note(self) -> str:
+        if not self.skipped_lines:
+            return ""
+        n = self.skipped_lines
+        return (f"; {n} non-JSON line{'s' if n != 1 else ''} on its standard output "
+                f"{'were' if n != 1 else 'was'} skipped, the first: "
+                f"{clip(self._first_skipped or '', 80)!r}")
+
+    def warnings(self) -> list[str]:
+        if not self.skipped_lines:
+            return []
+        n = self.skipped_lines
+        return [
+            f"skipped {n} non-JSON line{'s' if n != 1 else ''} ({self.skipped_bytes} bytes) "
+            f"on the MCP server's standard output, the first: "
+            f"{clip(self._first_skipped or '', 80)!r}; only JSON-RPC messages are read or "
+            "recorded"
+        ]
+
+    def timed_out(self, method: str, timeout: float) -> RequestTimeout:
+        base = super().timed_out(method, timeout)
+        if not self.skipped_lines:
+            return base
+        return RequestTimeout(base.message + self._skipped_note(), param="timeout")
 
     async def _write(self, message: dict[str, Any], method: str) -> None:
         assert self.proc is not None and self.proc.stdin is not None
@@ -167,7 +234,11 @@ class StdioChannel(Channel):
             if line is None:
                 raise await self._gone(method)
             source = f"server stdout line {self._line_no}"
-            message = self.parse(line, source)
+            try:
+                message = self.parse(line, source)
+            except InputError as error:
+                self._skip(line, source, error)
+                continue
             kind = self.classify(message, source)
             if kind == "notification":
                 self.on_notification(message)

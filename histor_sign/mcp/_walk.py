@@ -5,6 +5,12 @@ seen twice is a cycle; duplicate names across pages are an error naming both pos
 (or, with ``allow_duplicates``, recorded as evidence); the list's own ``list_changed``
 notification (tools, prompts, or resources for templates) during the walk restarts it
 once; pages, tools and bytes are bounded.
+
+The prompts and resource-template lists are optional parts of the surface: a JSON-RPC
+error answering the first page of one of them (a server that advertises the capability but
+answers ``-32601 Method not found``, as several real servers do) is :class:`NotServed`,
+which the fetch records instead of failing. An error on ``tools/list``, or on a later page
+of any list, stays an error.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from histor_sign.errors import FetchError, InputError, LimitExceeded
-from histor_sign.mcp._jsonrpc import clip
+from histor_sign.mcp._jsonrpc import RpcError, clip
 from histor_sign.mcp._session import Session
 from histor_sign.mcp._target import FetchOptions
 
@@ -39,15 +45,27 @@ class ListKind:
     noun: str
     #: The notification that says this list changed (templates: the resources one).
     changed: str
+    #: An optional part of the surface: an error answer to its first page is NotServed.
+    optional: bool = False
 
 
 TOOLS = ListKind("tools/list", "tools", "name", "tool", "notifications/tools/list_changed")
 PROMPTS = ListKind("prompts/list", "prompts", "name", "prompt",
-                   "notifications/prompts/list_changed")
+                   "notifications/prompts/list_changed", optional=True)
 RESOURCE_TEMPLATES = ListKind(
     "resources/templates/list", "resourceTemplates", "uriTemplate", "resource template",
-    "notifications/resources/list_changed",
+    "notifications/resources/list_changed", optional=True,
 )
+
+
+class NotServed(Exception):
+    """An optional list's first page was answered with a JSON-RPC error (integer code)."""
+
+    def __init__(self, kind: ListKind, error: RpcError) -> None:
+        super().__init__(error.message)
+        self.kind = kind
+        self.error = error
+        self.code: int = error.code
 
 
 def _where(kind: ListKind, page: int, item: int, index: int) -> str:
@@ -89,7 +107,20 @@ async def _walk_once(session: Session, options: FetchOptions, kind: ListKind) ->
                 limit="max_pages", value=options.max_pages,
             )
         page += 1
-        result = await session.call(kind.method, None if cursor is None else {"cursor": cursor})
+        try:
+            result = await session.call(
+                kind.method, None if cursor is None else {"cursor": cursor}
+            )
+        except RpcError as exc:
+            if kind.optional and page == 1 and isinstance(exc.code, int) and not isinstance(
+                exc.code, bool
+            ):
+                raise NotServed(kind, exc) from None
+            if kind.optional and page > 1:
+                raise FetchError(f"{kind.method} page {page}: {exc.message} (a list that "
+                                 "breaks after its first page is not \"not served\"; it "
+                                 "cannot be recorded)") from None
+            raise
         what = f"{kind.method} page {page}"
         result_type = result.get("resultType")
         if result_type is not None and result_type != "complete":

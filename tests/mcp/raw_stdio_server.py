@@ -51,15 +51,30 @@ def main() -> None:
             stdout=None if SCENARIO == "hold-stdout" else subprocess.DEVNULL,
         )
         pids.append(helper.pid)
-    with open(PIDFILE + ".tmp", "w") as fh:
-        fh.write(" ".join(map(str, pids)))
-    os.replace(PIDFILE + ".tmp", PIDFILE)
+    if SCENARIO.startswith("probe-"):  # started twice: keep every start's PID
+        with open(PIDFILE, "a") as fh:
+            fh.write(" ".join(map(str, pids)) + " ")
+    else:
+        with open(PIDFILE + ".tmp", "w") as fh:
+            fh.write(" ".join(map(str, pids)))
+        os.replace(PIDFILE + ".tmp", PIDFILE)
 
     if SCENARIO == "stderr-flood":
         sys.stderr.write("x" * 2_000_000 + "\n")
         sys.stderr.flush()
-    if SCENARIO == "banner":
+    if SCENARIO in ("banner", "banner-not-served"):
+        # What chroma-mcp and others print before serving: human text, a terminal escape,
+        # a line that is not UTF-8, and a blank line.
         out("Server starting on stdio...")
+        out("\x1b[31m::warning::\x1b[0m ready \u202e")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(b"caf\xe9 latin-1\n\n")
+        sys.stdout.buffer.flush()
+    if SCENARIO == "non-json":
+        for n in range(101):  # one more than is skipped
+            out(f"log line {n}")
+    if SCENARIO == "non-json-long":
+        out("x" * 70_000)  # more bytes than are skipped
     walks = 0
     surface_walks: dict[str, int] = {}
     for raw in sys.stdin:
@@ -79,6 +94,16 @@ def main() -> None:
                     '"data":{"supported":["2025-06-18"],"requested":"%s"}}}' % (msg_id, MODERN))
             elif SCENARIO in ("hang-all", "hang-probe"):
                 continue
+            elif SCENARIO in ("probe-crash", "probe-exit"):
+                # What servers on early Python SDKs (mcp 1.6) do with a method they do not
+                # know: a traceback, then nothing is answered (-crash) or the process ends.
+                sys.stderr.write("pydantic_core.ValidationError: 24 validation errors for "
+                                 "ClientRequest\n")
+                sys.stderr.flush()
+                if SCENARIO == "probe-exit":
+                    os._exit(1)
+                sys.stdin.readline()
+                os._exit(1)
             else:
                 out('{"jsonrpc":"2.0","id":%d,"error":{"code":-32601,"message":"Method not found"}}'
                     % msg_id)
@@ -90,6 +115,8 @@ def main() -> None:
             if SCENARIO == "version-error":
                 assert requested == "2025-06-18", requested
             caps = '{"tools":{"listChanged":true}}'
+            if SCENARIO in NOT_SERVED or SCENARIO == "served-empty":
+                caps = '{"tools":{},"prompts":{},"resources":{"subscribe":false}}'
             if SCENARIO.startswith("surface-changed"):
                 caps = ('{"tools":{},"prompts":{"listChanged":true},'
                         '"resources":{"listChanged":true}}')
@@ -100,6 +127,11 @@ def main() -> None:
             continue  # notifications
         if method is None:
             continue  # replies to our own requests
+        if method in ("prompts/list", "resources/templates/list") and (
+            SCENARIO in NOT_SERVED or SCENARIO == "served-empty"
+        ):
+            not_served(msg_id, method, params.get("cursor"))
+            continue
         if method in ("prompts/list", "resources/templates/list"):
             surface_walks[method] = surface_walks.get(method, 0) + (
                 params.get("cursor") is None)
@@ -114,6 +146,28 @@ def main() -> None:
         handle(msg_id, cursor, walks)
         if cursor is None:
             walks += 1
+
+
+#: Scenarios that advertise prompts and resources but do not serve their lists.
+NOT_SERVED = ("not-served", "banner-not-served", "not-served-bad-code", "not-served-page-2",
+              "not-served-prompts")
+
+
+def not_served(msg_id: int, method: str, cursor: str | None) -> None:
+    """-32601 for both lists, as mcp-server-sqlite and others answer; ``served-empty``
+    serves both, empty; ``-bad-code`` answers with a non-integer code; ``-page-2`` serves
+    the first page of prompts and fails the second; ``-prompts`` fails prompts only."""
+    s = SCENARIO
+    if s == "served-empty" or (s == "not-served-prompts" and method != "prompts/list"):
+        member = "prompts" if method == "prompts/list" else "resourceTemplates"
+        out(json.dumps({"jsonrpc": "2.0", "id": msg_id, "result": {member: []}}))
+    elif s == "not-served-page-2" and method == "prompts/list" and cursor is None:
+        out(json.dumps({"jsonrpc": "2.0", "id": msg_id,
+                        "result": {"prompts": [{"name": "p1"}], "nextCursor": "2"}}))
+    else:
+        code = '"oops"' if s == "not-served-bad-code" else "-32601"
+        out('{"jsonrpc":"2.0","id":%d,"error":{"code":%s,"message":"Method not found'
+            '\\u001b[2J"}}' % (msg_id, code))
 
 
 def surface_list(msg_id: int, method: str, cursor: str | None, walk: int) -> None:
@@ -141,7 +195,7 @@ def surface_list(msg_id: int, method: str, cursor: str | None, walk: int) -> Non
 def handle(msg_id: int, cursor: str | None, walks: int) -> None:
     s = SCENARIO
     if s in ("legacy", "modern", "banner", "version-error", "stderr-flood", "stubborn",
-             "setsid-legacy"):
+             "setsid-legacy", "served-empty", "probe-crash", "probe-exit", *NOT_SERVED):
         # Unknown fields, odd key order, raw UTF-8, and "" as a real cursor.
         if cursor is None:
             out(page(msg_id, [
@@ -150,6 +204,8 @@ def handle(msg_id: int, cursor: str | None, walks: int) -> None:
                 tool("fetch", ',"annotations":{"readOnlyHint":true,"vendorHint":2}'),
             ], nxt="", extra=',"resultType":"complete","ttlMs":0,"cacheScope":"public"'))
         elif cursor == "":
+            if s in ("banner", "banner-not-served"):
+                out("tools/list page 2 requested")  # a log line between messages
             out(page(msg_id, [tool("write", ',"_meta":{"com.example/x":1}')]))
         if s == "stubborn":
             pass
@@ -166,8 +222,8 @@ def handle(msg_id: int, cursor: str | None, walks: int) -> None:
         os._exit(4)
     elif s == "hang-probe":
         out(page(msg_id, [tool("only")]))
-    elif s == "non-json":
-        out("this is not JSON")
+    elif s in ("non-json", "non-json-long"):
+        out(page(msg_id, [tool("a")]))
     elif s == "crash":
         if cursor is None:
             out(page(msg_id, [tool("a")], nxt="2"))

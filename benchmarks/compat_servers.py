@@ -1,0 +1,550 @@
+"""Real-server compatibility: histor-sign fetches what the official MCP Python SDK lists.
+
+Installs pinned real MCP servers from npm and PyPI, with dummy credentials, into its own
+cache directory (``.cache/compat/`` in the repository, ignored by git; ``HISTOR_COMPAT_DIR``
+moves it), then fetches each over stdio twice — with ``histor_sign.mcp.fetch`` and with the
+official ``mcp`` SDK client (``mcp.Client``, the test extra's version) — and requires the same
+tool list: the same names in the same order and, per tool, the same canonical definition
+(RFC 8785 bytes of the seven signed fields; the SDK's models are dumped with only the fields
+the server set).
+
+    python benchmarks/compat_servers.py install [--only SLUG …] [--budget SECONDS]
+    python benchmarks/compat_servers.py run [--only SLUG …] [--json FILE] [--markdown]
+
+``install`` is the only step that downloads (npm and PyPI, nothing else); each install is
+bounded in time, and one that fails is recorded (with why) and skipped. Python servers get a
+venv each, so one that needs an older SDK gets it pinned there. ``run`` never downloads.
+``tests/compat/test_compat_servers.py`` runs the same comparison as a slow test that skips
+servers that are not installed. The last full result is in docs/mcp.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+#: Credentials no real service accepts: enough for a server to start and list its tools.
+DUMMY = "histor-compat-dummy-0000000000"
+#: Seconds one install may take, and one fetch (either client).
+INSTALL_TIMEOUT = 420.0
+FETCH_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class Server:
+    """One pinned real server and how to start it.
+
+    ``bin`` is the executable the package installs (npm: ``node_modules/.bin``; PyPI: the
+    venv's ``bin``); ``args`` may use ``{work}``, a scratch directory made for each run.
+    ``pins`` are extra requirements for its venv (an older ``mcp`` SDK it needs to start).
+    ``expect`` names what histor-sign must report besides the tools: ``not-served:prompts``,
+    ``not-served:resourceTemplates``, ``banner``.
+    """
+
+    slug: str
+    registry: str  # "npm" | "pypi"
+    package: str
+    version: str
+    bin: str
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    python: str = "3.11"
+    pins: tuple[str, ...] = ()
+    expect: tuple[str, ...] = ()
+    #: It crashes on the server/discover probe (early Python SDK): histor-sign must start it
+    #: again with the handshake (and the SDK client needs ``mode="legacy"``).
+    expect_probe_restart: bool = False
+    note: str = ""
+
+
+SERVERS: tuple[Server, ...] = (
+    # --- npm (TypeScript SDK) ---------------------------------------------------------------
+    Server("server-everything", "npm", "@modelcontextprotocol/server-everything", "2026.8.31",
+           "mcp-server-everything", ("stdio",), note="reference server"),
+    Server("server-filesystem", "npm", "@modelcontextprotocol/server-filesystem", "2026.8.31",
+           "mcp-server-filesystem", ("{work}",)),
+    Server("server-memory", "npm", "@modelcontextprotocol/server-memory", "2026.8.31",
+           "mcp-server-memory", env={"MEMORY_FILE_PATH": "{work}/memory.json"}),
+    Server("server-sequential-thinking", "npm",
+           "@modelcontextprotocol/server-sequential-thinking", "2026.8.31",
+           "mcp-server-sequential-thinking"),
+    Server("server-github", "npm", "@modelcontextprotocol/server-github", "2025.4.8",
+           "mcp-server-github", env={"GITHUB_PERSONAL_ACCESS_TOKEN": DUMMY},
+           note="archived; old TS SDK"),
+    Server("server-brave-search", "npm", "@modelcontextprotocol/server-brave-search", "0.6.2",
+           "mcp-server-brave-search", env={"BRAVE_API_KEY": DUMMY},
+           note="old TS SDK (2024-11-05)"),
+    Server("server-slack", "npm", "@modelcontextprotocol/server-slack", "2025.4.25",
+           "mcp-server-slack", env={"SLACK_BOT_TOKEN": "xoxb-" + DUMMY, "SLACK_TEAM_ID": "T000"}),
+    Server("server-google-maps", "npm", "@modelcontextprotocol/server-google-maps", "0.6.2",
+           "mcp-server-google-maps", env={"GOOGLE_MAPS_API_KEY": DUMMY}),
+    Server("server-postgres", "npm", "@modelcontextprotocol/server-postgres", "0.6.2",
+           "mcp-server-postgres", ("postgresql://compat:compat@127.0.0.1:1/none",),
+           expect=("not-served:resourceTemplates",), note="connects lazily"),
+    Server("executeautomation-database", "npm", "@executeautomation/database-server", "1.1.0",
+           "ea-database-server", ("{work}/compat.db",),
+           expect=("not-served:resourceTemplates",), note="issue 27; builds better-sqlite3"),
+    Server("kazuph-mcp-fetch", "npm", "@kazuph/mcp-fetch", "1.6.3", "mcp-fetch",
+           expect=("not-served:resourceTemplates",), note="issue 27"),
+    Server("tacticlaunch-mcp-linear", "npm", "@tacticlaunch/mcp-linear", "1.4.3", "mcp-linear",
+           env={"LINEAR_API_TOKEN": "lin_api_" + DUMMY},
+           expect=("not-served:resourceTemplates",), note="issue 27"),
+    Server("mcp-server-kubernetes", "npm", "mcp-server-kubernetes", "4.1.7",
+           "mcp-server-kubernetes", env={"KUBECONFIG": "{work}/kubeconfig"},
+           expect=("not-served:resourceTemplates",), note="issue 27"),
+    Server("notion", "npm", "@notionhq/notion-mcp-server", "2.5.2", "notion-mcp-server",
+           env={"NOTION_TOKEN": "ntn_" + DUMMY}),
+    Server("tavily", "npm", "tavily-mcp", "0.2.22", "tavily-mcp",
+           env={"TAVILY_API_KEY": "tvly-" + DUMMY}),
+    Server("firecrawl", "npm", "firecrawl-mcp", "3.26.0", "firecrawl-mcp",
+           env={"FIRECRAWL_API_KEY": "fc-" + DUMMY}),
+    Server("context7", "npm", "@upstash/context7-mcp", "4.1.1", "context7-mcp"),
+    Server("exa", "npm", "exa-mcp-server", "3.4.1", "exa-mcp-server",
+           env={"EXA_API_KEY": DUMMY}),
+    Server("playwright", "npm", "@playwright/mcp", "0.0.83", "playwright-mcp",
+           ("--headless", "--isolated"), note="no browser needed to list"),
+    Server("antv-chart", "npm", "@antv/mcp-server-chart", "0.9.10", "mcp-server-chart"),
+    Server("airtable", "npm", "airtable-mcp-server", "1.14.0", "airtable-mcp-server",
+           env={"AIRTABLE_API_KEY": "pat" + DUMMY}),
+    Server("brave-search-v2", "npm", "@brave/brave-search-mcp-server", "2.1.4",
+           "brave-search-mcp-server", ("--transport", "stdio"),
+           env={"BRAVE_API_KEY": DUMMY}),
+    Server("figma", "npm", "figma-developer-mcp", "0.13.2", "figma-developer-mcp",
+           ("--stdio",), env={"FIGMA_API_KEY": DUMMY}),
+    # --- PyPI (Python SDK) --------------------------------------------------------------
+    Server("mcp-server-sqlite", "pypi", "mcp-server-sqlite", "2025.4.25", "mcp-server-sqlite",
+           ("--db-path", "{work}/compat.db"), pins=("mcp==1.9.4", "pydantic==2.11.7"),
+           expect=("not-served:resourceTemplates",),
+           note="issue 27; needs mcp 1.x"),
+    Server("chroma-mcp", "pypi", "chroma-mcp", "0.2.6", "chroma-mcp",
+           ("--client-type", "ephemeral"), env={"ANONYMIZED_TELEMETRY": "False"},
+           expect_probe_restart=True,
+           pins=("pydantic==2.11.7",),
+           expect=("banner",), note="issue 27: banner on stdout; its mcp 1.x needs an older "
+           "pydantic"),
+    Server("mcp-server-time", "pypi", "mcp-server-time", "2026.10.19", "mcp-server-time",
+           ("--local-timezone", "UTC")),
+    Server("mcp-server-time-old", "pypi", "mcp-server-time", "0.6.2", "mcp-server-time",
+           ("--local-timezone", "UTC"), pins=("mcp==1.0.0",), expect_probe_restart=True,
+           note="an old release, on the first SDK"),
+    Server("mcp-server-git", "pypi", "mcp-server-git", "2026.10.19", "mcp-server-git",
+           ("--repository", "{work}/repo")),
+    Server("mcp-server-fetch", "pypi", "mcp-server-fetch", "2026.10.24", "mcp-server-fetch"),
+    Server("mcp-server-calculator", "pypi", "mcp-server-calculator", "0.2.1",
+           "mcp-server-calculator"),
+    Server("duckduckgo", "pypi", "duckduckgo-mcp-server", "0.7.0", "duckduckgo-mcp-server"),
+    Server("arxiv", "pypi", "arxiv-mcp-server", "0.8.2", "arxiv-mcp-server",
+           ("--storage-path", "{work}/papers")),
+    Server("wikipedia", "pypi", "wikipedia-mcp", "2.0.1", "wikipedia-mcp"),
+    Server("excel", "pypi", "excel-mcp-server", "2.2.2", "excel-mcp-server", ("stdio",),
+           env={"EXCEL_FILES_PATH": "{work}"}),
+    Server("motherduck", "pypi", "mcp-server-motherduck", "1.1.0", "mcp-server-motherduck",
+           ("--db-path", ":memory:", "--read-write")),
+    Server("mcp-atlassian", "pypi", "mcp-atlassian", "0.23.1", "mcp-atlassian",
+           env={"JIRA_URL": "https://compat.atlassian.net", "JIRA_USERNAME": "compat@example.com",
+                "JIRA_API_TOKEN": DUMMY}),
+)
+
+
+# ----------------------------------------------------------------------------- places
+def cache_dir() -> Path:
+    return Path(os.environ.get("HISTOR_COMPAT_DIR") or REPO / ".cache" / "compat")
+
+
+def install_dir(server: Server) -> Path:
+    return cache_dir() / server.registry / server.slug
+
+
+def installed_file() -> Path:
+    return cache_dir() / "installed.json"
+
+
+def load_installed() -> dict[str, Any]:
+    try:
+        data = json.loads(installed_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def executable(server: Server) -> Path:
+    where = install_dir(server)
+    return (where / "node_modules" / ".bin" / server.bin if server.registry == "npm"
+            else where / "bin" / server.bin)
+
+
+def is_installed(server: Server) -> bool:
+    record = load_installed().get(server.slug)
+    return (isinstance(record, dict) and record.get("ok") is True
+            and record.get("version") == server.version
+            and record.get("pins", []) == list(server.pins) and executable(server).exists())
+
+
+# ----------------------------------------------------------------------------- install
+def _run(argv: list[str], timeout: float, **kw: Any) -> tuple[bool, str]:
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **kw)
+    except subprocess.TimeoutExpired:
+        return False, f"timed out after {timeout:g} s"
+    except OSError as exc:
+        return False, str(exc)
+    tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+    return proc.returncode == 0, " | ".join(tail)
+
+
+def _python(version: str) -> str | None:
+    return shutil.which(f"python{version}")
+
+
+def sdk_version(server: Server) -> str | None:
+    """The MCP SDK version the installed server runs on."""
+    where = install_dir(server)
+    if server.registry == "npm":
+        versions = set()
+        for pkg in where.glob("node_modules/**/@modelcontextprotocol/sdk/package.json"):
+            with contextlib.suppress(OSError, ValueError):
+                versions.add(json.loads(pkg.read_text())["version"])
+        return ", ".join(sorted(versions)) or None
+    for meta in where.glob("lib/python*/site-packages/mcp-*.dist-info/METADATA"):
+        match = re.search(r"^Version: (\S+)", meta.read_text(errors="replace"), re.M)
+        if match:
+            return match.group(1)
+    return None
+
+
+def install(server: Server) -> dict[str, Any]:
+    where = install_dir(server)
+    if where.exists():
+        shutil.rmtree(where)
+    where.mkdir(parents=True)
+    start = time.monotonic()
+    if server.registry == "npm":
+        ok, why = _run(["npm", "install", "--prefix", str(where), "--no-audit", "--no-fund",
+                        "--loglevel=error", f"{server.package}@{server.version}"],
+                       INSTALL_TIMEOUT)
+    else:
+        python = _python(server.python)
+        if python is None:
+            return {"ok": False, "version": server.version,
+                    "error": f"no python{server.python} on this machine"}
+        ok, why = _run([python, "-m", "venv", str(where)], 120)
+        if ok:
+            ok, why = _run([str(where / "bin" / "pip"), "install", "-q",
+                            "--disable-pip-version-check", f"{server.package}=={server.version}",
+                            *server.pins], INSTALL_TIMEOUT)
+    seconds = round(time.monotonic() - start, 1)
+    if ok and not executable(server).exists():
+        ok, why = False, f"installed, but it has no {server.bin} executable"
+    record: dict[str, Any] = {"ok": ok, "version": server.version, "pins": list(server.pins),
+                              "seconds": seconds}
+    if ok:
+        record["sdk"] = sdk_version(server)
+    else:
+        record["error"] = why[-400:]
+    return record
+
+
+def _record(slug: str, record: dict[str, Any]) -> None:
+    """Merge one install record into installed.json (two installs may run at once)."""
+    import fcntl
+
+    installed_file().parent.mkdir(parents=True, exist_ok=True)
+    with (cache_dir() / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        records = load_installed()
+        records[slug] = record
+        tmp = installed_file().with_suffix(".tmp")
+        tmp.write_text(json.dumps(records, indent=2, sort_keys=True) + "\n")
+        tmp.replace(installed_file())
+
+
+def install_all(servers: list[Server], budget: float) -> None:
+    deadline = time.monotonic() + budget
+    for server in servers:
+        if time.monotonic() > deadline:
+            print(f"{server.slug}: skipped (install budget spent)")
+            continue
+        if is_installed(server):
+            print(f"{server.slug}: already installed")
+            continue
+        record = install(server)
+        _record(server.slug, record)
+        state = "ok" if record["ok"] else f"FAILED: {record['error']}"
+        print(f"{server.slug}: {state} ({record.get('seconds', 0)} s)", flush=True)
+
+
+# ----------------------------------------------------------------------------- fetching
+@dataclass
+class Side:
+    """What one client listed: tool names in order, projected definitions, the era."""
+
+    names: list[str] = field(default_factory=list)
+    definitions: dict[str, bytes] = field(default_factory=dict)
+    protocol: str = ""
+    seconds: float = 0.0
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def scratch(server: Server) -> Iterator[tuple[list[str], dict[str, str], Path]]:
+    """(argv, environment, cwd) for one start of ``server``: a fresh scratch directory, the
+    same environment for both clients (ours minus credentials, the dummies on top)."""
+    from histor_sign.mcp._target import child_environment
+
+    work = cache_dir() / "work" / server.slug
+    if work.exists():
+        shutil.rmtree(work)
+    (work / "home").mkdir(parents=True)
+    if server.slug == "mcp-server-git":
+        subprocess.run(["git", "init", "-q", str(work / "repo")], check=True)
+    if "KUBECONFIG" in server.env:
+        (work / "kubeconfig").write_text(_KUBECONFIG)
+
+    def fill(text: str) -> str:
+        return text.replace("{work}", str(work))
+
+    # PYTHONHASHSEED: mcp-atlassian builds a default from a set, so its tools differ from
+    # one start to the next; the clients are compared on the same definitions.
+    extra = {"HOME": str(work / "home"), "NO_UPDATE_NOTIFIER": "1", "DO_NOT_TRACK": "1",
+             "PYTHONHASHSEED": "0",
+             **{k: fill(v) for k, v in server.env.items()}}
+    env = child_environment(os.environ, extra=extra)
+    argv = [str(executable(server)), *(fill(a) for a in server.args)]
+    yield argv, env, work
+
+
+_KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters: [{name: compat, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: compat, user: {token: histor-compat-dummy}}]
+contexts: [{name: compat, context: {cluster: compat, user: compat}}]
+current-context: compat
+"""
+
+
+def _project(tool: dict[str, Any]) -> bytes:
+    from histor_sign.canonical import canonical_bytes
+    from histor_sign.models import PROJECTED_FIELDS
+
+    return canonical_bytes({k: tool[k] for k in PROJECTED_FIELDS if k in tool})
+
+
+def fetch_ours(server: Server) -> tuple[Side, Any]:
+    from histor_sign.errors import HistorError
+    from histor_sign.mcp import FetchOptions, Target, fetch
+
+    side, snapshot = Side(), None
+    with scratch(server) as (argv, env, work):
+        target = Target.stdio(argv, cwd=str(work), env=env)
+        start = time.monotonic()
+        try:
+            snapshot = fetch(target, FetchOptions(total_timeout=FETCH_TIMEOUT))
+        except HistorError as exc:
+            side.error = exc.message
+        side.seconds = round(time.monotonic() - start, 2)
+    if snapshot is not None:
+        side.names = [t["name"] for t in snapshot.tools]
+        side.definitions = {t["name"]: _project(t) for t in snapshot.tools}
+        side.protocol = f"{snapshot.capture['protocolVersion']} ({snapshot.capture['era']})"
+        side.notes = list(snapshot.warnings)
+    return side, snapshot
+
+
+def fetch_sdk(server: Server) -> Side:
+    """The official SDK client's own cursor loop (``Client.list_tools``), in its default
+    ``auto`` mode and, if that fails, in ``legacy`` mode (the handshake without the probe)."""
+    side = Side()
+    errors: list[str] = []
+    for mode in ("auto", "legacy"):
+        with scratch(server) as (argv, env, work):
+            start = time.monotonic()
+            try:
+                tools, protocol = asyncio.run(asyncio.wait_for(
+                    _sdk_list(argv, env, work, mode), FETCH_TIMEOUT))
+            except Exception as exc:  # the SDK's errors, timeouts, a server that died
+                errors.append(f"mode={mode}: {_first_line(exc)}")
+                side.seconds += round(time.monotonic() - start, 2)
+                continue
+            side.seconds += round(time.monotonic() - start, 2)
+        side.names = [t["name"] for t in tools]
+        side.definitions = {t["name"]: _project(t) for t in tools}
+        side.protocol = protocol + (" [mode=legacy]" if mode == "legacy" else "")
+        side.notes = errors
+        return side
+    side.error = "; ".join(errors)
+    return side
+
+
+def _first_line(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:160]}" if text else type(exc).__name__
+
+
+async def _sdk_list(argv: list[str], env: dict[str, str], work: Path, mode: str
+                    ) -> tuple[list[dict[str, Any]], str]:
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(work))
+    tools: list[dict[str, Any]] = []
+    with (work / "sdk-stderr.log").open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), cache=None,
+                          mode=mode) as client:
+            cursor: str | None = None
+            for _ in range(1000):
+                page = await client.list_tools(cursor=cursor)
+                tools += [t.model_dump(mode="json", by_alias=True, exclude_unset=True)
+                          for t in page.tools]
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+            era = "modern" if client.protocol_version >= "2026" else "legacy"
+            return tools, f"{client.protocol_version} ({era})"
+
+
+@dataclass
+class Result:
+    server: Server
+    ours: Side
+    sdk: Side
+    problems: list[str]
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+
+def compare(server: Server) -> Result:
+    """Fetch ``server`` with both clients and list every difference (none = pass)."""
+    ours, snapshot = fetch_ours(server)
+    sdk = fetch_sdk(server)
+    problems: list[str] = []
+    if ours.error:
+        problems.append(f"histor-sign failed: {ours.error}")
+    if sdk.error:
+        problems.append(f"SDK client failed: {sdk.error}")
+    if not problems:
+        if ours.names != sdk.names:
+            problems.append(f"tool names differ: histor-sign {ours.names} vs SDK {sdk.names}")
+        problems += [f"definition of {name!r} differs"
+                     for name in ours.names
+                     if name in sdk.definitions and ours.definitions[name] != sdk.definitions[name]]
+        if not ours.names:
+            problems.append("no tools listed")
+    if snapshot is not None:
+        for want in server.expect:
+            if want.startswith("not-served:"):
+                member = want.split(":", 1)[1]
+                if member not in snapshot.not_served:
+                    problems.append(f"expected {member} recorded as not served")
+            elif want == "banner" and not any("non-JSON" in n for n in ours.notes):
+                problems.append("expected a skipped banner warning")
+        restarted = any("started again" in n for n in ours.notes)
+        if restarted != server.expect_probe_restart:
+            problems.append("expected a restart after the probe" if server.expect_probe_restart
+                            else "restarted after the probe unexpectedly")
+    return Result(server, ours, sdk, problems)
+
+
+# ----------------------------------------------------------------------------- report
+def result_json(result: Result) -> dict[str, Any]:
+    record = load_installed().get(result.server.slug, {})
+    return {
+        "server": result.server.slug, "registry": result.server.registry,
+        "package": result.server.package, "version": result.server.version,
+        "sdk": record.get("sdk"), "passed": result.passed, "problems": result.problems,
+        "tools": len(result.ours.names),
+        "protocol": {"histor-sign": result.ours.protocol, "sdk": result.sdk.protocol},
+        "seconds": {"histor-sign": result.ours.seconds, "sdk": result.sdk.seconds},
+        "warnings": result.ours.notes,
+        "sdkNotes": result.sdk.notes,
+    }
+
+
+def markdown(rows: list[dict[str, Any]], not_installed: dict[str, str]) -> str:
+    lines = ["| server | registry | version | SDK | tools | histor-sign era | SDK client era "
+             "| result | time (ours / SDK) |", "|---|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        result = "pass" if row["passed"] else "FAIL: " + "; ".join(row["problems"])[:160]
+        extra = []
+        if any("notServed" in w for w in row["warnings"]):
+            extra.append("not served recorded")
+        if any("non-JSON" in w for w in row["warnings"]):
+            extra.append("banner skipped")
+        if any("started again" in w for w in row["warnings"]):
+            extra.append("restarted after the probe")
+        if extra and row["passed"]:
+            result += f" ({', '.join(extra)})"
+        sdk = row["sdk"] or "bundled"
+        lines.append(
+            f"| {row['package']} | {row['registry']} | {row['version']} | {sdk} | "
+            f"{row['tools']} | {row['protocol']['histor-sign']} | {row['protocol']['sdk']} | "
+            f"{result} | {row['seconds']['histor-sign']} / {row['seconds']['sdk']} s |")
+    for slug, why in not_installed.items():
+        lines.append(f"| {slug} | | | | | | | not installed: {why} | |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    ap.add_argument("step", choices=["install", "run", "list"])
+    ap.add_argument("--only", nargs="*", default=None, help="server slugs")
+    ap.add_argument("--budget", type=float, default=3600.0, help="install: seconds in all")
+    ap.add_argument("--json", type=Path, default=None, help="run: write the results here")
+    ap.add_argument("--markdown", action="store_true", help="run: print a Markdown table")
+    args = ap.parse_args(argv)
+    servers = [s for s in SERVERS if args.only is None or s.slug in args.only]
+    if args.step == "list":
+        for s in servers:
+            print(f"{s.slug:<30} {s.registry:<5} {s.package}@{s.version}"
+                  f"{'  installed' if is_installed(s) else ''}")
+        return 0
+    if args.step == "install":
+        install_all(servers, args.budget)
+        return 0
+    records = load_installed()
+    rows, missing = [], {}
+    start = time.monotonic()
+    for server in servers:
+        if not is_installed(server):
+            record = records.get(server.slug) or {}
+            missing[f"{server.package}@{server.version}"] = str(
+                record.get("error") or "not installed (run the install step)")
+            continue
+        row = result_json(compare(server))
+        rows.append(row)
+        print(f"{server.slug}: {'pass' if row['passed'] else 'FAIL'} {row['tools']} tools "
+              f"{row['problems'] or ''}", file=sys.stderr, flush=True)
+    summary = {"seconds": round(time.monotonic() - start, 1), "results": rows,
+               "notInstalled": missing}
+    if args.json is not None:
+        args.json.write_text(json.dumps(summary, indent=2) + "\n")
+    if args.markdown:
+        print(markdown(rows, missing))
+    passed = sum(r["passed"] for r in rows)
+    print(f"{passed} passed, {len(rows) - passed} failed, {len(missing)} not installed "
+          f"({summary['seconds']} s)", file=sys.stderr)
+    return 0 if passed == len(rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
