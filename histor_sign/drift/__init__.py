@@ -629,14 +629,11 @@ _NO_SERVED_SURFACE = ("the served tools are not a fetch snapshot holding the ser
 
 def _served_gaps(value: object) -> dict[str, int]:
     """The lists a served snapshot records as not served (``{}`` for anything else)."""
-    from histor_sign.models import Snapshot
-
     return value.not_served if isinstance(value, Snapshot) else {}
 
 
 def _surface_of(value: object) -> Snapshot | None:
     """The snapshot, when ``value`` is one that captured the surface."""
-
     return value if isinstance(value, Snapshot) and value.surface_captured else None
 
 
