@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hostconfig_helpers import make_pins, plain
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -96,6 +97,7 @@ def rendered(draw: st.DrawFn) -> tuple[str, dict[str, Any], str]:
     return name, document, text
 
 
+@pytest.mark.slow  # a long property run (300 generated layouts): CI runs it, the quick loop not
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rendered())
 def test_wrap_then_unwrap_gives_back_the_bytes(case: tuple[str, dict[str, Any], str]) -> None:
