@@ -93,3 +93,9 @@ MAX_PIN_FILE_BYTES = 4 * _MIB
 #: Highest log index the local Rekor can start at: it keeps its tree whole and recomputes the
 #: root and audit path per signature, about a third of a second at 100,000 leaves.
 MAX_FIRST_INDEX = 100_000
+
+#: Artifacts one release may bind to its revision (each is a subject of every attestation
+#: part, so they also shorten each part's tool list).
+MAX_ARTIFACTS = 64
+#: package.json inside an npm tarball, and a RECORD file, read for an artifact's identity.
+MAX_PACKAGE_METADATA_BYTES = 4 * _MIB

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from histor_sign._sigstore_trust import Trust
     from histor_sign.collisions import ScanOptions
     from histor_sign.guard._policy import Policy
-    from histor_sign.models import SignedEnvelope, Snapshot
+    from histor_sign.models import ArtifactSubject, SignedEnvelope, Snapshot
     from histor_sign.signing import SignedRevision, TokenIdentity
     from histor_sign.verification import VerificationReport
     from histor_sign.verification._certificate import CertificateFacts
@@ -83,6 +83,10 @@ class ReleaseRequest:
     identity_token: str | None = None
     verify_command: str | None = None
     revisions: Path | None = None
+    #: Published artifacts bound to the revision as attestation subjects: files (npm
+    #: tarballs, wheels, …), ``oci:REF@sha256:…`` or ready subjects
+    #: (:mod:`histor_sign.artifacts`). The envelope and statement do not change with them.
+    artifacts: tuple[str | Path | ArtifactSubject, ...] = ()
     #: True when ``tools`` is this process's own live fetch: the attestation then says the
     #: signer observed the capture (else it carries it as another job's claim).
     observed: bool = False
@@ -102,6 +106,8 @@ class ReleaseOutcome:
     #: What was published into ``request.revisions``: the numbered and the latest envelope
     #: first, then the snapshot and the attestation parts.
     published: tuple[Path, ...] = ()
+    #: The artifacts bound to the revision as attestation subjects.
+    artifacts: tuple[ArtifactSubject, ...] = ()
 
     def github_outputs(self) -> dict[str, str]:
         """Step outputs for ``$GITHUB_OUTPUT`` (the composite action re-exports them)."""
@@ -244,8 +250,10 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
     SARIF report and summary) when findings reach the gate, and other errors on bad input,
     signing or verification failure (the directory is left as it was).
     """
-    from histor_sign.revision import surface_json
+    from histor_sign.artifacts import artifact_subjects
+    from histor_sign.revision import manifest_bytes, surface_json
 
+    bound = artifact_subjects(request.artifacts)  # unreadable artifacts fail before the gate
     if request.revisions is not None:
         refuse_published(request.revisions, request.server, _next_revision(request))
     catalog, evidence = _catalog_and_evidence(tools)
@@ -263,7 +271,7 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
         if not passed:
             _gate_tripped(outcome, catalog, sarif, out)
         signed, report = _sign_and_verify(catalog, request, preflight(request),
-                                          surface=surface)
+                                          surface=surface, artifacts=bound)
         outcome = replace(outcome, envelope=signed.envelope, report=report)
         outcome = replace(outcome, summary_markdown=summary_markdown(outcome, catalog))
         contents = {
@@ -273,6 +281,7 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
             "sarif": sarif.encode(),
             "summary": outcome.summary_markdown.encode(),
             "tools": (json.dumps(evidence, indent=2, ensure_ascii=False) + "\n").encode(),
+            "manifest": manifest_bytes(catalog),
         }
         from histor_sign.layout import part_paths
 
@@ -287,8 +296,9 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
         published = tuple(publish(
             request.revisions, request.server, signed.envelope.statement.revision,
             contents["envelope"], contents["tools"], signed.attestation_json,
+            manifest=contents["manifest"],
         ))
-    return replace(outcome, files=paths, published=published)
+    return replace(outcome, files=paths, published=published, artifacts=bound)
 
 
 def latest_published(revisions: Path, server: str) -> Path | None:
@@ -356,7 +366,7 @@ def _signer(request: ReleaseRequest) -> TokenIdentity:
 
 def _sign_and_verify(
     catalog: Catalog, request: ReleaseRequest, checked: Preflight,
-    *, surface: dict[str, Any] | None = None,
+    *, surface: dict[str, Any] | None = None, artifacts: tuple[ArtifactSubject, ...] = (),
 ) -> tuple[SignedRevision, VerificationReport]:
     """Build, sign, and verify the fresh envelope fully before anything is written.
 
@@ -378,7 +388,7 @@ def _sign_and_verify(
     trust = request.trust or Trust.production()
     signed = sign_statement(
         statement, trust=trust, token_identity=who, capture=catalog.capture, surface=surface,
-        capture_observed=request.observed,
+        capture_observed=request.observed, artifacts=artifacts,
     )
     report = verify(
         signed.envelope,

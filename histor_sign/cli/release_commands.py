@@ -96,6 +96,7 @@ def print_outcome(outcome: "ReleaseOutcome") -> None:
         f"  manifest  {stmt.manifest_digest}\n"
         f"  signer    {outcome.envelope.identity}\n"
         f"  rekor     log index {outcome.envelope.transparency_log.log_index}\n"
+        + "".join(f"  artifact  {printable(a.shown)}\n" for a in outcome.artifacts)
         + "".join(f"  {role:<9} {path}\n" for role, path in outcome.files.items())
     )
 
@@ -134,6 +135,16 @@ _ReleaseRevisions = Annotated[
         help="Chain directory (revisions/<server>/latest.envelope.json, <n>.envelope.json, "
         "<n>.tools.snapshot.json, <n>.intoto.sigstore.json): --previous auto reads it; a "
         "signed release is published into it.",
+    ),
+]
+_ReleaseArtifact = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--artifact", metavar="FILE|oci:REF@sha256:…",
+        help="A published artifact to bind to the revision (repeatable): an npm tarball, a "
+        "wheel or sdist, any file, or an OCI image by digest. Each becomes a subject of "
+        "the attestation (sha256; sha512 too for npm), verifiable with cosign "
+        "verify-blob-attestation and 'check --artifact/--installed'.",
     ),
 ]
 _ReleaseOutDir = Annotated[
@@ -181,6 +192,7 @@ def release(
     identity: _ReleaseIdentity = None,
     previous: _ReleasePrevious = None,
     revisions: _ReleaseRevisions = None,
+    artifact: _ReleaseArtifact = None,
     out_dir: _ReleaseOutDir = Path("histor-release"),
     fail_on: _ReleaseFailOn = FailOn.error,
     strict: _ReleaseStrict = False,
@@ -201,9 +213,10 @@ def release(
 ) -> None:
     """Fetch → scan gate → build → sign → verify → write, in one command (for CI).
 
-    Writes envelope.json, statement.json, sigstore.json, scan.sarif, summary.md and
-    tools.snapshot.json into --out-dir; a failed gate writes only scan.sarif and
-    summary.md and exits 1. Appends to $GITHUB_STEP_SUMMARY / $GITHUB_OUTPUT when set.
+    Writes envelope.json, statement.json, sigstore.json, intoto.sigstore.json,
+    manifest.json, scan.sarif, summary.md and tools.snapshot.json into --out-dir; a failed
+    gate writes only scan.sarif and summary.md and exits 1. Appends to
+    $GITHUB_STEP_SUMMARY / $GITHUB_OUTPUT when set.
     """
     from histor_sign.cli.scan_commands import parse_threshold
     from histor_sign.cli.signing_commands import trust_from_flags
@@ -226,6 +239,7 @@ def release(
         scan=ScanOptions(threshold=parse_threshold(str(threshold)), max_tools=max_tools),
         policy=guard_policy, trust=trust, identity_token=identity_token,
         verify_command=VERIFY_COMMAND, observed=target is not None,
+        artifacts=tuple(artifact or ()),
     )
     options = t.fetch_options_from_flags(
         timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,
