@@ -6,9 +6,11 @@ from a tiny flit project, and their installs (``npm install`` of the tarball, ``
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -74,3 +76,53 @@ def pip_install(target: Path, built: Path) -> Path:
           "--target", str(target), str(built)], target.parent)
     (dist_info,) = target.glob("*.dist-info")
     return dist_info
+
+
+IMAGE = "ghcr.io/acme/search:2.3.0@sha256:" + "5e" * 32
+
+
+@dataclass
+class BoundRelease:
+    """A release of the example server with artifacts bound, its instance stopped."""
+
+    out_dir: Path
+    chain: Path  # the chain directory of the server under --revisions
+    trust_config: Path
+    tarball: Path | None
+    wheel: Path
+    identity: str
+    server: str
+
+
+def release_with_artifacts(base: Path) -> BoundRelease:
+    """Build an npm tarball (when npm is here) and a wheel, then release the example server
+    with both and an image digest bound, published into a chain directory."""
+    from cli_harness import run_cli
+
+    from histor_sign.layout import chain_dir
+    from histor_sign.sigstore_dev import LocalSigstore
+
+    server = "io.github.example/notes-server"
+    identity = "https://github.com/example/notes-server/.github/workflows/sign.yml@refs/heads/main"
+    base.mkdir(parents=True, exist_ok=True)
+    try:
+        tarball: Path | None = npm_tarball(base / "npm")
+    except Unavailable:
+        tarball = None
+    built = wheel(base / "py")
+    command = shlex.join([sys.executable, "-m", "histor_sign.demo.example_server"])
+    tools = base / "tools.json"
+    fetched = run_cli("fetch", "--stdio", command, "-o", str(tools))
+    assert fetched.code == 0, fetched.stderr
+    artifacts = [*(["--artifact", str(tarball)] if tarball else []), "--artifact", str(built),
+                 "--artifact", f"oci:{IMAGE}"]
+    with LocalSigstore(directory=base / "sigstore") as sigstore:
+        run = run_cli("release", "--server", server, "--server-version", "2.3.0",
+                      "--out-dir", str(base / "out"), "--trust-config",
+                      str(sigstore.trust_config_path), "--tools", str(tools),
+                      "--identity-token", sigstore.mint_token(identity),
+                      "--revisions", str(base / "revisions"), *artifacts)
+        assert run.code == 0, run.stderr
+        trust_config = sigstore.trust_config_path
+    return BoundRelease(base / "out", chain_dir(base / "revisions", server), trust_config,
+                        tarball, built, identity, server)

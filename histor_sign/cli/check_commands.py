@@ -10,6 +10,7 @@ import typer
 
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import OutputFormat, app, emit, warn
+from histor_sign.cli.binding_commands import ARTIFACT_OPT, INSTALLED_OPT, check_binding
 from histor_sign.cli.signing_commands import (
     CertIdentityOpt,
     CertIdentityRegexpOpt,
@@ -122,6 +123,8 @@ def check(
     trust_config: VerifyTrustConfigOpt = None,
     staging: VerifyStagingOpt = False,
     offline: OfflineOpt = False,
+    artifact: str | None = ARTIFACT_OPT,
+    installed: str | None = INSTALLED_OPT,
 ) -> None:
     """Detect drift between the tools a server serves now and a signed revision.
 
@@ -147,6 +150,10 @@ def check(
         trusted_root, trust_config, staging, offline, workflow=workflow,
         ref_pattern=ref_pattern, cert_identity_regexp=cert_identity_regexp,
     )
+    if artifact is not None or installed is not None:
+        others = (tools, target, envelope, signed_tools, attestation, fail_on)
+        return check_binding(server, artifact, installed, any(o is not None for o in others),
+                             flags, pins, format, output)
     if envelope is None and server is None:
         raise UsageError("give the signed revision: --envelope FILE, or --server NAME (pinned)")
     if attestation is not None and envelope is None:
