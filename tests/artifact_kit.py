@@ -88,6 +88,7 @@ class BoundRelease:
     out_dir: Path
     chain: Path  # the chain directory of the server under --revisions
     trust_config: Path
+    trusted_root: Path
     tarball: Path | None
     wheel: Path
     identity: str
@@ -123,6 +124,6 @@ def release_with_artifacts(base: Path) -> BoundRelease:
                       "--identity-token", sigstore.mint_token(identity),
                       "--revisions", str(base / "revisions"), *artifacts)
         assert run.code == 0, run.stderr
-        trust_config = sigstore.trust_config_path
+        trust_config, trusted_root = sigstore.trust_config_path, sigstore.trusted_root_path
     return BoundRelease(base / "out", chain_dir(base / "revisions", server), trust_config,
-                        tarball, built, identity, server)
+                        trusted_root, tarball, built, identity, server)
