@@ -99,3 +99,6 @@ MAX_FIRST_INDEX = 100_000
 MAX_ARTIFACTS = 64
 #: package.json inside an npm tarball, and a RECORD file, read for an artifact's identity.
 MAX_PACKAGE_METADATA_BYTES = 4 * _MIB
+#: The ``_meta`` fragment a release writes for the MCP Registry's server.json (the
+#: registry bounds publisher-provided data; 4 KB keeps well inside it).
+MAX_REGISTRY_META_BYTES = 4 * _KIB

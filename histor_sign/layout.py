@@ -129,6 +129,7 @@ OUTPUT_NAMES: dict[str, str] = {
     "tools": "tools.snapshot.json",
     "attestation": "intoto.sigstore.json",
     "manifest": "manifest.json",
+    "registry": "registry-meta.json",
 }
 
 

@@ -87,6 +87,10 @@ class ReleaseRequest:
     #: tarballs, wheels, …), ``oci:REF@sha256:…`` or ready subjects
     #: (:mod:`histor_sign.artifacts`). The envelope and statement do not change with them.
     artifacts: tuple[str | Path | ArtifactSubject, ...] = ()
+    #: Where the chain directory is served (URL or path of the directory holding
+    #: ``latest.envelope.json``), for ``registry-meta.json``; default: where the histor-sign
+    #: action publishes it for the signing repository (none off GitHub Actions).
+    published_at: str | None = None
     #: True when ``tools`` is this process's own live fetch: the attestation then says the
     #: signer observed the capture (else it carries it as another job's claim).
     observed: bool = False
@@ -283,6 +287,9 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
             "tools": (json.dumps(evidence, indent=2, ensure_ascii=False) + "\n").encode(),
             "manifest": manifest_bytes(catalog),
         }
+        registry = _registry_meta(signed.envelope, request)
+        if registry is not None:
+            contents["registry"] = registry
         from histor_sign.layout import part_paths
 
         files = {OUTPUT_NAMES[role]: data for role, data in contents.items()}
@@ -299,6 +306,27 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
             manifest=contents["manifest"],
         ))
     return replace(outcome, files=paths, published=published, artifacts=bound)
+
+
+def _registry_meta(envelope: SignedEnvelope, request: ReleaseRequest) -> bytes | None:
+    """The server.json ``_meta`` fragment (:mod:`histor_sign.registry`), or None when where
+    the chain is served is unknown (not given, and not a GitHub workflow signer)."""
+    from histor_sign.pins import published_location
+    from histor_sign.registry import registry_meta
+    from histor_sign.verification import recommended_pins
+
+    pins = recommended_pins(envelope)
+    repository = pins.repository if pins is not None else None
+    workflow = pins.workflow if pins is not None else None
+    if repository and workflow and workflow.startswith(repository + "/"):
+        workflow = workflow[len(repository) + 1:]
+    base = request.published_at
+    if base is None and repository:
+        base = published_location(request.server, repository).rsplit("/", 1)[0]
+    if base is None:
+        return None
+    return registry_meta(envelope, base=base.rstrip("/"), repository=repository,
+                         workflow=workflow)
 
 
 def latest_published(revisions: Path, server: str) -> Path | None:

@@ -122,7 +122,8 @@ def release_with_artifacts(base: Path) -> BoundRelease:
                       "--out-dir", str(base / "out"), "--trust-config",
                       str(sigstore.trust_config_path), "--tools", str(tools),
                       "--identity-token", sigstore.mint_token(identity),
-                      "--revisions", str(base / "revisions"), *artifacts)
+                      "--revisions", str(base / "revisions"),
+                      "--published-at", str(chain_dir(base / "revisions", server)), *artifacts)
         assert run.code == 0, run.stderr
         trust_config, trusted_root = sigstore.trust_config_path, sigstore.trusted_root_path
     return BoundRelease(base / "out", chain_dir(base / "revisions", server), trust_config,

@@ -147,6 +147,15 @@ _ReleaseArtifact = Annotated[
         "verify-blob-attestation and 'check --artifact/--installed'.",
     ),
 ]
+_ReleasePublishedAt = Annotated[
+    str | None,
+    typer.Option(
+        "--published-at", metavar="URL|DIR",
+        help="Where the chain directory is served (the directory of latest.envelope.json), "
+        "for registry-meta.json, the server.json _meta fragment. Default: the "
+        "histor-revisions branch of the signing repository.",
+    ),
+]
 _ReleaseOutDir = Annotated[
     Path,
     typer.Option(
@@ -193,6 +202,7 @@ def release(
     previous: _ReleasePrevious = None,
     revisions: _ReleaseRevisions = None,
     artifact: _ReleaseArtifact = None,
+    published_at: _ReleasePublishedAt = None,
     out_dir: _ReleaseOutDir = Path("histor-release"),
     fail_on: _ReleaseFailOn = FailOn.error,
     strict: _ReleaseStrict = False,
@@ -214,7 +224,8 @@ def release(
     """Fetch → scan gate → build → sign → verify → write, in one command (for CI).
 
     Writes envelope.json, statement.json, sigstore.json, intoto.sigstore.json,
-    manifest.json, scan.sarif, summary.md and tools.snapshot.json into --out-dir; a failed
+    manifest.json, registry-meta.json (the server.json _meta fragment), scan.sarif,
+    summary.md and tools.snapshot.json into --out-dir; a failed
     gate writes only scan.sarif and summary.md and exits 1. Appends to
     $GITHUB_STEP_SUMMARY / $GITHUB_OUTPUT when set.
     """
@@ -239,7 +250,7 @@ def release(
         scan=ScanOptions(threshold=parse_threshold(str(threshold)), max_tools=max_tools),
         policy=guard_policy, trust=trust, identity_token=identity_token,
         verify_command=VERIFY_COMMAND, observed=target is not None,
-        artifacts=tuple(artifact or ()),
+        artifacts=tuple(artifact or ()), published_at=published_at,
     )
     options = t.fetch_options_from_flags(
         timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,
