@@ -370,6 +370,8 @@ Files in {rev}/ (revision-1/ has the same):
   {names['statement']:<20} the exact signed bytes (RFC 8785), for upstream sigstore/cosign
   {names['bundle']:<20} the Sigstore bundle (certificate, signature, Rekor inclusion proof)
   {names['attestation']:<20} the same revision as an in-toto attestation (DSSE bundle)
+  {names['manifest']:<20} the manifest's canonical bytes: cosign verify-blob-attestation takes it
+  {names['registry']:<20} the _meta fragment to merge into server.json for the MCP Registry
   {names['tools']:<20} what the server served (every page, in order) + capture context
   {names['sarif']:<20} collision scan + contract lint, SARIF 2.1.0 for GitHub code scanning
   {names['summary']:<20} the Markdown summary (also written to $GITHUB_STEP_SUMMARY in CI)
