@@ -140,7 +140,7 @@ def pinned_latest(
 
 # ---------------------------------------------------------------------- trust add/list/remove
 _TrustAddServer = Annotated[str | None, typer.Argument(
-    metavar="[NAME]", help="MCP server name, io.github.OWNER/NAME (or from --server-json).")]
+    metavar="NAME", help="MCP server name, io.github.OWNER/NAME (or from --server-json).")]
 _TrustAddRepository = Annotated[
     str | None, typer.Option("--repository", metavar="OWNER/REPO",
                              help="The GitHub repository whose workflow signs the revisions "
