@@ -202,7 +202,7 @@ def installed_evidence(spec: str) -> InstalledEvidence:
     ecosystem, sep, rest = spec.partition(":")
     if not sep or ecosystem not in ECOSYSTEMS or not rest:
         raise InputError(
-            f"--installed {printable(spec, 200)!r}: give npm:PATH (under node_modules), "
+            f"installed package {printable(spec, 200)!r}: give npm:PATH (under node_modules), "
             "pypi:PATH (a .dist-info directory) or oci:REF@sha256:…", param="installed",
         )
     if ecosystem == "oci":
@@ -307,7 +307,7 @@ def _pypi_evidence(dist_info: Path) -> InstalledEvidence:
             f"{printable(str(dist_info))} records no digest of the distribution it came from: "
             "pip writes direct_url.json archive_info.hashes only when it installs a file or "
             "URL, not from an index; install the released wheel by file (pip install "
-            "./NAME.whl), or check the downloaded wheel with --artifact", param="installed",
+            "./NAME.whl), or check the downloaded wheel file itself", param="installed",
         )
     return InstalledEvidence(
         "pypi", dist_info.name, {"sha256": hashes["sha256"]}, str(direct),

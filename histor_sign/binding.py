@@ -154,8 +154,8 @@ def _verdict(
             problems.append(f"{same.name} is attested with {_short(same.digest)}, but "
                             f"{checked} has {_short(digests)}")
         elif not attested:
-            problems.append(f"{where}'s attestation binds no artifact (released without "
-                            "--artifact)")
+            problems.append(f"{where}'s attestation binds no artifact (none was bound when "
+                            "it was released)")
         else:
             named = ", ".join(f"{s.name} ({_short(s.digest)})" for s in attested)
             problems.append(f"{checked} ({_short(digests)}) is none of the artifacts {where} "
