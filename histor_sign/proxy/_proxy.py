@@ -166,7 +166,10 @@ class Proxy:
         self._upstream: Upstream | None = None
         self._host: LineWriter | None = None
         self._failure: _Ended | None = None
-        self._ended = asyncio.Event()
+        self._host_task: asyncio.Task[None] | None = None
+        self._warned: set[str] = set()
+        #: Host requests not yet answered (by key): each gets an error if the session fails.
+        self._owed: dict[tuple[str, Any], Any] = {}
         self._relay = _RelayChannel(self)
 
     # ------------------------------------------------------------------ entry points
@@ -195,7 +198,7 @@ class Proxy:
         self._host = LineWriter(host_out, "the host")
         reader = LineReader(host_in, self.max_message_bytes, "the host")
         verifying = asyncio.create_task(asyncio.to_thread(self._verify))
-        host_task = asyncio.create_task(self._host_loop(reader, verifying))
+        host_task = self._host_task = asyncio.create_task(self._host_loop(reader, verifying))
         try:
             await host_task
             outcome = ProxyOutcome("ended", "the host closed the session")
@@ -203,22 +206,39 @@ class Proxy:
             outcome = ProxyOutcome(ended.status, ended.message)
         except WireError as exc:
             outcome = ProxyOutcome("failed", exc.message)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if self._failure is None or (task is not None and task.cancelling()):
+                raise
+            outcome = ProxyOutcome(self._failure.status, self._failure.message)
         finally:
             if not verifying.done():
                 verifying.cancel()
-            await self._shutdown()
         if self._failure is not None and outcome.status == "ended":
             outcome = ProxyOutcome(self._failure.status, self._failure.message)
+        try:
+            if outcome.status != "ended":
+                await self._answer_owed(outcome)
+        finally:
+            await self._shutdown()
         self.audit.record("session-end", status=outcome.status, reason=outcome.message)
         self.audit.close()
         return outcome
 
     # ------------------------------------------------------------------ verification
     def _verify(self) -> PinnedRevision:
-        from histor_sign.pins import latest_for_use
+        """The baseline: the pinned server's latest revision, verified for use, with its
+        signed tools. The one place the proxy obtains what it enforces (runs in a worker
+        thread). A verification of the very same inputs recorded beside the pin file is
+        reused (:mod:`histor_sign._verified_cache`: why that is sound); freshness is judged
+        every time."""
+        from histor_sign._verified_cache import VerifiedCache, using
+        from histor_sign.pins import PinStore, latest_for_use
 
-        return latest_for_use(self.server, trust=self.trust, store=self.store,
-                              signed_tools=True)
+        store = self.store if isinstance(self.store, PinStore) else PinStore.load(self.store)
+        with using(VerifiedCache(store.path)):
+            return latest_for_use(self.server, trust=self.trust, store=store,
+                                  signed_tools=True)
 
     async def _verified(self, verifying: asyncio.Task[PinnedRevision]) -> PinnedRevision:
         from histor_sign.pins import NotPinned
@@ -260,19 +280,31 @@ class Proxy:
             await self._from_host(message)
 
     async def _next_host(self, reader: LineReader) -> dict[str, Any] | None:
-        read = asyncio.create_task(reader.message())
-        ended = asyncio.create_task(self._ended.wait())
-        try:
-            done, _ = await asyncio.wait({read, ended}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            ended.cancel()
-        if read not in done:
-            read.cancel()
-            with contextlib.suppress(BaseException):
-                await read
-            assert self._failure is not None
+        """The host's next message. A failure elsewhere cancels the host task (`_fail`),
+        so no per-message race of two waits is needed."""
+        if self._failure is not None:
             raise self._failure
-        return read.result()
+        message = await reader.message()
+        if message is not None and "id" in message and "method" in message:
+            self._owed[_key(message["id"])] = message["id"]
+        return message
+
+    async def _answer_owed(self, outcome: ProxyOutcome) -> None:
+        """Answer every host request still open with a JSON-RPC error, so a host never
+        waits on a request the session can no longer answer. The text is the proxy's own
+        (never the server's); bounded by the shutdown grace, as the host may not read."""
+        owed, self._owed = list(self._owed.values()), {}
+        if not owed or self._host is None:
+            return
+        why = ("refused" if outcome.status == "refused"
+               else "the upstream server or the connection failed")
+        text = (f"{PREFIX}: the session ended before this request was answered ({why}; "
+                "the proxy's stderr says why)")
+        with contextlib.suppress(TimeoutError, WireError):
+            async with asyncio.timeout(self.shutdown_grace):
+                for ident in owed:
+                    await self._host.send({"jsonrpc": "2.0", "id": ident,
+                                           "error": {"code": SESSION_ENDED, "message": text}})
 
     async def _open(self, first: dict[str, Any], revision: PinnedRevision) -> None:
         """Start the upstream, run the host's handshake through it, walk and compare."""
@@ -336,6 +368,7 @@ class Proxy:
                     f"{len(self.contract.offered)} tool(s) offered"
                     + (f", {len(self.contract.withheld)} withheld" if self.contract.withheld
                        else ""))
+        self._wire_warnings()
         if answer is not None:
             await self._send_host({"jsonrpc": "2.0", "id": first["id"], "result": answer})
         held, self._held = self._held, None
@@ -557,7 +590,8 @@ class Proxy:
         for pending in self._up_pending.values():
             if pending.future is not None and not pending.future.done():
                 pending.future.set_exception(ended)
-        self._ended.set()
+        if self._host_task is not None and not self._host_task.done():
+            self._host_task.cancel()
 
     async def _from_upstream(self, message: dict[str, Any]) -> None:
         method = message.get("method")
@@ -683,6 +717,8 @@ class Proxy:
     # ------------------------------------------------------------------ plumbing
     async def _send_host(self, message: dict[str, Any]) -> None:
         assert self._host is not None
+        if "method" not in message:
+            self._owed.pop(_key(message.get("id")), None)
         try:
             await self._host.send(message)
         except WireError as exc:
@@ -699,7 +735,17 @@ class Proxy:
         task.add_done_callback(self._tasks.discard)
         return task
 
+    def _wire_warnings(self) -> None:
+        """Say what the wire skipped (banner lines), once per new count."""
+        if self._upstream is None:
+            return
+        for line in self._upstream.warnings():
+            if line not in self._warned:
+                self._warned.add(line)
+                self.notice(f"{PREFIX}: warning: {line}")
+
     async def _shutdown(self) -> None:
+        self._wire_warnings()
         for task in list(self._tasks):
             task.cancel()
         for task in list(self._tasks):

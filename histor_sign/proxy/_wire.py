@@ -14,10 +14,11 @@ import asyncio
 import contextlib
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from histor_sign.canonical import parse_json
-from histor_sign.errors import FetchError, HistorError
+from histor_sign.errors import FetchError, HistorError, InputError
 from histor_sign.mcp._jsonrpc import clip, encode
 
 if TYPE_CHECKING:
@@ -42,29 +43,51 @@ class ByteSink(Protocol):
     async def drain(self) -> None: ...
 
 
-class LineReader:
-    """Newline-framed messages from a byte stream, each at most ``limit`` bytes."""
+#: Decides whether a line the strict reader refused may be skipped: returns to skip it,
+#: raises (a :class:`HistorError`) to end the session. ``(line, where, error)``.
+Skipper = Callable[[bytes, str, InputError], None]
 
-    def __init__(self, source: ByteSource, limit: int, peer: str) -> None:
+
+class LineReader:
+    """Newline-framed messages from a byte stream, each at most ``limit`` bytes.
+
+    ``skip`` (the stdio upstream's: :meth:`StdioChannel._skip`, the fetch's own bounded
+    rule) lets a line that is not JSON at all — a start-up banner — be passed over; without
+    it every line must be one strict JSON-RPC message.
+    """
+
+    def __init__(self, source: ByteSource, limit: int, peer: str,
+                 skip: Skipper | None = None) -> None:
         self.source = source
         self.limit = limit
         self.peer = peer
+        self.skip = skip
         self._buf = bytearray()
         self._eof = False
         self.count = 0
 
     async def message(self) -> dict[str, Any] | None:
         """The next JSON-RPC message (a JSON object with ``jsonrpc: "2.0"``), None at EOF."""
-        line = await self._line()
-        if line is None:
-            return None
-        self.count += 1
-        where = f"{self.peer} message {self.count}"
-        try:
-            value = parse_json(line, where, max_bytes=self.limit)
-        except HistorError as exc:
-            raise WireError(f"{where} is not strict JSON: {exc.message}") from None
-        return check_message(value, where)
+        while True:
+            line = await self._line()
+            if line is None:
+                return None
+            self.count += 1
+            where = f"{self.peer} {'line' if self.skip else 'message'} {self.count}"
+            try:
+                value = parse_json(line, where, max_bytes=self.limit)
+            except InputError as exc:
+                if self.skip is None:
+                    raise WireError(f"{where} is not strict JSON: {exc.message}") from None
+                try:
+                    self.skip(line, where, exc)
+                except HistorError as refused:
+                    raise WireError(f"{where} is not strict JSON: {refused.message}") \
+                        from None
+                continue
+            except HistorError as exc:
+                raise WireError(f"{where} is not strict JSON: {exc.message}") from None
+            return check_message(value, where)
 
     async def _line(self) -> bytes | None:
         while True:
@@ -158,6 +181,10 @@ class Upstream(ABC):
         """The protocol version the session runs on (HTTP needs it in a header)."""
         return
 
+    def warnings(self) -> list[str]:
+        """What the operator should know about the wire (skipped banner lines)."""
+        return []
+
 
 class StdioUpstream(Upstream):
     """A stdio server run under the keeper: the process tree dies with the proxy."""
@@ -182,7 +209,8 @@ class StdioUpstream(Upstream):
         await self.channel.start()
         proc = self.channel.proc
         assert proc is not None and proc.stdout is not None and proc.stdin is not None
-        self._reader = LineReader(proc.stdout, self.limit, "the upstream server")
+        self._reader = LineReader(proc.stdout, self.limit, "the upstream server",
+                                  skip=self.channel._skip)
         self._writer = LineWriter(proc.stdin, "the upstream server")
 
     async def send(self, message: dict[str, Any]) -> None:
@@ -204,6 +232,9 @@ class StdioUpstream(Upstream):
         tail = self.channel._stderr_tail
         last = f" (last stderr line: {clip(tail[-1])})" if tail else ""
         return f"the upstream server {how}{last}"
+
+    def warnings(self) -> list[str]:
+        return self.channel.warnings()
 
     async def aclose(self) -> None:
         await self.channel.aclose()
