@@ -339,6 +339,7 @@ class Proxy:
             self._state.era, self._state.protocol_version = Era.LEGACY, version
             self._upstream.negotiated(version)
             await self._upstream.send(notification("notifications/initialized"))
+            self._upstream.listen()
             self._state.swallow_initialized = True
         else:
             meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
