@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +70,10 @@ SESSION_ENDED = -32000
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 PREFIX = "histor-sign proxy"
+#: How a modern-era approval's ``requestState`` begins (the rest: nonce and HMAC).
+APPROVAL_STATE = "histor-sign-proxy/approval/1:"
+#: Modern-era approvals the proxy remembers while the host asks the user.
+MAX_OPEN_APPROVALS = 1024
 
 
 @dataclass(frozen=True)
@@ -168,6 +173,9 @@ class Proxy:
         self._failure: _Ended | None = None
         self._host_task: asyncio.Task[None] | None = None
         self._warned: set[str] = set()
+        self._approval_key = os.urandom(32)
+        #: Modern-era approvals asked and not yet answered (bounded: oldest forgotten).
+        self._approval_nonces: dict[str, None] = {}
         #: Host requests not yet answered (by key): each gets an error if the session fails.
         self._owed: dict[tuple[str, Any], Any] = {}
         self._relay = _RelayChannel(self)
@@ -475,24 +483,104 @@ class Proxy:
                 "the signed revision served as signed")])
         else:
             decision = contract.guard.check_arguments(name, arguments)
-        digest = _arguments_digest(arguments)
         if decision.allowed:
             if contract.on_drift is OnDrift.WARN and name in {
                     w.name for w in contract.differences}:
-                self.audit.record("call-warned", tool=name, argumentsDigest=digest,
+                self.audit.record("call-warned", tool=name,
+                                  argumentsDigest=_arguments_digest(arguments),
                                   reason="the tool differs from the signed revision")
             await self._forward_request(message)
             return
-        if decision.needs_approval and self._can_elicit():
+        digest = _arguments_digest(arguments)
+        if decision.needs_approval and self._can_elicit(params):
+            if self._state.era is Era.MODERN:
+                await self._approve_modern(message, params, decision, digest)
+                return
             key = _key(message["id"])
             task = self._spawn(self._approve(message, decision, digest))
             self._approvals[key] = task
             return
         await self._deny(message, decision, digest)
 
-    def _can_elicit(self) -> bool:
-        return self._state.era is Era.LEGACY and isinstance(
-            self._state.host_caps.get("elicitation"), dict)
+    def _can_elicit(self, params: dict[str, Any]) -> bool:
+        """The host can be asked: it declared ``elicitation`` (in the modern era, in this
+        request's own capabilities, else the session's first)."""
+        caps = self._state.host_caps
+        if self._state.era is Era.MODERN:
+            meta = params.get("_meta")
+            own = meta.get(META_CAPS) if isinstance(meta, dict) else None
+            caps = own if isinstance(own, dict) else caps
+        return isinstance(caps.get("elicitation"), dict)
+
+    @staticmethod
+    def _question(decision: Decision, digest: str | None) -> dict[str, Any]:
+        """The elicitation put to the user: the tool, the reasons, the arguments' digest
+        (never their values, never server text); one boolean to answer."""
+        tool = decision.tool or ""
+        reasons = "; ".join(f"{r.code}: {r.message}" for r in decision.reasons)
+        text = (f"{PREFIX}: approve the call to {shown_name(tool)}? It needs approval — "
+                f"{reasons}. Arguments digest {digest or 'unavailable'}. "
+                "It is forwarded only if you accept.")
+        schema = {"type": "object", "properties": {"approve": {
+            "type": "boolean", "title": "Forward this call to the server",
+            "default": False}}, "required": ["approve"]}
+        return {"message": text, "requestedSchema": schema}
+
+    def _approval_state(self, tool: str, digest: str | None, nonce: str) -> str:
+        """The ``requestState`` that binds a modern-era approval to one call: a nonce and
+        an HMAC (a key of this session only) over the nonce, the tool and the digest of
+        its arguments, so an answer can approve only the call it was asked for, once."""
+        import hashlib
+        import hmac
+
+        mac = hmac.new(self._approval_key, f"{nonce}\n{tool}\n{digest}".encode(),
+                       hashlib.sha256).hexdigest()
+        return f"{APPROVAL_STATE}{nonce}.{mac}"
+
+    async def _approve_modern(self, message: dict[str, Any], params: dict[str, Any],
+                              decision: Decision, digest: str | None) -> None:
+        """Approval in the modern era, where a server sends no requests: the call is
+        answered with an ``input_required`` result holding the elicitation and a bound
+        ``requestState``; the host asks the user and retries the call with the answer
+        (``inputResponses``). The retry is forwarded — without those two members, which
+        are the proxy's — only with a valid state for this very call and ``approve: true``.
+        """
+        import hmac
+        import secrets
+
+        tool = decision.tool or ""
+        state = params.get("requestState")
+        responses = params.get("inputResponses")
+        if not (isinstance(state, str) and state.startswith(APPROVAL_STATE)):
+            nonce = secrets.token_hex(16)
+            self._approval_nonces[nonce] = None
+            while len(self._approval_nonces) > MAX_OPEN_APPROVALS:
+                del self._approval_nonces[next(iter(self._approval_nonces))]
+            result = {"resultType": "input_required",
+                      "inputRequests": {"approve": {"method": "elicitation/create", "params": {
+                          "mode": "form", **self._question(decision, digest)}}},
+                      "requestState": self._approval_state(tool, digest, nonce)}
+            await self._send_host({"jsonrpc": "2.0", "id": message["id"], "result": result})
+            return
+        nonce = state[len(APPROVAL_STATE):].partition(".")[0]
+        if nonce not in self._approval_nonces or not hmac.compare_digest(
+                state, self._approval_state(tool, digest, nonce)):
+            await self._deny(message, decision, digest, approval="not for this call")
+            return
+        self._approval_nonces.pop(nonce, None)  # one answer approves one call
+        answer = responses.get("approve") if isinstance(responses, dict) else None
+        action = answer.get("action") if isinstance(answer, dict) else None
+        content = answer.get("content") if isinstance(answer, dict) else None
+        if not (action == "accept" and isinstance(content, dict)
+                and content.get("approve") is True):
+            how = "declined" if action in ("decline", "cancel") else "not accepted"
+            await self._deny(message, decision, digest, approval=how)
+            return
+        self.audit.record("call-approved", tool=tool, argumentsDigest=digest,
+                          reasons=[r.code for r in decision.reasons])
+        own = {"requestState", "inputResponses"}
+        await self._forward_request({**message, "params": {
+            k: v for k, v in params.items() if k not in own}})
 
     async def _deny(self, message: dict[str, Any], decision: Decision, digest: str | None,
                     approval: str | None = None) -> None:
@@ -525,16 +613,9 @@ class Proxy:
                        digest: str | None) -> None:
         key = _key(message["id"])
         tool = decision.tool or ""
-        reasons = "; ".join(f"{r.code}: {r.message}" for r in decision.reasons)
-        text = (f"{PREFIX}: approve the call to {shown_name(tool)}? It needs approval — "
-                f"{reasons}. Arguments digest {digest or 'unavailable'}. "
-                "It is forwarded only if you accept.")
-        schema = {"type": "object", "properties": {"approve": {
-            "type": "boolean", "title": "Forward this call to the server",
-            "default": False}}, "required": ["approve"]}
         try:
             reply = await self._host_request("elicitation/create",
-                                             {"message": text, "requestedSchema": schema})
+                                             self._question(decision, digest))
         except asyncio.CancelledError:
             self.audit.record("call-cancelled", tool=tool, argumentsDigest=digest)
             return
