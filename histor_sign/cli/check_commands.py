@@ -84,6 +84,13 @@ ATTESTATION_OPT = typer.Option(
     "surface can only be compared with --signed-tools, which is not signed.",
 )
 
+LOCK_OPT = typer.Option(
+    None, "--lock", metavar="FILE",
+    help="Compare with the definitions locked in this lock file ('histor-sign lock'; trust "
+    "on first use, not publisher-signed) instead of a signed revision; --server NAME picks "
+    "the entry (default: the only one, or the one locked from the same command or URL).",
+)
+
 
 #: How to get the surface (instructions, prompts, resource templates) compared.
 SURFACE_HINT = ("compare a fetch snapshot or --stdio/--url with the release snapshot as "
@@ -122,6 +129,7 @@ def check(
     trust_config: VerifyTrustConfigOpt = None,
     staging: VerifyStagingOpt = False,
     offline: OfflineOpt = False,
+    lock: Path | None = LOCK_OPT,
 ) -> None:
     """Detect drift between the tools a server serves now and a signed revision.
 
@@ -135,6 +143,7 @@ def check(
     The surface baseline is the attestation's signed digests (--attestation, or the one
     published beside the pinned revision) or else the release snapshot, which is not signed:
     the report says which ("surface baseline: attested | unsigned snapshot").
+    With --lock FILE the baseline is a lock file's definitions instead (see 'lock').
     Exit codes: 0 match (or every change below --fail-on), 1 different (or verification
     failed), 2 bad input.
     """
@@ -147,6 +156,15 @@ def check(
         trusted_root, trust_config, staging, offline, workflow=workflow,
         ref_pattern=ref_pattern, cert_identity_regexp=cert_identity_regexp,
     )
+    if lock is not None:
+        from histor_sign.cli.lock_commands import check_lock
+
+        if envelope or attestation or signed_tools or verify or flags.any_given():
+            raise UsageError("--lock compares with a lock file, not a signed revision: drop "
+                             "--envelope, --attestation, --signed-tools, --verify and the "
+                             "identity and trust flags")
+        options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)
+        return check_lock(lock, server, tools, target, options, format, output, fail_on)
     if envelope is None and server is None:
         raise UsageError("give the signed revision: --envelope FILE, or --server NAME (pinned)")
     if attestation is not None and envelope is None:
