@@ -4,6 +4,7 @@ and promote a reviewed change with ``--update --accept``."""
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -11,6 +12,9 @@ from histor_sign.cli import target_options as t
 from histor_sign.cli.app import OutputFormat, app, emit, warn
 from histor_sign.drift._triage import Risk
 from histor_sign.mcp._target import FetchOptions, Target
+
+if TYPE_CHECKING:
+    from histor_sign.models import Snapshot
 
 LOCK_FILE_OPT = typer.Option(
     ..., "--output", "-o", "--lock", metavar="FILE",
@@ -32,6 +36,11 @@ ACCEPT_OPT = typer.Option(
     False, "--accept",
     help="With --update: write the changed definitions into the lock (after showing them).",
 )
+SNAPSHOT_ARG = typer.Argument(
+    None, metavar="[SNAPSHOT]",
+    help="A fetch snapshot ('histor-sign fetch -o FILE'; - for stdin) to lock instead of "
+    "fetching live with --stdio/--url.",
+)
 FORMAT_OPT = typer.Option(
     OutputFormat.human, "--format", "-f", help="human or json (the check --lock document)."
 )
@@ -39,6 +48,7 @@ FORMAT_OPT = typer.Option(
 
 @app.command()
 def lock(
+    snapshot: str | None = SNAPSHOT_ARG,
     output: Path = LOCK_FILE_OPT,
     server: str | None = LOCK_SERVER_OPT,
     update: bool = UPDATE_OPT,
@@ -70,13 +80,12 @@ def lock(
 
     if accept and not update:
         raise UsageError("--accept applies only with --update")
-    target = t.target_from_flags(stdio, url, header, bearer_token_env,
+    target = t.target_from_flags(stdio, url, header, bearer_token_env, required=False,
                                  trusted_code=server_is_trusted_code)
-    assert target is not None
     options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)
     if update:
         current = LockFile.load(output)
-        result = check_locked(current, t.fetch_snapshot(target, options), server)
+        result = check_locked(current, _observed(snapshot, target, options), server)
         if format is OutputFormat.json:
             emit(json.dumps({**result.to_json(), "accepted": accept and not result.matches},
                             indent=2, ensure_ascii=False), None)
@@ -94,7 +103,7 @@ def lock(
                  f"{printable(str(output))}", None)
         return
     current = LockFile.load_or_new(output)
-    entry = LockedServer.observe(t.fetch_snapshot(target, options), server)
+    entry = LockedServer.observe(_observed(snapshot, target, options), server)
     if entry.name in current.servers:
         raise UsageError(f"{printable(entry.name, 200)} is already locked in {output}: use "
                          "--update to review what changed and --accept to promote it")
@@ -106,6 +115,20 @@ def lock(
     emit(f"locked {printable(entry.name)} in {printable(str(output))}: "
          f"{len(entry.tool_digests)} tools, manifest {entry.manifest_digest} · "
          "locked (trust on first use), not publisher-signed", None)
+
+
+def _observed(path: str | None, target: Target | None, options: FetchOptions) -> "Snapshot":
+    """The snapshot to lock: fetched live, or a fetch snapshot file (not a bare tool list,
+    which holds no surface and no target)."""
+    from histor_sign.errors import UsageError
+    from histor_sign.models import Snapshot
+
+    served = t.served_from_file_or_target(path, target, options,
+                                          what="a fetch snapshot (SNAPSHOT)")
+    if not isinstance(served, Snapshot):
+        raise UsageError(f"{path} is not a fetch snapshot: lock what 'histor-sign fetch' "
+                         "writes, or fetch live with --stdio/--url")
+    return served
 
 
 def check_lock(
