@@ -252,6 +252,57 @@ class LockCheck:
 _DIFF_LABELS = {"      --- signed": "      --- locked"}
 
 
+@dataclass(frozen=True)
+class LockedRevision:
+    """A lock entry as the proxy's baseline, read where the proxy reads a verified
+    :class:`~histor_sign.pins.PinnedRevision`: the locked digests (``envelope``, a
+    statement signed by nobody), the locked snapshot (``signed_snapshot``: the tool objects
+    offered to the host). ``revision`` is None — a lock has no revision — and
+    :meth:`headline` says what it is."""
+
+    entry: LockedServer
+    lock_path: Path
+    signed_tools: None = None
+
+    @property
+    def server(self) -> str:
+        return self.entry.name
+
+    @property
+    def revision(self) -> None:
+        return None
+
+    @property
+    def envelope(self) -> Statement:
+        return self.entry.statement()
+
+    @property
+    def signed_snapshot(self) -> Snapshot:
+        return self.entry.snapshot
+
+    @property
+    def source(self) -> str:
+        return str(self.lock_path)
+
+    def headline(self) -> str:
+        """``notes in mcp.lock · locked (trust on first use), not publisher-signed``."""
+        return f"{printable(self.entry.name)} in {printable(self.source)} · {TRUST}"
+
+    def audit_json(self) -> dict[str, Any]:
+        """What the proxy's session-start record says about the baseline."""
+        return {"revision": None, "manifestDigest": self.entry.manifest_digest,
+                "locked": {"file": self.source, "trust": TRUST, "publisherSigned": False}}
+
+
+def locked_revision(path: str | Path, server: str | None = None,
+                    target: Mapping[str, Any] | None = None) -> LockedRevision:
+    """The entry of the lock file at ``path`` (by name ``server``, else the only one or the
+    one locked from ``target``, a target's description) as a proxy baseline. Raises
+    :class:`InputError` for a bad lock file, :class:`UsageError` for no such entry."""
+    lock = LockFile.load(path)
+    return LockedRevision(lock.entry(server, target), lock.path)
+
+
 def check_locked(lock: LockFile, served: Snapshot | Catalog,
                  server: str | None = None) -> LockCheck:
     """Compare ``served`` with its entry in ``lock`` (by name, ``server``, else the only entry or
