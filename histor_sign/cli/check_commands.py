@@ -143,7 +143,6 @@ def check(
     The surface baseline is the attestation's signed digests (--attestation, or the one
     published beside the pinned revision) or else the release snapshot, which is not signed:
     the report says which ("surface baseline: attested | unsigned snapshot").
-    With --lock FILE the baseline is a lock file's definitions instead (see 'lock').
     Exit codes: 0 match (or every change below --fail-on), 1 different (or verification
     failed), 2 bad input.
     """
@@ -157,14 +156,8 @@ def check(
         ref_pattern=ref_pattern, cert_identity_regexp=cert_identity_regexp,
     )
     if lock is not None:
-        from histor_sign.cli.lock_commands import check_lock
-
-        if envelope or attestation or signed_tools or verify or flags.any_given():
-            raise UsageError("--lock compares with a lock file, not a signed revision: drop "
-                             "--envelope, --attestation, --signed-tools, --verify and the "
-                             "identity and trust flags")
-        options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)
-        return check_lock(lock, server, tools, target, options, format, output, fail_on)
+        return _check_lock(lock, server, tools, target, timeout, protocol, format, output,
+                           fail_on, bool(envelope or attestation or signed_tools or verify), flags)
     if envelope is None and server is None:
         raise UsageError("give the signed revision: --envelope FILE, or --server NAME (pinned)")
     if attestation is not None and envelope is None:
@@ -185,6 +178,20 @@ def check(
         signed_tools=signed_tools, attestation=attestation, verify=verify, timeout=timeout,
     )
     _emit_drift(result, verified, attestation, format, output, fail_on)
+
+
+def _check_lock(
+    lock: Path, server: str | None, tools: str | None, target: "Target | None",
+    timeout: float, protocol: t.ProtocolChoice, format: OutputFormat, output: Path | None,
+    fail_on: Risk | None, signed_revision: bool, flags: VerifyFlags,
+) -> None:
+    """``check --lock FILE``: the baseline is a lock file's entry (see ``lock``);
+    ``signed_revision`` says a signed-revision flag was given, which --lock refuses."""
+    from histor_sign.cli.lock_commands import check_lock
+
+    options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)
+    check_lock(lock, server, tools, target, options, format, output, fail_on,
+               signed_flags=signed_revision or flags.any_given())
 
 
 def _compare_with_envelope(

@@ -134,12 +134,18 @@ def _observed(path: str | None, target: Target | None, options: FetchOptions) ->
 def check_lock(
     lock_file: Path, server: str | None, tools: str | None, target: Target | None,
     options: FetchOptions, format: OutputFormat, output: Path | None,
-    fail_on: Risk | None,
+    fail_on: Risk | None, *, signed_flags: bool = False,
 ) -> None:
     """``check --lock FILE``: what is served (a file or a live fetch) against its locked
     entry, printed like ``check --server``; exit 1 on a change at or above ``fail_on``
-    (any change without it)."""
+    (any change without it). ``signed_flags``: a flag about signed revisions was given."""
+    from histor_sign.errors import UsageError
     from histor_sign.lock import LockFile, check_locked
+
+    if signed_flags:
+        raise UsageError("--lock compares with a lock file, not a signed revision: drop "
+                         "--envelope, --attestation, --signed-tools, --verify and the "
+                         "identity and trust flags")
 
     current = LockFile.load(lock_file)
     served = t.served_from_file_or_target(
