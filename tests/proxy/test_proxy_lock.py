@@ -95,7 +95,7 @@ def test_block_refuses_a_drifted_locked_server(tmp_path: Path) -> None:
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "raw-host", "version": "0"}})
     code, err = host.finish()
-    assert code == 1 and "refused to serve notes" in err
+    assert code == 1 and "differ from the locked definitions" in err
     message = answer["error"]["message"]
     assert "differ from the locked definitions (trust on first use)" in message
     assert "signed revision" not in message
