@@ -27,10 +27,11 @@ INSTALLED_OPT = typer.Option(
 
 
 def check_binding(
-    server: str | None, artifact: str | None, installed: str | None, served: bool,
-    flags: VerifyFlags, pins: Path | None, format: OutputFormat, output: Path | None,
+    server: str | None, artifact: str | None, installed: str | None, flags: VerifyFlags,
+    pins: Path | None, format: OutputFormat, output: Path | None, *, others: tuple[object, ...],
 ) -> None:
-    """Parse and print; exit 1 when the artifact is not attested (or a check failed)."""
+    """Parse and print; exit 1 when the artifact is not attested (or a check failed).
+    ``others`` are check's inputs for a tools comparison, which must all be unset."""
     from histor_sign.binding import check_binding as decide
     from histor_sign.cli.trust_commands import pinned_store
 
@@ -38,10 +39,10 @@ def check_binding(
         raise UsageError("--artifact/--installed need --server NAME (a pinned publisher)")
     if artifact is not None and installed is not None:
         raise UsageError("give --artifact or --installed, not both")
-    if served:
+    if any(other is not None for other in others):
         raise UsageError("--artifact/--installed check a package against the pinned revision: "
                          "drop TOOLS_FILE, --stdio/--url, --envelope, --signed-tools, "
-                         "--attestation and --fail-on (check the tools in another run)")
+                         "--attestation, --fail-on and --lock (check the tools in another run)")
     store = pinned_store(server, flags, pins)
     trust = flags.trust_for_pin(store.get(server))
     warn(trust.warning())

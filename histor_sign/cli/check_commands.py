@@ -85,6 +85,13 @@ ATTESTATION_OPT = typer.Option(
     "surface can only be compared with --signed-tools, which is not signed.",
 )
 
+LOCK_OPT = typer.Option(
+    None, "--lock", metavar="FILE",
+    help="Compare with the definitions locked in this lock file ('histor-sign lock'; trust "
+    "on first use, not publisher-signed) instead of a signed revision; --server NAME picks "
+    "the entry (default: the only one, or the one locked from the same command or URL).",
+)
+
 
 #: How to get the surface (instructions, prompts, resource templates) compared.
 SURFACE_HINT = ("compare a fetch snapshot or --stdio/--url with the release snapshot as "
@@ -123,6 +130,7 @@ def check(
     trust_config: VerifyTrustConfigOpt = None,
     staging: VerifyStagingOpt = False,
     offline: OfflineOpt = False,
+    lock: Path | None = LOCK_OPT,
     artifact: str | None = ARTIFACT_OPT,
     installed: str | None = INSTALLED_OPT,
 ) -> None:
@@ -141,8 +149,6 @@ def check(
     Exit codes: 0 match (or every change below --fail-on), 1 different (or verification
     failed), 2 bad input.
     """
-    from histor_sign.errors import UsageError
-
     target = t.target_from_flags(stdio, url, header, bearer_token_env, required=False,
                                  trusted_code=server_is_trusted_code)
     flags = VerifyFlags(
@@ -151,22 +157,17 @@ def check(
         ref_pattern=ref_pattern, cert_identity_regexp=cert_identity_regexp,
     )
     if artifact is not None or installed is not None:
-        others = (tools, target, envelope, signed_tools, attestation, fail_on)
-        return check_binding(server, artifact, installed, any(o is not None for o in others),
-                             flags, pins, format, output)
-    if envelope is None and server is None:
-        raise UsageError("give the signed revision: --envelope FILE, or --server NAME (pinned)")
-    if attestation is not None and envelope is None:
-        raise UsageError("--attestation needs --envelope; with --server the attestation "
-                         "comes from the pinned location")
+        return check_binding(server, artifact, installed, flags, pins, format, output, others=(
+            tools, target, envelope, signed_tools, attestation, fail_on, lock))
+    if lock is not None:
+        return _check_lock(lock, server, tools, target, timeout, protocol, format, output,
+                           fail_on, bool(envelope or attestation or signed_tools or verify), flags)
+    _refuse_misplaced(envelope, server, attestation, signed_tools)
     verify = verify or server is not None or attestation is not None
     flags.require_verify(verify)
     options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)
     if envelope is None:
         assert server is not None
-        if signed_tools is not None:
-            raise UsageError("--signed-tools needs --envelope; with --server the signed tools "
-                             "come from the pinned location")
         return _check_pinned(server, tools, target, options, flags, pins, format, output,
                              fail_on)
     result, verified = _compare_with_envelope(
@@ -174,6 +175,37 @@ def check(
         signed_tools=signed_tools, attestation=attestation, verify=verify, timeout=timeout,
     )
     _emit_drift(result, verified, attestation, format, output, fail_on)
+
+
+def _refuse_misplaced(
+    envelope: str | None, server: str | None, attestation: str | None, signed_tools: str | None,
+) -> None:
+    """The signed revision must be named; --attestation and --signed-tools come with
+    --envelope (with --server both come from the pinned location)."""
+    from histor_sign.errors import UsageError
+
+    if envelope is None and server is None:
+        raise UsageError("give the signed revision: --envelope FILE, or --server NAME (pinned)")
+    if attestation is not None and envelope is None:
+        raise UsageError("--attestation needs --envelope; with --server the attestation "
+                         "comes from the pinned location")
+    if signed_tools is not None and envelope is None:
+        raise UsageError("--signed-tools needs --envelope; with --server the signed tools "
+                         "come from the pinned location")
+
+
+def _check_lock(
+    lock: Path, server: str | None, tools: str | None, target: "Target | None",
+    timeout: float, protocol: t.ProtocolChoice, format: OutputFormat, output: Path | None,
+    fail_on: Risk | None, signed_revision: bool, flags: VerifyFlags,
+) -> None:
+    """``check --lock FILE``: the baseline is a lock file's entry (see ``lock``);
+    ``signed_revision`` says a signed-revision flag was given, which --lock refuses."""
+    from histor_sign.cli.lock_commands import check_lock
+
+    options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)
+    check_lock(lock, server, tools, target, options, format, output, fail_on,
+               signed_flags=signed_revision or flags.any_given())
 
 
 def _compare_with_envelope(
