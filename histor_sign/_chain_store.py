@@ -15,6 +15,9 @@ One layout serves the publisher and every client. Beside the latest envelope::
                                       parts <n>.intoto.<k>.sigstore.json beyond 1,023 tools
     <base>/latest.intoto.sigstore.json  the newest attestation (for cosign and other
                                       verifiers; histor-sign reads the numbered one)
+    <base>/<n>.manifest.json          revision n's manifest as canonical bytes: the file
+                                      the attestation's ``manifest`` subject names
+    <base>/latest.manifest.json       the newest one
 
 Layouts from before attestations were published have no ``*.intoto.*`` files: the surface
 of such a revision is unsigned, and clients must say so.
@@ -55,6 +58,7 @@ from histor_sign.layout import (
     ATTESTATION_NAME,
     ENVELOPE_NAME,
     LATEST_NAME,
+    MANIFEST_NAME,
     SNAPSHOT_NAME,
     chain_dir,
     part_addresses,
@@ -94,12 +98,14 @@ def publish(
     envelope: bytes,
     snapshot: bytes | None,
     attestation: Sequence[bytes] = (),
+    manifest: bytes | None = None,
 ) -> list[Path]:
     """Write revision ``revision`` of ``server``'s chain: ``<n>.envelope.json``,
-    ``latest.envelope.json``, the snapshot it signed and the parts of its attestation (as
-    ``<n>.`` and ``latest.``), all at once; the first two paths returned are the numbered and
-    the latest envelope. A revision already published is never overwritten (two releases of
-    the same number would fork the chain)."""
+    ``latest.envelope.json``, the snapshot it signed, the parts of its attestation and the
+    manifest's canonical bytes (both as ``<n>.`` and ``latest.``), all at once; the first
+    two paths returned are the numbered and the latest envelope. A revision already
+    published is never overwritten (two releases of the same number would fork the
+    chain)."""
 
     refuse_published(root, server, revision)
     directory = chain_dir(root, server)
@@ -112,6 +118,8 @@ def publish(
         names = part_addresses(first, len(attestation)) if attestation else []
         files.update((directory / name, data) for name, data in zip(names, attestation,
                                                                      strict=True))
+        if manifest is not None:
+            files[directory / MANIFEST_NAME.format(n=prefix)] = manifest
     write_all_atomic(files)
     return list(files)
 

@@ -15,6 +15,10 @@ if writer and reader agree, so no other module spells one:
                                the surface digests; parts <n>.intoto.<k>.sigstore.json beyond
                                1,023 tools
     latest.intoto.sigstore.json  the newest attestation (for cosign and other verifiers)
+    <n>.manifest.json          the manifest's canonical bytes (RFC 8785), the file whose
+                               SHA-256 is the attestation's ``manifest`` subject and the
+                               envelope's manifestDigest (``cosign verify-blob-attestation``)
+    latest.manifest.json       the newest one
 
 An attestation of more than :data:`MAX_SUBJECTS` subjects is split into parts named by
 :func:`part_addresses`.
@@ -96,6 +100,9 @@ SNAPSHOT_NAME = "{n}.tools.snapshot.json"
 ATTESTATION_NAME = "{n}.intoto.sigstore.json"
 
 
+MANIFEST_NAME = "{n}.manifest.json"
+
+
 _SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
@@ -121,6 +128,8 @@ OUTPUT_NAMES: dict[str, str] = {
     "summary": "summary.md",
     "tools": "tools.snapshot.json",
     "attestation": "intoto.sigstore.json",
+    "manifest": "manifest.json",
+    "registry": "registry-meta.json",
 }
 
 

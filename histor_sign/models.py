@@ -415,6 +415,54 @@ class SurfaceDigests:
     not_served: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
 
+#: Artifact subjects of an attestation are named by package URL: ``pkg:npm/…``,
+#: ``pkg:pypi/…``, ``pkg:oci/…`` or ``pkg:generic/…``.
+ARTIFACT_SUBJECT_PREFIX = "pkg:"
+#: Digest algorithms an artifact subject may carry (lowercase hex, in-toto's names).
+ARTIFACT_DIGESTS = {"sha256": 64, "sha512": 128}
+_HEX_DIGEST = re.compile(r"[0-9a-f]+")
+
+
+@dataclass(frozen=True)
+class ArtifactSubject:
+    """A published artifact an attestation binds to its revision: an npm tarball, a Python
+    distribution, an OCI image (by digest) or any other file.
+
+    ``name`` is a package URL that says what it is (``pkg:npm/%40acme/search@2.3.0``);
+    ``digest`` maps ``sha256`` (always) and ``sha512`` (where the ecosystem records it, as
+    npm's ``integrity`` does) to lowercase hex. Guaranteed well-formed once built.
+    """
+
+    name: str
+    digest: Mapping[str, str]
+    #: What the artifact was given as (a file name or an image reference), for messages.
+    label: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if (not isinstance(self.name, str) or not self.name.startswith(ARTIFACT_SUBJECT_PREFIX)
+                or len(self.name) > 1024 or not self.name.isprintable()):
+            raise InputError(f"artifact subject name {self.name[:200]!r} is not a package URL")
+        if "sha256" not in self.digest or any(
+            ARTIFACT_DIGESTS.get(alg) != len(hex_) or not _HEX_DIGEST.fullmatch(hex_)
+            for alg, hex_ in self.digest.items()
+        ):
+            raise InputError(
+                f"artifact subject {self.name[:200]!r} needs a sha256 (and optionally sha512) "
+                "digest in lowercase hex"
+            )
+        object.__setattr__(self, "digest", MappingProxyType(dict(sorted(self.digest.items()))))
+
+    def to_json(self) -> dict[str, Any]:
+        """The in-toto subject: ``{"name": …, "digest": {"sha256": …}}``."""
+        return {"name": self.name, "digest": dict(self.digest)}
+
+    @property
+    def shown(self) -> str:
+        """The name, and what it was given as when that differs."""
+        return f"{self.name} ({self.label})" if self.label and self.label != self.name \
+            else self.name
+
+
 @dataclass(frozen=True)
 class Statement:
     """A revision statement: which tools a server version served, chained to the last one.

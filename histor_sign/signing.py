@@ -13,7 +13,7 @@ Every sigstore / requests / cryptography error is turned into a :class:`SigningE
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +28,7 @@ from histor_sign.verification._certificate import CertificateFacts
 if TYPE_CHECKING:
     from sigstore.oidc import IdentityToken
 
-    from histor_sign.models import StatementLike
+    from histor_sign.models import ArtifactSubject, StatementLike
 
 class NoIdentityToken(SigningError):
     """No ``identity_token`` was given and no ambient credential was found."""
@@ -194,6 +194,7 @@ def sign_statement(
     surface: Mapping[str, Any] | None = None,
     require_owned_namespace: bool = True,
     capture_observed: bool = False,
+    artifacts: Sequence[ArtifactSubject] = (),
 ) -> SignedRevision:
     """Sign a revision statement and verify the result before returning it.
 
@@ -207,7 +208,9 @@ def sign_statement(
     ``surface`` go into its predicate; ``capture_observed`` says whether this process
     fetched the server itself, and the capture goes in without local paths or argument
     values: :func:`~histor_sign.attestation.public_capture`); every bundle is verified
-    before anything is returned.
+    before anything is returned. ``artifacts`` (:func:`histor_sign.artifacts.artifact_subjects`)
+    become subjects of every attestation part; the envelope and statement bytes do not
+    change with them.
 
     An ``io.github.<owner>`` server the token's owner cannot own is refused before any
     signature (:class:`NamespaceNotOwned`): such an envelope never verifies, so signing it
@@ -233,7 +236,7 @@ def sign_statement(
         require_namespace(stmt.server, who)
     data = signed_bytes(stmt, issuer=who.issuer, identity=who.identity)
     statements = build_attestation(
-        stmt, issuer=who.issuer, identity=who.identity, surface=surface,
+        stmt, issuer=who.issuer, identity=who.identity, surface=surface, artifacts=artifacts,
         capture=public_capture(capture, observed=capture_observed) if capture is not None
         else None,
     )

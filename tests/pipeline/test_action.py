@@ -147,8 +147,9 @@ def test_two_job_release_chains_forward_and_clients_check_it(
         assert token_requests == ["sign"]  # the job that ran the server had no token
         chain = _published(origin, tmp_path)
         assert sorted(p.name for p in chain.iterdir()) == [
-            "1.envelope.json", "1.intoto.sigstore.json", "1.tools.snapshot.json",
-            "latest.envelope.json", "latest.intoto.sigstore.json"]
+            "1.envelope.json", "1.intoto.sigstore.json", "1.manifest.json",
+            "1.tools.snapshot.json", "latest.envelope.json", "latest.intoto.sigstore.json",
+            "latest.manifest.json"]
         rev1 = json.loads((chain / "latest.envelope.json").read_text())
         assert rev1["revision"] == 1 and rev1["serverVersion"] == "v1.0.0"
 
