@@ -48,7 +48,7 @@ if str(REPO) not in sys.path:
 #: Credentials no real service accepts: enough for a server to start and list its tools.
 DUMMY = "histor-compat-dummy-0000000000"
 #: Seconds one install may take, and one fetch (either client).
-INSTALL_TIMEOUT = 420.0
+INSTALL_TIMEOUT = float(os.environ.get("HISTOR_COMPAT_INSTALL_TIMEOUT") or 420.0)
 FETCH_TIMEOUT = 120.0
 
 
@@ -220,17 +220,19 @@ SERVERS: tuple[Server, ...] = (
     Server("yfmcp", "pypi", "yfmcp", "0.14.0", "yfmcp", python="3.12"),
     Server("yahoo-finance", "pypi", "mcp-yahoo-finance", "0.2.0", "mcp-yahoo-finance"),
     Server("word", "pypi", "office-word-mcp-server", "1.1.11", "word_mcp_server"),
-    Server("ppt", "pypi", "office-powerpoint-mcp-server", "2.0.7", "ppt_mcp_server"),
+    Server("ppt", "pypi", "office-powerpoint-mcp-server", "2.0.7", "ppt_mcp_server",
+           pins=("mcp==1.9.4", "pydantic==2.11.7"), note="needs mcp 1.x"),
     Server("clickhouse", "pypi", "mcp-clickhouse", "0.7.0", "mcp-clickhouse",
            env={"CLICKHOUSE_HOST": "127.0.0.1", "CLICKHOUSE_PORT": "1",
                 "CLICKHOUSE_USER": "compat", "CLICKHOUSE_PASSWORD": DUMMY}),
     Server("pagerduty", "pypi", "pagerduty-mcp", "1.1.0", "pagerduty-mcp",
-           ("--enable-write-tools",), env={"PAGERDUTY_USER_API_KEY": DUMMY}),
+           ("--enable-write-tools",), python="3.12", env={"PAGERDUTY_USER_API_KEY": DUMMY}),
     Server("aws-eks", "pypi", "awslabs-eks-mcp-server", "0.2.1", "awslabs.eks-mcp-server",
            ("--allow-write",), python="3.12", env={"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "AKIA0000",
                                     "AWS_SECRET_ACCESS_KEY": DUMMY}),
     Server("duckdb", "pypi", "mcp-server-duckdb", "1.1.0", "mcp-server-duckdb",
-           ("--db-path", "{work}/compat.duckdb")),
+           ("--db-path", "{work}/compat.duckdb"), pins=("mcp==1.9.4", "pydantic==2.11.7"),
+           note="needs mcp 1.x"),
     Server("markitdown", "pypi", "markitdown-mcp", "0.0.1a8", "markitdown-mcp",
            python="3.12"),
     Server("obsidian", "pypi", "mcp-obsidian", "0.2.3", "mcp-obsidian",

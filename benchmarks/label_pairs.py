@@ -2,6 +2,7 @@
 
     python benchmarks/label_pairs.py show tuning START COUNT   # what the labeler reads
     python benchmarks/label_pairs.py build                      # sheets -> pairs-<half>.json
+    python benchmarks/label_pairs.py stats                      # counts, as Markdown
 
 The labeler reads each pair as ``show`` prints it (names, titles, descriptions up to
 ``SHOWN`` characters, top-level arguments with ``*`` for required, annotation hints) and the
@@ -29,7 +30,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "benchmarks" / "data"
-SHOWN = 800
+SHOWN = 400
 LABELS = ("overlap", "contradict", "distinct")
 LABELER = "labels24 helper session (an AI model), reading the tools only, blind to the scanner"
 
@@ -37,6 +38,8 @@ LABELER = "labels24 helper session (an AI model), reading the tools only, blind 
 def catalogs() -> dict[str, dict[str, dict[str, Any]]]:
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for path in sorted((DATA / "real-servers").glob("*.json")):
+        if path.name == "index.json":
+            continue
         data = json.loads(path.read_text(encoding="utf-8"))
         out[data["server"]] = {t["name"]: t for t in data["tools"]}
     return out
@@ -146,9 +149,32 @@ def build() -> None:
               dict(Counter(p["label"] for p in pairs)), file=sys.stderr)
 
 
+def stats() -> str:
+    """Counts per half, stratum and label (Markdown), for benchmarks/data/README.md."""
+    lines = ["| half | stratum | pairs | overlap | contradict | distinct | uncertain |",
+             "|---|---|---|---|---|---|---|"]
+    for half in ("tuning", "heldout"):
+        path = DATA / f"pairs-{half}.json"
+        if not path.exists():
+            continue
+        pairs = json.loads(path.read_text())["pairs"]
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for pair in pairs:
+            groups.setdefault(pair["stratum"], []).append(pair)
+        for scope in ("within", "cross"):
+            groups[f"all {scope}-server"] = [p for p in pairs if p["scope"] == scope]
+        groups["all"] = pairs
+        for name, rows in groups.items():
+            count = Counter(p["label"] for p in rows)
+            lines.append(f"| {half} | {name} | {len(rows)} | {count['overlap']} | "
+                         f"{count['contradict']} | {count['distinct']} | "
+                         f"{sum(p['uncertain'] for p in rows)} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    ap.add_argument("step", choices=["show", "build"])
+    ap.add_argument("step", choices=["show", "build", "stats"])
     ap.add_argument("half", nargs="?", choices=["tuning", "heldout"])
     ap.add_argument("start", nargs="?", type=int, default=0)
     ap.add_argument("count", nargs="?", type=int, default=50)
@@ -157,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.half is None:
             ap.error("show needs a half")
         show(args.half, args.start, args.count)
+    elif args.step == "stats":
+        print(stats())
     else:
         build()
     return 0

@@ -38,6 +38,7 @@ rubric in docs/scan-rubric.md) measure the scan instead of echoing it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import random
@@ -123,6 +124,8 @@ def load_catalogs(where: Path = CATALOGS) -> dict[str, dict[str, Any]]:
     """``{slug: catalog}`` of every catalog file, the excluded ones left out."""
     out = {}
     for path in sorted(where.glob("*.json")):
+        if path.name == "index.json":
+            continue
         data = json.loads(path.read_text(encoding="utf-8"))
         if data["server"] not in EXCLUDED and data["tools"]:
             out[data["server"]] = data
@@ -241,13 +244,19 @@ LICENCE_NOTES: dict[str, str] = {
 }
 
 
-def write_index(catalogs: dict[str, dict[str, Any]], half: dict[str, str]) -> None:
+def write_index(catalogs: dict[str, dict[str, Any]], half: dict[str, str], drawn: Path) -> None:
     """``real-servers/index.json``: per server its package, version, source, licence,
-    domain, tool count and half."""
+    domain, tool count, half, and whether that half's pairs were drawn from it (a server
+    catalogued after its half was drawn is kept as a catalog only)."""
+    drawn_from: set[str] = set()
+    for name in ("tuning", "heldout"):
+        with contextlib.suppress(OSError, ValueError):
+            drawn_from.update(json.loads((drawn / f"pairs-{name}.json").read_text())["servers"])
     rows = []
     for slug in sorted(catalogs):
         c = catalogs[slug]
         rows.append({"server": slug, "domain": DOMAINS.get(slug, "other"), "half": half[slug],
+                     "drawnFrom": slug in drawn_from,
                      "registry": c["registry"], "package": c["package"],
                      "version": c["version"], "source": c["source"],
                      "licence": c.get("licence"), "licenceNote": LICENCE_NOTES.get(slug),
@@ -275,7 +284,6 @@ def main(argv: list[str] | None = None) -> int:
     if unplanned:
         raise SystemExit(f"catalogs of servers with no domain: {unplanned}")
     args.out.mkdir(parents=True, exist_ok=True)
-    write_index(catalogs, half)
     for i, name in enumerate(("tuning", "heldout")):
         if name not in args.half:
             continue
@@ -288,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: {len(servers)} servers ({len(missing)} planned not catalogued), "
               f"{len(pairs)} pairs "
               f"{dict(Counter(p['stratum'] for p in pairs))}")
+    write_index(catalogs, half, args.out)
     return 0
 
 
