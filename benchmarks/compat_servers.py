@@ -238,7 +238,7 @@ SERVERS: tuple[Server, ...] = (
     Server("obsidian", "pypi", "mcp-obsidian", "0.2.3", "mcp-obsidian",
            env={"OBSIDIAN_API_KEY": DUMMY}),
     Server("zotero", "pypi", "zotero-mcp", "0.3.1", "zotero-mcp", env={"ZOTERO_LOCAL": "true"}),
-    Server("hackernews", "pypi", "mcp-hn", "0.1.0", "mcp-hn"),
+    Server("hackernews", "pypi", "mcp-hn", "0.1.0", "mcp-hn", python="3.12"),
 )
 
 

@@ -12,7 +12,9 @@ rubric in docs/scan-rubric.md) measure the scan instead of echoing it.
    alternates from domain to domain so the halves stay near equal). The split is made on the
    plan, not on what installed, so a server whose install fails or comes late moves no other
    server. Every pair of a half is drawn from that half's catalogued servers only: no server
-   appears in both halves, within- or cross-server.
+   appears in both halves, within- or cross-server. The servers a half was first drawn from
+   are recorded in its pair file and reused by any later run, so a server catalogued after
+   its half was drawn stays out of it (its catalog is kept).
 2. **Draw pairs in each half**, in this order of strata, a pair drawn twice kept in the first
    stratum that drew it (counts per half in ``QUOTA``):
 
@@ -27,6 +29,13 @@ rubric in docs/scan-rubric.md) measure the scan instead of echoing it.
      one of its ``NEIGHBOURS`` nearest tools (same server / another server) by cosine
      similarity of TF-IDF vectors of its name tokens plus description words (written below,
      smoothed idf over the half's tools, l2-normalised; ties broken by id).
+
+   - ``nn-cross-domain``: as ``nn-cross``, among the tools of the other servers *of the same
+     domain* (added, with the next one, after the first six strata were labeled: they gave
+     few positives; drawn last, so the earlier pairs are unchanged);
+   - ``nn-effect``: as the ``nn`` strata, on any server of the half, among the nearest tools
+     whose effect class differs: "reads" when ``readOnlyHint`` is true, or, without that
+     annotation, when the name's first token is in ``READ_VERBS``; "acts" otherwise.
 
    Picking the server first keeps the 100-tool servers from crowding out the small ones.
 3. Write ``benchmarks/data/pairs-<half>.json`` skeletons (no labels) to ``--out``; labels
@@ -57,7 +66,14 @@ QUOTA: dict[str, int] = {
     "random-within": 50, "random-cross": 65,
     "token-within": 50, "token-cross": 85,
     "nn-within": 105, "nn-cross": 155,
+    # Added after the first six were drawn and the tuning half labeled (drawn last, so the
+    # first 510 pairs of each half are unchanged): the first six gave few positives.
+    "nn-cross-domain": 60, "nn-effect": 40,
 }
+#: Name verbs read as "only reads" for the ``nn-effect`` stratum (a sampling aid, not a
+#: label: the labeler reads every pair).
+READ_VERBS = frozenset("""get list read search fetch show describe find view retrieve query
+export count check analyze inspect lookup browse""".split())
 #: An older release of a server that is also in the catalogs: its tools are the newer
 #: release's, so pairs with it would be copies, not collisions a model faces.
 EXCLUDED = {"mcp-server-time-old"}
@@ -196,6 +212,26 @@ def draw(catalogs: dict[str, dict[str, Any]], servers: list[str], seed: int,
         pool.sort(key=lambda o: (-tfidf.cosine(tid, o), o))
         return pool[:NEIGHBOURS]
 
+    reads = {}
+    for slug in servers:
+        for t in catalogs[slug]["tools"]:
+            hint = (t.get("annotations") or {}).get("readOnlyHint")
+            first = (name_tokens(t["name"]) or [""])[0]
+            reads[tool_id(slug, t["name"])] = (hint if isinstance(hint, bool)
+                                               else first in READ_VERBS)
+
+    def nearest(tid: str, pool: list[str]) -> list[str]:
+        pool.sort(key=lambda o: (-tfidf.cosine(tid, o), o))
+        return pool[:NEIGHBOURS]
+
+    def same_domain(tid: str) -> list[str]:
+        mine = server_of[tid]
+        return nearest(tid, [o for o in all_ids if server_of[o] != mine
+                             and DOMAINS.get(server_of[o]) == DOMAINS.get(mine)])
+
+    def other_effect(tid: str) -> list[str]:
+        return nearest(tid, [o for o in all_ids if o != tid and reads[o] != reads[tid]])
+
     def sharing(tid: str, cross: bool) -> list[str]:
         mine = set(name_tokens(tid.split(":", 1)[1]))
         return [o for o in all_ids if o != tid and (server_of[o] != server_of[tid]) == cross
@@ -217,8 +253,14 @@ def draw(catalogs: dict[str, dict[str, Any]], servers: list[str], seed: int,
                 slug = rng.choice(servers)
                 a = tool_id(slug, rng.choice(tools[slug]))
                 cross = stratum.endswith("cross")
-                pool = (sharing(a, cross) if stratum.startswith("token")
-                        else neighbours(a, cross))
+                if stratum == "nn-cross-domain":
+                    pool = same_domain(a)
+                elif stratum == "nn-effect":
+                    pool = other_effect(a)
+                elif stratum.startswith("token"):
+                    pool = sharing(a, cross)
+                else:
+                    pool = neighbours(a, cross)
                 if not pool:
                     continue
                 b = rng.choice(pool)
@@ -288,7 +330,11 @@ def main(argv: list[str] | None = None) -> int:
         if name not in args.half:
             continue
         servers = sorted(s for s in catalogs if half[s] == name)
-        missing = sorted(s for s in DOMAINS if half[s] == name and s not in catalogs)
+        previous = args.out / f"pairs-{name}.json"
+        if previous.exists():
+            # A half once drawn keeps its servers: one catalogued later stays out of it.
+            servers = json.loads(previous.read_text())["servers"]
+        missing = sorted(s for s in DOMAINS if half[s] == name and s not in servers)
         pairs = draw(catalogs, servers, SEED * 10 + i)
         doc = {"half": name, "seed": SEED, "servers": servers,
                "plannedWithoutCatalog": missing, "pairs": pairs}
