@@ -170,7 +170,10 @@ SERVERS: tuple[Server, ...] = (
            ("--db-path", ":memory:", "--read-write")),
     Server("mcp-atlassian", "pypi", "mcp-atlassian", "0.23.1", "mcp-atlassian",
            env={"JIRA_URL": "https://compat.atlassian.net", "JIRA_USERNAME": "compat@example.com",
-                "JIRA_API_TOKEN": DUMMY}),
+                "JIRA_API_TOKEN": DUMMY,
+                # issue 24: Confluence too, so its tools carry both name prefixes
+                "CONFLUENCE_URL": "https://compat.atlassian.net/wiki",
+                "CONFLUENCE_USERNAME": "compat@example.com", "CONFLUENCE_API_TOKEN": DUMMY}),
     # --- issue 24: more domains for the labeled collision catalogs (benchmarks/data/) -------
     Server("zereight-gitlab", "npm", "@zereight/mcp-gitlab", "2.1.64", "mcp-gitlab",
            env={"GITLAB_PERSONAL_ACCESS_TOKEN": "glpat-" + DUMMY,
@@ -209,7 +212,10 @@ SERVERS: tuple[Server, ...] = (
            env={"API_KEY": DUMMY, "TODOIST_API_TOKEN": DUMMY}),
     Server("elasticsearch", "npm", "@elastic/mcp-server-elasticsearch", "0.3.1",
            "mcp-server-elasticsearch",
-           env={"ES_URL": "http://127.0.0.1:1", "ES_API_KEY": DUMMY}),
+           env={"ES_URL": "http://127.0.0.1:1", "ES_API_KEY": DUMMY,
+                "OTEL_SDK_DISABLED": "true", "OTEL_LOG_LEVEL": "none"},
+           note="its OpenTelemetry preamble is a JSON line on stdout (not JSON-RPC), which "
+           "fails the fetch unless the telemetry is switched off"),
     Server("ms-365", "npm", "@softeria/ms-365-mcp-server", "0.155.0", "ms-365-mcp-server"),
     Server("reddit", "npm", "reddit-mcp-buddy", "1.1.14", "reddit-mcp-buddy"),
     Server("google-map-cablate", "npm", "@cablate/mcp-google-map", "0.0.63", "mcp-google-map",
@@ -238,7 +244,8 @@ SERVERS: tuple[Server, ...] = (
     Server("obsidian", "pypi", "mcp-obsidian", "0.2.3", "mcp-obsidian",
            env={"OBSIDIAN_API_KEY": DUMMY}),
     Server("zotero", "pypi", "zotero-mcp", "0.3.1", "zotero-mcp", env={"ZOTERO_LOCAL": "true"}),
-    Server("hackernews", "pypi", "mcp-hn", "0.1.0", "mcp-hn", python="3.12"),
+    Server("hackernews", "pypi", "mcp-hn", "0.1.0", "mcp-hn", python="3.12",
+           pins=("mcp==1.9.4", "pydantic==2.11.7"), note="needs mcp 1.x"),
 )
 
 
