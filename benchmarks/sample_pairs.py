@@ -37,6 +37,12 @@ rubric in docs/scan-rubric.md) measure the scan instead of echoing it.
      whose effect class differs: "reads" when ``readOnlyHint`` is true, or, without that
      annotation, when the name's first token is in ``READ_VERBS``; "acts" otherwise.
 
+   - ``same-object`` (added after both halves were labeled, because contradicting pairs were
+     rare; drawn last): as the ``token`` strata, on any server of the half, among the tools
+     whose name names the same object with another verb: the name's tokens after the verb
+     (its first token, once a prefix that most of the server's tool names share is dropped)
+     are the same and non-empty, the verbs differ.
+
    Picking the server first keeps the 100-tool servers from crowding out the small ones.
 3. Write ``benchmarks/data/pairs-<half>.json`` skeletons (no labels) to ``--out``; labels
    are added by ``benchmarks/label_pairs.py`` from the labeler's sheets.
@@ -69,6 +75,9 @@ QUOTA: dict[str, int] = {
     # Added after the first six were drawn and the tuning half labeled (drawn last, so the
     # first 510 pairs of each half are unchanged): the first six gave few positives.
     "nn-cross-domain": 60, "nn-effect": 40,
+    # Added after both halves were labeled (drawn last, earlier pairs unchanged): pairs whose
+    # effects contradict were rare (7 and 2), too few to measure a contradiction rule on.
+    "same-object": 60,
 }
 #: Name verbs read as "only reads" for the ``nn-effect`` stratum (a sampling aid, not a
 #: label: the labeler reads every pair).
@@ -220,6 +229,24 @@ def draw(catalogs: dict[str, dict[str, Any]], servers: list[str], seed: int,
             reads[tool_id(slug, t["name"])] = (hint if isinstance(hint, bool)
                                                else first in READ_VERBS)
 
+    verb_object: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for slug in servers:
+        firsts = Counter((name_tokens(n) or [""])[0] for n in tools[slug])
+        prefix = {t for t, c in firsts.items() if len(tools[slug]) >= 4 and c > len(tools[slug]) / 2}
+        for n in tools[slug]:
+            toks = name_tokens(n)
+            if toks and toks[0] in prefix:
+                toks = toks[1:]
+            if len(toks) >= 2:
+                verb_object[tool_id(slug, n)] = (toks[0], tuple(toks[1:]))
+
+    def same_object(tid: str) -> list[str]:
+        if tid not in verb_object:
+            return []
+        verb, obj = verb_object[tid]
+        return [o for o in all_ids if o in verb_object and verb_object[o][1] == obj
+                and verb_object[o][0] != verb]
+
     def nearest(tid: str, pool: list[str]) -> list[str]:
         pool.sort(key=lambda o: (-tfidf.cosine(tid, o), o))
         return pool[:NEIGHBOURS]
@@ -253,7 +280,9 @@ def draw(catalogs: dict[str, dict[str, Any]], servers: list[str], seed: int,
                 slug = rng.choice(servers)
                 a = tool_id(slug, rng.choice(tools[slug]))
                 cross = stratum.endswith("cross")
-                if stratum == "nn-cross-domain":
+                if stratum == "same-object":
+                    pool = same_object(a)
+                elif stratum == "nn-cross-domain":
                     pool = same_domain(a)
                 elif stratum == "nn-effect":
                     pool = other_effect(a)
