@@ -117,7 +117,8 @@ def read_sheet(path: Path) -> dict[int, dict[str, Any]]:
             for i in sorted(covered)}
 
 
-def build() -> None:
+def build(out_dir: Path = DATA) -> None:
+    """Write ``pairs-<half>.json`` to ``out_dir`` from the sheets and the drawn pairs."""
     for half in ("tuning", "heldout"):
         sheet = DATA / "sheets" / f"{half}.txt"
         if not sheet.exists():
@@ -133,7 +134,7 @@ def build() -> None:
             if mark["note"]:
                 row["note"] = mark["note"]
             pairs.append(row)
-        out = {
+        doc_out = {
             "format": "histor.labeled-pairs/v1", "half": half, "seed": doc["seed"],
             "rubric": "docs/scan-rubric.md", "labeler": LABELER,
             "procedure": "benchmarks/sample_pairs.py (drawing), benchmarks/label_pairs.py "
@@ -142,9 +143,9 @@ def build() -> None:
             "pairs": pairs,
         }
         if half == "heldout":
-            out["warning"] = ("held-out half: report figures on it, never tune thresholds, "
-                              "rules or lexicons on it")
-        (DATA / f"pairs-{half}.json").write_text(json.dumps(out, indent=1) + "\n")
+            doc_out["warning"] = ("held-out half: report figures on it, never tune "
+                                  "thresholds, rules or lexicons on it")
+        (out_dir / f"pairs-{half}.json").write_text(json.dumps(doc_out, indent=1) + "\n")
         print(f"{half}: {len(pairs)} labeled of {len(doc['pairs'])}",
               dict(Counter(p["label"] for p in pairs)), file=sys.stderr)
 

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import math
 import random
@@ -216,6 +217,7 @@ def draw(catalogs: dict[str, dict[str, Any]], servers: list[str], seed: int,
     server_of = {i: i.split(":", 1)[0] for i in all_ids}
     multi = [s for s in servers if len(tools[s]) >= 2]
 
+    @functools.cache
     def neighbours(tid: str, cross: bool) -> list[str]:
         pool = [o for o in all_ids if o != tid and (server_of[o] != server_of[tid]) == cross]
         pool.sort(key=lambda o: (-tfidf.cosine(tid, o), o))
@@ -240,6 +242,7 @@ def draw(catalogs: dict[str, dict[str, Any]], servers: list[str], seed: int,
             if len(toks) >= 2:
                 verb_object[tool_id(slug, n)] = (toks[0], tuple(toks[1:]))
 
+    @functools.cache
     def same_object(tid: str) -> list[str]:
         if tid not in verb_object:
             return []
@@ -251,14 +254,17 @@ def draw(catalogs: dict[str, dict[str, Any]], servers: list[str], seed: int,
         pool.sort(key=lambda o: (-tfidf.cosine(tid, o), o))
         return pool[:NEIGHBOURS]
 
+    @functools.cache
     def same_domain(tid: str) -> list[str]:
         mine = server_of[tid]
         return nearest(tid, [o for o in all_ids if server_of[o] != mine
                              and DOMAINS.get(server_of[o]) == DOMAINS.get(mine)])
 
+    @functools.cache
     def other_effect(tid: str) -> list[str]:
         return nearest(tid, [o for o in all_ids if o != tid and reads[o] != reads[tid]])
 
+    @functools.cache
     def sharing(tid: str, cross: bool) -> list[str]:
         mine = set(name_tokens(tid.split(":", 1)[1]))
         return [o for o in all_ids if o != tid and (server_of[o] != server_of[tid]) == cross
@@ -312,6 +318,7 @@ LICENCE_NOTES: dict[str, str] = {
     "server-sequential-thinking":
         "MIT (modelcontextprotocol/servers; package ships no licence file)",
     "mcp-server-sqlite": "MIT (modelcontextprotocol/servers-archived; wheel declares none)",
+    "hackernews": "none declared in the package (mcp-hn 0.1.0); kept as descriptive metadata",
 }
 
 
@@ -366,9 +373,9 @@ def main(argv: list[str] | None = None) -> int:
         missing = sorted(s for s in DOMAINS if half[s] == name and s not in servers)
         pairs = draw(catalogs, servers, SEED * 10 + i)
         doc = {"half": name, "seed": SEED, "servers": servers,
-               "plannedWithoutCatalog": missing, "pairs": pairs}
+               "plannedNotDrawnFrom": missing, "pairs": pairs}
         (args.out / f"pairs-{name}.json").write_text(json.dumps(doc, indent=1) + "\n")
-        print(f"{name}: {len(servers)} servers ({len(missing)} planned not catalogued), "
+        print(f"{name}: {len(servers)} servers ({len(missing)} planned, not drawn from), "
               f"{len(pairs)} pairs "
               f"{dict(Counter(p['stratum'] for p in pairs))}")
     write_index(catalogs, half, args.out)
