@@ -60,7 +60,11 @@ class Server:
     venv's ``bin``); ``args`` may use ``{work}``, a scratch directory made for each run.
     ``pins`` are extra requirements for its venv (an older ``mcp`` SDK it needs to start).
     ``expect`` names what histor-sign must report besides the tools: ``not-served:prompts``,
-    ``not-served:resourceTemplates``, ``banner``.
+    ``not-served:resourceTemplates``, ``banner``; and where the SDK client's models are
+    lossy, ``sdk-drops-annotation:KEY`` (a non-standard annotation key histor-sign keeps,
+    as served, and the SDK's model drops: compared without it, and required in ours).
+    ``sdk_rejects`` says why the official SDK client cannot list this server at all (then
+    histor-sign must list it, and the SDK client must still fail).
     """
 
     slug: str
@@ -77,6 +81,7 @@ class Server:
     #: again with the handshake (and the SDK client needs ``mode="legacy"``).
     expect_probe_restart: bool = False
     note: str = ""
+    sdk_rejects: str = ""
     #: Environment for the install step only (e.g. skip a browser download, which fails here).
     install_env: dict[str, str] = field(default_factory=dict)
 
@@ -181,11 +186,15 @@ SERVERS: tuple[Server, ...] = (
     Server("server-gitlab", "npm", "@modelcontextprotocol/server-gitlab", "2025.4.25",
            "mcp-server-gitlab",
            env={"GITLAB_PERSONAL_ACCESS_TOKEN": "glpat-" + DUMMY,
-                "GITLAB_API_URL": "https://gitlab.compat.invalid/api/v4"}, note="archived"),
+                "GITLAB_API_URL": "https://gitlab.compat.invalid/api/v4"}, note="archived",
+           sdk_rejects="its inputSchemas have no \"type\": \"object\"; the SDK's "
+           "ListToolsResult refuses the whole list"),
     Server("mongodb", "npm", "mongodb-mcp-server", "3.0.4", "mongodb-mcp-server",
            env={"MDB_MCP_TELEMETRY": "disabled"}),
     Server("chrome-devtools", "npm", "chrome-devtools-mcp", "1.11.0", "chrome-devtools-mcp",
-           ("--headless", "--isolated"), env={"CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS": "1"}),
+           ("--headless", "--isolated"), env={"CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS": "1"},
+           expect=("sdk-drops-annotation:category", "sdk-drops-annotation:conditions"),
+           note="non-standard annotations (category, conditions), which the SDK's model drops"),
     Server("desktop-commander", "npm", "@wonderwhy-er/desktop-commander", "0.2.52",
            "desktop-commander", install_env=_NO_BROWSER_DOWNLOAD),
     Server("datadog", "npm", "@winor30/mcp-server-datadog", "1.8.0", "mcp-server-datadog",
@@ -202,7 +211,8 @@ SERVERS: tuple[Server, ...] = (
     Server("asana", "npm", "@roychri/mcp-server-asana", "1.8.0", "mcp-server-asana",
            env={"ASANA_ACCESS_TOKEN": DUMMY}),
     Server("ea-playwright", "npm", "@executeautomation/playwright-mcp-server", "1.0.12",
-           "playwright-mcp-server", install_env=_NO_BROWSER_DOWNLOAD),
+           "playwright-mcp-server", install_env=_NO_BROWSER_DOWNLOAD,
+           expect=("not-served:resourceTemplates",)),
     Server("line-bot", "npm", "@line/line-bot-mcp-server", "0.5.0", "line-bot-mcp-server",
            env={"CHANNEL_ACCESS_TOKEN": DUMMY, "DESTINATION_USER_ID": "U0000"},
            install_env=_NO_BROWSER_DOWNLOAD),
@@ -225,7 +235,8 @@ SERVERS: tuple[Server, ...] = (
            env={"SEARXNG_URL": "http://127.0.0.1:1"}),
     Server("yfmcp", "pypi", "yfmcp", "0.14.0", "yfmcp", python="3.12"),
     Server("yahoo-finance", "pypi", "mcp-yahoo-finance", "0.2.0", "mcp-yahoo-finance"),
-    Server("word", "pypi", "office-word-mcp-server", "1.1.11", "word_mcp_server"),
+    Server("word", "pypi", "office-word-mcp-server", "1.1.11", "word_mcp_server",
+           expect=("banner",), note="startup lines on stdout"),
     Server("ppt", "pypi", "office-powerpoint-mcp-server", "2.0.7", "ppt_mcp_server",
            pins=("mcp==1.9.4", "pydantic==2.11.7"), note="needs mcp 1.x"),
     Server("clickhouse", "pypi", "mcp-clickhouse", "0.7.0", "mcp-clickhouse",
@@ -238,7 +249,7 @@ SERVERS: tuple[Server, ...] = (
                                     "AWS_SECRET_ACCESS_KEY": DUMMY}),
     Server("duckdb", "pypi", "mcp-server-duckdb", "1.1.0", "mcp-server-duckdb",
            ("--db-path", "{work}/compat.duckdb"), pins=("mcp==1.9.4", "pydantic==2.11.7"),
-           note="needs mcp 1.x"),
+           expect=("not-served:resourceTemplates",), note="needs mcp 1.x"),
     Server("markitdown", "pypi", "markitdown-mcp", "0.0.1a8", "markitdown-mcp",
            python="3.12"),
     Server("obsidian", "pypi", "mcp-obsidian", "0.2.3", "mcp-obsidian",
@@ -438,6 +449,20 @@ def _project(tool: dict[str, Any]) -> bytes:
     return canonical_bytes({k: tool[k] for k in PROJECTED_FIELDS if k in tool})
 
 
+def _without_annotations(definition: bytes, keys: list[str]) -> bytes:
+    """A projected definition with the given annotation keys removed (re-canonicalised)."""
+    if not keys:
+        return definition
+    from histor_sign.canonical import canonical_bytes
+
+    tool = json.loads(definition)
+    annotations = tool.get("annotations")
+    if isinstance(annotations, dict) and any(k in annotations for k in keys):
+        tool["annotations"] = {k: v for k, v in annotations.items() if k not in keys}
+        return canonical_bytes(tool)
+    return definition
+
+
 def fetch_ours(server: Server) -> tuple[Side, Any]:
     from histor_sign.errors import HistorError
     from histor_sign.mcp import FetchOptions, Target, fetch
@@ -532,14 +557,25 @@ def compare(server: Server) -> Result:
     problems: list[str] = []
     if ours.error:
         problems.append(f"histor-sign failed: {ours.error}")
-    if sdk.error:
+    if server.sdk_rejects:
+        if not sdk.error:
+            problems.append(f"the SDK client listed it, though expected to reject it "
+                            f"({server.sdk_rejects})")
+        if not ours.error and not ours.names:
+            problems.append("no tools listed")
+    elif sdk.error:
         problems.append(f"SDK client failed: {sdk.error}")
-    if not problems:
+    if not problems and not server.sdk_rejects:
+        dropped = [w.split(":", 1)[1] for w in server.expect
+                   if w.startswith("sdk-drops-annotation:")]
+        mine = {name: _without_annotations(d, dropped) for name, d in ours.definitions.items()}
+        if dropped and mine == ours.definitions:
+            problems.append(f"expected annotation keys {dropped} in histor-sign's definitions")
         if ours.names != sdk.names:
             problems.append(f"tool names differ: histor-sign {ours.names} vs SDK {sdk.names}")
         problems += [f"definition of {name!r} differs"
                      for name in ours.names
-                     if name in sdk.definitions and ours.definitions[name] != sdk.definitions[name]]
+                     if name in sdk.definitions and mine[name] != sdk.definitions[name]]
         if not ours.names:
             problems.append("no tools listed")
     if snapshot is not None:
