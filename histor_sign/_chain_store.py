@@ -15,6 +15,8 @@ One layout serves the publisher and every client. Beside the latest envelope::
                                       parts <n>.intoto.<k>.sigstore.json beyond 1,023 tools
     <base>/latest.intoto.sigstore.json  the newest attestation (for cosign and other
                                       verifiers; histor-sign reads the numbered one)
+    <base>/<n>.yank.envelope.json     the publisher's signed withdrawal of revision n
+                                      (:func:`publish_yank`; never overwritten)
 
 Layouts from before attestations were published have no ``*.intoto.*`` files: the surface
 of such a revision is unsigned, and clients must say so.
@@ -56,6 +58,7 @@ from histor_sign.layout import (
     ENVELOPE_NAME,
     LATEST_NAME,
     SNAPSHOT_NAME,
+    YANK_NAME,
     chain_dir,
     part_addresses,
 )
@@ -114,6 +117,24 @@ def publish(
                                                                      strict=True))
     write_all_atomic(files)
     return list(files)
+
+
+def publish_yank(root: str | Path, server: str, revision: int, yank: bytes) -> Path:
+    """Write the signed yank of revision ``revision`` beside it; the revision must be
+    published, and a yank already published is never overwritten (it cannot be taken back:
+    a client that saw it keeps refusing the revision)."""
+    directory = chain_dir(root, server)
+    if not (directory / ENVELOPE_NAME.format(n=revision)).is_file():
+        raise InputError(
+            f"revision {revision} of {printable(server)} is not published in {directory}",
+            param="revision",
+        )
+    path = directory / YANK_NAME.format(n=revision)
+    if path.exists():
+        raise InputError(f"revision {revision} of {printable(server)} is already yanked "
+                         f"({path}); a yank is never overwritten", param="revision")
+    write_all_atomic({path: yank})
+    return path
 
 
 # --- reading: locations and the one bounded fetch ------------------------------------
@@ -277,6 +298,10 @@ class ReleaseLocation:
 
     def snapshot(self, revision: int) -> str:
         return self.address(SNAPSHOT_NAME.format(n=revision))
+
+    def yank(self, revision: int) -> str:
+        """The signed yank of revision ``revision`` (published only when it is withdrawn)."""
+        return self.address(YANK_NAME.format(n=revision))
 
     def attestation(self, revision: int) -> str:
         """Part 1 of revision ``revision``'s attestation (further parts beside it)."""

@@ -15,6 +15,8 @@ if writer and reader agree, so no other module spells one:
                                the surface digests; parts <n>.intoto.<k>.sigstore.json beyond
                                1,023 tools
     latest.intoto.sigstore.json  the newest attestation (for cosign and other verifiers)
+    <n>.yank.envelope.json     the publisher's signed withdrawal of revision n (never
+                               overwritten; a client refuses revision n while it exists)
 
 An attestation of more than :data:`MAX_SUBJECTS` subjects is split into parts named by
 :func:`part_addresses`.
@@ -94,6 +96,9 @@ SNAPSHOT_NAME = "{n}.tools.snapshot.json"
 
 
 ATTESTATION_NAME = "{n}.intoto.sigstore.json"
+
+
+YANK_NAME = "{n}.yank.envelope.json"
 
 
 _SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")

@@ -294,6 +294,38 @@ def sign_statement(
         tuple(t.encode("utf-8") for t in attestation_texts),
     )
 
+def sign_bytes(data: bytes, *, who: TokenIdentity, trust: Trust) -> dict[str, Any]:
+    """Sign ``data`` (an ordinary ``hashedrekord`` bundle) as ``who`` and verify the fresh
+    bundle fully before returning its JSON document: what a revision's signature gets,
+    for documents without an attestation (a yank)."""
+    import json
+
+    from histor_sign.verification import verify_artifact_bundle
+    from histor_sign.verification.policy import Pins
+
+    config = trust.client_trust_config()
+    try:
+        from sigstore.sign import SigningContext
+
+        context = SigningContext.from_trust_config(config)
+        with context.signer(who.token, cache=True) as signer:
+            bundle_text: str = signer.sign_artifact(data).to_json()
+    except HistorError:
+        raise
+    except Exception as exc:
+        raise _signing_failure(exc) from None
+    try:
+        verify_artifact_bundle(data, bundle_text, trusted_root=config.trusted_root,
+                               pins=Pins(cert_identity=who.identity, issuer=who.issuer))
+    except VerificationFailed as exc:
+        raise SigningError(
+            f"the fresh bundle does not verify against the trust root ({exc}); "
+            "nothing was written"
+        ) from None
+    document: dict[str, Any] = json.loads(bundle_text)
+    return document
+
+
 class NamespaceNotOwned(InputError):
     """The signing identity cannot own the server's ``io.github.<owner>`` namespace, so
     the fresh envelope would fail verification: refused before anything is signed."""
