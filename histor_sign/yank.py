@@ -35,6 +35,7 @@ from histor_sign.models import (
 
 if TYPE_CHECKING:
     from histor_sign._sigstore_trust import Trust
+    from histor_sign.verification import VerificationReport
     from histor_sign.verification._certificate import CertificateFacts
     from histor_sign.verification.policy import PinsLike
 
@@ -111,6 +112,33 @@ def read_yank(
     if problems:
         return YankCheck(address, rejected="; ".join(problems))
     return YankCheck(address, yank=yank)
+
+
+def with_yank_axis(
+    report: VerificationReport, *, pins: PinsLike, trust: Trust
+) -> VerificationReport:
+    """``report`` (of an envelope file) with a ``yank`` axis when a yank of its revision is
+    published beside the file: failed when the yank is honoured under ``pins`` (the revision
+    is withdrawn: the axis names the reason), passed with the reason it withdraws nothing
+    when it is rejected. A report whose signature failed, or an envelope with no yank
+    beside it, is returned as it is."""
+    from dataclasses import replace
+
+    from histor_sign.verification import FAIL, PASS, AxisResult
+
+    if not report.ok or ReleaseLocation.parse(report.source).is_url:
+        return report
+    check = read_yank(ReleaseLocation.parse(report.source), report.envelope, pins=pins,
+                      trust=trust)
+    if check.yank is not None:
+        axis = AxisResult("yank", FAIL, f"revision {check.yank.revision} is yanked by its "
+                          f"publisher: {printable(check.yank.reason, 300)!r} ({check.address})")
+    elif check.rejected is not None:
+        axis = AxisResult("yank", PASS, f"the yank at {check.address} withdraws nothing: "
+                          f"{check.rejected}")
+    else:
+        return report
+    return replace(report, axes=(*report.axes, axis))
 
 
 # ---------------------------------------------------------------------- publishing

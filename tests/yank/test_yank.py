@@ -267,3 +267,55 @@ def test_a_forged_yank_withdraws_nothing(publisher: Publisher, tmp_path: Path,
     assert verified["rejectedYank"] and verified["yanked"] == []
     assert "yanked" not in pinned(tmp_path)
 
+
+
+def test_the_proxy_refuses_a_yanked_revision_and_serves_the_next(
+    publisher: Publisher, tmp_path: Path
+) -> None:
+    """The proxy takes its revision from pins.latest_for_use: a yanked one refuses the
+    session at initialize (the upstream never starts), the next one is served."""
+    import sys
+
+    from cli_harness import REPO
+
+    sys.path.insert(0, str(REPO / "tests" / "proxy"))
+    from proxy_fixtures import RawHost, recorder
+
+    pin_at(publisher, tmp_path, 1)
+    assert publisher.yank(2).code == 0
+    log = tmp_path / "up.jsonl"
+    argv = [sys.executable, "-m", "histor_sign", "proxy", "--server", SERVER, "--pins",
+            str(tmp_path / "pins.json"), "--trust-config", str(publisher.inst.trust_config_path),
+            "--", *recorder(log)]
+    host = RawHost(argv)
+    answer = host.initialize()
+    code, err = host.finish()
+    assert "error" in answer, answer
+    assert "yanked: revision 2 is yanked by its publisher" in answer["error"]["message"]
+    assert REASON in answer["error"]["message"]
+    assert code == 1 and "Traceback" not in err and not log.exists()
+    publisher.release(3)
+    host = RawHost(argv)
+    answer = host.initialize()
+    code, err = host.finish()
+    assert "result" in answer, (answer, err)
+    assert pinned(tmp_path)["revision"] == 3
+
+
+def test_verify_shows_the_yank_beside_the_envelope(publisher: Publisher) -> None:
+    envelope = str(publisher.directory / "2.envelope.json")
+    args = ("verify", envelope, "--repository", "alice/docs", "--trust-config",
+            str(publisher.inst.trust_config_path))
+    clean = run_cli(*args)
+    assert clean.code == 0 and " yank " not in clean.stdout, clean.stderr
+    publisher.forge_yank(2, WF_DEPLOY)
+    forged = run_cli(*args)
+    assert forged.code == 0, forged.stderr
+    assert "pass    yank" in forged.stdout and "withdraws nothing" in forged.stdout
+    (publisher.directory / "2.yank.envelope.json").unlink()
+    assert publisher.yank(2).code == 0
+    yanked = run_cli(*args, "--format", "json")
+    assert yanked.code == 1
+    checks = {c["axis"]: c for c in json.loads(yanked.stdout)["checks"]}
+    assert checks["yank"]["status"] == "fail" and REASON in checks["yank"]["detail"]
+    assert ": yank: revision 2 is yanked by its publisher" in yanked.stderr
