@@ -93,3 +93,13 @@ MAX_PIN_FILE_BYTES = 4 * _MIB
 #: Highest log index the local Rekor can start at: it keeps its tree whole and recomputes the
 #: root and audit path per signature, about a third of a second at 100,000 leaves.
 MAX_FIRST_INDEX = 100_000
+
+# --- the transparency-log monitor ----------------------------------------------------------
+
+#: Log entries one ``monitor`` run reads; the rest is read by the next run (the stored
+#: cursor), so a run on a busy log stays bounded and nothing is skipped.
+DEFAULT_MAX_LOG_ENTRIES = 10_000
+#: Bytes of one log response (an entry, a proof, a tile of 256 hashes or entries).
+MAX_LOG_RESPONSE_BYTES = 16 * _MIB
+#: A monitor's checkpoint state file.
+MAX_MONITOR_STATE_BYTES = 64 * _KIB
