@@ -17,6 +17,9 @@ if writer and reader agree, so no other module spells one:
     latest.intoto.sigstore.json  the newest attestation (for cosign and other verifiers)
     <n>.yank.envelope.json     the publisher's signed withdrawal of revision n (never
                                overwritten; a client refuses revision n while it exists)
+    monitor.checkpoint.json    the publisher's ``monitor`` state: the last verified log
+                               checkpoint and the first entry not yet read (not read by
+                               clients)
 
 An attestation of more than :data:`MAX_SUBJECTS` subjects is split into parts named by
 :func:`part_addresses`.
@@ -99,6 +102,9 @@ ATTESTATION_NAME = "{n}.intoto.sigstore.json"
 
 
 YANK_NAME = "{n}.yank.envelope.json"
+
+
+MONITOR_CHECKPOINT_NAME = "monitor.checkpoint.json"
 
 
 _SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
