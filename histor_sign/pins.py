@@ -1058,9 +1058,46 @@ def verify_for_use(
         if server is None:
             raise NotPinned(envelope.server, loaded.path)
     verify(envelope, pins=pins, trust=trust, source=source).raise_for_failure()
+    envelope, note = _unyanked(envelope, source, pins, trust)
     headline = (f"{envelope.server} revision {envelope.revision} · signed by "
-                f"{printable(envelope.identity)}")
+                f"{printable(envelope.identity)}{note}")
     return VerifiedForUse(envelope, headline, pins=pins, trust=trust)
+
+
+def _unyanked(
+    envelope: SignedEnvelope, source: str, pins: Pins, trust: Trust
+) -> tuple[SignedEnvelope, str]:
+    """The yank rule without a pin: a revision yanked beside ``source`` (a chain location)
+    is passed over for the next numbered revision there, verified under the same pins and
+    chained to it; with none :class:`VerificationFailed`. Returns the revision to use and a
+    note naming what was passed over."""
+    from histor_sign.verification import verify
+    from histor_sign.yank import read_yank
+
+    try:
+        location = ReleaseLocation.parse(source, param="envelope")
+    except UsageError:
+        return envelope, ""
+    passed: list[str] = []
+    for _ in range(DEFAULT_MAX_CHAIN):
+        check = read_yank(location, envelope, pins=pins, trust=trust)
+        if check.yank is None:
+            return envelope, "".join(passed)
+        number, reason = envelope.revision, printable(check.yank.reason, 300)
+        address = location.envelope(number + 1)
+        try:
+            later = _fetch_envelope(location, address)
+        except NotPublished:
+            raise VerificationFailed(
+                f"{envelope.server}: {Freshness.YANKED.value}: revision {number} is yanked by "
+                f"its publisher: {reason!r} ({check.address}); no later revision is "
+                "published to use instead") from None
+        verify(later, pins=pins, trust=trust, previous=envelope, source=address,
+               previous_source=f"the yanked revision {number}").raise_for_failure()
+        passed.append(f" (revision {number} is yanked: {reason!r})")
+        envelope = later
+    raise LimitExceeded(f"{envelope.server}: more than {DEFAULT_MAX_CHAIN} yanked revisions "
+                        "in a row", limit="max_chain", value=DEFAULT_MAX_CHAIN)
 
 
 def latest_for_use(

@@ -190,7 +190,10 @@ def yank_revision(
     from histor_sign.verification import log_entry_of, verify_artifact_bundle
     from histor_sign.verification.policy import Pins
 
-    validate_yank_reason(reason, "`reason`")
+    try:
+        validate_yank_reason(reason, "`reason`")
+    except InputError as exc:
+        raise InputError(exc.message, param="reason") from None
     numbered = chain_dir(revisions, server) / ENVELOPE_NAME.format(n=revision)
     if not numbered.is_file():
         raise InputError(f"revision {revision} of {printable(server)} is not published in "

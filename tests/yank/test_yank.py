@@ -319,3 +319,20 @@ def test_verify_shows_the_yank_beside_the_envelope(publisher: Publisher) -> None
     checks = {c["axis"]: c for c in json.loads(yanked.stdout)["checks"]}
     assert checks["yank"]["status"] == "fail" and REASON in checks["yank"]["detail"]
     assert ": yank: revision 2 is yanked by its publisher" in yanked.stderr
+
+
+def test_check_with_identity_pins_and_no_pin_refuses_a_yanked_revision(
+    publisher: Publisher, tmp_path: Path
+) -> None:
+    envelope = str(publisher.directory / "2.envelope.json")
+    args = ("check", "--envelope", envelope, "--verify", "--repository", "alice/docs",
+            "--workflow", ".github/workflows/release.yml")
+    assert client(publisher, tmp_path, *args, served(tmp_path, 2)).code == 0
+    assert publisher.yank(2).code == 0
+    assert_yank_refusal(client(publisher, tmp_path, *args, served(tmp_path, 2)), 2)
+    publisher.release(3)
+    run = client(publisher, tmp_path, *args, served(tmp_path, 3))
+    assert run.code == 0, run.stderr
+    assert f"{SERVER} revision 3" in run.stdout and f"(revision 2 is yanked: {REASON!r})" \
+        in run.stdout
+    assert not (tmp_path / "pins.json").exists()  # identity pins: nothing was pinned
