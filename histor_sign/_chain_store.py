@@ -58,6 +58,7 @@ from histor_sign.layout import (
     ENVELOPE_NAME,
     LATEST_NAME,
     SNAPSHOT_NAME,
+    YANK_ATTESTATION_NAME,
     YANK_NAME,
     chain_dir,
     part_addresses,
@@ -119,10 +120,13 @@ def publish(
     return list(files)
 
 
-def publish_yank(root: str | Path, server: str, revision: int, yank: bytes) -> Path:
-    """Write the signed yank of revision ``revision`` beside it; the revision must be
-    published, and a yank already published is never overwritten (it cannot be taken back:
-    a client that saw it keeps refusing the revision)."""
+def publish_yank(
+    root: str | Path, server: str, revision: int, yank: bytes, attestation: bytes
+) -> Path:
+    """Write the signed yank of revision ``revision`` and its in-toto attestation beside it
+    (both or neither); the revision must be published, and a yank already published is
+    never overwritten (it cannot be taken back: a client that saw it keeps refusing the
+    revision). Returns the yank's path."""
     directory = chain_dir(root, server)
     if not (directory / ENVELOPE_NAME.format(n=revision)).is_file():
         raise InputError(
@@ -133,7 +137,8 @@ def publish_yank(root: str | Path, server: str, revision: int, yank: bytes) -> P
     if path.exists():
         raise InputError(f"revision {revision} of {printable(server)} is already yanked "
                          f"({path}); a yank is never overwritten", param="revision")
-    write_all_atomic({path: yank})
+    write_all_atomic({path: yank, directory / YANK_ATTESTATION_NAME.format(n=revision):
+                      attestation})
     return path
 
 
@@ -302,6 +307,10 @@ class ReleaseLocation:
     def yank(self, revision: int) -> str:
         """The signed yank of revision ``revision`` (published only when it is withdrawn)."""
         return self.address(YANK_NAME.format(n=revision))
+
+    def yank_attestation(self, revision: int) -> str:
+        """The in-toto form of revision ``revision``'s yank (for other verifiers)."""
+        return self.address(YANK_ATTESTATION_NAME.format(n=revision))
 
     def attestation(self, revision: int) -> str:
         """Part 1 of revision ``revision``'s attestation (further parts beside it)."""

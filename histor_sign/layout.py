@@ -17,6 +17,9 @@ if writer and reader agree, so no other module spells one:
     latest.intoto.sigstore.json  the newest attestation (for cosign and other verifiers)
     <n>.yank.envelope.json     the publisher's signed withdrawal of revision n (never
                                overwritten; a client refuses revision n while it exists)
+    <n>.yank.intoto.sigstore.json  the same withdrawal as an in-toto attestation (predicate
+                               ``https://histor-sign.dev/yank/v1``, for cosign and other
+                               verifiers)
     monitor.checkpoint.json    the publisher's ``monitor`` state: the last verified log
                                checkpoint and the first entry not yet read (not read by
                                clients)
@@ -102,6 +105,9 @@ ATTESTATION_NAME = "{n}.intoto.sigstore.json"
 
 
 YANK_NAME = "{n}.yank.envelope.json"
+
+
+YANK_ATTESTATION_NAME = "{n}.yank.intoto.sigstore.json"
 
 
 MONITOR_CHECKPOINT_NAME = "monitor.checkpoint.json"

@@ -407,6 +407,7 @@ def read_chain(location: ReleaseLocation, timeout: float) -> _Chain:
     for n in range(1, revision + 1):
         add(fetch(location.envelope(n)))
         add(fetch(location.yank(n)))
+        add(fetch(location.yank_attestation(n)))
         for address in part_addresses(location.attestation(n), MAX_PARTS):
             part = fetch(address)
             if part is None:

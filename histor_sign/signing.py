@@ -13,7 +13,7 @@ Every sigstore / requests / cryptography error is turned into a :class:`SigningE
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -296,20 +296,33 @@ def sign_statement(
 
 def sign_bytes(data: bytes, *, who: TokenIdentity, trust: Trust) -> dict[str, Any]:
     """Sign ``data`` (an ordinary ``hashedrekord`` bundle) as ``who`` and verify the fresh
-    bundle fully before returning its JSON document: what a revision's signature gets,
-    for documents without an attestation (a yank)."""
+    bundle fully before returning its JSON document (:func:`sign_documents` without
+    in-toto statements)."""
+    return sign_documents(data, (), who=who, trust=trust)[0]
+
+
+def sign_documents(
+    data: bytes, statements: Sequence[bytes], *, who: TokenIdentity, trust: Trust
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Sign ``data`` (a ``hashedrekord`` bundle) and each in-toto statement (a DSSE
+    bundle) as ``who``, and verify every fresh bundle fully — signature, chain, log, and
+    the certificate naming ``who`` — before returning their JSON documents: what a
+    revision's signatures get, for documents beside it (a yank)."""
     import json
 
+    from histor_sign.attestation import verify_attestation_bundle
     from histor_sign.verification import verify_artifact_bundle
     from histor_sign.verification.policy import Pins
 
     config = trust.client_trust_config()
     try:
+        from sigstore.dsse import Statement as InTotoStatement
         from sigstore.sign import SigningContext
 
         context = SigningContext.from_trust_config(config)
         with context.signer(who.token, cache=True) as signer:
             bundle_text: str = signer.sign_artifact(data).to_json()
+            texts = [signer.sign_dsse(InTotoStatement(s)).to_json() for s in statements]
     except HistorError:
         raise
     except Exception as exc:
@@ -322,8 +335,17 @@ def sign_bytes(data: bytes, *, who: TokenIdentity, trust: Trust) -> dict[str, An
             f"the fresh bundle does not verify against the trust root ({exc}); "
             "nothing was written"
         ) from None
-    document: dict[str, Any] = json.loads(bundle_text)
-    return document
+    documents: list[dict[str, Any]] = [json.loads(t) for t in texts]
+    for document in documents:
+        try:
+            _, facts = verify_attestation_bundle(document, trusted_root=config.trusted_root)
+        except VerificationFailed as exc:
+            raise SigningError(f"the fresh attestation does not verify against the trust "
+                               f"root ({exc}); nothing was written") from None
+        if who.identity not in facts.sans or facts.issuer != who.issuer:
+            raise SigningError("the fresh attestation's certificate names another identity")
+    bundle: dict[str, Any] = json.loads(bundle_text)
+    return bundle, documents
 
 
 class NamespaceNotOwned(InputError):

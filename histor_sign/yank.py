@@ -17,6 +17,7 @@ revision, or follow to a later unyanked one) is :mod:`histor_sign.pins`'s rule.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -186,7 +187,7 @@ def yank_revision(
     signed otherwise); the fresh yank is verified against the revision as a client would
     before it is published. A revision already yanked is refused.
     """
-    from histor_sign.signing import obtain_identity, predicted_facts, sign_bytes
+    from histor_sign.signing import obtain_identity, predicted_facts, sign_documents
     from histor_sign.verification import log_entry_of, verify_artifact_bundle
     from histor_sign.verification.policy import Pins
 
@@ -219,11 +220,35 @@ def yank_revision(
     statement = YankStatement(server, revision, envelope.statement.manifest_digest,
                               who.identity, reason)
     data = statement.signed_bytes(issuer=who.issuer, identity=who.identity)
-    bundle = sign_bytes(data, who=who, trust=trust)
+    bundle, (attestation,) = sign_documents(
+        data, [yank_attestation(statement, issuer=who.issuer)], who=who, trust=trust)
     yank = SignedYank(statement, who.issuer, who.identity, bundle, log_entry_of(bundle))
     problems = yank_problems(yank, envelope, pins=Pins(issuer=who.issuer), trust=trust)
     if problems:
         raise SigningError(f"the fresh yank does not verify: {'; '.join(problems)}; "
                            "nothing was published")
-    path = publish_yank(revisions, server, revision, yank.to_bytes())
+    path = publish_yank(revisions, server, revision, yank.to_bytes(),
+                        (json.dumps(attestation) + "\n").encode())
     return YankOutcome(yank, path)
+
+
+#: The predicate of a yank's in-toto form: versioned; a new major version gets a new URI.
+YANK_PREDICATE_TYPE = "https://histor-sign.dev/yank/v1"
+
+
+def yank_attestation(statement: YankStatement, *, issuer: str) -> bytes:
+    """The in-toto Statement of a yank (RFC 8785 bytes): the yanked revision's manifest as
+    its subject (named as in the revision's attestation), the yank statement and its signer
+    as the predicate — so verifiers of attestations (cosign, GitHub's) see the withdrawal
+    of the manifest they verified."""
+    from histor_sign.attestation import INTOTO_STATEMENT_TYPE, MANIFEST_SUBJECT
+    from histor_sign.canonical import canonical_bytes
+
+    return canonical_bytes({
+        "_type": INTOTO_STATEMENT_TYPE,
+        "subject": [{"name": MANIFEST_SUBJECT,
+                     "digest": {"sha256": statement.manifest_digest.removeprefix("sha256:")}}],
+        "predicateType": YANK_PREDICATE_TYPE,
+        "predicate": {"yank": statement.to_json(),
+                      "signer": {"issuer": issuer, "identity": statement.identity}},
+    })

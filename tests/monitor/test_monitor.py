@@ -129,6 +129,15 @@ def test_a_clean_chain_raises_no_alarm_and_stores_the_checkpoint(world: World) -
         state["treeSize"]
     text = world.monitor()
     assert text.code == 0 and text.stdout.startswith(f"ok: {SERVER} in ")
+    # a yank (its envelope and its in-toto form) is the publisher's too
+    yank = run_cli("yank", "--server", SERVER, "--revision", "3", "--reason", "bad",
+                   "--revisions", str(world.root), "--trust-config",
+                   str(world.inst.trust_config_path), "--identity-token",
+                   world.inst.mint_token(WF, owner_id=ALICE_OWNER_ID,
+                                         repository_id=ALICE_REPO_ID))
+    assert yank.code == 0, yank.stderr
+    code, report = world.report()
+    assert code == 0 and report["publisherEntries"] == 2 and report["events"] == [], report
 
 
 def test_a_signature_from_another_ref_of_the_workflow_is_an_alarm(world: World) -> None:

@@ -146,6 +146,17 @@ def test_yank_publishes_a_signed_yank_beside_the_revision(publisher: Publisher) 
     revision = json.loads((publisher.directory / "2.envelope.json").read_text())
     assert doc["manifestDigest"] == revision["manifestDigest"]
     assert doc["reason"] == REASON and doc["signer"]["identity"] == WF
+    # its in-toto form, for other verifiers: the same signer, the yanked manifest as subject
+    from histor_sign.attestation import verify_attestation_bundle
+
+    bundle = json.loads((publisher.directory / "2.yank.intoto.sigstore.json").read_text())
+    payload, facts = verify_attestation_bundle(bundle,
+                                               trusted_root=publisher.trust.trusted_root())
+    statement = json.loads(payload)
+    assert statement["predicateType"] == "https://histor-sign.dev/yank/v1"
+    assert statement["subject"] == [{"name": "manifest", "digest": {
+        "sha256": revision["manifestDigest"].removeprefix("sha256:")}}]
+    assert statement["predicate"]["yank"]["reason"] == REASON and facts.sans == (WF,)
     # a yank is never overwritten, and only a published revision can be yanked
     again = publisher.yank(2)
     assert again.code == 2 and "already yanked" in again.stderr
