@@ -101,7 +101,7 @@ def root_from_subtrees(size: int, node: Callable[[int, int], bytes]) -> bytes:
     return root
 
 
-def tile_path(level: int, index: int, width: int) -> str:
+def tile_path(level: int | str, index: int, width: int) -> str:
     """``tile/<L>/<N>[.p/<W>]`` with N in C2SP's zero-padded three-digit groups, all but
     the last prefixed with ``x`` (1234067 → ``x001/x234/067``); ``level`` ``entries`` for
     an entry bundle."""

@@ -292,7 +292,7 @@ class _TiledLog(_Reader):
         while index < end:
             tile = index // TILE_WIDTH
             width = self._width(0, tile)
-            data = self.get(tile_path("entries", tile, width))  # type: ignore[arg-type]
+            data = self.get(tile_path("entries", tile, width))
             bodies: list[bytes] = []
             at = 0
             while at < len(data) and len(bodies) < width:
@@ -642,7 +642,10 @@ def monitor(
                          f"{key.log_id.hex()} ({key.base_url})")
     log: _V1Log | _TiledLog = (_TiledLog if key.tiled else _V1Log)(
         key, rekor_url or key.base_url, timeout)
-    new = log.checkpoint()
+    try:
+        new = log.checkpoint()
+    except LogInconsistent as exc:
+        raise VerificationFailed(f"{log.base}: {exc}") from None
 
     def result(first: int, nxt: int, publisher: int, events: list[MonitorEvent],
                stored: bool = False) -> MonitorResult:

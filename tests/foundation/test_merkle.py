@@ -88,7 +88,7 @@ def test_roots_from_tiles(size: int) -> None:
     (1, 1234067, 256, "tile/1/x001/x234/067"),
     ("entries", 5, 17, "tile/entries/005.p/17"),
 ])
-def test_tile_paths(level: object, index: int, width: int, path: str) -> None:
-    assert tile_path(level, index, width) == path  # type: ignore[arg-type]
+def test_tile_paths(level: int | str, index: int, width: int, path: str) -> None:
+    assert tile_path(level, index, width) == path
     assert parse_tile_path(path) == (str(level), index, width)
     assert parse_tile_path(path.replace("tile/", "tiles/")) is None
