@@ -347,3 +347,22 @@ def test_check_with_identity_pins_and_no_pin_refuses_a_yanked_revision(
     assert f"{SERVER} revision 3" in run.stdout and f"(revision 2 is yanked: {REASON!r})" \
         in run.stdout
     assert not (tmp_path / "pins.json").exists()  # identity pins: nothing was pinned
+
+
+def test_guard_refuses_the_catalog_of_a_yanked_revision(publisher: Publisher,
+                                                        tmp_path: Path) -> None:
+    """guard --envelope of a yanked revision with its catalog: the pin follows to revision
+    3, so the given catalog is no contract."""
+    pin_at(publisher, tmp_path, 1)
+    call = tmp_path / "call.json"
+    call.write_text(json.dumps({"name": "search", "arguments": {"q": "x"}}))
+    assert publisher.yank(2).code == 0
+    publisher.release(3)
+    args = ("guard", str(call), "--envelope", str(publisher.directory / "2.envelope.json"),
+            "--verify", "--catalog", served(tmp_path, 2))
+    run = client(publisher, tmp_path, *args)
+    assert run.code == 1 and "revision 2 is yanked; its catalog is no contract" in run.stderr
+    ok = client(publisher, tmp_path, "guard", str(call), "--envelope",
+                str(publisher.directory / "3.envelope.json"), "--verify", "--catalog",
+                served(tmp_path, 3))
+    assert ok.code == 0, ok.stderr
