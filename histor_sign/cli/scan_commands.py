@@ -132,7 +132,7 @@ def scan(
     protocol: t.ProtocolChoice = t.PROTOCOL_OPTION,
 ) -> None:
     """Find confusable tools (same action on the same object) and description shadowing
-    (TC001–TC005, TC010)."""
+    (TC001–TC005, TC010, TC011)."""
     from histor_sign.catalog import load_catalogs
     from histor_sign.collisions import ScanOptions, scan_catalogs
 

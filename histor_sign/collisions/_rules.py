@@ -1,4 +1,5 @@
-"""Build the findings of the collision rules: TC001–TC005 and TC010 (scan), TC006–TC009 (replay).
+"""Build the findings of the collision rules: TC001–TC005, TC010, TC011 (scan), TC006–TC009
+(replay).
 
 Rule ids, names, default severities and help live in
 :data:`histor_sign.report._findings.RULES`; this module says, for each rule, which facts
@@ -59,8 +60,9 @@ def pair_findings(
     a: Tool, b: Tool, decision: Decision, similarity: Similarity | None, basis: str,
     profiles: tuple[Profile, Profile] | None = None,
 ) -> list[Finding]:
-    """TC003 (a warning with a proven overlap, a note when disjoint), TC004 when the effects
-    of an overlapping pair differ, TC005 for an undecided pair."""
+    """TC003 (a proven overlap, with its witness), TC011 (a note: confusable but the schemas
+    are proven disjoint), TC004 when the effects of an overlapping pair differ, TC005 for an
+    undecided pair."""
     props: dict[str, Any] = {"basis": basis}
     if similarity is not None:
         props["similarity"] = similarity.to_json()
@@ -77,8 +79,7 @@ def pair_findings(
         )]
     if decision.outcome == "disjoint":
         return [new_finding(
-            "TC003", tools=refs, outcome="disjoint", severity=Severity.note,
-            properties=props,
+            "TC011", tools=refs, outcome="disjoint", properties=props,
             message=(f"{_where(a)} and {_where(b)} are confusable ({why}); their input "
                      "schemas do not overlap, so a wrong pick fails validation instead of "
                      "running"),

@@ -1,4 +1,4 @@
-"""``scan``: analyse several tool catalogs as one set and report TC001–TC005 and TC010."""
+"""``scan``: analyse several tool catalogs as one set and report TC001–TC005, TC010 and TC011."""
 
 from __future__ import annotations
 
