@@ -42,8 +42,8 @@ from functools import lru_cache
 from histor_sign._limits import DEFAULT_MAX_PARTNERS
 
 #: Action classes and the words that name them. A model asked to "show" something may call a
-#: ``get``, ``list`` or ``read`` tool, so reading words share one class; writing words that
-#: change an existing thing share ``modify``.
+#: ``get`` or ``read`` tool, so reading words share one class; writing words that change an
+#: existing thing share ``modify``.
 ACTION_GROUPS: dict[str, tuple[str, ...]] = {
     "get": ("get", "getter", "fetch", "read", "retrieve", "load", "obtain", "lookup", "show",
             "view", "inspect", "open", "display", "return"),
@@ -93,7 +93,8 @@ ACTION_EFFECTS: dict[str, str] = {
 VARIANT_WORDS = frozenset(
     "all multiple many batch bulk single one each detail details full complete current "
     "recursive tree html markdown md text txt plain json png jpeg jpg svg csv xml raw "
-    "formatted content contents blank empty auto simple basic advanced quick iframe frame"
+    "formatted content contents blank empty auto simple basic advanced quick iframe frame "
+    "date range period latest recent today daily"
     .split()
 )
 #: A qualifier introduced by these words is a filter or source variant (``get_weather_by_city``).
@@ -274,9 +275,39 @@ def similar_pairs(sets: Sequence[frozenset[str]], threshold: float, *,
     return result
 
 
+#: Qualifier words that name the *kind* of argument a tool takes (``…_from_file`` vs
+#: ``…_from_url``): a model picks by what the request holds, so two tools whose qualifiers name
+#: different kinds are told apart.
+ARG_KINDS: dict[str, str] = {
+    **dict.fromkeys(("file", "path", "local", "disk", "filesystem", "filepath", "filename",
+                     "directory", "folder"), "path"),
+    **dict.fromkeys(("url", "uri", "link", "web", "http", "https", "website", "remote"), "url"),
+    **dict.fromkeys(("id", "identifier", "uuid", "key", "number"), "id"),
+    **dict.fromkeys(("name", "title", "slug", "label"), "name"),
+    **dict.fromkeys(("query", "keyword", "term", "search"), "query"),
+    **dict.fromkeys(("city", "coordinate", "location", "address", "lat", "latitude", "zip",
+                     "postcode", "ip"), "place"),
+    **dict.fromkeys(("text", "content", "string", "html", "markdown"), "text"),
+    **dict.fromkeys(("base64", "byte", "buffer", "blob", "image"), "data"),
+}
+
+#: Description words that name no domain (how tools talk, not what they talk about).
+GENERIC_WORDS = frozenset(
+    "tool tools data information result value given specified specific parameter option "
+    "optional default request response api id name new existing string number type item "
+    "object field based provided mcp server call support available current one e.g eg "
+    "example format output input text content json true false null required use used using "
+    "allow allows returns based like etc via per up out about after before while new".split()
+)
+#: A source's domain words are the content words at least this share of its tools use.
+DOMAIN_SHARE = 0.25
+
+
 @dataclass(frozen=True, slots=True)
 class Profile:
-    """How a model reads one tool: action word and class, object words, description tokens."""
+    """How a model reads one tool: action word and class, object words, description tokens,
+    and what tells it apart from a same-named tool elsewhere: the domain its name or source
+    names, and the argument kind its name names."""
 
     action: str  # the action class, else the name's first word ("" for an empty name)
     action_word: str  # the word that named it, as written ("fetch", "Shows")
@@ -286,14 +317,23 @@ class Profile:
     description: frozenset[str]
     namespaced: bool = False  # a namespace word was dropped from the name
     source: str = ""  # where the tool came from (a namespace names a domain across sources)
+    head: str = ""  # the head noun of the object (its last word: "project update" → update)
+    domain: frozenset[str] = frozenset()  # the namespace word(s) dropped from the name
+    kinds: frozenset[str] = frozenset()  # argument kinds the name's qualifiers name
+    #: the source's domain words, and those of them this tool's description names
+    domain_words: frozenset[str] = frozenset()
+    context: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, name: str, description: str, namespace: frozenset[str] = frozenset(),
            boilerplate: Boilerplate = ((), ())) -> Profile:
         words = [w for w in split_identifier(name) if w]
         namespaced = len(words) > 1 and words[0].lower() in namespace
+        domain: frozenset[str] = frozenset()
         if namespaced:
+            domain = frozenset({singular(words[0])})
             words = words[1:]
+        nouns = {singular(w) for w in words}
         action, action_word, inferred, at = "", "", False, -1
         for k, word in enumerate(words):
             if word.lower() in ACTIONS:
@@ -302,30 +342,42 @@ class Profile:
         if not action:
             first = _FIRST_WORD.search(description)
             verb = _verb(first.group()) if first and first.start() < 3 else ""
-            if verb in ACTIONS and first is not None:
+            # a first word that repeats a name noun ("Checks" for monitor_checks) is that
+            # noun, not the action
+            if verb in ACTIONS and first is not None and verb not in nouns:
                 action, action_word, inferred = ACTIONS[verb], first.group(), True
             elif words:
                 action, action_word, at = words[0].lower(), words[0], 0
-        objects: set[str] = set()
+        objects: list[str] = []
         variants: set[str] = set()
-        qualified = False
+        kinds: set[str] = set()
+        qualified = post = False
+        head = ""
         for k, word in enumerate(words):
             low = word.lower()
             if k == at:
                 continue
             if low in QUALIFIER_STARTS and objects:
                 qualified = True
+            if low in STOPWORDS and objects:
+                post = True  # "code of cities": the head noun came before "of"
             if qualified or low in STOPWORDS:
                 variants.add(low)
+                kind = ARG_KINDS.get(singular(low))
+                if qualified and kind is not None:
+                    kinds.add(kind)
                 continue
             token = singular(low)
             if token in VARIANT_WORDS or low in VARIANT_WORDS or token.isdigit():
                 variants.add(low)
-            elif not (inferred and ACTIONS.get(token) == action):
-                objects.add(token)
+            elif not (inferred and ACTIONS.get(token) == action) and token not in objects:
+                objects.append(token)
+                # a participle ("diff staged", "issues closed") modifies, it is no head
+                head = head if post or (token.endswith("ed") and len(token) > 4) else token
         desc = description_tokens(_strip(description, boilerplate))
         return cls(action, action_word, inferred, frozenset(objects), frozenset(variants), desc,
-                   namespaced)
+                   namespaced, head=head, domain=domain,
+                   kinds=frozenset(kinds))
 
     @property
     def effect(self) -> str | None:
@@ -414,15 +466,25 @@ def _common_prefix(split: Sequence[Sequence[str]], need: int) -> tuple[str, ...]
 
 def source_context(names: Sequence[str], descriptions: Sequence[str]
                    ) -> tuple[frozenset[str], Boilerplate]:
-    """A source's namespace words (the leading name word of most of its tools) and its
+    """A source's namespace words (the leading name word of most of its tools, or of each
+    prefix group: ``jira_get_issue`` and ``confluence_get_page`` in one server) and its
     boilerplate: the longest word prefix and suffix most of its descriptions share (BFCL's
     "This tool belongs to the ... system.", a server's repeated usage notes). Only sources of
     3 or more tools have either."""
     if len(names) < 3:
         return frozenset(), ((), ())
-    leads = Counter(split_identifier(n)[0].lower() for n in names if split_identifier(n))
+    split = [split_identifier(n) for n in names]
+    leads = Counter(w[0].lower() for w in split if w)
     floor = max(3, math.ceil(NAMESPACE_SHARE * len(names)))
-    namespace = frozenset(w for w, c in leads.items() if c >= floor and w not in ACTIONS)
+    namespace = {w for w, c in leads.items() if c >= floor and w not in ACTIONS}
+    # A prefix group (``jira_`` and ``confluence_`` in one server): a lead word of 3 or more
+    # names that, in most of them, is followed by an action word and an object — unlike
+    # ``pods_list``, where the lead word is what the action acts on.
+    prefixed: Counter[str] = Counter(
+        w[0].lower() for w in split
+        if len(w) > 2 and w[1].lower() in ACTIONS and w[0].lower() not in ACTIONS)
+    namespace.update(w for w, c in prefixed.items()
+                     if c >= 3 and c >= NAMESPACE_SHARE * leads[w])
     need = max(3, math.ceil(BOILERPLATE_SHARE * len(descriptions)))
     # Only the first and last BOILERPLATE_MAX_WORDS + 1 words can matter (a prefix must go
     # on after it): splitting whole descriptions held every word of a catalog at once.
@@ -430,51 +492,103 @@ def source_context(names: Sequence[str], descriptions: Sequence[str]
     prefix = _common_prefix([d.split(None, keep)[:keep] for d in descriptions], need)
     suffix = _common_prefix([d.rsplit(None, keep)[-keep:][::-1] for d in descriptions],
                             need)[::-1]
-    return namespace, (prefix, suffix)
+    return frozenset(namespace), (prefix, suffix)
+
+
+def _domain_words(profiles: Sequence[Profile]) -> frozenset[str]:
+    """The content words (not actions, not generic) at least :data:`DOMAIN_SHARE` of a
+    source's tools name in their description or name: what the server is about ("calendar",
+    "kubernetes", "pubmed"). Sources of fewer than 3 tools have none (too little evidence)."""
+    if len(profiles) < 3:
+        return frozenset()
+    counts: Counter[str] = Counter()
+    for p in profiles:
+        counts.update(p.description | p.objects | p.domain)
+    floor = max(2, math.ceil(DOMAIN_SHARE * len(profiles)))
+    return frozenset(w for w, c in counts.items()
+                     if c >= floor and w not in GENERIC_WORDS and w not in ACTION_GROUPS
+                     and w not in ACTIONS and not w.isdigit() and len(w) > 2)
 
 
 def profiles_of(tools: Sequence[tuple[str, str, str]]) -> list[Profile]:
-    """Profiles of (source, name, description) triples, each read in its source's context."""
+    """Profiles of (source, name, description) triples, each read in its source's context:
+    its namespace words, boilerplate and domain words."""
     by_source: dict[str, list[int]] = defaultdict(list)
     for i, (source, _, _) in enumerate(tools):
         by_source[source].append(i)
-    context: dict[str, tuple[frozenset[str], Boilerplate]] = {
-        s: source_context([tools[i][1] for i in idx], [tools[i][2] for i in idx])
-        for s, idx in by_source.items()
-    }
-    return [replace(Profile.of(name, desc, *context[source]), source=source)
-            for source, name, desc in tools]
+    out: list[Profile] = [Profile("", "", False, frozenset(), frozenset(), frozenset())
+                          ] * len(tools)
+    for source, idx in by_source.items():
+        namespace, boilerplate = source_context([tools[i][1] for i in idx],
+                                                [tools[i][2] for i in idx])
+        mine = [Profile.of(tools[i][1], tools[i][2], namespace, boilerplate) for i in idx]
+        words = _domain_words(mine)
+        for i, p in zip(idx, mine, strict=True):
+            context = (p.description | p.domain) & words
+            out[i] = replace(p, source=source, domain_words=words, context=context)
+    return out
 
 
-#: Same object words with a namespace dropped, across sources (``excel_create_table`` vs a
-#: slide server's ``add_table``), also need this description similarity: the namespace named
-#: the domain.
+#: Same object words with a namespace dropped from one name only, across sources
+#: (``excel_create_table`` vs a slide server's ``add_table``), also need this description
+#: similarity unless the other tool names the namespace: the namespace named the domain.
 NAMESPACED_FLOOR = 0.35
+#: Description similarity needed when one object narrows the other with the same head noun
+#: (``interline tickets`` vs ``tickets``, ``diff staged`` vs ``diff``): a variant a common
+#: request fits, so only descriptions that share next to nothing tell them apart.
+NARROWING_FLOOR = 0.25
 #: Description similarity needed when one name has no object words (``git_show``).
 EMPTY_OBJECT_FLOOR = 0.45
+
+
+def other_domains(a: Profile, b: Profile, threshold: float) -> bool:
+    """True when two tools of different sources name different domains: descriptions less
+    similar than ``threshold`` that each name a domain word of their own source (a word many
+    of its tools use, or its namespace) that the other tool's source and description never
+    use ("calendar" events vs "kubernetes" events, ``jira_`` vs ``github_`` issues). A tool
+    whose description names no domain word is told apart by nothing."""
+    if a.source == b.source:
+        return False
+    shared = a.objects | b.objects
+    ca, cb = a.context - shared, b.context - shared
+    if not ca or not cb:
+        return False
+    if not (ca.isdisjoint(b.description | b.domain_words | b.domain)
+            and cb.isdisjoint(a.description | a.domain_words | a.domain)):
+        return False
+    return jaccard(a.description, b.description) < threshold
+
+
 def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
     """The confusability of two profiles, or None when a model would tell them apart.
 
-    Same action class required; then the same object words (``name``), or description
-    similarity of at least ``threshold`` when one object extends the other, or at least
-    :data:`EMPTY_OBJECT_FLOOR` when one name has no object (``description``). Different
-    object words are never confusable on descriptions alone: on real catalogs nearly equal
-    descriptions of different objects were mostly sibling tools (archival vs core memory).
+    Same action class required, and neither different domains (:func:`other_domains`) nor
+    different argument kinds named in the names (``from_file`` vs ``from_url``); then the
+    same object words (``name``), or description similarity of at least ``threshold`` when
+    the objects have the same head noun (``open issues`` vs ``issues``), or at least
+    :data:`EMPTY_OBJECT_FLOOR` when one name has no object (``description``). Objects with
+    different head nouns are different things (``project update`` is not a ``project``) and
+    never confusable on descriptions alone.
     """
     if not a.action or a.action != b.action:
+        return None
+    if a.kinds and b.kinds and a.kinds.isdisjoint(b.kinds):
+        return None
+    if other_domains(a, b, threshold):
         return None
     if a.objects == b.objects and (a.objects or a.source == b.source):
         # The same object words, or (in one server) names that differ only in variant words.
         score = jaccard(a.description, b.description)
-        cross_domain = (a.namespaced or b.namespaced) and a.source != b.source
-        if cross_domain and score < NAMESPACED_FLOOR:
+        one_sided = a.source != b.source and (bool(a.domain) != bool(b.domain))
+        if one_sided and score < NAMESPACED_FLOOR and \
+                (a.domain | b.domain).isdisjoint(a.description | b.description):
             return None
         basis, objects = "name", a.objects
     else:
         if not a.objects or not b.objects:
             need = max(threshold, EMPTY_OBJECT_FLOOR)
-        elif a.objects <= b.objects or b.objects <= a.objects:
-            need = threshold
+        elif a.head == b.head and (a.objects <= b.objects or b.objects <= a.objects):
+            need = min(threshold, NARROWING_FLOOR)
         else:
             return None
         score = jaccard(a.description, b.description)
@@ -551,9 +665,27 @@ def bounded_candidate_pairs(
         by_action[p.action].append(i)
         group_of[i] = (p.action, p.objects, p.source if not p.objects else "")
         groups[group_of[i]].append(i)
+    heads: dict[tuple[str, str], list[int]] = defaultdict(list)
     for members in groups.values():
         _neighbourhood(members, profiles, per_tool if per_tool is not None else len(members),
                        keys, cut)
+        seen: set[str] = set()
+        for i in members:  # a group's members may name their head in different places
+            p = profiles[i]
+            if p.head and p.head not in seen:
+                seen.add(p.head)
+                heads[(p.action, p.head)].append(i)
+    # narrowing pairs (same head noun, one object inside the other): one representative per
+    # object group meets the others' representatives; its group mates then pair the same way
+    narrow: set[tuple[int, int]] = set()
+    for reps in heads.values():
+        if len(reps) > 1:
+            _neighbourhood(reps, profiles, per_tool if per_tool is not None else len(reps),
+                           narrow, {})
+    for x, y in narrow:
+        for i in groups[group_of[x]][:(per_tool or len(groups[group_of[x]]))]:
+            for j in groups[group_of[y]][:(per_tool or len(groups[group_of[y]]))]:
+                keys.add((min(i, j), max(i, j)))
     probes_cut = 0
     for members in by_action.values():
         local: dict[int, tuple[int, int]] = {}

@@ -56,6 +56,20 @@ def _effect(tool: Tool, profile: Profile | None) -> tuple[str | None, str]:
     return None, ""
 
 
+def contradiction_severity(ea: str | None, eb: str | None,
+                           stated: list[str]) -> Severity | None:
+    """How bad a mix-up of two confusable, overlapping tools is for data: one reads and the
+    other destroys (error) or writes (warning). Two tools that both change data (write vs
+    destructive) contradict only when both *state* different ``destructiveHint`` values
+    (error, ToolClash's contradictory explicit hints): an action word says "delete" or
+    "remove" for both, never which is the worse."""
+    if ea is None or eb is None or ea == eb:
+        return None
+    if "read-only" in (ea, eb):
+        return Severity.error if "destructive" in (ea, eb) else Severity.warning
+    return Severity.error if "destructiveHint" in stated else None
+
+
 def pair_findings(
     a: Tool, b: Tool, decision: Decision, similarity: Similarity | None, basis: str,
     profiles: tuple[Profile, Profile] | None = None,
@@ -92,9 +106,9 @@ def pair_findings(
     )]
     pa, pb = profiles if profiles is not None else (None, None)
     (ea, how_a), (eb, how_b) = _effect(a, pa), _effect(b, pb)
-    if ea is None or eb is None or ea == eb:
+    severity = contradiction_severity(ea, eb, contradictions(a.annotations, b.annotations))
+    if severity is None:
         return out
-    severity = (Severity.error if "destructive" in (ea, eb) else Severity.warning)
     hint_props = dict(props)
     hint_props["effects"] = [{"effect": ea, "source": how_a}, {"effect": eb, "source": how_b}]
     hint_props["contradictions"] = contradictions(a.annotations, b.annotations)

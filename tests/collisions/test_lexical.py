@@ -112,3 +112,88 @@ def test_candidates_equal_the_pairwise_rule_on_random_catalogs() -> None:
                  if similarity(profiles[i], profiles[j], threshold) is not None}
         assert set(fast) == brute
         assert brute  # the generator makes confusable pairs
+
+
+# --- issue 24: the failure classes on unseen real servers, as classes ---------------------
+
+
+def test_two_namespaces_in_one_server_are_each_stripped() -> None:
+    names = [f"jira_{v}_{o}" for v in ("get", "create", "update", "delete") for o in
+             ("issue", "project", "board")] + \
+        [f"confluence_{v}_{o}" for v in ("get", "create", "search") for o in ("page", "space")]
+    namespace, _ = source_context(names, [""] * len(names))
+    assert namespace == {"jira", "confluence"}
+    # object-first names are not namespaces: "pods" is what pods_list lists
+    pods = ["pods_list", "pods_get", "pods_delete", "pods_exec", "events_list", "events_get",
+            "events_watch"]
+    assert source_context(pods, [""] * len(pods))[0] == frozenset()
+    profiles = profiles_of([("atlassian", n, "") for n in names] + [("gh", "get_issue", "")])
+    jira_get_issue = profiles[0]
+    assert (jira_get_issue.action, jira_get_issue.objects) == ("get", {"issue"})
+    assert jira_get_issue.domain == {"jira"}
+
+
+def test_a_description_word_that_repeats_a_name_noun_is_not_the_action() -> None:
+    p = Profile.of("monitor_checks", "Checks of a monitor, with their latest results")
+    assert p.action != "check" and not p.inferred_action
+    q = Profile.of("git_status", "Shows the working tree status", frozenset({"git"}))
+    assert q.action == "get" and q.inferred_action
+
+
+def test_a_sub_object_is_not_a_variant_of_its_parent() -> None:
+    project = Profile.of("create_project", "Create a new project in the workspace")
+    update = Profile.of("create_project_update", "Create a new project update in the workspace")
+    assert update.head == "update" and project.head == "project"
+    assert similarity(project, update, 0.25) is None
+    # a narrower object with the same head noun is a variant, even with few shared words
+    tickets = Profile.of("get-tickets", "Query remaining train tickets")
+    interline = Profile.of("get-interline-tickets", "Query tickets with a transfer")
+    assert similarity(tickets, interline, 0.4) is not None
+    # a participle or an "of" phrase does not change the head noun
+    assert Profile.of("git_diff_staged", "Shows staged changes", frozenset({"git"})).head == "diff"
+    assert Profile.of("get_station_code_of_cities", "").head == "code"
+
+
+def test_argument_kinds_named_in_the_names_tell_tools_apart() -> None:
+    from_file = Profile.of("extract_image_from_file", "Extract an image")
+    from_url = Profile.of("extract_image_from_url", "Extract an image")
+    assert from_file.kinds == {"path"} and from_url.kinds == {"url"}
+    assert similarity(from_file, from_url, 0.25) is None
+    by_path = Profile.of("extract_image_from_path", "Extract an image")
+    assert similarity(from_file, by_path, 0.25) is not None  # file and path: one kind
+
+
+def test_the_same_noun_in_different_domains_is_told_apart() -> None:
+    calendar = [("cal", "list_events", "List events in a Google Calendar"),
+                ("cal", "create_calendar", "Create a Google Calendar"),
+                ("cal", "get_event", "Get one event of a Google Calendar")]
+    k8s = [("k8s", "events_list", "List the events of the Kubernetes cluster namespace"),
+           ("k8s", "pods_list", "List the pods of the Kubernetes cluster namespace"),
+           ("k8s", "namespaces_list", "List the namespaces of the Kubernetes cluster")]
+    fork = [("cal2", "list_events", "List events in a Google Calendar")]
+    profiles = profiles_of(calendar + k8s + fork)
+    assert profiles[0].objects == profiles[3].objects == {"event"}
+    assert similarity(profiles[0], profiles[3], 0.4) is None
+    assert similarity(profiles[0], profiles[6], 0.4) is not None  # a fork: same domain
+    # a description that names no domain word cannot be told apart
+    bare = profiles_of([*calendar, ("x", "list_events", "")])
+    assert similarity(bare[0], bare[3], 0.4) is not None
+
+
+def test_different_services_named_by_namespaces_are_told_apart() -> None:
+    jira = [("j", "jira_get_issue", "Get a Jira issue by key"),
+            ("j", "jira_create_issue", "Create an issue in a Jira project"),
+            ("j", "jira_search", "Search Jira with JQL")]
+    gh = [("g", "github_get_issue", "Get an issue of a GitHub repository"),
+          ("g", "github_create_issue", "Open a new GitHub issue"),
+          ("g", "github_search_code", "Search code on GitHub")]
+    pw = [("p", "playwright_click", "Click an element on the page"),
+          ("p", "playwright_hover", "Hover over an element on the page"),
+          ("p", "playwright_fill", "Fill out an input field")]
+    pp = [("q", "puppeteer_click", "Click an element on the page"),
+          ("q", "puppeteer_hover", "Hover an element on the page"),
+          ("q", "puppeteer_fill", "Fill out an input field")]
+    profiles = profiles_of(jira + gh + pw + pp)
+    assert similarity(profiles[0], profiles[3], 0.4) is None
+    # two browser drivers: different brands, the same domain
+    assert similarity(profiles[6], profiles[9], 0.4) is not None

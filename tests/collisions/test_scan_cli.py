@@ -230,3 +230,24 @@ def test_disjoint_confusables_are_tc011_notes_in_json_and_sarif(tmp_path: Path) 
         mcp_tool("search_docs", strs, "Search the documentation"),
         mcp_tool("search_docs_by_id", ints, "Search the documentation")]})
     assert run_cli("scan", "--fail-on", "warning", alone).code == 0
+
+
+def test_tc004_is_read_versus_change_or_stated_destructive_hints() -> None:
+    """Contradicting effects: one tool reads and the other writes (warning) or destroys
+    (error), or both state different destructiveHint values (error). Two tools that both
+    change data by their action words alone ("delete" vs "remove") do not contradict."""
+    def tc004(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+        cat = parse_catalog({"tools": [a, b]}, "c.json")
+        return [f.severity.value for f in scan_catalogs([cat]).findings if f.rule == "TC004"]
+
+    read = mcp_tool("remove_file", PATH_SCHEMA, "Remove a file", readOnlyHint=True)
+    gone = mcp_tool("delete_file", PATH_SCHEMA, "Delete a file")
+    assert tc004(read, gone) == ["error"]
+    wrote = mcp_tool("delete_file", PATH_SCHEMA, "Delete a file", readOnlyHint=False)
+    assert tc004(read, wrote) == ["warning"]
+    assert tc004(mcp_tool("remove_file", PATH_SCHEMA, "Remove a file"), gone) == []
+    soft = mcp_tool("remove_file", PATH_SCHEMA, "Remove a file", readOnlyHint=False,
+                    destructiveHint=False)
+    hard = mcp_tool("delete_file", PATH_SCHEMA, "Delete a file", readOnlyHint=False,
+                    destructiveHint=True)
+    assert tc004(soft, hard) == ["error"]
