@@ -59,7 +59,8 @@ ACTION_GROUPS: dict[str, tuple[str, ...]] = {
                "wipe", "clear", "rmdir"),
     "send": ("send", "post", "publish", "submit", "notify", "reply", "forward"),
     "run": ("run", "exec", "execute", "invoke", "call", "trigger", "launch", "start"),
-    "stop": ("stop", "kill", "terminate", "cancel", "abort", "halt", "close", "resolve"),
+    "stop": ("stop", "kill", "terminate", "cancel", "abort", "halt", "close", "resolve", "end",
+             "finish"),
     "move": ("move", "mv", "rename", "transfer"),
     "copy": ("copy", "cp", "duplicate", "clone"),
     # Interface actions: each its own class, with no effect implied.
@@ -77,6 +78,17 @@ ACTION_GROUPS: dict[str, tuple[str, ...]] = {
                           "resume", "undo", "redo", "wait", "commit", "push", "pull",
                           "checkout", "reset", "stage", "retweet", "format", "manage")},
 }
+#: Relation actions: an action class followed by this word is the relation class
+#: (``add_issue_to_project``, ``remove_label_from_issue``).
+RELATIONS: dict[str, tuple[str, str]] = {"create": ("to", "attach"),
+                                         "delete": ("from", "detach")}
+#: Action classes a request worded one way can reach both of, with different consequences
+#: for the same object ("remove the tag": delete it, or detach it from a task; "end the
+#: session": stop and keep it, or clear it; "close" vs "delete"; "archive" vs "delete";
+#: "add the label": create it, or attach it). Such a pair is confusable and its effects
+#: contradict (TC004), whatever the effect hints say.
+CONTRASTING: frozenset[frozenset[str]] = frozenset(frozenset(p) for p in (
+    ("delete", "detach"), ("delete", "stop"), ("delete", "archive"), ("create", "attach")))
 ACTIONS: dict[str, str] = {}
 for _canon, _words in ACTION_GROUPS.items():
     for _word in _words:
@@ -86,7 +98,8 @@ for _canon, _words in ACTION_GROUPS.items():
 ACTION_EFFECTS: dict[str, str] = {
     "get": "read-only", "list": "read-only", "describe": "read-only", "search": "read-only",
     "create": "write", "modify": "write", "send": "write", "run": "write", "stop": "write",
-    "move": "write", "copy": "write", "delete": "destructive",
+    "move": "write", "copy": "write", "delete": "destructive", "attach": "write",
+    "detach": "write", "archive": "write",
 }
 
 #: Words that change count, representation or extra output of the same object, not the object.
@@ -348,6 +361,12 @@ class Profile:
                 action, action_word, inferred = ACTIONS[verb], first.group(), True
             elif words:
                 action, action_word, at = words[0].lower(), words[0], 0
+        # "add X to Y" attaches an existing X, "remove X from Y" detaches it: relation
+        # actions, not "create X" or "delete X"
+        if at >= 0 and action in RELATIONS:
+            link, linked = RELATIONS[action]
+            if any(w.lower() == link for w in words[at + 1:]):
+                action = linked
         objects: list[str] = []
         variants: set[str] = set()
         kinds: set[str] = set()
@@ -397,6 +416,8 @@ class Similarity:
     shared_words: tuple[str, ...]
     inferred: tuple[bool, bool] = (False, False)  # action word taken from the description
     variants: tuple[str, ...] = ()  # name words ignored as variants where the names differ
+    #: two contrasting action classes (:data:`CONTRASTING`) on the same object
+    contrasting: bool = False
 
     @property
     def score(self) -> float:
@@ -422,6 +443,12 @@ class Similarity:
     def to_json(self) -> dict[str, object]:
         """The JSON view. Its arrays are this object's own (immutable) tuples, not copies:
         a registry-scale scan keeps one view per candidate pair."""
+        view = self._json()
+        if self.contrasting:
+            view["contrastingActions"] = True
+        return view
+
+    def _json(self) -> dict[str, object]:
         return {
             "action": self.action,
             "actionWords": self.action_words,
@@ -556,7 +583,26 @@ def other_domains(a: Profile, b: Profile, threshold: float) -> bool:
     if not (ca.isdisjoint(b.description | b.domain_words | b.domain)
             and cb.isdisjoint(a.description | a.domain_words | a.domain)):
         return False
+    # two servers about overlapping things (two trackers, two git hosts) are backends of
+    # the same domain: a request need not name either
+    if (a.domain_words & b.domain_words) - shared:
+        return False
     return jaccard(a.description, b.description) < threshold
+
+
+def _contrasting(a: Profile, b: Profile, threshold: float) -> Similarity | None:
+    """Two contrasting action classes (:data:`CONTRASTING`) on the same non-empty object
+    words, in one domain: confusable, with effects that contradict."""
+    if frozenset((a.action, b.action)) not in CONTRASTING or not a.objects or \
+            a.objects != b.objects or other_domains(a, b, threshold):
+        return None
+    if a.kinds and b.kinds and a.kinds.isdisjoint(b.kinds):
+        return None
+    return Similarity("name", f"{a.action}|{b.action}", (a.action_word, b.action_word),
+                      tuple(sorted(a.objects)), jaccard(a.description, b.description),
+                      tuple(sorted(a.description & b.description)),
+                      (a.inferred_action, b.inferred_action),
+                      tuple(sorted(a.variants ^ b.variants)), contrasting=True)
 
 
 def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
@@ -570,8 +616,10 @@ def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
     different head nouns are different things (``project update`` is not a ``project``) and
     never confusable on descriptions alone.
     """
-    if not a.action or a.action != b.action:
+    if not a.action:
         return None
+    if a.action != b.action:
+        return _contrasting(a, b, threshold)
     if a.kinds and b.kinds and a.kinds.isdisjoint(b.kinds):
         return None
     if other_domains(a, b, threshold):
@@ -675,6 +723,19 @@ def bounded_candidate_pairs(
             if p.head and p.head not in seen:
                 seen.add(p.head)
                 heads[(p.action, p.head)].append(i)
+    # contrasting actions on the same object words (delete vs detach, close vs delete)
+    by_object: dict[frozenset[str], list[str]] = defaultdict(list)
+    for action, objects, _ in groups:
+        if objects:
+            by_object[objects].append(action)
+    bound = per_tool if per_tool is not None else len(profiles)
+    for objects, actions in by_object.items():
+        for n, x in enumerate(actions):
+            for y in actions[n + 1:]:
+                if frozenset((x, y)) in CONTRASTING:
+                    for i in groups[(x, objects, "")][:bound]:
+                        for j in groups[(y, objects, "")][:bound]:
+                            keys.add((min(i, j), max(i, j)))
     # narrowing pairs (same head noun, one object inside the other): one representative per
     # object group meets the others' representatives; its group mates then pair the same way
     narrow: set[tuple[int, int]] = set()

@@ -106,7 +106,13 @@ def pair_findings(
     )]
     pa, pb = profiles if profiles is not None else (None, None)
     (ea, how_a), (eb, how_b) = _effect(a, pa), _effect(b, pb)
-    severity = contradiction_severity(ea, eb, contradictions(a.annotations, b.annotations))
+    if similarity is not None and similarity.contrasting and not ea == eb == "read-only":
+        # contrasting actions on one object: what one does is not what the other does
+        severity: Severity | None = (Severity.error if "destructive" in (ea, eb)
+                                     else Severity.warning)
+    else:
+        severity = contradiction_severity(ea, eb,
+                                          contradictions(a.annotations, b.annotations))
     if severity is None:
         return out
     hint_props = dict(props)

@@ -197,3 +197,24 @@ def test_different_services_named_by_namespaces_are_told_apart() -> None:
     assert similarity(profiles[0], profiles[3], 0.4) is None
     # two browser drivers: different brands, the same domain
     assert similarity(profiles[6], profiles[9], 0.4) is not None
+
+
+def test_relation_actions_and_contrasting_actions_on_one_object() -> None:
+    # "add X to Y" attaches, "remove X from Y" detaches: not "create X" / "delete X" ...
+    attach = Profile.of("add_issue_to_project", "Add an issue to a project")
+    detach = Profile.of("remove_tag_from_task", "Remove a tag from a task")
+    assert (attach.action, attach.objects) == ("attach", {"issue", "project"})
+    assert (detach.action, detach.objects) == ("detach", {"tag"})
+    create = Profile.of("create_issue", "Create an issue")
+    assert similarity(attach, create, 0.25) is None
+    # ... but "remove the tag" reaches both: contrasting actions on the same object
+    delete = Profile.of("delete_tag", "Delete a tag from the workspace")
+    sim = similarity(delete, detach, 0.4)
+    assert sim is not None and sim.contrasting and sim.to_json()["contrastingActions"]
+    end = Profile.of("end_codegen_session", "End the session and write the test file")
+    clear = Profile.of("clear_codegen_session", "Clear the session without generating a test")
+    sim = similarity(end, clear, 0.4)
+    assert sim is not None and sim.contrasting and "'end' ~ 'clear'" in sim.why()
+    # different objects, or actions the wording separates, stay apart
+    assert similarity(Profile.of("delete_label", ""), Profile.of("close_issue", ""), 0.4) is None
+    assert similarity(Profile.of("create_file", ""), Profile.of("delete_file", ""), 0.4) is None
