@@ -730,11 +730,11 @@ def bounded_candidate_pairs(
             by_object[objects].append(action)
     bound = per_tool if per_tool is not None else len(profiles)
     for objects, actions in by_object.items():
-        for n, x in enumerate(actions):
-            for y in actions[n + 1:]:
-                if frozenset((x, y)) in CONTRASTING:
-                    for i in groups[(x, objects, "")][:bound]:
-                        for j in groups[(y, objects, "")][:bound]:
+        for n, ax in enumerate(actions):
+            for ay in actions[n + 1:]:
+                if frozenset((ax, ay)) in CONTRASTING:
+                    for i in groups[(ax, objects, "")][:bound]:
+                        for j in groups[(ay, objects, "")][:bound]:
                             keys.add((min(i, j), max(i, j)))
     # narrowing pairs (same head noun, one object inside the other): one representative per
     # object group meets the others' representatives; its group mates then pair the same way
