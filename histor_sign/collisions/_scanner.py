@@ -10,6 +10,7 @@ from typing import Any
 
 from histor_sign._limits import (
     DEFAULT_MAX_CANDIDATES,
+    DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_SCAN_TOOLS,
     DEFAULT_MAX_WITNESS_BYTES,
     DEFAULT_SCAN_BUDGET_SECONDS,
@@ -40,6 +41,7 @@ class ScanOptions:
 
     threshold: float = DEFAULT_THRESHOLD
     max_tools: int = DEFAULT_MAX_SCAN_TOOLS
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES  # per catalog file read by :func:`scan_paths`
     max_candidates: int = DEFAULT_MAX_CANDIDATES
     bounds: Bounds = field(default_factory=Bounds)
     max_witness_bytes: int = DEFAULT_MAX_WITNESS_BYTES
@@ -168,4 +170,5 @@ def scan_catalogs(catalogs: Sequence[Catalog], options: ScanOptions | None = Non
 def scan_paths(paths: Sequence[str | Path], options: ScanOptions | None = None) -> ScanResult:
     """Load catalog files (``-`` = stdin once) and scan them as one set."""
     opts = options or ScanOptions()
-    return scan_catalogs(load_catalogs(paths, max_tools=opts.max_tools), opts)
+    return scan_catalogs(load_catalogs(paths, max_tools=opts.max_tools,
+                                       max_bytes=opts.max_bytes), opts)

@@ -251,3 +251,17 @@ def test_tc004_is_read_versus_change_or_stated_destructive_hints() -> None:
     hard = mcp_tool("delete_file", PATH_SCHEMA, "Delete a file", readOnlyHint=False,
                     destructiveHint=True)
     assert tc004(soft, hard) == ["error"]
+
+
+def test_max_bytes_bounds_each_catalog_file(tmp_path: Path) -> None:
+    """``--max-bytes`` (as ``fetch`` has): the per-file bound is a flag, so a registry-scale
+    catalog need not be split to fit 64 MiB; a file over it is one clean error."""
+    cat = write(tmp_path, "c.json", {"tools": [mcp_tool("read_file", PATH_SCHEMA, "Read")]})
+    size = Path(cat).stat().st_size
+    run = run_cli("scan", "--max-bytes", str(size - 1), cat)
+    assert_clean_error(run)
+    assert f"larger than the limit of {size - 1} bytes" in run.stderr
+    assert run_cli("scan", "--max-bytes", str(size), cat).code == 0
+    run = run_cli("scan", "--max-bytes", "0", cat)
+    assert_clean_error(run)
+    assert "--max-bytes must be a positive integer" in run.stderr
