@@ -51,6 +51,9 @@ class ScanOptions:
     #: wall-clock seconds for the whole scan (None: unbounded); candidate pairs left when it
     #: runs out are reported as not analysed (TC005, outcome ``unknown``), never waited for
     budget_seconds: float | None = DEFAULT_SCAN_BUDGET_SECONDS
+    #: decide each distinct pair of input schemas once (forks repeat them); False decides
+    #: every tool pair on its own — the same report, the reference the cache is tested on
+    schema_pair_cache: bool = True
 
 
 @dataclass
@@ -121,9 +124,11 @@ def _scan(tools: Sequence[Tool], opts: ScanOptions) -> ScanResult:
     ordered = sorted(pairs.items(), key=priority)
     left = (None if opts.budget_seconds is None
             else max(0.0, opts.budget_seconds - (time.monotonic() - started)))
-    decisions = decide_pairs(tools, [pair for pair, _ in ordered[:opts.max_candidates]],
-                             opts.bounds, max_witness_bytes=opts.max_witness_bytes,
-                             workers=opts.workers, budget_seconds=left)
+    decided = decide_pairs(tools, [pair for pair, _ in ordered[:opts.max_candidates]],
+                           opts.bounds, max_witness_bytes=opts.max_witness_bytes,
+                           workers=opts.workers, budget_seconds=left,
+                           dedupe=opts.schema_pair_cache)
+    decisions = decided.decisions
 
     counts = {"overlap": 0, "disjoint": 0, "unknown": 0}
     for n, ((i, j), (basis, sim)) in enumerate(ordered):
@@ -150,6 +155,7 @@ def _scan(tools: Sequence[Tool], opts: ScanOptions) -> ScanResult:
         "allPairs": total * (total - 1) // 2,
         "candidatePairs": len(ordered),
         "analysedPairs": min(len(ordered), opts.max_candidates),
+        "schemaPairsDecided": decided.schema_pairs,
         "overlap": counts["overlap"],
         "disjoint": counts["disjoint"],
         "unknown": counts["unknown"],
