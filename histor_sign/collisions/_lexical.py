@@ -47,14 +47,15 @@ from histor_sign._limits import DEFAULT_MAX_PARTNERS
 ACTION_GROUPS: dict[str, tuple[str, ...]] = {
     "get": ("get", "getter", "fetch", "read", "retrieve", "load", "obtain", "lookup", "show",
             "view", "inspect", "open", "display", "return"),
-    "list": ("list", "enumerate", "ls", "browse"),
-    "search": ("search", "find", "query", "locate", "seek", "grep", "filter"),
+    "list": ("list", "enumerate", "ls", "browse", "search", "find", "query", "locate", "seek",
+             "grep", "filter"),
     "download": ("download",),
     "describe": ("describe", "info", "stat", "stats"),
     "create": ("create", "add", "new", "insert", "make", "register", "generate", "build",
                "mkdir", "touch"),
     "modify": ("update", "modify", "edit", "change", "set", "patch", "alter", "replace",
-               "append", "write", "save", "store", "put", "persist", "upload", "overwrite"),
+               "append", "write", "save", "store", "put", "persist", "upload", "overwrite",
+               "mark"),
     "delete": ("delete", "remove", "erase", "destroy", "drop", "purge", "unlink", "rm", "del",
                "wipe", "clear", "rmdir"),
     "send": ("send", "post", "publish", "submit", "notify", "reply", "forward"),
@@ -624,8 +625,10 @@ def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
         return None
     if other_domains(a, b, threshold):
         return None
-    if a.objects == b.objects and (a.objects or a.source == b.source):
-        # The same object words, or (in one server) names that differ only in variant words.
+    if a.objects == b.objects and (a.objects or (
+            a.source == b.source and a.action_word.lower() == b.action_word.lower())):
+        # The same object words, or (in one server) names that differ only in variant words
+        # (``fetch_html`` / ``fetch_markdown``; not ``ls`` / ``grep``: one class, two verbs).
         score = jaccard(a.description, b.description)
         one_sided = a.source != b.source and (bool(a.domain) != bool(b.domain))
         if one_sided and score < NAMESPACED_FLOOR and \
