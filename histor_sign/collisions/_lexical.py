@@ -40,6 +40,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from histor_sign._limits import DEFAULT_MAX_PARTNERS
+from histor_sign.collisions._domains import word_areas
 
 #: Action classes and the words that name them. A model asked to "show" something may call a
 #: ``get`` or ``read`` tool, so reading words share one class; writing words that change an
@@ -58,7 +59,7 @@ ACTION_GROUPS: dict[str, tuple[str, ...]] = {
                "mark"),
     "delete": ("delete", "remove", "erase", "destroy", "drop", "purge", "unlink", "rm", "del",
                "wipe", "clear", "rmdir"),
-    "send": ("send", "post", "publish", "submit", "notify", "reply", "forward"),
+    "send": ("send", "post", "publish", "submit", "notify"),
     "run": ("run", "exec", "execute", "invoke", "call", "trigger", "launch", "start"),
     "stop": ("stop", "kill", "terminate", "cancel", "abort", "halt", "close", "resolve", "end",
              "finish"),
@@ -77,8 +78,11 @@ ACTION_GROUPS: dict[str, tuple[str, ...]] = {
                           "disconnect", "enable", "disable", "activate", "deactivate", "apply",
                           "render", "resize", "crop", "rotate", "record", "play", "pause",
                           "resume", "undo", "redo", "wait", "commit", "push", "pull",
-                          "checkout", "reset", "stage", "retweet", "format", "manage")},
+                          "checkout", "reset", "stage", "retweet", "format", "manage", "reply",
+                          "forward")},
 }
+#: The action class names (a description token of an action word is its class).
+ACTION_CLASSES = frozenset(ACTION_GROUPS)
 #: Relation actions: an action class followed by this word is the relation class
 #: (``add_issue_to_project``, ``remove_label_from_issue``).
 RELATIONS: dict[str, tuple[str, str]] = {"create": ("to", "attach"),
@@ -111,6 +115,9 @@ VARIANT_WORDS = frozenset(
     "date range period latest recent today daily"
     .split()
 )
+#: Prepositions after which name words modify the head noun before them (``code_of_cities``).
+POST_WORDS = frozenset("of in on for at to into from with by via using per within under over"
+                       .split())
 #: A qualifier introduced by these words is a filter or source variant (``get_weather_by_city``).
 QUALIFIER_STARTS = frozenset({"with", "by", "from", "for", "using", "via"})
 
@@ -204,6 +211,12 @@ def description_tokens(text: str) -> frozenset[str]:
         return frozenset(heapq.nsmallest(MAX_DESCRIPTION_TOKENS, out,
                                          key=lambda t: (_stable_hash(t), t)))
     return frozenset(out)
+
+
+def _prefixed_verb(word: str) -> bool:
+    """``unarchive``, ``reopen``, ``deselect``: a known verb behind un-/re-/de-/dis-."""
+    return any(word.startswith(p) and word[len(p):] in ACTIONS and len(word) > len(p) + 2
+               for p in ("un", "re", "de", "dis"))
 
 
 def _verb(word: str) -> str:
@@ -305,6 +318,20 @@ ARG_KINDS: dict[str, str] = {
     **dict.fromkeys(("base64", "byte", "buffer", "blob", "image"), "data"),
 }
 
+#: Words that name a subject area without doubt (:mod:`._domains`), as description tokens.
+WORD_AREAS: dict[str, frozenset[str]] = word_areas(singular)
+
+
+def areas_of(words: frozenset[str]) -> frozenset[str]:
+    """The subject areas the words name."""
+    out: set[str] = set()
+    for word in words:
+        found = WORD_AREAS.get(word)
+        if found:
+            out.update(found)
+    return frozenset(out)
+
+
 #: Description words that name no domain (how tools talk, not what they talk about).
 GENERIC_WORDS = frozenset(
     "tool tools data information result value given specified specific parameter option "
@@ -337,6 +364,9 @@ class Profile:
     #: the source's domain words, and those of them this tool's description names
     domain_words: frozenset[str] = frozenset()
     context: frozenset[str] = frozenset()
+    #: the subject areas its description, name and namespace name (else its source's: its
+    #: domain words and its name)
+    areas: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, name: str, description: str, namespace: frozenset[str] = frozenset(),
@@ -350,8 +380,12 @@ class Profile:
         nouns = {singular(w) for w in words}
         action, action_word, inferred, at = "", "", False, -1
         for k, word in enumerate(words):
-            if word.lower() in ACTIONS:
-                action, action_word, at = ACTIONS[word.lower()], word, k
+            low = word.lower()
+            if low in ACTIONS:
+                action, action_word, at = ACTIONS[low], word, k
+                break
+            if _prefixed_verb(low):  # unarchive, reopen: a verb of its own class
+                action, action_word, at = low, word, k
                 break
         if not action:
             first = _FIRST_WORD.search(description)
@@ -377,9 +411,9 @@ class Profile:
             low = word.lower()
             if k == at:
                 continue
-            if low in QUALIFIER_STARTS and objects:
-                qualified = True
-            if low in STOPWORDS and objects:
+            if low in QUALIFIER_STARTS and objects and action != "detach":
+                qualified = True  # (what a tool detaches from is its container, an object)
+            if low in POST_WORDS and objects:
                 post = True  # "code of cities": the head noun came before "of"
             if qualified or low in STOPWORDS:
                 variants.add(low)
@@ -551,9 +585,14 @@ def profiles_of(tools: Sequence[tuple[str, str, str]]) -> list[Profile]:
                                                 [tools[i][2] for i in idx])
         mine = [Profile.of(tools[i][1], tools[i][2], namespace, boilerplate) for i in idx]
         words = _domain_words(mine)
+        # the source's name says what it is about too (a server slug, a file name)
+        named = frozenset(singular(w) for w in split_identifier(source) if len(w) > 1)
+        source_areas = areas_of(words | named)
         for i, p in zip(idx, mine, strict=True):
             context = (p.description | p.domain) & words
-            out[i] = replace(p, source=source, domain_words=words, context=context)
+            areas = areas_of(p.description | p.objects | p.domain) or source_areas
+            out[i] = replace(p, source=source, domain_words=words, context=context,
+                             areas=areas)
     return out
 
 
@@ -570,13 +609,20 @@ EMPTY_OBJECT_FLOOR = 0.45
 
 
 def other_domains(a: Profile, b: Profile, threshold: float) -> bool:
-    """True when two tools of different sources name different domains: descriptions less
-    similar than ``threshold`` that each name a domain word of their own source (a word many
-    of its tools use, or its namespace) that the other tool's source and description never
-    use ("calendar" events vs "kubernetes" events, ``jira_`` vs ``github_`` issues). A tool
-    whose description names no domain word is told apart by nothing."""
+    """True when two tools of different sources are about different things.
+
+    The subject areas of the lexicon (:mod:`._domains`) decide where it knows both sides:
+    areas that do not meet (calendar vs Kubernetes events, spreadsheet vs slide tables) are
+    different; areas that meet (a Jira and a Linear issue: "tracker") are one domain, two
+    backends a request need not name. Where it does not, descriptions less similar than
+    ``threshold`` besides the action and object words, each naming a domain word of its own
+    source (a word many of its tools use, or its namespace) that the other tool's source and
+    description never use, of sources that share no domain word besides the pair's object,
+    are different. A tool whose description names no domain word is told apart by nothing."""
     if a.source == b.source:
         return False
+    if a.areas and b.areas:  # the lexicon knows what both are about
+        return a.areas.isdisjoint(b.areas)
     shared = a.objects | b.objects
     ca, cb = a.context - shared, b.context - shared
     if not ca or not cb:
@@ -588,14 +634,18 @@ def other_domains(a: Profile, b: Profile, threshold: float) -> bool:
     # the same domain: a request need not name either
     if (a.domain_words & b.domain_words) - shared:
         return False
-    return jaccard(a.description, b.description) < threshold
+    # what the descriptions say besides the action and the object they share
+    common = shared | ACTION_CLASSES
+    return jaccard(a.description - common, b.description - common) < threshold
 
 
 def _contrasting(a: Profile, b: Profile, threshold: float) -> Similarity | None:
-    """Two contrasting action classes (:data:`CONTRASTING`) on the same non-empty object
-    words, in one domain: confusable, with effects that contradict."""
+    """Two contrasting action classes (:data:`CONTRASTING`) on the same object (one object
+    narrows the other with the same head noun: the tag of ``remove_tag_from_task`` is the tag
+    of ``delete_tag``), in one domain: confusable, with effects that contradict."""
     if frozenset((a.action, b.action)) not in CONTRASTING or not a.objects or \
-            a.objects != b.objects or other_domains(a, b, threshold):
+            a.head != b.head or not (a.objects <= b.objects or b.objects <= a.objects) or \
+            other_domains(a, b, threshold):
         return None
     if a.kinds and b.kinds and a.kinds.isdisjoint(b.kinds):
         return None
@@ -625,7 +675,7 @@ def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
         return None
     if other_domains(a, b, threshold):
         return None
-    if a.objects == b.objects and (a.objects or (
+    if a.objects == b.objects and a.head == b.head and (a.objects or (
             a.source == b.source and a.action_word.lower() == b.action_word.lower())):
         # The same object words, or (in one server) names that differ only in variant words
         # (``fetch_html`` / ``fetch_markdown``; not ``ls`` / ``grep``: one class, two verbs).
@@ -726,18 +776,21 @@ def bounded_candidate_pairs(
             if p.head and p.head not in seen:
                 seen.add(p.head)
                 heads[(p.action, p.head)].append(i)
-    # contrasting actions on the same object words (delete vs detach, close vs delete)
-    by_object: dict[frozenset[str], list[str]] = defaultdict(list)
-    for action, objects, _ in groups:
-        if objects:
-            by_object[objects].append(action)
+    # contrasting actions on one object (delete vs detach, close vs delete): group keys by
+    # head noun, then pair the groups whose action classes contrast
+    by_head: dict[str, set[tuple[str, frozenset[str], str]]] = defaultdict(set)
+    for key, members in groups.items():
+        if key[1]:
+            for i in members:
+                by_head[profiles[i].head].add(key)
     bound = per_tool if per_tool is not None else len(profiles)
-    for objects, actions in by_object.items():
-        for n, ax in enumerate(actions):
-            for ay in actions[n + 1:]:
-                if frozenset((ax, ay)) in CONTRASTING:
-                    for i in groups[(ax, objects, "")][:bound]:
-                        for j in groups[(ay, objects, "")][:bound]:
+    for heads_found in by_head.values():
+        keyed = sorted(heads_found, key=lambda k: (k[0], sorted(k[1])))
+        for n, kx in enumerate(keyed):
+            for ky in keyed[n + 1:]:
+                if frozenset((kx[0], ky[0])) in CONTRASTING:
+                    for i in groups[kx][:bound]:
+                        for j in groups[ky][:bound]:
                             keys.add((min(i, j), max(i, j)))
     # narrowing pairs (same head noun, one object inside the other): one representative per
     # object group meets the others' representatives; its group mates then pair the same way

@@ -180,7 +180,7 @@ def test_the_same_noun_in_different_domains_is_told_apart() -> None:
     assert similarity(bare[0], bare[3], 0.4) is not None
 
 
-def test_different_services_named_by_namespaces_are_told_apart() -> None:
+def test_two_backends_of_one_area_stay_confusable_different_areas_do_not() -> None:
     jira = [("j", "jira_get_issue", "Get a Jira issue by key"),
             ("j", "jira_create_issue", "Create an issue in a Jira project"),
             ("j", "jira_search", "Search Jira with JQL")]
@@ -193,10 +193,17 @@ def test_different_services_named_by_namespaces_are_told_apart() -> None:
     pp = [("q", "puppeteer_click", "Click an element on the page"),
           ("q", "puppeteer_hover", "Hover an element on the page"),
           ("q", "puppeteer_fill", "Fill out an input field")]
-    profiles = profiles_of(jira + gh + pw + pp)
-    assert similarity(profiles[0], profiles[3], 0.4) is None
+    bio = [("biomcp", "search", "Search PubMed articles about a gene or a disease")]
+    hn = [("hackernews", "search", "Search Hacker News stories")]
+    profiles = profiles_of(jira + gh + pw + pp + bio + hn)
+    # a Jira issue and a GitHub issue: two trackers, a request need not name either
+    assert "tracker" in profiles[0].areas & profiles[3].areas
+    assert similarity(profiles[0], profiles[3], 0.4) is not None
     # two browser drivers: different brands, the same domain
     assert similarity(profiles[6], profiles[9], 0.4) is not None
+    # a biomedical search and a Hacker News search: different subject areas
+    assert profiles[12].areas == {"science"} and profiles[13].areas == {"news"}
+    assert similarity(profiles[12], profiles[13], 0.4) is None
 
 
 def test_relation_actions_and_contrasting_actions_on_one_object() -> None:
@@ -204,9 +211,14 @@ def test_relation_actions_and_contrasting_actions_on_one_object() -> None:
     attach = Profile.of("add_issue_to_project", "Add an issue to a project")
     detach = Profile.of("remove_tag_from_task", "Remove a tag from a task")
     assert (attach.action, attach.objects) == ("attach", {"issue", "project"})
-    assert (detach.action, detach.objects) == ("detach", {"tag"})
+    # what a tool detaches from is its container: an object word, not the head
+    assert (detach.action, detach.objects, detach.head) == ("detach", {"tag", "task"}, "tag")
+    other = Profile.of("remove_tag_from_project", "Remove a tag from a project")
+    assert similarity(detach, other, 0.4) is None
     create = Profile.of("create_issue", "Create an issue")
-    assert similarity(attach, create, 0.25) is None
+    # "add an issue to the project": create one, or attach an existing one — contrasting
+    sim = similarity(attach, create, 0.25)
+    assert sim is not None and sim.contrasting and sim.action == "attach|create"
     # ... but "remove the tag" reaches both: contrasting actions on the same object
     delete = Profile.of("delete_tag", "Delete a tag from the workspace")
     sim = similarity(delete, detach, 0.4)
