@@ -47,7 +47,7 @@ from histor_sign.collisions._domains import word_areas
 #: existing thing share ``modify``.
 ACTION_GROUPS: dict[str, tuple[str, ...]] = {
     "get": ("get", "getter", "fetch", "read", "retrieve", "load", "obtain", "lookup", "show",
-            "view", "inspect", "open", "display", "return"),
+            "view", "inspect", "open", "display", "return", "extract", "scrape", "crawl"),
     "list": ("list", "enumerate", "ls", "browse", "search", "find", "query", "locate", "seek",
              "grep", "filter"),
     "download": ("download",),
@@ -72,7 +72,7 @@ ACTION_GROUPS: dict[str, tuple[str, ...]] = {
                           "count", "calculate", "compute", "estimate", "login", "logout",
                           "authenticate", "follow", "unfollow", "book", "purchase", "toggle",
                           "protect", "unprotect", "lock", "unlock", "merge", "split",
-                          "extract", "parse", "install", "deploy", "sync", "import", "export",
+                          "parse", "install", "deploy", "sync", "import", "export",
                           "archive", "restore", "approve", "reject", "assign", "schedule",
                           "subscribe", "unsubscribe", "share", "invite", "connect",
                           "disconnect", "enable", "disable", "activate", "deactivate", "apply",
@@ -94,6 +94,9 @@ RELATIONS: dict[str, tuple[str, str]] = {"create": ("to", "attach"),
 #: contradict (TC004), whatever the effect hints say.
 CONTRASTING: frozenset[frozenset[str]] = frozenset(frozenset(p) for p in (
     ("delete", "detach"), ("delete", "stop"), ("delete", "archive"), ("create", "attach")))
+#: Action classes that run the same statement (``read_query`` / ``execute_query``).
+STATEMENT_PAIRS: frozenset[frozenset[str]] = frozenset(
+    frozenset(p) for p in (("get", "run"), ("modify", "run")))
 ACTIONS: dict[str, str] = {}
 for _canon, _words in ACTION_GROUPS.items():
     for _word in _words:
@@ -112,14 +115,14 @@ VARIANT_WORDS = frozenset(
     "all multiple many batch bulk single one each detail details full complete current "
     "recursive tree html markdown md text txt plain json png jpeg jpg svg csv xml raw "
     "formatted content contents blank empty auto simple basic advanced quick iframe frame "
-    "date range period latest recent today daily"
+    "date range period latest recent today daily list web internet online tool"
     .split()
 )
 #: Prepositions after which name words modify the head noun before them (``code_of_cities``).
 POST_WORDS = frozenset("of in on for at to into from with by via using per within under over"
                        .split())
 #: A qualifier introduced by these words is a filter or source variant (``get_weather_by_city``).
-QUALIFIER_STARTS = frozenset({"with", "by", "from", "for", "using", "via"})
+QUALIFIER_STARTS = frozenset({"with", "by", "from", "using", "via"})
 
 STOPWORDS = frozenset(
     "a an the and or of to in on for with by from at as is are be this that it its into "
@@ -302,6 +305,16 @@ def similar_pairs(sets: Sequence[frozenset[str]], threshold: float, *,
     return result
 
 
+#: Objects that are statements a tool runs: ``read_query``, ``execute_query`` and a tool named
+#: ``query`` all run one; "run this SQL" reaches a read and a run tool (their effects decide:
+#: TC004 when one is read-only), a write and a run tool alike — not a read and a write tool,
+#: whose verbs split the requests.
+STATEMENTS = frozenset({"query", "sql", "statement", "command"})
+#: A description that says so makes a tool read-only when it states no hints.
+_READ_ONLY = re.compile(r"\bread[- ]?only\b", re.IGNORECASE)
+#: Source-name words that say nothing about a tool (``mcp-server-x``).
+SOURCE_NOISE = frozenset("mcp server tool tools json yaml catalog tmp api client".split())
+
 #: Qualifier words that name the *kind* of argument a tool takes (``…_from_file`` vs
 #: ``…_from_url``): a model picks by what the request holds, so two tools whose qualifiers name
 #: different kinds are told apart.
@@ -367,10 +380,14 @@ class Profile:
     #: the subject areas its description, name and namespace name (else its source's: its
     #: domain words and its name)
     areas: frozenset[str] = frozenset()
+    #: the effect its verb or description states where the action class does not say it
+    #: (``read_query``: read-only, though it runs a statement)
+    stated: str | None = None
 
     @classmethod
     def of(cls, name: str, description: str, namespace: frozenset[str] = frozenset(),
-           boilerplate: Boilerplate = ((), ())) -> Profile:
+           boilerplate: Boilerplate = ((), ()), brands: frozenset[str] = frozenset()
+           ) -> Profile:
         words = [w for w in split_identifier(name) if w]
         namespaced = len(words) > 1 and words[0].lower() in namespace
         domain: frozenset[str] = frozenset()
@@ -422,21 +439,39 @@ class Profile:
                     kinds.add(kind)
                 continue
             token = singular(low)
-            if token in VARIANT_WORDS or low in VARIANT_WORDS or token.isdigit():
+            if token in brands and len(words) > 1 and not re.search(
+                    rf"\b{re.escape(low)}", description[:MAX_DESCRIPTION_CHARS]):
+                # the server's own name (a brand: capitalised or absent in the description,
+                # never a lower-case noun of it) is a domain word, not an object
+                domain = domain | {token}
+            elif token in ("url", "uri"):
+                variants.add(low)
+                kinds.add("url")
+            elif token in VARIANT_WORDS or low in VARIANT_WORDS or token.isdigit():
                 variants.add(low)
             elif not (inferred and ACTIONS.get(token) == action) and token not in objects:
                 objects.append(token)
                 # a participle ("diff staged", "issues closed") modifies, it is no head
                 head = head if post or (token.endswith("ed") and len(token) > 4) else token
         desc = description_tokens(_strip(description, boilerplate))
+        stated = "read-only" if _READ_ONLY.search(description[:MAX_DESCRIPTION_CHARS]) else None
+        if action_word.lower() in STATEMENTS and not objects:
+            # a tool named "query": the noun; what it does is the description's verb
+            first = _FIRST_WORD.search(description)
+            verb = _verb(first.group()) if first and first.start() < 3 else ""
+            objects, head = [singular(action_word.lower())], singular(action_word.lower())
+            action = ACTIONS.get(verb, "run")
+        if STATEMENTS.intersection(objects) and action == "list":
+            action = "run"  # "query the database" runs a statement
         return cls(action, action_word, inferred, frozenset(objects), frozenset(variants), desc,
                    namespaced, head=head, domain=domain,
-                   kinds=frozenset(kinds))
+                   kinds=frozenset(kinds), stated=stated)
 
     @property
     def effect(self) -> str | None:
-        """The effect the action word implies (``read-only``/``write``/``destructive``)."""
-        return ACTION_EFFECTS.get(self.action)
+        """The effect the verb or description states, else the one the action class implies
+        (``read-only``/``write``/``destructive``)."""
+        return self.stated or ACTION_EFFECTS.get(self.action)
 
 
 @dataclass(frozen=True, slots=True)
@@ -583,10 +618,12 @@ def profiles_of(tools: Sequence[tuple[str, str, str]]) -> list[Profile]:
     for source, idx in by_source.items():
         namespace, boilerplate = source_context([tools[i][1] for i in idx],
                                                 [tools[i][2] for i in idx])
-        mine = [Profile.of(tools[i][1], tools[i][2], namespace, boilerplate) for i in idx]
-        words = _domain_words(mine)
-        # the source's name says what it is about too (a server slug, a file name)
+        # the source's name says what it is about (a server slug, a file name)
         named = frozenset(singular(w) for w in split_identifier(source) if len(w) > 1)
+        brands = frozenset(w for w in named if w not in SOURCE_NOISE and w not in ACTIONS)
+        mine = [Profile.of(tools[i][1], tools[i][2], namespace, boilerplate, brands)
+                for i in idx]
+        words = _domain_words(mine)
         source_areas = areas_of(words | named)
         for i, p in zip(idx, mine, strict=True):
             context = (p.description | p.domain) & words
@@ -643,7 +680,9 @@ def _contrasting(a: Profile, b: Profile, threshold: float) -> Similarity | None:
     """Two contrasting action classes (:data:`CONTRASTING`) on the same object (one object
     narrows the other with the same head noun: the tag of ``remove_tag_from_task`` is the tag
     of ``delete_tag``), in one domain: confusable, with effects that contradict."""
-    if frozenset((a.action, b.action)) not in CONTRASTING or not a.objects or \
+    pair = frozenset((a.action, b.action))
+    statement = a.head in STATEMENTS and pair in STATEMENT_PAIRS
+    if (pair not in CONTRASTING and not statement) or not a.objects or \
             a.head != b.head or not (a.objects <= b.objects or b.objects <= a.objects) or \
             other_domains(a, b, threshold):
         return None
@@ -653,7 +692,7 @@ def _contrasting(a: Profile, b: Profile, threshold: float) -> Similarity | None:
                       tuple(sorted(a.objects)), jaccard(a.description, b.description),
                       tuple(sorted(a.description & b.description)),
                       (a.inferred_action, b.inferred_action),
-                      tuple(sorted(a.variants ^ b.variants)), contrasting=True)
+                      tuple(sorted(a.variants ^ b.variants)), contrasting=not statement)
 
 
 def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
@@ -675,13 +714,14 @@ def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
         return None
     if other_domains(a, b, threshold):
         return None
-    if a.objects == b.objects and a.head == b.head and (a.objects or (
+    same_area = a.source != b.source and bool(a.areas & b.areas)
+    if a.objects == b.objects and a.head == b.head and (a.objects or same_area or (
             a.source == b.source and a.action_word.lower() == b.action_word.lower())):
         # The same object words, or (in one server) names that differ only in variant words
         # (``fetch_html`` / ``fetch_markdown``; not ``ls`` / ``grep``: one class, two verbs).
         score = jaccard(a.description, b.description)
         one_sided = a.source != b.source and (bool(a.domain) != bool(b.domain))
-        if one_sided and score < NAMESPACED_FLOOR and \
+        if one_sided and score < NAMESPACED_FLOOR and not same_area and \
                 (a.domain | b.domain).isdisjoint(a.description | b.description):
             return None
         basis, objects = "name", a.objects
@@ -776,6 +816,17 @@ def bounded_candidate_pairs(
             if p.head and p.head not in seen:
                 seen.add(p.head)
                 heads[(p.action, p.head)].append(i)
+    # tools whose names carry no object words, across sources: the subject areas their
+    # descriptions name decide (two web searches), so they meet per (action, area)
+    by_area: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, p in enumerate(profiles):
+        if p.action and not p.objects:
+            for area in sorted(p.areas):
+                by_area[(p.action, area)].append(i)
+    for members in by_area.values():
+        if len(members) > 1:
+            _neighbourhood(members, profiles,
+                           per_tool if per_tool is not None else len(members), keys, {})
     # contrasting actions on one object (delete vs detach, close vs delete): group keys by
     # head noun, then pair the groups whose action classes contrast
     by_head: dict[str, set[tuple[str, frozenset[str], str]]] = defaultdict(set)
@@ -788,7 +839,9 @@ def bounded_candidate_pairs(
         keyed = sorted(heads_found, key=lambda k: (k[0], sorted(k[1])))
         for n, kx in enumerate(keyed):
             for ky in keyed[n + 1:]:
-                if frozenset((kx[0], ky[0])) in CONTRASTING:
+                pair = frozenset((kx[0], ky[0]))
+                if pair in CONTRASTING or (pair in STATEMENT_PAIRS and
+                                           profiles[groups[kx][0]].head in STATEMENTS):
                     for i in groups[kx][:bound]:
                         for j in groups[ky][:bound]:
                             keys.add((min(i, j), max(i, j)))
