@@ -56,14 +56,14 @@ ACTION_GROUPS: dict[str, tuple[str, ...]] = {
                "mkdir", "touch"),
     "modify": ("update", "modify", "edit", "change", "set", "patch", "alter", "replace",
                "append", "write", "save", "store", "put", "persist", "upload", "overwrite",
-               "mark"),
+               "mark", "rename"),
     "delete": ("delete", "remove", "erase", "destroy", "drop", "purge", "unlink", "rm", "del",
                "wipe", "clear", "rmdir"),
     "send": ("send", "post", "publish", "submit", "notify"),
     "run": ("run", "exec", "execute", "invoke", "call", "trigger", "launch", "start"),
     "stop": ("stop", "kill", "terminate", "cancel", "abort", "halt", "close", "resolve", "end",
              "finish"),
-    "move": ("move", "mv", "rename", "transfer"),
+    "move": ("move", "mv", "transfer"),
     "copy": ("copy", "cp", "duplicate", "clone"),
     # Interface actions: each its own class, with no effect implied.
     **{w: (w,) for w in ("click", "fill", "hover", "navigate", "select", "type", "press",
@@ -97,6 +97,9 @@ CONTRASTING: frozenset[frozenset[str]] = frozenset(frozenset(p) for p in (
 #: Action classes that run the same statement (``read_query`` / ``execute_query``).
 STATEMENT_PAIRS: frozenset[frozenset[str]] = frozenset(
     frozenset(p) for p in (("get", "run"), ("modify", "run")))
+#: Action classes that do the same to one object (``add_task_to_section`` moves the task
+#: there, as ``move_task`` does).
+EQUIVALENT: frozenset[frozenset[str]] = frozenset({frozenset(("attach", "move"))})
 ACTIONS: dict[str, str] = {}
 for _canon, _words in ACTION_GROUPS.items():
     for _word in _words:
@@ -502,6 +505,9 @@ class Similarity:
             verb += " (read from the description)"
         differ = (f", differing only in {', '.join(repr(v) for v in self.variants)}"
                   if self.variants else "")
+        if self.contrasting:  # two actions a request reaches both of, one object
+            return (f"contrasting {verb} on the same object {' '.join(self.objects)!r}"
+                    f"{differ}")
         if self.basis == "name" and self.objects:
             return f"same {verb} on the same object {' '.join(self.objects)!r}{differ}"
         if self.basis == "name":
@@ -681,7 +687,7 @@ def _contrasting(a: Profile, b: Profile, threshold: float) -> Similarity | None:
     narrows the other with the same head noun: the tag of ``remove_tag_from_task`` is the tag
     of ``delete_tag``), in one domain: confusable, with effects that contradict."""
     pair = frozenset((a.action, b.action))
-    statement = a.head in STATEMENTS and pair in STATEMENT_PAIRS
+    statement = (a.head in STATEMENTS and pair in STATEMENT_PAIRS) or pair in EQUIVALENT
     if (pair not in CONTRASTING and not statement) or not a.objects or \
             a.head != b.head or not (a.objects <= b.objects or b.objects <= a.objects) or \
             other_domains(a, b, threshold):
@@ -840,8 +846,8 @@ def bounded_candidate_pairs(
         for n, kx in enumerate(keyed):
             for ky in keyed[n + 1:]:
                 pair = frozenset((kx[0], ky[0]))
-                if pair in CONTRASTING or (pair in STATEMENT_PAIRS and
-                                           profiles[groups[kx][0]].head in STATEMENTS):
+                if pair in CONTRASTING or pair in EQUIVALENT or (
+                        pair in STATEMENT_PAIRS and profiles[groups[kx][0]].head in STATEMENTS):
                     for i in groups[kx][:bound]:
                         for j in groups[ky][:bound]:
                             keys.add((min(i, j), max(i, j)))
