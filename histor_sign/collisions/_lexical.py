@@ -332,7 +332,15 @@ ARG_KINDS: dict[str, str] = {
                      "postcode", "ip"), "place"),
     **dict.fromkeys(("text", "content", "string", "html", "markdown"), "text"),
     **dict.fromkeys(("base64", "byte", "buffer", "blob", "image"), "data"),
+    **dict.fromkeys(("date", "time", "timestamp", "day", "period", "range"), "time"),
 }
+#: Variant words that ask for *now* (``get_current_stock_price``): a request for a date is
+#: told apart from one for now.
+NOW_WORDS = frozenset({"current", "latest", "today", "now"})
+#: Descriptions that say a tool returns every item, or one identified item.
+_ALL = re.compile(r"\b(all|every|list of)\b", re.IGNORECASE)
+_FIRST_SENTENCE = re.compile(r"[^.!?\n]*")
+_ONE = re.compile(r"\b(identify|specific|single|by (its )?(id|name|key|gid))\b", re.IGNORECASE)
 
 #: Words that name a subject area without doubt (:mod:`._domains`), as description tokens.
 WORD_AREAS: dict[str, frozenset[str]] = word_areas(singular)
@@ -386,6 +394,8 @@ class Profile:
     #: the effect its verb or description states where the action class does not say it
     #: (``read_query``: read-only, though it runs a statement)
     stated: str | None = None
+    #: how many items it returns, as the name and description say: "all", "one", or ""
+    cardinality: str = ""
 
     @classmethod
     def of(cls, name: str, description: str, namespace: frozenset[str] = frozenset(),
@@ -452,6 +462,8 @@ class Profile:
                 kinds.add("url")
             elif token in VARIANT_WORDS or low in VARIANT_WORDS or token.isdigit():
                 variants.add(low)
+                if token in NOW_WORDS:
+                    kinds.add("now")
             elif not (inferred and ACTIONS.get(token) == action) and token not in objects:
                 objects.append(token)
                 # a participle ("diff staged", "issues closed") modifies, it is no head
@@ -466,9 +478,14 @@ class Profile:
             action = ACTIONS.get(verb, "run")
         if STATEMENTS.intersection(objects) and action == "list":
             action = "run"  # "query the database" runs a statement
+        text = _FIRST_SENTENCE.match(description.strip()[:400])
+        head_text = text.group() if text else ""  # what the tool does, before the details
+        many = bool({"list", "all"} & variants) or bool(_ALL.search(head_text))
+        one = "id" in kinds or bool(_ONE.search(head_text))
+        cardinality = "all" if many and not one else "one" if one and not many else ""
         return cls(action, action_word, inferred, frozenset(objects), frozenset(variants), desc,
                    namespaced, head=head, domain=domain,
-                   kinds=frozenset(kinds), stated=stated)
+                   kinds=frozenset(kinds), stated=stated, cardinality=cardinality)
 
     @property
     def effect(self) -> str | None:
@@ -718,6 +735,8 @@ def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
         return _contrasting(a, b, threshold)
     if a.kinds and b.kinds and a.kinds.isdisjoint(b.kinds):
         return None
+    if {a.cardinality, b.cardinality} == {"all", "one"}:
+        return None  # every item vs one identified item: the request says which
     if other_domains(a, b, threshold):
         return None
     same_area = a.source != b.source and bool(a.areas & b.areas)

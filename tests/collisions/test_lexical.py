@@ -231,3 +231,29 @@ def test_relation_actions_and_contrasting_actions_on_one_object() -> None:
     # different objects, or actions the wording separates, stay apart
     assert similarity(Profile.of("delete_label", ""), Profile.of("close_issue", ""), 0.4) is None
     assert similarity(Profile.of("create_file", ""), Profile.of("delete_file", ""), 0.4) is None
+
+
+def test_every_item_vs_one_identified_item_and_now_vs_a_date() -> None:
+    every = Profile.of("get_projects_list", "Get all projects from the tracker")
+    one = Profile.of("get_projects", "Get projects. Either 'id' or the 'name' to identify "
+                     "the target.")
+    assert (every.cardinality, one.cardinality) == ("all", "")
+    one = Profile.of("get_project", "Get a specific project by its id")
+    assert one.cardinality == "one" and similarity(every, one, 0.25) is None
+    now = Profile.of("get_current_stock_price", "Get the current stock price")
+    dated = Profile.of("get_stock_price_by_date", "Get the stock price on a date")
+    assert now.kinds == {"now"} and dated.kinds == {"time"}
+    assert similarity(now, dated, 0.25) is None
+
+
+def test_statements_run_and_their_verbs_state_the_effect() -> None:
+    read = Profile.of("read_query", "Execute SELECT queries to read data")
+    write = Profile.of("write_query", "Execute INSERT, UPDATE or DELETE queries")
+    run = Profile.of("query", "Execute a query on the database")
+    ro = Profile.of("query", "Run a read-only SQL query")
+    assert (run.action, run.objects, run.effect) == ("run", {"query"}, "write")
+    assert ro.effect == "read-only" and read.effect == "read-only"
+    assert similarity(read, write, 0.4) is None  # the verbs split the requests
+    sim = similarity(read, run, 0.4)  # "run this SQL" reaches both: their effects decide
+    assert sim is not None and not sim.contrasting
+    assert similarity(write, run, 0.4) is not None
