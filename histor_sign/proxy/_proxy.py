@@ -106,6 +106,51 @@ class _State:
     swallow_initialized: bool = False
 
 
+def _pollable(fd: int, *, write: bool = False) -> bool:
+    """The event loop can wait on ``fd`` (a pipe, socket or terminal; not a regular file
+    or /dev/null, which epoll refuses)."""
+    import selectors
+
+    with selectors.DefaultSelector() as selector:
+        try:
+            selector.register(fd, selectors.EVENT_WRITE if write else selectors.EVENT_READ)
+        except (OSError, ValueError):
+            return False
+    return True
+
+
+def _read_in_thread(fd: int, reader: asyncio.StreamReader,
+                    loop: asyncio.AbstractEventLoop) -> None:
+    """Feed ``reader`` from ``fd`` with blocking reads in a daemon thread, then EOF."""
+    import threading
+
+    def pump() -> None:
+        try:
+            while chunk := os.read(fd, 1 << 16):
+                loop.call_soon_threadsafe(reader.feed_data, chunk)
+        except OSError:
+            pass
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody is reading
+            loop.call_soon_threadsafe(reader.feed_eof)
+
+    threading.Thread(target=pump, daemon=True, name="histor-sign stdin").start()
+
+
+class _FileSink:
+    """The host's stream when stdout is a regular file (or /dev/null): written directly."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view):]
+
+    async def drain(self) -> None:
+        return None
+
+
 def _dropped_notices(count: int) -> str:
     return (f"{PREFIX}: {count} notice(s) not shown: they came faster than they were read "
             "(an audit log records every decision)")
@@ -207,7 +252,13 @@ class Proxy:
 
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=1 << 16)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        if _pollable(sys.stdin.fileno()):
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
+                                         sys.stdin)
+        else:  # a file or /dev/null: the event loop cannot wait on it, a thread reads it
+            _read_in_thread(sys.stdin.fileno(), reader, loop)
+        if not _pollable(sys.stdout.fileno(), write=True):  # a file: writes never wait
+            return await self.serve(reader, _FileSink(sys.stdout.fileno()))
         transport, protocol = await loop.connect_write_pipe(
             asyncio.streams.FlowControlMixin, sys.stdout)
         writer = asyncio.StreamWriter(transport, protocol, None, loop)

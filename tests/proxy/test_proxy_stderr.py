@@ -1,6 +1,7 @@
-"""A host that never reads the proxy's stderr (a real pipe, left full): the proxy's notices
-never stall the MCP stream — every call is answered, the notices that did not fit are
-counted on stderr, and the audit log records every decision."""
+"""The proxy's own streams. A host that never reads the proxy's stderr (a real pipe, left
+full): notices never stall the MCP stream — every call is answered, the notices that did
+not fit are counted on stderr, and the audit log records every decision. And stdin/stdout
+that the event loop cannot wait on (files, /dev/null) still work."""
 
 from __future__ import annotations
 
@@ -52,3 +53,33 @@ def test_a_host_that_never_reads_stderr_gets_every_answer(world: World,
     assert dropped, err[-2000:]  # the pipe did fill: lines were dropped, and said so
     assert shown + sum(dropped) == CALLS
     assert "Traceback" not in err
+
+
+def test_stdin_and_stdout_may_be_files_or_dev_null(world: World, tmp_path: Path) -> None:
+    """A host's messages read from a file, answers written to a file (the event loop
+    cannot wait on either); /dev/null as stdin is a host that said nothing: a clean end."""
+    import json
+    import subprocess
+
+    from cli_harness import cli_env
+
+    argv = proxy_argv(world, tmp_path, upstream=recorder(tmp_path / "up.jsonl"))
+    empty = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
+                           env=cli_env(), timeout=120, check=False)
+    assert (empty.returncode, empty.stdout) == (0, b""), empty.stderr
+    assert b"Traceback" not in empty.stderr
+    messages = tmp_path / "host.jsonl"
+    messages.write_text("".join(json.dumps(m) + "\n" for m in [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "file-host", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]))
+    answers = tmp_path / "answers.jsonl"
+    with messages.open("rb") as stdin, answers.open("wb") as stdout:
+        done = subprocess.run(argv, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE,
+                              env=cli_env(), timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    got = [json.loads(line) for line in answers.read_text().splitlines()]
+    assert [m["id"] for m in got] == [1, 2]
+    assert "search_notes" in {t["name"] for t in got[1]["result"]["tools"]}
