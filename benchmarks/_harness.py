@@ -35,8 +35,9 @@ class Sample:
     rss: int = 0
 
 
-Side = Callable[[], "Sample | None"]
-"""One run of one side: returns None to be timed by the harness, or its own Sample."""
+Side = Callable[[], object]
+"""One run of one side: returns its own :class:`Sample` (a command), or anything else to be
+timed by the harness."""
 
 
 @dataclass
@@ -119,7 +120,7 @@ def _once(side: Side) -> Sample:
     start = time.perf_counter()
     got = side()
     elapsed = time.perf_counter() - start
-    return got if got is not None else Sample(elapsed)
+    return got if isinstance(got, Sample) else Sample(elapsed)
 
 
 def measure(case: Case) -> Result:

@@ -98,7 +98,7 @@ asyncio.run(main(sys.argv[1]))
 
 
 def _lib(factory: Any) -> Any:
-    return lambda: asyncio.run(factory()) and None
+    return lambda: asyncio.run(factory())
 
 
 def cases(quick: bool = False, tools: int | None = None, page: int = 100,
