@@ -449,56 +449,49 @@ def fits_json_bound(value: Any, max_bytes: int) -> bool:
     the caller then asks :func:`canonical_bytes` for the exact answer. Lets a size-bounded
     caller (the guard) skip building bytes it does not need.
     """
+    kind = type(value)
+    if kind is not dict and kind is not list:
+        value = [value]
     size = 0
     stack = [value]
     pop, push = stack.pop, stack.append
     while stack:
         node = pop()
-        kind = type(node)
-        if kind is dict:
+        if type(node) is dict:
             for key in node:
                 if type(key) is not str or not key.isascii():
                     return False
                 size += 6 * len(key) + 4  # quotes, colon, comma; \u00XX at worst
-            push(node.values())
-            size += 2
-        elif kind is list or kind is _DICT_VALUES:
-            for item in node:
-                sub = type(item)
-                if sub is str:
-                    if not item.isascii():
-                        return False
-                    size += 6 * len(item) + 3
-                elif sub is bool or item is None:
-                    size += 6
-                elif sub is int:
-                    if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
-                        return False
-                    size += 18
-                elif sub is float:
-                    if item != item or item in (_INF, -_INF):
-                        return False
-                    size += 26
-                elif sub is dict or sub is list:
-                    push(item)
-                else:
-                    return False
-            size += 2
-        elif kind is str:
-            if not node.isascii():
-                return False
-            size += 6 * len(node) + 2
-        elif kind is bool or node is None or kind is int or kind is float:
-            push([node])
+            items: Iterable[Any] = node.values()
         else:
-            return False
+            items = node
+        size += 2
+        for item in items:
+            kind = type(item)
+            if kind is str:
+                if not item.isascii():
+                    return False
+                size += 6 * len(item) + 3
+            elif kind is bool or item is None:
+                size += 6
+            elif kind is int:
+                if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+                    return False
+                size += 18
+            elif kind is float:
+                if item != item or item in (_INF, -_INF):
+                    return False
+                size += 26
+            elif kind is dict or kind is list:
+                push(item)
+            else:
+                return False
         if size > max_bytes:
             return False
-    return True
+    return size <= max_bytes
 
 
 _INF = float("inf")
-_DICT_VALUES: type = type({}.values())
 
 
 def canonical_bytes(value: JsonValue) -> bytes:
