@@ -386,7 +386,7 @@ def _fast_path_ok(value: Any) -> bool:
     """
     kind = type(value)
     if kind is not dict and kind is not list:
-        return _fast_path_ok_general(value)
+        return kind is str or _fast_path_ok_general(value)  # strings always agree
     stack = [value]
     pop, push = stack.pop, stack.append
     while stack:
