@@ -10,19 +10,6 @@ about half of the time ``histor-sign --help`` spent building its commands.
 """
 
 
-from histor_sign.cli.app import app, main
+from histor_sign.cli.app import COMMAND_MODULES, app, load_commands, main
 
-# Importing a command module registers its commands on ``app``.
-from histor_sign.cli import catalog_commands  # noqa: F401  isort: skip
-from histor_sign.cli import trust_commands  # noqa: F401  isort: skip
-from histor_sign.cli import guard_commands  # noqa: F401  isort: skip
-from histor_sign.cli import check_commands  # noqa: F401  isort: skip
-from histor_sign.cli import signing_commands  # noqa: F401  isort: skip
-from histor_sign.cli import fetch_commands  # noqa: F401  isort: skip
-from histor_sign.cli import release_commands  # noqa: F401  isort: skip
-from histor_sign.cli import scan_commands  # noqa: F401  isort: skip
-from histor_sign.cli import init_commands  # noqa: F401  isort: skip
-from histor_sign.cli import proxy_commands  # noqa: F401  isort: skip
-from histor_sign.cli import wrap_commands  # noqa: F401  isort: skip
-
-__all__ = ["app", "main"]
+__all__ = ["COMMAND_MODULES", "app", "load_commands", "main"]

@@ -8,7 +8,7 @@ import traceback
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 
@@ -187,6 +187,59 @@ def cli_message(exc: HistorError) -> str:
     return message
 
 
+#: The command modules, in the order their commands are listed by ``--help``. Importing
+#: one registers its commands on :data:`app`.
+COMMAND_MODULES = (
+    "catalog_commands", "signing_commands", "trust_commands", "guard_commands",
+    "check_commands", "fetch_commands", "release_commands", "scan_commands",
+    "init_commands", "proxy_commands", "wrap_commands",
+)
+#: Where each command lives, so a command run imports only its own module (the others pull
+#: in drift, host-config, report and MCP modules it never uses). A name missing here, or a
+#: command that moved, falls back to importing every module.
+_COMMAND_HOME = {
+    "digest": "catalog_commands", "build": "catalog_commands", "trust": "trust_commands",
+    "guard": "guard_commands", "check": "check_commands", "sign": "signing_commands",
+    "verify": "signing_commands", "dev-sigstore": "signing_commands",
+    "fetch": "fetch_commands", "release": "release_commands", "demo": "release_commands",
+    "scan": "scan_commands", "replay": "scan_commands", "init": "init_commands",
+    "proxy": "proxy_commands", "wrap": "wrap_commands", "unwrap": "wrap_commands",
+}
+
+
+def load_commands(name: str | None = None) -> None:
+    """Register the command ``name`` (its module only), or every command (in
+    :data:`COMMAND_MODULES` order, whatever was imported before)."""
+    import importlib
+
+    home = _COMMAND_HOME.get(name) if name is not None else None
+    if home is not None:
+        importlib.import_module(f"histor_sign.cli.{home}")
+        if _registered(name):
+            return
+    for module in COMMAND_MODULES:
+        importlib.import_module(f"histor_sign.cli.{module}")
+    rank = {f"histor_sign.cli.{m}": i for i, m in enumerate(COMMAND_MODULES)}
+
+    def order(callback: Any) -> tuple[int, int]:
+        code = getattr(callback, "__code__", None)
+        return (rank.get(getattr(callback, "__module__", ""), len(rank)),
+                code.co_firstlineno if code is not None else 0)
+
+    app.registered_commands.sort(key=lambda c: order(c.callback))
+
+
+def _command_name(info: Any) -> str | None:
+    if info.name:
+        return str(info.name)
+    return typer.main.get_command_name(info.callback.__name__) if info.callback else None
+
+
+def _registered(name: str | None) -> bool:
+    return any(_command_name(c) == name for c in app.registered_commands) or any(
+        g.name == name for g in app.registered_groups)
+
+
 @contextlib.contextmanager
 def _only_the_named_command(args: list[str]) -> Iterator[None]:
     """While running, ``app`` holds only the command ``args`` names first, if it names
@@ -194,10 +247,10 @@ def _only_the_named_command(args: list[str]) -> Iterator[None]:
     signature, about 0.1 s for all of them) before it runs one. Anything else (no
     command, a group such as ``trust``, an option first, a misspelling) runs the whole
     app, so help, errors and suggestions are unchanged."""
+    load_commands(args[0] if args else None)
     commands, groups = app.registered_commands, app.registered_groups
-    named = [c for c in commands if args and c.callback is not None
-             and (c.name or typer.main.get_command_name(c.callback.__name__)) == args[0]]
-    if len(named) != 1:
+    named = [c for c in commands if args and _command_name(c) == args[0]]
+    if len(named) != 1 or any(g.name == args[0] for g in groups):
         yield
         return
     app.registered_commands, app.registered_groups = named, []
