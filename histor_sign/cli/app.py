@@ -192,7 +192,7 @@ def cli_message(exc: HistorError) -> str:
 COMMAND_MODULES = (
     "catalog_commands", "signing_commands", "trust_commands", "guard_commands",
     "check_commands", "fetch_commands", "release_commands", "scan_commands",
-    "init_commands", "proxy_commands", "wrap_commands",
+    "init_commands", "proxy_commands", "wrap_commands", "lock_commands",
 )
 #: Where each command lives, so a command run imports only its own module (the others pull
 #: in drift, host-config, report and MCP modules it never uses). A name missing here, or a
@@ -204,6 +204,7 @@ _COMMAND_HOME = {
     "fetch": "fetch_commands", "release": "release_commands", "demo": "release_commands",
     "scan": "scan_commands", "replay": "scan_commands", "init": "init_commands",
     "proxy": "proxy_commands", "wrap": "wrap_commands", "unwrap": "wrap_commands",
+    "lock": "lock_commands",
 }
 
 
