@@ -164,7 +164,6 @@ class Trust:
 
         A root read from a file is reused while the file is unchanged (same path, size and
         modification time), so a process verifying many documents loads it once."""
-
         if self.kind in (PRODUCTION, STAGING):
             if self.offline:
                 return offline_trusted_root(self.kind)

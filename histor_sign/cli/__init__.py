@@ -1,6 +1,8 @@
 """Command-line interface: thin typer commands that parse flags and call the library.
 
-Every command module registers itself on :data:`app`; :func:`main` turns any
+Every command module registers itself on :data:`app` when imported; :func:`main` imports
+only the module of the command it runs (every module, in :data:`COMMAND_MODULES` order, for
+help or anything else; :func:`load_commands` does the same for other callers) and turns any
 :class:`~histor_sign.errors.HistorError` or usage error into one stderr line and the
 documented exit code, never a traceback.
 
