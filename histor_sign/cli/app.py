@@ -161,6 +161,11 @@ FLAGS: dict[str, str] = {
     "owner_id": "--owner-id",
     "repository_id": "--repository-id",
     "replace_existing": "--replace",
+    # the log monitor and yank
+    "rekor_url": "--rekor-url",
+    "max_entries": "--max-entries",
+    "revision": "--revision",
+    "reason": "--reason",
     # outputs
     "out_dir": "--out-dir",
 }
@@ -192,7 +197,8 @@ def cli_message(exc: HistorError) -> str:
 COMMAND_MODULES = (
     "catalog_commands", "signing_commands", "trust_commands", "guard_commands",
     "check_commands", "fetch_commands", "release_commands", "scan_commands",
-    "init_commands", "proxy_commands", "wrap_commands", "lock_commands",
+    "init_commands", "proxy_commands", "wrap_commands", "lock_commands", "yank_commands",
+    "monitor_commands",
 )
 #: Where each command lives, so a command run imports only its own module (the others pull
 #: in drift, host-config, report and MCP modules it never uses). A name missing here, or a
@@ -204,7 +210,7 @@ _COMMAND_HOME = {
     "fetch": "fetch_commands", "release": "release_commands", "demo": "release_commands",
     "scan": "scan_commands", "replay": "scan_commands", "init": "init_commands",
     "proxy": "proxy_commands", "wrap": "wrap_commands", "unwrap": "wrap_commands",
-    "lock": "lock_commands",
+    "lock": "lock_commands", "yank": "yank_commands", "monitor": "monitor_commands",
 }
 
 
