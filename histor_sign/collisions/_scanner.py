@@ -163,9 +163,6 @@ def _scan(tools: Sequence[Tool], opts: ScanOptions, mapper: Mapper | None = None
         counts[decision.outcome] += 1
         findings.extend(rules.pair_findings(a, b, decision, sim, basis,
                                             (profiles[i], profiles[j])))
-
-    shadowing = shadowing_findings(tools)
-    findings.extend(shadowing)
     total = len(tools)
     stats = {
         "tools": total,
@@ -176,11 +173,18 @@ def _scan(tools: Sequence[Tool], opts: ScanOptions, mapper: Mapper | None = None
         "overlap": counts["overlap"],
         "disjoint": counts["disjoint"],
         "unknown": counts["unknown"],
-        "shadowing": len(shadowing),
+        "shadowing": 0,
         "partnerBoundTools": len(selected.cut),
         "partnersNotAnalysed": sum(count for count, _ in selected.cut.values()),
         "descriptionProbesCut": selected.probes_cut,
     }
+    # The findings hold what they report; the selection's working sets (hundreds of MB at
+    # registry scale) are released before shadowing and the sort, where the scan peaks.
+    del profiles, selected, lexical, pairs, ordered, decided, decisions
+
+    shadowing = shadowing_findings(tools)
+    findings.extend(shadowing)
+    stats["shadowing"] = len(shadowing)
     return ScanResult(findings=sorted_findings(findings), stats=stats)
 
 
