@@ -40,13 +40,14 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from histor_sign._limits import DEFAULT_MAX_PARTNERS
+from histor_sign.collisions._domains import word_areas
 
 #: Action classes and the words that name them. A model asked to "show" something may call a
 #: ``get`` or ``read`` tool, so reading words share one class; writing words that change an
 #: existing thing share ``modify``.
 ACTION_GROUPS: dict[str, tuple[str, ...]] = {
     "get": ("get", "getter", "fetch", "read", "retrieve", "load", "obtain", "lookup", "show",
-            "view", "inspect", "open", "display", "return"),
+            "view", "inspect", "open", "display", "return", "extract", "scrape", "crawl"),
     "list": ("list", "enumerate", "ls", "browse", "search", "find", "query", "locate", "seek",
              "grep", "filter"),
     "download": ("download",),
@@ -55,14 +56,14 @@ ACTION_GROUPS: dict[str, tuple[str, ...]] = {
                "mkdir", "touch"),
     "modify": ("update", "modify", "edit", "change", "set", "patch", "alter", "replace",
                "append", "write", "save", "store", "put", "persist", "upload", "overwrite",
-               "mark"),
+               "mark", "rename"),
     "delete": ("delete", "remove", "erase", "destroy", "drop", "purge", "unlink", "rm", "del",
                "wipe", "clear", "rmdir"),
-    "send": ("send", "post", "publish", "submit", "notify", "reply", "forward"),
+    "send": ("send", "post", "publish", "submit", "notify"),
     "run": ("run", "exec", "execute", "invoke", "call", "trigger", "launch", "start"),
     "stop": ("stop", "kill", "terminate", "cancel", "abort", "halt", "close", "resolve", "end",
              "finish"),
-    "move": ("move", "mv", "rename", "transfer"),
+    "move": ("move", "mv", "transfer"),
     "copy": ("copy", "cp", "duplicate", "clone"),
     # Interface actions: each its own class, with no effect implied.
     **{w: (w,) for w in ("click", "fill", "hover", "navigate", "select", "type", "press",
@@ -71,14 +72,17 @@ ACTION_GROUPS: dict[str, tuple[str, ...]] = {
                           "count", "calculate", "compute", "estimate", "login", "logout",
                           "authenticate", "follow", "unfollow", "book", "purchase", "toggle",
                           "protect", "unprotect", "lock", "unlock", "merge", "split",
-                          "extract", "parse", "install", "deploy", "sync", "import", "export",
+                          "parse", "install", "deploy", "sync", "import", "export",
                           "archive", "restore", "approve", "reject", "assign", "schedule",
                           "subscribe", "unsubscribe", "share", "invite", "connect",
                           "disconnect", "enable", "disable", "activate", "deactivate", "apply",
                           "render", "resize", "crop", "rotate", "record", "play", "pause",
                           "resume", "undo", "redo", "wait", "commit", "push", "pull",
-                          "checkout", "reset", "stage", "retweet", "format", "manage")},
+                          "checkout", "reset", "stage", "retweet", "format", "manage", "reply",
+                          "forward")},
 }
+#: The action class names (a description token of an action word is its class).
+ACTION_CLASSES = frozenset(ACTION_GROUPS)
 #: Relation actions: an action class followed by this word is the relation class
 #: (``add_issue_to_project``, ``remove_label_from_issue``).
 RELATIONS: dict[str, tuple[str, str]] = {"create": ("to", "attach"),
@@ -90,6 +94,12 @@ RELATIONS: dict[str, tuple[str, str]] = {"create": ("to", "attach"),
 #: contradict (TC004), whatever the effect hints say.
 CONTRASTING: frozenset[frozenset[str]] = frozenset(frozenset(p) for p in (
     ("delete", "detach"), ("delete", "stop"), ("delete", "archive"), ("create", "attach")))
+#: Action classes that run the same statement (``read_query`` / ``execute_query``).
+STATEMENT_PAIRS: frozenset[frozenset[str]] = frozenset(
+    frozenset(p) for p in (("get", "run"), ("modify", "run")))
+#: Action classes that do the same to one object (``add_task_to_section`` moves the task
+#: there, as ``move_task`` does).
+EQUIVALENT: frozenset[frozenset[str]] = frozenset({frozenset(("attach", "move"))})
 ACTIONS: dict[str, str] = {}
 for _canon, _words in ACTION_GROUPS.items():
     for _word in _words:
@@ -108,11 +118,14 @@ VARIANT_WORDS = frozenset(
     "all multiple many batch bulk single one each detail details full complete current "
     "recursive tree html markdown md text txt plain json png jpeg jpg svg csv xml raw "
     "formatted content contents blank empty auto simple basic advanced quick iframe frame "
-    "date range period latest recent today daily"
+    "date range period latest recent today daily list web internet online tool"
     .split()
 )
+#: Prepositions after which name words modify the head noun before them (``code_of_cities``).
+POST_WORDS = frozenset("of in on for at to into from with by via using per within under over"
+                       .split())
 #: A qualifier introduced by these words is a filter or source variant (``get_weather_by_city``).
-QUALIFIER_STARTS = frozenset({"with", "by", "from", "for", "using", "via"})
+QUALIFIER_STARTS = frozenset({"with", "by", "from", "using", "via"})
 
 STOPWORDS = frozenset(
     "a an the and or of to in on for with by from at as is are be this that it its into "
@@ -206,6 +219,12 @@ def description_tokens(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def _prefixed_verb(word: str) -> bool:
+    """``unarchive``, ``reopen``, ``deselect``: a known verb behind un-/re-/de-/dis-."""
+    return any(word.startswith(p) and word[len(p):] in ACTIONS and len(word) > len(p) + 2
+               for p in ("un", "re", "de", "dis"))
+
+
 def _verb(word: str) -> str:
     """A description's first word as an action word: ``Shows`` → ``show``, ``Gets`` → ``get``."""
     low = word.lower()
@@ -289,6 +308,16 @@ def similar_pairs(sets: Sequence[frozenset[str]], threshold: float, *,
     return result
 
 
+#: Objects that are statements a tool runs: ``read_query``, ``execute_query`` and a tool named
+#: ``query`` all run one; "run this SQL" reaches a read and a run tool (their effects decide:
+#: TC004 when one is read-only), a write and a run tool alike — not a read and a write tool,
+#: whose verbs split the requests.
+STATEMENTS = frozenset({"query", "sql", "statement", "command"})
+#: A description that says so makes a tool read-only when it states no hints.
+_READ_ONLY = re.compile(r"\bread[- ]?only\b", re.IGNORECASE)
+#: Source-name words that say nothing about a tool (``mcp-server-x``).
+SOURCE_NOISE = frozenset("mcp server tool tools json yaml catalog tmp api client".split())
+
 #: Qualifier words that name the *kind* of argument a tool takes (``…_from_file`` vs
 #: ``…_from_url``): a model picks by what the request holds, so two tools whose qualifiers name
 #: different kinds are told apart.
@@ -303,7 +332,29 @@ ARG_KINDS: dict[str, str] = {
                      "postcode", "ip"), "place"),
     **dict.fromkeys(("text", "content", "string", "html", "markdown"), "text"),
     **dict.fromkeys(("base64", "byte", "buffer", "blob", "image"), "data"),
+    **dict.fromkeys(("date", "time", "timestamp", "day", "period", "range"), "time"),
 }
+#: Variant words that ask for *now* (``get_current_stock_price``): a request for a date is
+#: told apart from one for now.
+NOW_WORDS = frozenset({"current", "latest", "today", "now"})
+#: Descriptions that say a tool returns every item, or one identified item.
+_ALL = re.compile(r"\b(all|every|list of)\b", re.IGNORECASE)
+_FIRST_SENTENCE = re.compile(r"[^.!?\n]*")
+_ONE = re.compile(r"\b(identify|specific|single|by (its )?(id|name|key|gid))\b", re.IGNORECASE)
+
+#: Words that name a subject area without doubt (:mod:`._domains`), as description tokens.
+WORD_AREAS: dict[str, frozenset[str]] = word_areas(singular)
+
+
+def areas_of(words: frozenset[str]) -> frozenset[str]:
+    """The subject areas the words name."""
+    out: set[str] = set()
+    for word in words:
+        found = WORD_AREAS.get(word)
+        if found:
+            out.update(found)
+    return frozenset(out)
+
 
 #: Description words that name no domain (how tools talk, not what they talk about).
 GENERIC_WORDS = frozenset(
@@ -337,10 +388,19 @@ class Profile:
     #: the source's domain words, and those of them this tool's description names
     domain_words: frozenset[str] = frozenset()
     context: frozenset[str] = frozenset()
+    #: the subject areas its description, name and namespace name (else its source's: its
+    #: domain words and its name)
+    areas: frozenset[str] = frozenset()
+    #: the effect its verb or description states where the action class does not say it
+    #: (``read_query``: read-only, though it runs a statement)
+    stated: str | None = None
+    #: how many items it returns, as the name and description say: "all", "one", or ""
+    cardinality: str = ""
 
     @classmethod
     def of(cls, name: str, description: str, namespace: frozenset[str] = frozenset(),
-           boilerplate: Boilerplate = ((), ())) -> Profile:
+           boilerplate: Boilerplate = ((), ()), brands: frozenset[str] = frozenset()
+           ) -> Profile:
         words = [w for w in split_identifier(name) if w]
         namespaced = len(words) > 1 and words[0].lower() in namespace
         domain: frozenset[str] = frozenset()
@@ -350,8 +410,12 @@ class Profile:
         nouns = {singular(w) for w in words}
         action, action_word, inferred, at = "", "", False, -1
         for k, word in enumerate(words):
-            if word.lower() in ACTIONS:
-                action, action_word, at = ACTIONS[word.lower()], word, k
+            low = word.lower()
+            if low in ACTIONS:
+                action, action_word, at = ACTIONS[low], word, k
+                break
+            if _prefixed_verb(low):  # unarchive, reopen: a verb of its own class
+                action, action_word, at = low, word, k
                 break
         if not action:
             first = _FIRST_WORD.search(description)
@@ -377,9 +441,9 @@ class Profile:
             low = word.lower()
             if k == at:
                 continue
-            if low in QUALIFIER_STARTS and objects:
-                qualified = True
-            if low in STOPWORDS and objects:
+            if low in QUALIFIER_STARTS and objects and action != "detach":
+                qualified = True  # (what a tool detaches from is its container, an object)
+            if low in POST_WORDS and objects:
                 post = True  # "code of cities": the head noun came before "of"
             if qualified or low in STOPWORDS:
                 variants.add(low)
@@ -388,21 +452,46 @@ class Profile:
                     kinds.add(kind)
                 continue
             token = singular(low)
-            if token in VARIANT_WORDS or low in VARIANT_WORDS or token.isdigit():
+            if token in brands and len(words) > 1 and not re.search(
+                    rf"\b{re.escape(low)}", description[:MAX_DESCRIPTION_CHARS]):
+                # the server's own name (a brand: capitalised or absent in the description,
+                # never a lower-case noun of it) is a domain word, not an object
+                domain = domain | {token}
+            elif token in ("url", "uri"):
                 variants.add(low)
+                kinds.add("url")
+            elif token in VARIANT_WORDS or low in VARIANT_WORDS or token.isdigit():
+                variants.add(low)
+                if token in NOW_WORDS:
+                    kinds.add("now")
             elif not (inferred and ACTIONS.get(token) == action) and token not in objects:
                 objects.append(token)
                 # a participle ("diff staged", "issues closed") modifies, it is no head
                 head = head if post or (token.endswith("ed") and len(token) > 4) else token
         desc = description_tokens(_strip(description, boilerplate))
+        stated = "read-only" if _READ_ONLY.search(description[:MAX_DESCRIPTION_CHARS]) else None
+        if action_word.lower() in STATEMENTS and not objects:
+            # a tool named "query": the noun; what it does is the description's verb
+            first = _FIRST_WORD.search(description)
+            verb = _verb(first.group()) if first and first.start() < 3 else ""
+            objects, head = [singular(action_word.lower())], singular(action_word.lower())
+            action = ACTIONS.get(verb, "run")
+        if STATEMENTS.intersection(objects) and action == "list":
+            action = "run"  # "query the database" runs a statement
+        text = _FIRST_SENTENCE.match(description.strip()[:400])
+        head_text = text.group() if text else ""  # what the tool does, before the details
+        many = bool({"list", "all"} & variants) or bool(_ALL.search(head_text))
+        one = "id" in kinds or bool(_ONE.search(head_text))
+        cardinality = "all" if many and not one else "one" if one and not many else ""
         return cls(action, action_word, inferred, frozenset(objects), frozenset(variants), desc,
                    namespaced, head=head, domain=domain,
-                   kinds=frozenset(kinds))
+                   kinds=frozenset(kinds), stated=stated, cardinality=cardinality)
 
     @property
     def effect(self) -> str | None:
-        """The effect the action word implies (``read-only``/``write``/``destructive``)."""
-        return ACTION_EFFECTS.get(self.action)
+        """The effect the verb or description states, else the one the action class implies
+        (``read-only``/``write``/``destructive``)."""
+        return self.stated or ACTION_EFFECTS.get(self.action)
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,6 +522,9 @@ class Similarity:
             verb += " (read from the description)"
         differ = (f", differing only in {', '.join(repr(v) for v in self.variants)}"
                   if self.variants else "")
+        if self.contrasting:  # two actions a request reaches both of, one object
+            return (f"contrasting {verb} on the same object {' '.join(self.objects)!r}"
+                    f"{differ}")
         if self.basis == "name" and self.objects:
             return f"same {verb} on the same object {' '.join(self.objects)!r}{differ}"
         if self.basis == "name":
@@ -549,11 +641,18 @@ def profiles_of(tools: Sequence[tuple[str, str, str]]) -> list[Profile]:
     for source, idx in by_source.items():
         namespace, boilerplate = source_context([tools[i][1] for i in idx],
                                                 [tools[i][2] for i in idx])
-        mine = [Profile.of(tools[i][1], tools[i][2], namespace, boilerplate) for i in idx]
+        # the source's name says what it is about (a server slug, a file name)
+        named = frozenset(singular(w) for w in split_identifier(source) if len(w) > 1)
+        brands = frozenset(w for w in named if w not in SOURCE_NOISE and w not in ACTIONS)
+        mine = [Profile.of(tools[i][1], tools[i][2], namespace, boilerplate, brands)
+                for i in idx]
         words = _domain_words(mine)
+        source_areas = areas_of(words | named)
         for i, p in zip(idx, mine, strict=True):
             context = (p.description | p.domain) & words
-            out[i] = replace(p, source=source, domain_words=words, context=context)
+            areas = areas_of(p.description | p.objects | p.domain) or source_areas
+            out[i] = replace(p, source=source, domain_words=words, context=context,
+                             areas=areas)
     return out
 
 
@@ -570,13 +669,20 @@ EMPTY_OBJECT_FLOOR = 0.45
 
 
 def other_domains(a: Profile, b: Profile, threshold: float) -> bool:
-    """True when two tools of different sources name different domains: descriptions less
-    similar than ``threshold`` that each name a domain word of their own source (a word many
-    of its tools use, or its namespace) that the other tool's source and description never
-    use ("calendar" events vs "kubernetes" events, ``jira_`` vs ``github_`` issues). A tool
-    whose description names no domain word is told apart by nothing."""
+    """True when two tools of different sources are about different things.
+
+    The subject areas of the lexicon (:mod:`._domains`) decide where it knows both sides:
+    areas that do not meet (calendar vs Kubernetes events, spreadsheet vs slide tables) are
+    different; areas that meet (a Jira and a Linear issue: "tracker") are one domain, two
+    backends a request need not name. Where it does not, descriptions less similar than
+    ``threshold`` besides the action and object words, each naming a domain word of its own
+    source (a word many of its tools use, or its namespace) that the other tool's source and
+    description never use, of sources that share no domain word besides the pair's object,
+    are different. A tool whose description names no domain word is told apart by nothing."""
     if a.source == b.source:
         return False
+    if a.areas and b.areas:  # the lexicon knows what both are about
+        return a.areas.isdisjoint(b.areas)
     shared = a.objects | b.objects
     ca, cb = a.context - shared, b.context - shared
     if not ca or not cb:
@@ -588,14 +694,20 @@ def other_domains(a: Profile, b: Profile, threshold: float) -> bool:
     # the same domain: a request need not name either
     if (a.domain_words & b.domain_words) - shared:
         return False
-    return jaccard(a.description, b.description) < threshold
+    # what the descriptions say besides the action and the object they share
+    common = shared | ACTION_CLASSES
+    return jaccard(a.description - common, b.description - common) < threshold
 
 
 def _contrasting(a: Profile, b: Profile, threshold: float) -> Similarity | None:
-    """Two contrasting action classes (:data:`CONTRASTING`) on the same non-empty object
-    words, in one domain: confusable, with effects that contradict."""
-    if frozenset((a.action, b.action)) not in CONTRASTING or not a.objects or \
-            a.objects != b.objects or other_domains(a, b, threshold):
+    """Two contrasting action classes (:data:`CONTRASTING`) on the same object (one object
+    narrows the other with the same head noun: the tag of ``remove_tag_from_task`` is the tag
+    of ``delete_tag``), in one domain: confusable, with effects that contradict."""
+    pair = frozenset((a.action, b.action))
+    statement = (a.head in STATEMENTS and pair in STATEMENT_PAIRS) or pair in EQUIVALENT
+    if (pair not in CONTRASTING and not statement) or not a.objects or \
+            a.head != b.head or not (a.objects <= b.objects or b.objects <= a.objects) or \
+            other_domains(a, b, threshold):
         return None
     if a.kinds and b.kinds and a.kinds.isdisjoint(b.kinds):
         return None
@@ -603,7 +715,7 @@ def _contrasting(a: Profile, b: Profile, threshold: float) -> Similarity | None:
                       tuple(sorted(a.objects)), jaccard(a.description, b.description),
                       tuple(sorted(a.description & b.description)),
                       (a.inferred_action, b.inferred_action),
-                      tuple(sorted(a.variants ^ b.variants)), contrasting=True)
+                      tuple(sorted(a.variants ^ b.variants)), contrasting=not statement)
 
 
 def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
@@ -623,15 +735,18 @@ def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
         return _contrasting(a, b, threshold)
     if a.kinds and b.kinds and a.kinds.isdisjoint(b.kinds):
         return None
+    if {a.cardinality, b.cardinality} == {"all", "one"}:
+        return None  # every item vs one identified item: the request says which
     if other_domains(a, b, threshold):
         return None
-    if a.objects == b.objects and (a.objects or (
+    same_area = a.source != b.source and bool(a.areas & b.areas)
+    if a.objects == b.objects and a.head == b.head and (a.objects or same_area or (
             a.source == b.source and a.action_word.lower() == b.action_word.lower())):
         # The same object words, or (in one server) names that differ only in variant words
         # (``fetch_html`` / ``fetch_markdown``; not ``ls`` / ``grep``: one class, two verbs).
         score = jaccard(a.description, b.description)
         one_sided = a.source != b.source and (bool(a.domain) != bool(b.domain))
-        if one_sided and score < NAMESPACED_FLOOR and \
+        if one_sided and score < NAMESPACED_FLOOR and not same_area and \
                 (a.domain | b.domain).isdisjoint(a.description | b.description):
             return None
         basis, objects = "name", a.objects
@@ -726,18 +841,34 @@ def bounded_candidate_pairs(
             if p.head and p.head not in seen:
                 seen.add(p.head)
                 heads[(p.action, p.head)].append(i)
-    # contrasting actions on the same object words (delete vs detach, close vs delete)
-    by_object: dict[frozenset[str], list[str]] = defaultdict(list)
-    for action, objects, _ in groups:
-        if objects:
-            by_object[objects].append(action)
+    # tools whose names carry no object words, across sources: the subject areas their
+    # descriptions name decide (two web searches), so they meet per (action, area)
+    by_area: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, p in enumerate(profiles):
+        if p.action and not p.objects:
+            for area in sorted(p.areas):
+                by_area[(p.action, area)].append(i)
+    for members in by_area.values():
+        if len(members) > 1:
+            _neighbourhood(members, profiles,
+                           per_tool if per_tool is not None else len(members), keys, {})
+    # contrasting actions on one object (delete vs detach, close vs delete): group keys by
+    # head noun, then pair the groups whose action classes contrast
+    by_head: dict[str, set[tuple[str, frozenset[str], str]]] = defaultdict(set)
+    for key, members in groups.items():
+        if key[1]:
+            for i in members:
+                by_head[profiles[i].head].add(key)
     bound = per_tool if per_tool is not None else len(profiles)
-    for objects, actions in by_object.items():
-        for n, ax in enumerate(actions):
-            for ay in actions[n + 1:]:
-                if frozenset((ax, ay)) in CONTRASTING:
-                    for i in groups[(ax, objects, "")][:bound]:
-                        for j in groups[(ay, objects, "")][:bound]:
+    for heads_found in by_head.values():
+        keyed = sorted(heads_found, key=lambda k: (k[0], sorted(k[1])))
+        for n, kx in enumerate(keyed):
+            for ky in keyed[n + 1:]:
+                pair = frozenset((kx[0], ky[0]))
+                if pair in CONTRASTING or pair in EQUIVALENT or (
+                        pair in STATEMENT_PAIRS and profiles[groups[kx][0]].head in STATEMENTS):
+                    for i in groups[kx][:bound]:
+                        for j in groups[ky][:bound]:
                             keys.add((min(i, j), max(i, j)))
     # narrowing pairs (same head noun, one object inside the other): one representative per
     # object group meets the others' representatives; its group mates then pair the same way

@@ -119,11 +119,16 @@ def pair_findings(
     hint_props["effects"] = [{"effect": ea, "source": how_a}, {"effect": eb, "source": how_b}]
     hint_props["contradictions"] = contradictions(a.annotations, b.annotations)
     hint_props["hints"] = [explicit_hints(a.annotations), explicit_hints(b.annotations)]
+    if ea == eb:  # contrasting actions: the same effect class, a different consequence
+        effects = (f"{_where(a)} ({ea}, {how_a}) and {_where(b)} ({eb}, {how_b}) do different "
+                   "things to the same object")
+    else:
+        effects = f"{_where(a)} is {ea} ({how_a}) but {_where(b)} is {eb} ({how_b})"
     out.append(new_finding(
         "TC004", tools=refs, outcome="overlap", severity=severity,
         witness=decision.witness, has_witness=True, properties=hint_props,
-        message=(f"{_where(a)} is {ea} ({how_a}) but {_where(b)} is {eb} ({how_b}); they are "
-                 f"confusable ({why}) and both accept {short_json(decision.witness)}"),
+        message=(f"{effects}; they are confusable ({why}) and both accept "
+                 f"{short_json(decision.witness)}"),
     ))
     return out
 

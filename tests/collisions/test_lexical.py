@@ -180,7 +180,7 @@ def test_the_same_noun_in_different_domains_is_told_apart() -> None:
     assert similarity(bare[0], bare[3], 0.4) is not None
 
 
-def test_different_services_named_by_namespaces_are_told_apart() -> None:
+def test_two_backends_of_one_area_stay_confusable_different_areas_do_not() -> None:
     jira = [("j", "jira_get_issue", "Get a Jira issue by key"),
             ("j", "jira_create_issue", "Create an issue in a Jira project"),
             ("j", "jira_search", "Search Jira with JQL")]
@@ -193,10 +193,17 @@ def test_different_services_named_by_namespaces_are_told_apart() -> None:
     pp = [("q", "puppeteer_click", "Click an element on the page"),
           ("q", "puppeteer_hover", "Hover an element on the page"),
           ("q", "puppeteer_fill", "Fill out an input field")]
-    profiles = profiles_of(jira + gh + pw + pp)
-    assert similarity(profiles[0], profiles[3], 0.4) is None
+    bio = [("biomcp", "search", "Search PubMed articles about a gene or a disease")]
+    hn = [("hackernews", "search", "Search Hacker News stories")]
+    profiles = profiles_of(jira + gh + pw + pp + bio + hn)
+    # a Jira issue and a GitHub issue: two trackers, a request need not name either
+    assert "tracker" in profiles[0].areas & profiles[3].areas
+    assert similarity(profiles[0], profiles[3], 0.4) is not None
     # two browser drivers: different brands, the same domain
     assert similarity(profiles[6], profiles[9], 0.4) is not None
+    # a biomedical search and a Hacker News search: different subject areas
+    assert profiles[12].areas == {"science"} and profiles[13].areas == {"news"}
+    assert similarity(profiles[12], profiles[13], 0.4) is None
 
 
 def test_relation_actions_and_contrasting_actions_on_one_object() -> None:
@@ -204,9 +211,14 @@ def test_relation_actions_and_contrasting_actions_on_one_object() -> None:
     attach = Profile.of("add_issue_to_project", "Add an issue to a project")
     detach = Profile.of("remove_tag_from_task", "Remove a tag from a task")
     assert (attach.action, attach.objects) == ("attach", {"issue", "project"})
-    assert (detach.action, detach.objects) == ("detach", {"tag"})
+    # what a tool detaches from is its container: an object word, not the head
+    assert (detach.action, detach.objects, detach.head) == ("detach", {"tag", "task"}, "tag")
+    other = Profile.of("remove_tag_from_project", "Remove a tag from a project")
+    assert similarity(detach, other, 0.4) is None
     create = Profile.of("create_issue", "Create an issue")
-    assert similarity(attach, create, 0.25) is None
+    # "add an issue to the project": create one, or attach an existing one — contrasting
+    sim = similarity(attach, create, 0.25)
+    assert sim is not None and sim.contrasting and sim.action == "attach|create"
     # ... but "remove the tag" reaches both: contrasting actions on the same object
     delete = Profile.of("delete_tag", "Delete a tag from the workspace")
     sim = similarity(delete, detach, 0.4)
@@ -214,7 +226,34 @@ def test_relation_actions_and_contrasting_actions_on_one_object() -> None:
     end = Profile.of("end_codegen_session", "End the session and write the test file")
     clear = Profile.of("clear_codegen_session", "Clear the session without generating a test")
     sim = similarity(end, clear, 0.4)
-    assert sim is not None and sim.contrasting and "'end' ~ 'clear'" in sim.why()
+    assert sim is not None and sim.contrasting
+    assert sim.why().startswith("contrasting action 'end' ~ 'clear' (stop|delete) on the same")
     # different objects, or actions the wording separates, stay apart
     assert similarity(Profile.of("delete_label", ""), Profile.of("close_issue", ""), 0.4) is None
     assert similarity(Profile.of("create_file", ""), Profile.of("delete_file", ""), 0.4) is None
+
+
+def test_every_item_vs_one_identified_item_and_now_vs_a_date() -> None:
+    every = Profile.of("get_projects_list", "Get all projects from the tracker")
+    one = Profile.of("get_projects", "Get projects. Either 'id' or the 'name' to identify "
+                     "the target.")
+    assert (every.cardinality, one.cardinality) == ("all", "")
+    one = Profile.of("get_project", "Get a specific project by its id")
+    assert one.cardinality == "one" and similarity(every, one, 0.25) is None
+    now = Profile.of("get_current_stock_price", "Get the current stock price")
+    dated = Profile.of("get_stock_price_by_date", "Get the stock price on a date")
+    assert now.kinds == {"now"} and dated.kinds == {"time"}
+    assert similarity(now, dated, 0.25) is None
+
+
+def test_statements_run_and_their_verbs_state_the_effect() -> None:
+    read = Profile.of("read_query", "Execute SELECT queries to read data")
+    write = Profile.of("write_query", "Execute INSERT, UPDATE or DELETE queries")
+    run = Profile.of("query", "Execute a query on the database")
+    ro = Profile.of("query", "Run a read-only SQL query")
+    assert (run.action, run.objects, run.effect) == ("run", {"query"}, "write")
+    assert ro.effect == "read-only" and read.effect == "read-only"
+    assert similarity(read, write, 0.4) is None  # the verbs split the requests
+    sim = similarity(read, run, 0.4)  # "run this SQL" reaches both: their effects decide
+    assert sim is not None and not sim.contrasting
+    assert similarity(write, run, 0.4) is not None
