@@ -54,6 +54,12 @@ def tool_digest_parts(tools: ToolsLike) -> dict[str, bytes]:
     return {t.name: _tool_bytes(t) for t in imported}
 
 
+def manifest_bytes(tools: ToolsLike) -> bytes:
+    """The manifest's RFC 8785 bytes: the file whose SHA-256 is ``manifestDigest`` and the
+    attestation's ``manifest`` subject (published as ``manifest.json``)."""
+    return canonical_object_from_parts(tool_digest_parts(tools))
+
+
 def digests(tools: ToolsLike) -> tuple[str, dict[str, str]]:
     """Return ``(manifest_digest, {tool name: tool digest})`` for MCP tool definitions.
 

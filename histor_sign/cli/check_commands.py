@@ -10,6 +10,7 @@ import typer
 
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import OutputFormat, app, emit, warn
+from histor_sign.cli.binding_commands import ARTIFACT_OPT, INSTALLED_OPT, check_binding
 from histor_sign.cli.signing_commands import (
     CertIdentityOpt,
     CertIdentityRegexpOpt,
@@ -130,6 +131,8 @@ def check(
     staging: VerifyStagingOpt = False,
     offline: OfflineOpt = False,
     lock: Path | None = LOCK_OPT,
+    artifact: str | None = ARTIFACT_OPT,
+    installed: str | None = INSTALLED_OPT,
 ) -> None:
     """Detect drift between the tools a server serves now and a signed revision.
 
@@ -146,8 +149,6 @@ def check(
     Exit codes: 0 match (or every change below --fail-on), 1 different (or verification
     failed), 2 bad input.
     """
-    from histor_sign.errors import UsageError
-
     target = t.target_from_flags(stdio, url, header, bearer_token_env, required=False,
                                  trusted_code=server_is_trusted_code)
     flags = VerifyFlags(
@@ -155,22 +156,18 @@ def check(
         trusted_root, trust_config, staging, offline, workflow=workflow,
         ref_pattern=ref_pattern, cert_identity_regexp=cert_identity_regexp,
     )
+    if artifact is not None or installed is not None:
+        return check_binding(server, artifact, installed, flags, pins, format, output, others=(
+            tools, target, envelope, signed_tools, attestation, fail_on, lock))
     if lock is not None:
         return _check_lock(lock, server, tools, target, timeout, protocol, format, output,
                            fail_on, bool(envelope or attestation or signed_tools or verify), flags)
-    if envelope is None and server is None:
-        raise UsageError("give the signed revision: --envelope FILE, or --server NAME (pinned)")
-    if attestation is not None and envelope is None:
-        raise UsageError("--attestation needs --envelope; with --server the attestation "
-                         "comes from the pinned location")
+    _refuse_misplaced(envelope, server, attestation, signed_tools)
     verify = verify or server is not None or attestation is not None
     flags.require_verify(verify)
     options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)
     if envelope is None:
         assert server is not None
-        if signed_tools is not None:
-            raise UsageError("--signed-tools needs --envelope; with --server the signed tools "
-                             "come from the pinned location")
         return _check_pinned(server, tools, target, options, flags, pins, format, output,
                              fail_on)
     result, verified = _compare_with_envelope(
@@ -178,6 +175,23 @@ def check(
         signed_tools=signed_tools, attestation=attestation, verify=verify, timeout=timeout,
     )
     _emit_drift(result, verified, attestation, format, output, fail_on)
+
+
+def _refuse_misplaced(
+    envelope: str | None, server: str | None, attestation: str | None, signed_tools: str | None,
+) -> None:
+    """The signed revision must be named; --attestation and --signed-tools come with
+    --envelope (with --server both come from the pinned location)."""
+    from histor_sign.errors import UsageError
+
+    if envelope is None and server is None:
+        raise UsageError("give the signed revision: --envelope FILE, or --server NAME (pinned)")
+    if attestation is not None and envelope is None:
+        raise UsageError("--attestation needs --envelope; with --server the attestation "
+                         "comes from the pinned location")
+    if signed_tools is not None and envelope is None:
+        raise UsageError("--signed-tools needs --envelope; with --server the signed tools "
+                         "come from the pinned location")
 
 
 def _check_lock(

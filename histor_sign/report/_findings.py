@@ -111,6 +111,22 @@ RULES: dict[str, Rule] = {
              "rewrites text on a terminal, and '::' is the separator clients put between a "
              "server and its tool names, so the tool can pass for another server's. Rename it "
              "(letters, digits, '_', '-', '.', '/')."),
+        Rule("HM001", "unpublished-signature", Severity.error, "monitor",
+             "A transparency-log entry signed by the publisher's identity is no revision, "
+             "attestation or yank of the published chain.",
+             "Someone who can run the publishing workflow (a pushed branch, a compromised "
+             "action, a stolen token) signed in the publisher's name. Find the run that made "
+             "the entry, revoke what it could reach, and yank any revision it published."),
+        Rule("HM002", "other-workflow-signature", Severity.warning, "monitor",
+             "A transparency-log entry was signed from the publisher's repository by a "
+             "workflow or ref the identity policy does not cover.",
+             "Clients pinned to the publishing workflow refuse such signatures, but they "
+             "show that the repository can sign; check that the run was expected."),
+        Rule("HM003", "log-inconsistent", Severity.error, "monitor",
+             "The transparency log does not extend the stored checkpoint: it shrank, forked, "
+             "or served an entry its tree does not hold.",
+             "A log that rewrites history can hide signatures. Keep the stored checkpoint "
+             "as evidence and report the log's two views to its operator."),
     ]
 }
 

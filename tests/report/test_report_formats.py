@@ -204,14 +204,15 @@ def test_lint_findings_render_in_every_format(tmp_path: Path) -> None:
 
 
 def test_every_rule_is_documented_with_its_default_severity() -> None:
-    """docs/scan.md (TC) and docs/guard.md (HS) list every rule of RULES, and no other."""
+    """docs/scan.md (TC), docs/guard.md (HS) and docs/monitor.md (HM) list every rule of
+    RULES, and no other."""
     import re
 
     rows: dict[str, list[str]] = {}
-    for doc in ("scan.md", "guard.md"):
+    for doc in ("scan.md", "guard.md", "monitor.md"):
         for line in (REPO / "docs" / doc).read_text().splitlines():
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if re.fullmatch(r"(TC|HS)\d{3}", cells[0]):
+            if re.fullmatch(r"(TC|HS|HM)\d{3}", cells[0]):
                 rows[cells[0]] = cells
     assert sorted(rows) == sorted(RULES)
     for rule_id, cells in rows.items():
