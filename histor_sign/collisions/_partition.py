@@ -6,8 +6,9 @@ The scan splits into three stages whose partitions share nothing:
 1. **profiles by source** — a tool is read in its source's context (namespace, boilerplate,
    domain words), which depends on that source alone (:func:`profile_tasks`);
 2. **candidates by action block** — two tools are candidates only when their action classes
-   are equal or contrasting (:data:`~._lexical.CONTRASTING`), so the connected components
-   of "equal or contrasting" are independent blocks (:func:`action_blocks`); each block is
+   are equal or pair across classes (:data:`~._lexical.CONTRASTING`, ``EQUIVALENT``,
+   ``STATEMENT_PAIRS``), so the connected components of "equal or paired" are independent
+   blocks (:func:`action_blocks`); each block is
    selected on its own, its tools in catalog order, which gives exactly the pairs, cuts and
    counts of selecting the whole catalog at once (tested);
 3. **decisions by schema-pair digest** — a decision depends only on the two schemas, so each
@@ -28,6 +29,8 @@ from typing import Any, TypeVar
 
 from histor_sign.collisions._lexical import (
     CONTRASTING,
+    EQUIVALENT,
+    STATEMENT_PAIRS,
     Candidates,
     Profile,
     bounded_candidate_pairs,
@@ -99,7 +102,7 @@ def partitioned_profiles(triples: Sequence[tuple[str, str, str]],
 
 def action_blocks(profiles: Sequence[Profile]) -> list[list[int]]:
     """Tool indices (catalog order) per block of action classes that can pair: the
-    connected components of "equal or contrasting" (tools without an action are never
+    connected components of "equal or paired across classes" (tools without an action are never
     candidates and belong to no block). Blocks are ordered by their smallest class name."""
     parent: dict[str, str] = {}
 
@@ -108,7 +111,7 @@ def action_blocks(profiles: Sequence[Profile]) -> list[list[int]]:
             action = parent[action]
         return action
 
-    for pair in CONTRASTING:
+    for pair in CONTRASTING | EQUIVALENT | STATEMENT_PAIRS:
         a, b = sorted(pair)
         ra, rb = find(a), find(b)
         if ra != rb:
