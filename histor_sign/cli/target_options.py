@@ -230,5 +230,7 @@ def snapshot_or_catalog_file(path: str, *, max_tools: int | None = None) -> "Sna
 
 
 def fetch_catalog(target: Target, options: FetchOptions) -> Catalog:
-    """Fetch and import as a catalog whose source names the target (no secrets)."""
-    return fetch_snapshot(target, options).to_catalog(target.label())
+    """Fetch and import as a catalog whose findings name the server (``mcp-server:NAME``),
+    never the command line or URL it was reached by."""
+    snapshot = fetch_snapshot(target, options)
+    return snapshot.to_catalog(snapshot.server_location())
