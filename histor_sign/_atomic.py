@@ -202,13 +202,18 @@ def _commit_group(files: Mapping[Path, tuple[Path, Content, bool]]) -> None:
         if len(files) > 1:
             current = files[first][0]
             _write_record(record, first, staged)
-        for target, (given, _data, _private) in files.items():
-            current = given
-            os.replace(staged[target], target)
-            del staged[target]
-            done.append(target)
-        for directory in {t.parent for t in files}:
-            _fsync_dir(directory)
+            moved, error = _renames_detached(record, len(files))
+            done.extend(list(files)[:moved])
+            for target in done:
+                del staged[target]
+            if error is not None:
+                current = files[list(files)[moved]][0]
+                raise error
+        else:
+            os.replace(staged[first], first)
+            del staged[first]
+            done.append(first)
+            _fsync_dir(first.parent)
     except OSError as exc:
         for target in reversed(done):
             _restore(target, backups.get(target))
@@ -236,10 +241,44 @@ def _write_record(record: Path, first: Path, staged: Mapping[Path, str]) -> None
     _fsync_dir(record.parent)
 
 
+def _renames_detached(record: Path, count: int) -> tuple[int, OSError | None]:
+    """Do a group's renames in a detached process (``_renamer.py``), so that killing this
+    one, even with ``kill -9`` or its whole process group, cannot stop them half-way: the
+    group ends all old (killed before the hand-over) or all new. Returns how many renames
+    happened and the error that stopped the rest (None when all did)."""
+    import subprocess
+    import sys
+
+    fd = os.open(record, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # shared with the finisher through the inherited fd
+        source = Path(__file__).with_name("_renamer.py").read_text(encoding="utf-8")
+        try:
+            run = subprocess.run(
+                [sys.executable, "-I", "-c", source, str(record), str(fd)],
+                pass_fds=(fd,), start_new_session=True, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False,
+            )
+        except OSError as exc:
+            return 0, exc
+    finally:
+        os.close(fd)
+    if run.returncode == 0:
+        return count, None
+    try:
+        report = json.loads(run.stdout)
+        code = int(report["errno"])
+        return int(report["done"]), OSError(code, os.strerror(code))
+    except (ValueError, KeyError, TypeError):
+        return 0, OSError(errno.EIO, f"the rename process ended with status {run.returncode}")
+
+
 def _finish_commit(record: Path) -> None:
-    """Roll forward a group whose writer was killed between its renames."""
+    """Roll forward a group whose writer was killed between its renames (waiting, through
+    the record's lock, for a finisher that is still at work)."""
     try:
         with open(record, "rb") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
             doc = json.loads(fh.read(1 << 20))
         pid = int(doc["pid"])
         pairs = [(str(tmp), str(target)) for tmp, target in doc["files"]]
