@@ -93,3 +93,10 @@ MAX_PIN_FILE_BYTES = 4 * _MIB
 #: Highest log index the local Rekor can start at: it keeps its tree whole and recomputes the
 #: root and audit path per signature, about a third of a second at 100,000 leaves.
 MAX_FIRST_INDEX = 100_000
+
+#: How long an output that is a FIFO may wait for a reader to open it (``sign -o FIFO``);
+#: past it the command stops with one error line, before anything is signed.
+DEFAULT_OUTPUT_READER_SECONDS = 10.0
+#: Room checked free beside each output directory before signing, beyond the sizes known
+#: then (a certificate, a bundle, log proofs): a full disk fails before a log entry exists.
+OUTPUT_ROOM_SLACK = 256 * 1024

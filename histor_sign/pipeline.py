@@ -262,6 +262,9 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
     with OutputDirectory(request.out_dir, output_names()) as out:
         if not passed:
             _gate_tripped(outcome, catalog, sarif, out)
+        # Work that cannot be written is not signed: a full or read-only file system
+        # fails here, before a log entry exists.
+        out.reserve(_room_needed(sarif, evidence))
         signed, report = _sign_and_verify(catalog, request, preflight(request),
                                           surface=surface)
         outcome = replace(outcome, envelope=signed.envelope, report=report)
@@ -289,6 +292,16 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
             contents["envelope"], contents["tools"], signed.attestation_json,
         ))
     return replace(outcome, files=paths, published=published)
+
+
+def _room_needed(sarif: str, evidence: dict[str, Any]) -> int:
+    """Bytes a release's outputs take, estimated before signing: the report and snapshot
+    (twice over: the statement and attestation carry the digests and capture), plus the
+    certificates, bundles and summary."""
+    from histor_sign._limits import OUTPUT_ROOM_SLACK
+
+    snapshot = len(json.dumps(evidence, ensure_ascii=False))
+    return len(sarif.encode()) + 3 * snapshot + OUTPUT_ROOM_SLACK
 
 
 def latest_published(revisions: Path, server: str) -> Path | None:

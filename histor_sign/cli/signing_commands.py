@@ -242,15 +242,16 @@ def sign(
     from histor_sign.canonical import read_json_file
     from histor_sign.layout import attestation_path, companion_paths
     from histor_sign.models import Statement
-    from histor_sign.signing import sign_statement
+    from histor_sign.signing import reserve_signed_outputs, sign_statement
 
     trust = trust_from_flags(staging=staging, trust_config=trust_config)
     stmt = Statement.from_json(read_json_file(statement), statement)
     capture, surface = _snapshot_evidence(snapshot, stmt) if snapshot else (None, None)
     warn(trust.warning())
-    signed = sign_statement(stmt, trust=trust, identity_token=identity_token,
-                            capture=capture, surface=surface)
-    signed.write(output)
+    with reserve_signed_outputs(output, len(stmt.to_bytes())) as reserved:
+        signed = sign_statement(stmt, trust=trust, identity_token=identity_token,
+                                capture=capture, surface=surface)
+        signed.write(output, reserved)
     statement_path, bundle_path = companion_paths(output)
     env = signed.envelope
     log = env.transparency_log
