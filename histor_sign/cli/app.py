@@ -84,6 +84,13 @@ def warn(message: str | None) -> None:
         sys.stderr.flush()
 
 
+def note(message: str) -> None:
+    """One ``histor-sign: ...`` line of information on stderr (a summary, never a report),
+    made inert; commands offer ``--quiet`` to leave it out."""
+    sys.stderr.write(inert_line(f"{PROG}: {message}") + "\n")
+    sys.stderr.flush()
+
+
 def say(text: str, *, colors: bool = False) -> None:
     """Print text on stdout, every line made inert (:func:`inert_text`).
 
