@@ -85,6 +85,20 @@ ATTESTATION_OPT = typer.Option(
 )
 
 
+ALL_OPT = typer.Option(
+    False, "--all",
+    help="Check every pinned server: its latest revision followed and verified under its "
+    "pin (a revision that chains advances the pin). With --host-config, the servers of "
+    "that file instead, fetched live. Exit 1 when any check fails.",
+)
+HOST_CONFIG_OPT = typer.Option(
+    None, "--host-config", metavar="FILE",
+    help="With --all: an MCP host config (Claude Desktop, VS Code, Cursor, Claude Code); "
+    "each server in it that runs through the proxy ('histor-sign wrap') is fetched with "
+    "its original command and compared with its latest revision under the pin.",
+)
+
+
 #: How to get the surface (instructions, prompts, resource templates) compared.
 SURFACE_HINT = ("compare a fetch snapshot or --stdio/--url with the release snapshot as "
                 "--signed-tools")
@@ -122,6 +136,8 @@ def check(
     trust_config: VerifyTrustConfigOpt = None,
     staging: VerifyStagingOpt = False,
     offline: OfflineOpt = False,
+    all_pinned: bool = ALL_OPT,
+    host_config: Path | None = HOST_CONFIG_OPT,
 ) -> None:
     """Detect drift between the tools a server serves now and a signed revision.
 
@@ -147,6 +163,9 @@ def check(
         trusted_root, trust_config, staging, offline, workflow=workflow,
         ref_pattern=ref_pattern, cert_identity_regexp=cert_identity_regexp,
     )
+    if all_pinned or host_config is not None:
+        return _check_all(all_pinned, host_config, flags, pins, tools, envelope, server,
+                          target, server_is_trusted_code, timeout, protocol, format, output)
     if envelope is None and server is None:
         raise UsageError("give the signed revision: --envelope FILE, or --server NAME (pinned)")
     if attestation is not None and envelope is None:
@@ -268,3 +287,23 @@ def _check_pinned(
     if not fresh or (not result.ok if fail_on is None else drift is None
                      or drift.reaches(fail_on)):
         raise typer.Exit(1)
+
+
+def _check_all(
+    all_pinned: bool, host_config: Path | None, flags: VerifyFlags, pins: Path | None,
+    tools: str | None, envelope: str | None, server: str | None, target: "Target | None",
+    trusted_code: bool, timeout: float, protocol: t.ProtocolChoice, format: OutputFormat,
+    output: Path | None,
+) -> None:
+    """``check --all [--host-config FILE]`` (see :mod:`histor_sign.cli._check_all`)."""
+    from histor_sign.cli._check_all import check_all
+    from histor_sign.errors import UsageError
+
+    if not all_pinned:
+        raise UsageError("--host-config needs --all")
+    if tools is not None or envelope is not None or server is not None or target is not None:
+        raise UsageError("--all checks every pinned server: give no TOOLS_FILE, --envelope, "
+                         "--server, --stdio or --url with it")
+    options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)
+    check_all(flags, pins, host_config, options=options, trusted_code=trusted_code,
+              format=format, output=output)
