@@ -3,7 +3,6 @@
 proxy, fetched live and compared with its latest revision under the pin."""
 
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from histor_sign._escape import printable
-from histor_sign.cli.app import OutputFormat, emit, warn
+from histor_sign.cli.app import OutputFormat, emit, json_document, warn
 from histor_sign.cli.signing_commands import VerifyFlags
 from histor_sign.errors import HistorError, UsageError
 
@@ -54,9 +53,9 @@ def check_all(
                  for entry in host_servers(host_config)]
     failed = sum(line.status == "failed" for line in lines)
     if format is OutputFormat.json:
-        emit(json.dumps({"schemaVersion": 1, "pins": str(store.path), "servers": [
+        emit(json_document({"pins": str(store.path), "servers": [
             {"name": line.name, "status": line.status, "detail": line.text, **line.document}
-            for line in lines]}, indent=2, ensure_ascii=False), output)
+            for line in lines]}), output)
     else:
         checked = sum(line.status != "skipped" for line in lines)
         emit("\n".join([*(f"{line.status:<7} {printable(line.name, 200)}: {line.text}"

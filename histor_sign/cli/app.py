@@ -4,7 +4,7 @@
 import os
 import sys
 import traceback
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from pathlib import Path
 from typing import NoReturn
@@ -13,7 +13,7 @@ import typer
 
 from histor_sign._atomic import write_atomic
 from histor_sign._escape import inert_line, inert_text, printable, whole_lines
-from histor_sign._version import __version__
+from histor_sign._version import JSON_SCHEMA_VERSION, __version__
 from histor_sign.errors import HistorError
 
 PROG = "histor-sign"
@@ -89,6 +89,15 @@ def note(message: str) -> None:
     made inert; commands offer ``--quiet`` to leave it out."""
     sys.stderr.write(inert_line(f"{PROG}: {message}") + "\n")
     sys.stderr.flush()
+
+
+def json_document(document: Mapping[str, object]) -> str:
+    """A JSON document the CLI prints: ``schemaVersion`` first, then the members (see
+    :data:`histor_sign._version.JSON_SCHEMA_VERSION` for what stays stable)."""
+    import json
+
+    return json.dumps({"schemaVersion": JSON_SCHEMA_VERSION, **document}, indent=2,
+                      ensure_ascii=False)
 
 
 def say(text: str, *, colors: bool = False) -> None:

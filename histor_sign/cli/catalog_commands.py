@@ -1,14 +1,13 @@
 """``digest`` and ``build``: digests of a catalog and a chained revision statement."""
 
 
-import json
 from pathlib import Path
 
 import typer
 
 from histor_sign._escape import printable
 from histor_sign.canonical import read_json_file
-from histor_sign.cli.app import OutputFormat, app, emit
+from histor_sign.cli.app import OutputFormat, app, emit, json_document
 from histor_sign.cli.target_options import (
     BEARER_OPTION,
     HEADER_OPTION,
@@ -66,7 +65,7 @@ def digest(
     manifest, per_tool = digests(loaded)
     if format is OutputFormat.json:
         doc = {"manifestDigest": manifest, "toolDigests": dict(sorted(per_tool.items()))}
-        emit(json.dumps(doc, indent=2, ensure_ascii=False), output)
+        emit(json_document(doc), output)
         return
     # Tool names are chosen by the server: shown escaped, like every human renderer does.
     shown = {printable(name): d for name, d in sorted(per_tool.items())}

@@ -2,14 +2,13 @@
 revision."""
 
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
 from histor_sign.cli import target_options as t
-from histor_sign.cli.app import OutputFormat, app, emit, warn
+from histor_sign.cli.app import OutputFormat, app, emit, json_document, warn
 from histor_sign.cli.signing_commands import (
     CertIdentityOpt,
     CertIdentityRegexpOpt,
@@ -230,7 +229,7 @@ def _emit_drift(
         document = result.to_json()
         if verified is not None:
             document["verified"] = {**verified.to_json(), "attestation": attestation}
-        emit(json.dumps(document, indent=2, ensure_ascii=False), output)
+        emit(json_document(document), output)
     elif verified is not None:
         pinned = verified.pinned
         advanced = (pinned.detail if pinned is not None
@@ -279,7 +278,7 @@ def _check_pinned(
     warn(trust.warning())
     result = check_served(store, server, served, trust=trust)
     if format is OutputFormat.json:
-        emit(json.dumps(result.to_json(), indent=2, ensure_ascii=False), output)
+        emit(json_document(result.to_json()), output)
     else:
         emit(result.to_text(), output)
     drift = result.drift

@@ -18,7 +18,7 @@ import typer
 from histor_sign._escape import inert_line
 from histor_sign._limits import MAX_FIRST_INDEX
 from histor_sign._sigstore_trust import Trust
-from histor_sign.cli.app import FLAGS, PROG, OutputFormat, app, emit, warn
+from histor_sign.cli.app import FLAGS, PROG, OutputFormat, app, emit, json_document, warn
 from histor_sign.errors import UsageError
 from histor_sign.models import GITHUB_ACTIONS_ISSUER
 
@@ -398,7 +398,7 @@ def verify(
         if len(reports) == 2:
             document["attestation"] = reports[1].to_json()
             document["verified"] = all(r.ok for r in reports)
-        emit(json.dumps(document, indent=2, ensure_ascii=False), None)
+        emit(json_document(document), None)
     else:
         emit("\n".join(r.to_text() for r in reports), None)
     for report in reports:

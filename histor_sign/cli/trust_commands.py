@@ -3,7 +3,6 @@
 publisher (a pin-store entry, ``--server``, or an explicit identity pin)."""
 
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -12,7 +11,7 @@ import typer
 
 from histor_sign._escape import printable
 from histor_sign.canonical import JsonValue
-from histor_sign.cli.app import PROG, OutputFormat, app, emit, warn
+from histor_sign.cli.app import PROG, OutputFormat, app, emit, json_document, warn
 from histor_sign.cli.signing_commands import (
     OfflineOpt,
     OwnerIdOpt,
@@ -283,7 +282,7 @@ def verified_json(document: dict[str, Any], verified: "VerifiedForUse | None") -
     """A command's JSON document with the ``verified`` member added when there is one."""
     if verified is not None:
         document = {**document, "verified": verified.to_json()}
-    return json.dumps(document, indent=2, ensure_ascii=False)
+    return json_document(document)
 
 
 _TrustName = Annotated[str, typer.Argument(metavar="NAME", help="The pinned server name.")]
@@ -303,8 +302,8 @@ def trust_show(
     if entry is None:
         raise UsageError(f"{printable(server, 200)} is not pinned in {store.path}")
     if format is OutputFormat.json:
-        emit(json.dumps({"schemaVersion": 1, "pins": str(store.path), "server": server,
-                         **entry.to_json()}, indent=2, ensure_ascii=False), None)
+        emit(json_document({"pins": str(store.path), "server": server, **entry.to_json()}),
+             None)
         return
     emit("\n".join([f"{printable(server, 200)} in {store.path}", *_entry_lines(entry)]), None)
 
@@ -336,7 +335,6 @@ def trust_update(
     warn(trust.warning())
     update = update_pin(store, server, trust=trust)
     if format is OutputFormat.json:
-        emit(json.dumps({"schemaVersion": 1, **update.to_json()}, indent=2,
-                        ensure_ascii=False), None)
+        emit(json_document(update.to_json()), None)
     else:
         emit(update.to_text(), None)

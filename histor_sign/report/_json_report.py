@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from histor_sign._version import JSON_SCHEMA_VERSION
 from histor_sign.models import Finding
 from histor_sign.report._findings import count_by_severity, effective_severity, sorted_findings
 
@@ -55,7 +56,7 @@ def iter_json(
     findings: Sequence[Finding], *, strict: bool = False, stats: Mapping[str, Any] | None = None
 ) -> Iterator[str]:
     """The report's text in consecutive pieces."""
-    yield '{\n  "findings": '
+    yield f'{{\n  "schemaVersion": {JSON_SCHEMA_VERSION},\n  "findings": '
     yield from array_lines((one_line(finding_document(f, strict=strict), sort_keys=True)
                             for f in sorted_findings(findings)), 1)
     yield ',\n  "summary": ' + pretty(summary_of(findings, strict=strict, stats=stats), 1,
