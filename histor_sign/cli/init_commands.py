@@ -135,9 +135,47 @@ jobs:
 {assets}"""
 
 
+def _repository(repository: str | None) -> str | None:
+    """``--repository``, else the GitHub repository of this checkout's ``origin`` remote."""
+    from histor_sign._git import github_repository, origin_url
+    from histor_sign.pins import validate_repository
+
+    if repository is not None:
+        return validate_repository(repository, param="repository")
+    url = origin_url(Path.cwd())
+    return github_repository(url) if url else None
+
+
+def _action_sha_hint(action: str) -> str:
+    """For the default action tag: its full commit SHA when this installation is a git
+    checkout that has the tag (offline), else how to look it up."""
+    from histor_sign._git import tag_commit
+
+    repo, _, tag = action.partition("@")
+    sha = tag_commit(Path(__file__).resolve().parents[2], tag)
+    if sha is not None:
+        return (f"  pin the histor-sign action to its commit: --action {repo}@{sha}\n"
+                f"    ({tag} in the git checkout histor-sign runs from; compare it with "
+                f"https://github.com/{repo}/releases/tag/{tag})\n")
+    return (f"  pin the histor-sign action to a full commit SHA (now {_action(action)}, a "
+            f"ref that can move): --action {repo}@<sha>\n"
+            f"    ({tag} cannot be resolved offline here; look it up with: git ls-remote "
+            f"https://github.com/{repo} refs/tags/{tag})\n")
+
+
 @app.command()
 def init(
-    server: Annotated[str, typer.Option("--server", help="Registry name, io.github.OWNER/NAME.")],
+    server: Annotated[
+        str | None,
+        typer.Option("--server", help="Registry name, io.github.OWNER/NAME. Default: "
+                     "io.github.OWNER/REPO of --repository."),
+    ] = None,
+    repository: Annotated[
+        str | None,
+        typer.Option("--repository", metavar="OWNER/REPO",
+                     help="The GitHub repository the workflow runs in. Default: read from "
+                     "this checkout's origin remote (git remote get-url origin)."),
+    ] = None,
     stdio: Annotated[
         str | None,
         typer.Option("--stdio", metavar="COMMAND", help="Command that starts the server."),
@@ -176,8 +214,13 @@ def init(
 ) -> None:
     """Write the release workflow for this server and say what to commit."""
     from histor_sign.layout import chain_dir
-    from histor_sign.pins import published_location
 
+    repository = _repository(repository)
+    if server is None:
+        if repository is None:
+            raise UsageError("give --server io.github.OWNER/NAME or --repository OWNER/REPO: "
+                             "this directory has no GitHub origin remote to read them from")
+        server = f"io.github.{repository}"
     chain_dir("revisions", server)  # the server name must work as a chain path
     if (stdio is None) == (url is None):
         raise UsageError("give exactly one of --stdio COMMAND or --url URL")
@@ -195,10 +238,9 @@ def init(
         f"wrote {output} ({form})\n"
         "Next:\n"
         f"  git add {output} && git commit -m 'Sign the tools/list on release'\n"
-        + ("" if pinned else "  pin the histor-sign action to a full commit SHA "
-           f"(now {_action(action)}, a ref that can move): --action OWNER/REPO@<sha>\n")
+        + ("" if pinned else _action_sha_hint(action))
         + "  publish a release: the first one starts the chain on the histor-revisions branch\n"
         "Clients then check the server against the latest signed revision:\n"
-        f"  {PROG} check --verify --repository OWNER/REPO --envelope "
-        f"{published_location(server, 'OWNER/REPO')} --stdio ...\n"
+        f"  {PROG} trust add {server} --repository {repository or 'OWNER/REPO'}\n"
+        f"  {PROG} check --server {server} --stdio ...\n"
     )
