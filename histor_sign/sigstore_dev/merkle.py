@@ -63,6 +63,16 @@ class MerkleTree:
     def __len__(self) -> int:
         return len(self._leaves)
 
+    def leaves(self) -> list[bytes]:
+        """The leaf hashes, in order (what ``--state`` keeps)."""
+        with self._lock:
+            return list(self._leaves)
+
+    def restore(self, hashes: list[bytes]) -> None:
+        """Replace the leaves with ``hashes`` (leaf hashes, from :meth:`leaves`)."""
+        with self._lock:
+            self._leaves = list(hashes)
+
 
 def root_from_path(leaf: bytes, index: int, size: int, path: list[bytes]) -> bytes:
     """Recompute the root from an audit path (RFC 9162 §2.1.3.2), for self-checks in tests."""
