@@ -47,5 +47,5 @@ def origin_url(directory: Path) -> str | None:
 def tag_commit(directory: Path, tag: str) -> str | None:
     """The full commit SHA the tag ``tag`` names in the repository at ``directory``, from
     local refs only (None when git, the repository or the tag is not there)."""
-    sha = _git(directory, "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}^{{commit}}")
+    sha = _git(directory, "rev-parse", f"refs/tags/{tag}^{{commit}}")
     return sha if sha is not None and _FULL_SHA.match(sha) else None

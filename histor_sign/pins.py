@@ -601,7 +601,7 @@ def verify_pinned(
     from histor_sign._sigstore_trust import Trust
 
     trust = trust or Trust.production()
-    location = ReleaseLocation.parse(entry.location, param="location")
+    location = ReleaseLocation.parse(entry.location, param="pinned_location")
     if envelope is None:
         source = location.latest()
         envelope = _fetch_envelope(location, source)
@@ -1019,7 +1019,7 @@ def _attested_surface(
     the pin; (None, None) when the location publishes no attestation for it."""
     from histor_sign.attestation import read_attestation, verified_surface
 
-    location = ReleaseLocation.parse(entry.location, param="location")
+    location = ReleaseLocation.parse(entry.location, param="pinned_location")
     address = location.attestation(pinned.envelope.revision)
     try:
         attestation = read_attestation(address, location.fetch_json)
@@ -1087,7 +1087,7 @@ def update_pin(store: PinStore, server: str, *, trust: Trust) -> PinUpdate:
         return PinUpdate(pinned, None)
     drift: DriftResult | None = None
     why: str | None = None
-    location = ReleaseLocation.parse(entry.location, param="location")
+    location = ReleaseLocation.parse(entry.location, param="pinned_location")
     new_tools = pinned.signed_snapshot or pinned.signed_tools
     old: SignedEnvelope | None = None
     old_tools: Snapshot | Catalog | None = None

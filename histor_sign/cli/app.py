@@ -173,6 +173,8 @@ FLAGS: dict[str, str] = {
     "offline": "--offline",
     # client pins (trust add, check/guard --server)
     "location": "--envelope",
+    # a pin's location: the user named no flag ('trust show NAME' shows it)
+    "pinned_location": "the pinned envelope location",
     "owner_id": "--owner-id",
     "repository_id": "--repository-id",
     "replace_existing": "--replace",

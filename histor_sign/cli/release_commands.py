@@ -97,10 +97,10 @@ def print_outcome(outcome: "ReleaseOutcome", min_severity: Severity = Severity.n
     say(
         f"signed {stmt.server} {stmt.server_version} revision {stmt.revision} "
         f"({len(stmt.tool_digests)} tools)\n"
-        f"  manifest  {stmt.manifest_digest}\n"
-        f"  signer    {outcome.envelope.identity}\n"
-        f"  rekor     log index {outcome.envelope.transparency_log.log_index}\n"
-        + "".join(f"  {role:<9} {path}\n" for role, path in outcome.files.items())
+        f"  {'manifest':<11} {stmt.manifest_digest}\n"
+        f"  {'signer':<11} {outcome.envelope.identity}\n"
+        f"  {'rekor':<11} log index {outcome.envelope.transparency_log.log_index}\n"
+        + "".join(f"  {role:<11} {path}\n" for role, path in outcome.files.items())
     )
 
 
@@ -215,9 +215,10 @@ def release(
 ) -> None:
     """Fetch → scan gate → build → sign → verify → write, in one command (for CI).
 
-    Writes envelope.json, statement.json, sigstore.json, scan.sarif, summary.md and
-    tools.snapshot.json into --out-dir; a failed gate writes only scan.sarif and
-    summary.md and exits 1. Appends to $GITHUB_STEP_SUMMARY / $GITHUB_OUTPUT when set.
+    Writes envelope.json, statement.json, sigstore.json, intoto.sigstore.json (the in-toto
+    attestation), scan.sarif, summary.md and tools.snapshot.json into --out-dir; a failed
+    gate writes only scan.sarif and summary.md and exits 1. Appends to $GITHUB_STEP_SUMMARY
+    / $GITHUB_OUTPUT when set.
     """
     from histor_sign.cli.scan_commands import parse_threshold
     from histor_sign.cli.signing_commands import trust_from_flags
@@ -260,11 +261,11 @@ def release(
             f"release gate failed: findings at --fail-on {fail_on.value}; "
             f"nothing was signed (see {exc.outcome.files['sarif']})", 1
         )
+    _report(outcome, min_severity)  # findings, then what was signed and written
     for path in outcome.published:
-        sys.stdout.write(f"  published {path}\n")
+        sys.stdout.write(f"  {'published':<11} {path}\n")
     if outcome.published:
         _append("GITHUB_OUTPUT", f"published={outcome.published[1]}\n")
-    _report(outcome, min_severity)
 
 
 def _resolve_previous(

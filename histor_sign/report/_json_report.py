@@ -56,8 +56,9 @@ def iter_json(
     findings: Sequence[Finding], *, strict: bool = False, stats: Mapping[str, Any] | None = None
 ) -> Iterator[str]:
     """The report's text in consecutive pieces."""
-    yield f'{{\n  "schemaVersion": {JSON_SCHEMA_VERSION},\n  "findings": '
+    yield '{\n  "findings": '
     yield from array_lines((one_line(finding_document(f, strict=strict), sort_keys=True)
                             for f in sorted_findings(findings)), 1)
-    yield ',\n  "summary": ' + pretty(summary_of(findings, strict=strict, stats=stats), 1,
-                                      sort_keys=True) + "\n}\n"
+    # Members in sorted order, as the rest of the report (schemaVersion: docs/api.md).
+    summary = pretty(summary_of(findings, strict=strict, stats=stats), 1, sort_keys=True)
+    yield f',\n  "schemaVersion": {JSON_SCHEMA_VERSION},\n  "summary": {summary}\n}}\n'

@@ -82,7 +82,8 @@ def load(instance: LocalSigstore, directory: Path) -> bool:
         raise ValueError(f"{path} holds a Rekor v{doc['log']['version']} log, not v{log.version}")
     if (doc["tsa"] is None) != (instance.tsa is None):
         raise ValueError(f"{path} was made {'without' if doc['tsa'] is None else 'with'} a "
-                         "timestamp authority: pass the same --tsa/--no-tsa as then")
+                         "timestamp authority: start it with the same timestamp authority "
+                         "setting as then")
     ca.not_before = dt.datetime.fromisoformat(doc["notBefore"])
     ca.root_key, ca.intermediate_key = _key(doc["ca"]["root"]), _key(doc["ca"]["intermediate"])
     ca.ct_key = _key(doc["ca"]["ct"])

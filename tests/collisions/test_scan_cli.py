@@ -131,7 +131,7 @@ def test_json_output_is_deterministic_and_stdin_works() -> None:
     assert one.code == two.code == 1
     assert one.stdout == two.stdout
     doc = json.loads(one.stdout)
-    assert list(doc) == ["schemaVersion", "findings", "summary"]
+    assert list(doc) == ["findings", "schemaVersion", "summary"]
     assert all(t["source"] == "-" for f in doc["findings"] for t in f["tools"])
 
 

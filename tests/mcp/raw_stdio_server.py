@@ -232,6 +232,13 @@ def handle(msg_id: int, cursor: str | None, walks: int) -> None:
             sys.stderr.write("fatal: boom\n")
             sys.stderr.flush()
             os._exit(3)
+    elif s == "node-crash":  # what a crashing Node server prints: the cause, then its version
+        sys.stderr.write("node:internal/modules/cjs/loader:1228\n  throw err;\n  ^\n\n"
+                         "Error: Cannot find module '/app/dist/index.js'\x1b[2J\n"
+                         "    at Module._resolveFilename (node:internal/modules:1225:15)\n"
+                         "  code: 'MODULE_NOT_FOUND',\n}\n\nNode.js v20.20.2\n")
+        sys.stderr.flush()
+        os._exit(1)
     elif s == "oversized":
         out(page(msg_id, [tool("big", ',"description":"%s"' % ("x" * 300_000))]))
     elif s == "answer-twice":  # page 1 answered twice, the second with other tools

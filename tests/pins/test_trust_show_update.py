@@ -61,3 +61,23 @@ def test_show_then_update_follows_the_chain_and_triages_the_changes(
     assert "broken" in refused.stderr or "fork" in refused.stderr
     assert json.loads(forked.read_text())["servers"][SERVER]["revision"] == 2
     assert pins.read_bytes() == pin_before
+
+
+def test_an_unreachable_pinned_location_is_not_blamed_on_envelope(
+    history: History, tmp_path: Path
+) -> None:
+    # The user passed no --envelope: the error names the pin's location instead.
+    pins = tmp_path / "pins.json"
+    trust = ("--trust-config", str(history.trust_config))
+    where = history.publish(tmp_path / "pub", "rev1")
+    assert run_main("trust", "add", SERVER, "--repository", "alice/docs", "--envelope",
+                    str(where), "--pins", str(pins), *trust).code == 0
+    doc = json.loads(pins.read_text())
+    doc["servers"][SERVER]["envelope"] = "http://127.0.0.1:9/revisions/latest.envelope.json"
+    pins.write_text(json.dumps(doc))
+    served = tmp_path / "served.json"
+    served.write_text(json.dumps({"tools": history.tools["rev1"]}))
+    for args in (("trust", "update", SERVER), ("check", "--server", SERVER, str(served))):
+        run = run_main(*args, "--pins", str(pins), *trust)
+        assert run.code == 2, run.stderr
+        assert "the pinned envelope location" in run.stderr and "--envelope" not in run.stderr
