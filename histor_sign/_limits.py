@@ -79,6 +79,13 @@ DEFAULT_MAX_TRACE_BYTES = 32 * _MIB
 #: One call's argument object (encoded or as JSON); larger arguments are denied, not parsed.
 DEFAULT_MAX_ARGUMENT_BYTES = 1 * _MIB
 
+# --- lock files ----------------------------------------------------------------------------
+
+#: A lock file (``histor-sign lock``): every locked server's snapshot, pretty-printed, so as
+#: large as one JSON file may be; its nesting is a snapshot's plus the lock's own levels.
+MAX_LOCK_FILE_BYTES = DEFAULT_MAX_FILE_BYTES
+MAX_LOCK_DEPTH = DEFAULT_MAX_DEPTH
+
 # --- small configuration files --------------------------------------------------------------
 
 #: A guard policy file: a few rules, never megabytes.

@@ -24,5 +24,6 @@ from histor_sign.cli import scan_commands  # noqa: F401  isort: skip
 from histor_sign.cli import init_commands  # noqa: F401  isort: skip
 from histor_sign.cli import proxy_commands  # noqa: F401  isort: skip
 from histor_sign.cli import wrap_commands  # noqa: F401  isort: skip
+from histor_sign.cli import lock_commands  # noqa: F401  isort: skip
 
 __all__ = ["app", "main"]

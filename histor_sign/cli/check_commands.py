@@ -83,6 +83,13 @@ ATTESTATION_OPT = typer.Option(
     "surface can only be compared with --signed-tools, which is not signed.",
 )
 
+LOCK_OPT = typer.Option(
+    None, "--lock", metavar="FILE",
+    help="Compare with the definitions locked in this lock file ('histor-sign lock'; trust "
+    "on first use, not publisher-signed) instead of a signed revision; --server NAME picks "
+    "the entry (default: the only one, or the one locked from the same command or URL).",
+)
+
 
 ALL_OPT = typer.Option(
     False, "--all",
@@ -135,6 +142,7 @@ def check(
     trust_config: VerifyTrustConfigOpt = None,
     staging: VerifyStagingOpt = False,
     offline: OfflineOpt = False,
+    lock: Path | None = LOCK_OPT,
     all_pinned: bool = ALL_OPT,
     host_config: Path | None = HOST_CONFIG_OPT,
 ) -> None:
@@ -162,6 +170,9 @@ def check(
         trusted_root, trust_config, staging, offline, workflow=workflow,
         ref_pattern=ref_pattern, cert_identity_regexp=cert_identity_regexp,
     )
+    if lock is not None:
+        return _check_lock(lock, server, tools, target, timeout, protocol, format, output,
+                           fail_on, bool(envelope or attestation or signed_tools or verify), flags)
     if all_pinned or host_config is not None:
         return _check_all(all_pinned, host_config, flags, pins, tools, envelope, server,
                           target, server_is_trusted_code, timeout, protocol, format, output)
@@ -185,6 +196,20 @@ def check(
         signed_tools=signed_tools, attestation=attestation, verify=verify, timeout=timeout,
     )
     _emit_drift(result, verified, attestation, format, output, fail_on)
+
+
+def _check_lock(
+    lock: Path, server: str | None, tools: str | None, target: "Target | None",
+    timeout: float, protocol: t.ProtocolChoice, format: OutputFormat, output: Path | None,
+    fail_on: Risk | None, signed_revision: bool, flags: VerifyFlags,
+) -> None:
+    """``check --lock FILE``: the baseline is a lock file's entry (see ``lock``);
+    ``signed_revision`` says a signed-revision flag was given, which --lock refuses."""
+    from histor_sign.cli.lock_commands import check_lock
+
+    options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)
+    check_lock(lock, server, tools, target, options, format, output, fail_on,
+               signed_flags=signed_revision or flags.any_given())
 
 
 def _compare_with_envelope(

@@ -4,6 +4,7 @@ every tools/call first. stdout is the MCP stream: everything else goes to stderr
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -21,14 +22,25 @@ from histor_sign.drift._triage import Risk
 from histor_sign.errors import UsageError
 from histor_sign.models import GITHUB_ACTIONS_ISSUER
 
+if TYPE_CHECKING:
+    from histor_sign.lock import LockedRevision
+    from histor_sign.mcp._target import Target
+
 _COMMAND_ARG = typer.Argument(
     None, metavar="-- COMMAND...",
     help="The stdio server to run behind the proxy (after --), e.g. -- npx -y @scope/server.",
 )
 _SERVER_OPT = typer.Option(
-    ..., "--server", metavar="NAME",
+    None, "--server", metavar="NAME",
     help="The pinned MCP server name ('trust add'): its latest signed revision is the "
-    "contract.",
+    "contract. With --lock: the entry of the lock file (default: the only one, or the one "
+    "locked from the same command or URL).",
+)
+_LOCK_OPT = typer.Option(
+    None, "--lock", metavar="FILE",
+    help="Serve a server locked in this lock file ('histor-sign lock'; trust on first use, "
+    "not publisher-signed) instead of a pinned one: its locked definitions are the "
+    "contract, enforced the same way.",
 )
 _AUDIT_OPT = typer.Option(
     None, "--audit", metavar="FILE",
@@ -60,7 +72,7 @@ _TIMEOUT_OPT = typer.Option(
 @app.command(context_settings={"allow_interspersed_args": False})
 def proxy(
     command: list[str] | None = _COMMAND_ARG,
-    server: str = _SERVER_OPT,
+    server: str | None = _SERVER_OPT,
     url: str | None = t.URL_OPTION,
     header: list[str] | None = t.HEADER_OPTION,
     bearer_token_env: str | None = t.BEARER_OPTION,
@@ -75,6 +87,7 @@ def proxy(
     trust_config: VerifyTrustConfigOpt = None,
     staging: VerifyStagingOpt = False,
     offline: OfflineOpt = False,
+    lock: Path | None = _LOCK_OPT,
 ) -> None:
     """Serve a pinned MCP server to a host over stdio, enforcing its signed contract.
 
@@ -84,6 +97,8 @@ def proxy(
     served exactly as signed (as the signed objects); each tools/call is checked by the
     guard before it reaches the server. A refused session answers the host's initialize
     with an error. The server runs as a stdio child (-- COMMAND...) or at --url.
+    With --lock FILE the contract is a lock file's entry instead (trust on first use, not
+    publisher-signed; nothing is verified), served the same way.
     Exit codes: 0 the host ended the session, 1 refused (not pinned, verification,
     freshness, --on-drift block), 2 bad input or a fault.
     """
@@ -111,6 +126,9 @@ def proxy(
     FetchOptions(timeout=timeout)  # the same bounds check as fetch
     flags = VerifyFlags(None, GITHUB_ACTIONS_ISSUER, None, None, None, None, trusted_root,
                         trust_config, staging, offline)
+    locked = _locked(lock, server, target, flags.any_given() or pins is not None)
+    if locked is None and server is None:
+        raise UsageError("give the server to serve: --server NAME (pinned) or --lock FILE")
     trust = flags.trust()
     warn(trust.warning())
     rules = Policy.load(policy) if policy else None
@@ -119,11 +137,24 @@ def proxy(
         sys.stderr.write(inert_line(line) + "\n")
         sys.stderr.flush()
 
-    outcome = Proxy(server=server, upstream=target, trust=trust, store=pins, on_drift=mode,
-                    fail_on=fail_on, policy=rules, audit=audit, notice=notice,
-                    timeout=timeout).run_stdio()
+    outcome = Proxy(server=locked.server if locked else str(server), upstream=target,
+                    trust=trust, store=pins, on_drift=mode, fail_on=fail_on, policy=rules,
+                    audit=audit, notice=notice, timeout=timeout, locked=locked).run_stdio()
     if outcome.status == "ended":
         return
     notice(f"{PROG}: error: {outcome.message}" if outcome.status == "failed"
            else f"{PROG}: {outcome.message}")
     raise typer.Exit(1 if outcome.status == "refused" else 2)
+
+
+def _locked(lock: Path | None, server: str | None, target: "Target",
+            trust_flags: bool) -> "LockedRevision | None":
+    """The lock file's entry to serve (``--lock``), read and checked before anything starts."""
+    if lock is None:
+        return None
+    if trust_flags:
+        raise UsageError("--lock serves a locked server: nothing is verified, so --pins and "
+                         "the trust flags do not apply")
+    from histor_sign.lock import locked_revision
+
+    return locked_revision(lock, server, target.describe())

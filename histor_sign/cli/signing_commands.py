@@ -151,11 +151,15 @@ class VerifyFlags:
 
     def require_verify(self, verify: bool) -> None:
         """Pins and trust flags without ``--verify`` would be silently ignored: refuse them."""
+        if not verify and self.any_given():
+            raise UsageError("identity and trust flags need --verify")
+
+    def any_given(self) -> bool:
+        """True if any identity or trust flag was given."""
         given = (self.cert_identity, self.repository, self.ref, self.owner_id,
                  self.repository_id, self.trusted_root, self.trust_config, self.workflow,
                  self.ref_pattern, self.cert_identity_regexp)
-        if not verify and (any(v is not None for v in given) or self.staging or self.offline):
-            raise UsageError("identity and trust flags need --verify")
+        return any(v is not None for v in given) or self.staging or self.offline
 
     def names_trust(self) -> bool:
         """True if a trust root flag was given (``--staging``, ``--trusted-root`` or

@@ -120,6 +120,9 @@ class SurfaceBaseline(StrEnum):
 
     ATTESTED = "attested"
     UNSIGNED_SNAPSHOT = "unsigned-snapshot"
+    #: The digests a team recorded in a lock file on first use (:mod:`histor_sign.lock`):
+    #: reviewed by whoever committed it, signed by nobody.
+    LOCKED = "locked"
 
 
 #: ``SurfaceChange.part`` of a whole optional list that is served on one side and not
@@ -391,6 +394,8 @@ _BASELINE_LINES = {
                               "publisher's verified attestation)",
     SurfaceBaseline.UNSIGNED_SNAPSHOT: "  surface baseline: unsigned snapshot (the signature "
                                        "covers the tools only; this surface is not signed)",
+    SurfaceBaseline.LOCKED: "  surface baseline: locked (trust on first use), not "
+                            "publisher-signed",
 }
 
 
@@ -401,6 +406,7 @@ def compare(
     *,
     source: str = "signed revision",
     signed_surface: SurfaceDigests | None = None,
+    surface_baseline: SurfaceBaseline = SurfaceBaseline.ATTESTED,
 ) -> DriftResult:
     """Compare served ``tools`` with a signed revision (a statement or an envelope).
 
@@ -413,9 +419,10 @@ def compare(
     the seven signed ones (``_meta``, ``icons`` …) differ is reported too (changed and
     unsigned, medium), even when every digest matches. ``signed_surface``, the digests of a
     *verified* attestation, replaces the signed snapshot's surface as the baseline (which
-    the result names: :class:`SurfaceBaseline`). Raises :class:`InputError` for duplicate
-    names or non-MCP tools in either catalog, and when ``signed_tools`` is not the catalog
-    the statement was built from.
+    the result names: :class:`SurfaceBaseline`); ``surface_baseline`` says where those digests
+    come from (``LOCKED`` for a lock file's, which nobody signed). Raises
+    :class:`InputError` for duplicate names or non-MCP tools in either catalog, and when
+    ``signed_tools`` is not the catalog the statement was built from.
     """
     statement = statement_of(signed, source)
     current = as_tools(tools)
@@ -427,7 +434,7 @@ def compare(
     drift = _triaged(diff_digests(statement.tool_digests, current_digests), signed_by_name,
                      current_by_name, current_digests)
     if signed_surface is not None:
-        baseline: SurfaceBaseline | None = SurfaceBaseline.ATTESTED
+        baseline: SurfaceBaseline | None = surface_baseline
         surface_status, surface, surface_note, one_sided = _compare_attested(
             signed_surface, tools)
     else:

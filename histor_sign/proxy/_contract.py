@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from histor_sign.drift import DriftResult
     from histor_sign.drift._triage import Risk
     from histor_sign.guard import Guard, Policy
+    from histor_sign.lock import LockedRevision
     from histor_sign.pins import PinnedRevision
 
 
@@ -62,7 +63,7 @@ class Contract:
     """The state calls are decided against: offered tool objects in signed order, their
     names, what differs, and the guard over the signed definitions."""
 
-    revision: PinnedRevision
+    revision: PinnedRevision | LockedRevision
     offered: tuple[Mapping[str, Any], ...]
     offered_names: frozenset[str]
     differences: tuple[Withheld, ...]
@@ -85,7 +86,7 @@ class Blocked(Exception):
 
 
 def build_contract(
-    revision: PinnedRevision,
+    revision: PinnedRevision | LockedRevision,
     served: list[dict[str, Any]],
     *,
     on_drift: OnDrift,
@@ -96,10 +97,13 @@ def build_contract(
 
     Raises :class:`Blocked` (``block`` mode), :class:`InputError` when the served list is
     not a list of MCP tools or the policy names a tool the signed revision lacks.
+    ``revision`` may be a lock file's entry instead (:class:`~histor_sign.lock.LockedRevision`,
+    trust on first use): served the same way, named for what it is.
     """
     from histor_sign.catalog import as_tools
     from histor_sign.drift import ChangeKind, compare
     from histor_sign.guard import Guard
+    from histor_sign.models import statement_of
     from histor_sign.revision import tool_digest
 
     signed_catalog = revision.signed_snapshot or revision.signed_tools
@@ -108,7 +112,7 @@ def build_contract(
                          f"{revision.revision} are not published")
     signed_tools = as_tools(signed_catalog)
     drift = compare(revision.envelope, served, signed_catalog, source=revision.source)
-    digests = revision.envelope.statement.tool_digests
+    digests = statement_of(revision.envelope).tool_digests
     served_tools = {t.name: t for t in as_tools(served)}
     differences = tuple(
         Withheld(d.name, d.change.value, d.risk.value,
@@ -119,7 +123,9 @@ def build_contract(
             fail_on is None or drift.reaches(fail_on)):
         shown = "; ".join(w.line() for w in differences[:5])
         more = f" and {len(differences) - 5} more" if len(differences) > 5 else ""
-        raise Blocked(f"the served tools differ from signed revision {revision.revision} "
+        baseline = (f"signed revision {revision.revision}" if revision.revision is not None
+                    else "the locked definitions (trust on first use)")
+        raise Blocked(f"the served tools differ from {baseline} "
                       f"({drift.risk.value if drift.risk else 'low'} risk): {shown}{more}")
     if on_drift is OnDrift.WARN:
         offered_tools = [

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from histor_sign._sigstore_trust import Trust
     from histor_sign.drift._triage import Risk
     from histor_sign.guard import Decision, Policy
+    from histor_sign.lock import LockedRevision
     from histor_sign.mcp._target import Target
     from histor_sign.pins import PinnedRevision, PinStore
 
@@ -115,7 +116,9 @@ class Proxy:
     ``on_drift``/``fail_on`` say what a served tool that is not the signed one does
     (:class:`OnDrift`); ``policy`` adds the guard's policy; ``audit`` names a JSON-lines
     file. ``notice`` receives one line per event for the operator (stderr in the CLI); the
-    library never prints.
+    library never prints. ``locked``, a lock file's entry (trust on first use, see
+    :mod:`histor_sign.lock`), replaces the pinned revision as the baseline: nothing is
+    verified, and it is served exactly as a pinned one.
     """
 
     def __init__(
@@ -133,6 +136,7 @@ class Proxy:
         timeout: float = DEFAULT_TIMEOUT,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         shutdown_grace: float = 2.0,
+        locked: LockedRevision | None = None,
     ) -> None:
         from histor_sign.drift._triage import Risk
         from histor_sign.mcp._target import FetchOptions
@@ -150,7 +154,8 @@ class Proxy:
         self.max_message_bytes = max_message_bytes
         self.shutdown_grace = shutdown_grace
         self.contract: Contract | None = None
-        self._revision: PinnedRevision | None = None
+        self.locked = locked
+        self._revision: PinnedRevision | LockedRevision | None = None
         self._ready = asyncio.Event()
         self._refreshes = 0
         self._refresh_lock = asyncio.Lock()
@@ -214,13 +219,16 @@ class Proxy:
         return outcome
 
     # ------------------------------------------------------------------ verification
-    def _verify(self) -> PinnedRevision:
+    def _verify(self) -> PinnedRevision | LockedRevision:
         from histor_sign.pins import latest_for_use
 
+        if self.locked is not None:
+            return self.locked
         return latest_for_use(self.server, trust=self.trust, store=self.store,
                               signed_tools=True)
 
-    async def _verified(self, verifying: asyncio.Task[PinnedRevision]) -> PinnedRevision:
+    async def _verified(self, verifying: asyncio.Task[PinnedRevision | LockedRevision]
+                        ) -> PinnedRevision | LockedRevision:
         from histor_sign.pins import NotPinned
 
         try:
@@ -237,7 +245,7 @@ class Proxy:
 
     # ------------------------------------------------------------------ host side
     async def _host_loop(self, reader: LineReader,
-                         verifying: asyncio.Task[PinnedRevision]) -> None:
+                         verifying: asyncio.Task[PinnedRevision | LockedRevision]) -> None:
         assert self._host is not None
         first = True
         while True:
@@ -274,7 +282,8 @@ class Proxy:
             raise self._failure
         return read.result()
 
-    async def _open(self, first: dict[str, Any], revision: PinnedRevision) -> None:
+    async def _open(self, first: dict[str, Any],
+                    revision: PinnedRevision | LockedRevision) -> None:
         """Start the upstream, run the host's handshake through it, walk and compare."""
         self._revision = revision
         try:
@@ -324,10 +333,8 @@ class Proxy:
         await self._refresh(initial=True)
         revision = self._revision
         self.audit.record(
-            "session-start", server=self.server, revision=revision.revision,
-            manifestDigest=revision.envelope.statement.manifest_digest,
-            signer={"issuer": revision.envelope.issuer, "identity": revision.signer},
-            freshness=revision.freshness.value, upstream=self.target.describe(),
+            "session-start", server=self.server, **_baseline_record(revision),
+            upstream=self.target.describe(),
             era=self._state.era.value, protocolVersion=self._state.protocol_version,
             onDrift=self.on_drift.value,
         )
@@ -746,6 +753,17 @@ class _RelayChannel(Channel):
 
     async def aclose(self) -> None:
         return
+
+
+def _baseline_record(revision: PinnedRevision | LockedRevision) -> dict[str, Any]:
+    """The session-start audit members that say what the contract is: who signed which
+    revision, or the lock file it came from (signed by nobody)."""
+    if revision.revision is None:
+        return revision.audit_json()
+    return {"revision": revision.revision,
+            "manifestDigest": revision.envelope.statement.manifest_digest,
+            "signer": {"issuer": revision.envelope.issuer, "identity": revision.signer},
+            "freshness": revision.freshness.value}
 
 
 def _obj(value: Any) -> dict[str, Any]:
