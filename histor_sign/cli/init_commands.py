@@ -17,9 +17,11 @@ from typing import Annotated
 import typer
 
 from histor_sign._atomic import output_exists
+from histor_sign._escape import printable
 from histor_sign._version import __version__
-from histor_sign.cli.app import PROG, app, emit
+from histor_sign.cli.app import PROG, app, emit, warn
 from histor_sign.errors import UsageError
+from histor_sign.models import namespace_owner
 
 #: Third-party actions the workflow uses, pinned by commit (tag in the comment).
 CHECKOUT = "actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1 # v7.0.1"
@@ -167,8 +169,9 @@ def _action_sha_hint(action: str) -> str:
 def init(
     server: Annotated[
         str | None,
-        typer.Option("--server", help="Registry name, io.github.OWNER/NAME. Default: "
-                     "io.github.OWNER/REPO of --repository."),
+        typer.Option("--server", help="Registry name, io.github.OWNER/NAME (another "
+                     "namespace is written with a warning: clients cannot pin it by "
+                     "repository). Default: io.github.OWNER/REPO of --repository."),
     ] = None,
     repository: Annotated[
         str | None,
@@ -228,6 +231,9 @@ def init(
         raise UsageError("--action must be OWNER/REPO@REF (a commit SHA) or ./")
     if output_exists(output) and not force:
         raise UsageError(f"{output} exists (--force overwrites it)")
+    if namespace_owner(server) is None:
+        warn(f"{printable(server, 200)} is outside io.github.*: clients cannot pin it with "
+             "'trust add'; they verify it with --envelope and an identity pin instead")
     text = render_workflow(
         server, stdio, url, single_job=single_job, action=action, build=build
     )

@@ -75,3 +75,12 @@ def test_remote_forms_and_offline_tag_resolution(tmp_path: Path) -> None:
     assert tag_commit(repo, "v9.9.9") == _git(repo, "rev-parse", "HEAD")
     assert tag_commit(repo, "v0.0.0") is None
     assert tag_commit(tmp_path / "no-such-dir", "v9.9.9") is None
+
+
+def test_a_server_outside_io_github_is_written_with_a_warning(tmp_path: Path) -> None:
+    run = run_cli("init", "--server", "com.example/notes", "--stdio", "x", "-o",
+                  str(tmp_path / "w.yml"))
+    assert run.code == 0, run.stderr
+    assert run.stderr == ("histor-sign: warning: com.example/notes is outside io.github.*: "
+                          "clients cannot pin it with 'trust add'; they verify it with "
+                          "--envelope and an identity pin instead\n")
