@@ -54,6 +54,13 @@ def tool_digest_parts(tools: ToolsLike) -> dict[str, bytes]:
     return {t.name: _tool_bytes(t) for t in imported}
 
 
+def manifest_bytes(tools: ToolsLike) -> bytes:
+    """The manifest itself: RFC 8785 bytes of ``{tool name: projection}``, whose SHA-256 is
+    the manifest digest (and the attestation's ``manifest`` subject: a file holding these
+    bytes is what ``gh attestation verify`` checks)."""
+    return canonical_object_from_parts(tool_digest_parts(tools))
+
+
 def digests(tools: ToolsLike) -> tuple[str, dict[str, str]]:
     """Return ``(manifest_digest, {tool name: tool digest})`` for MCP tool definitions.
 

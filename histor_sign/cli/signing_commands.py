@@ -610,3 +610,40 @@ def dev_sigstore(
     finally:
         signal.signal(signal.SIGTERM, previous)
         instance.stop()
+
+
+@app.command("attest-github")
+def attest_github(
+    attestation: Annotated[Path, typer.Argument(
+        metavar="ATTESTATION", help="The release's intoto.sigstore.json (part 1; further parts "
+        "beside it are published too).")],
+    repository: Annotated[str, typer.Option(
+        "--repository", metavar="OWNER/REPO", envvar="GITHUB_REPOSITORY",
+        help="The repository the attestation is stored for. Default: $GITHUB_REPOSITORY.")],
+    token_env: Annotated[str, typer.Option(
+        "--token-env", metavar="NAME",
+        help="Environment variable holding a token allowed 'attestations: write'.")]
+    = "GITHUB_TOKEN",
+    api_url: Annotated[str, typer.Option(
+        "--api-url", envvar="GITHUB_API_URL", help="GitHub REST API base URL.")]
+    = "https://api.github.com",
+) -> None:
+    """Publish the in-toto attestation to GitHub's attestations store, so that
+    'gh attestation verify' (gh >= 2.49) finds it. Exit codes: 0 published, 2 bad input or
+    GitHub refused it."""
+    import os
+
+    from histor_sign.canonical import read_bytes
+    from histor_sign.github_attestations import publish_attestations
+    from histor_sign.layout import part_paths
+
+    token = os.environ.get(token_env, "").strip()
+    if not token:
+        raise UsageError(f"--token-env: environment variable {token_env} is not set or empty")
+    paths = [attestation]
+    while (more := part_paths(attestation, len(paths) + 1)[-1]).exists():
+        paths.append(more)
+    ids = publish_attestations([(str(p), read_bytes(str(p))) for p in paths], repository,
+                               token=token, api_url=api_url)
+    emit("\n".join(f"published {p} to {repository} as attestation {i}"
+                   for p, i in zip(paths, ids, strict=True)), None)
