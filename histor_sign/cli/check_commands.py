@@ -32,6 +32,7 @@ from histor_sign.cli.trust_commands import (
     verify_for_use,
 )
 from histor_sign.drift._triage import Risk
+from histor_sign.errors import UsageError
 from histor_sign.mcp._target import FetchOptions, Target
 from histor_sign.models import GITHUB_ACTIONS_ISSUER
 
@@ -148,28 +149,23 @@ def check(
 ) -> None:
     """Detect drift between the tools a server serves now and a signed revision.
 
-    With --server NAME (after 'trust add') the latest revision comes from the pinned
-    location, verified under the pin and checked for freshness (a rollback, a fork or a
-    broken chain exits 1; a newer revision that chains advances the pin). With --verify the
-    given envelope's signature and signer are verified first, against the pin store, --server
-    or the identity flags. Every change gets a kind and a risk (low, medium, high). When both
-    sides are fetch snapshots (a live fetch counts), the server instructions, each prompt and
-    each resource template are compared too; otherwise the surface is "not compared".
-    The surface baseline is the attestation's signed digests (--attestation, or the one
-    published beside the pinned revision) or else the release snapshot, which is not signed:
-    the report says which ("surface baseline: attested | unsigned snapshot").
-    Exit codes: 0 match (or every change below --fail-on), 1 different (or verification
-    failed), 2 bad input.
+    With --server NAME (after 'trust add') the latest revision comes from the pinned location,
+    verified under the pin and checked for freshness (a rollback, a fork or a broken chain exits
+    1; a newer revision that chains advances the pin). With --verify the given envelope's
+    signature and signer are verified first, against the pin store, --server or the identity
+    flags. Every change gets a kind and a risk (low, medium, high). When both sides are fetch
+    snapshots (a live fetch counts), the server instructions, each prompt and each resource
+    template are compared too; otherwise the surface is "not compared". The surface baseline is
+    the attestation's signed digests (--attestation, or the one published beside the pinned
+    revision) or else the release snapshot, which is not signed: the report says which ("surface
+    baseline: attested | unsigned snapshot"). Exit codes: 0 match (or every change below
+    --fail-on), 1 different (or verification failed), 2 bad input.
     """
-    from histor_sign.errors import UsageError
-
     target = t.target_from_flags(stdio, url, header, bearer_token_env, required=False,
                                  trusted_code=server_is_trusted_code)
-    flags = VerifyFlags(
-        cert_identity, cert_oidc_issuer, repository, ref, owner_id, repository_id,
-        trusted_root, trust_config, staging, offline, workflow=workflow,
-        ref_pattern=ref_pattern, cert_identity_regexp=cert_identity_regexp,
-    )
+    flags = VerifyFlags(cert_identity, cert_oidc_issuer, repository, ref, owner_id, repository_id,
+                        trusted_root, trust_config, staging, offline, workflow=workflow,
+                        ref_pattern=ref_pattern, cert_identity_regexp=cert_identity_regexp)
     if lock is not None:
         return _check_lock(lock, server, tools, target, timeout, protocol, format, output,
                            fail_on, bool(envelope or attestation or signed_tools or verify), flags)
@@ -179,8 +175,8 @@ def check(
     if envelope is None and server is None:
         raise UsageError("give the signed revision: --envelope FILE, or --server NAME (pinned)")
     if attestation is not None and envelope is None:
-        raise UsageError("--attestation needs --envelope; with --server the attestation "
-                         "comes from the pinned location")
+        raise UsageError("--attestation needs --envelope; with --server the attestation comes "
+                         "from the pinned location")
     verify = verify or server is not None or attestation is not None
     flags.require_verify(verify)
     options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)

@@ -148,6 +148,22 @@ def _repository(repository: str | None) -> str | None:
     return github_repository(url) if url else None
 
 
+def _server_and_repository(server: str | None, repository: str | None) -> tuple[str, str | None]:
+    """``--server`` (default ``io.github.OWNER/REPO`` of the repository) and the repository
+    (``--repository``, else this checkout's GitHub origin); the name must work as a chain
+    path."""
+    from histor_sign.layout import chain_dir
+
+    repository = _repository(repository)
+    if server is None:
+        if repository is None:
+            raise UsageError("give --server io.github.OWNER/NAME or --repository OWNER/REPO: "
+                             "this directory has no GitHub origin remote to read them from")
+        server = f"io.github.{repository}"
+    chain_dir("revisions", server)
+    return server, repository
+
+
 def _action_sha_hint(action: str) -> str:
     """For the default action tag: its full commit SHA when this installation is a git
     checkout that has the tag (offline), else how to look it up."""
@@ -216,15 +232,7 @@ def init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
     """Write the release workflow for this server and say what to commit."""
-    from histor_sign.layout import chain_dir
-
-    repository = _repository(repository)
-    if server is None:
-        if repository is None:
-            raise UsageError("give --server io.github.OWNER/NAME or --repository OWNER/REPO: "
-                             "this directory has no GitHub origin remote to read them from")
-        server = f"io.github.{repository}"
-    chain_dir("revisions", server)  # the server name must work as a chain path
+    server, repository = _server_and_repository(server, repository)
     if (stdio is None) == (url is None):
         raise UsageError("give exactly one of --stdio COMMAND or --url URL")
     if not action.startswith("./") and "@" not in action:
@@ -234,9 +242,7 @@ def init(
     if namespace_owner(server) is None:
         warn(f"{printable(server, 200)} is outside io.github.*: clients cannot pin it with "
              "'trust add'; they verify it with --envelope and an identity pin instead")
-    text = render_workflow(
-        server, stdio, url, single_job=single_job, action=action, build=build
-    )
+    text = render_workflow(server, stdio, url, single_job=single_job, action=action, build=build)
     emit(text, output)
     form = "single-job" if single_job else "two-job (snapshot -> sign)"
     pinned = action.startswith("./") or _FULL_SHA.fullmatch(action.partition("@")[2])

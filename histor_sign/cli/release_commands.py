@@ -257,10 +257,8 @@ def release(
     except GateFailed as exc:
         assert isinstance(exc.outcome, ReleaseOutcome)
         _report(exc.outcome, min_severity)
-        fail(
-            f"release gate failed: findings at --fail-on {fail_on.value}; "
-            f"nothing was signed (see {exc.outcome.files['sarif']})", 1
-        )
+        fail(f"release gate failed: findings at --fail-on {fail_on.value}; nothing was "
+             f"signed (see {exc.outcome.files['sarif']})", 1)
     _report(outcome, min_severity)  # findings, then what was signed and written
     for path in outcome.published:
         sys.stdout.write(f"  {'published':<11} {path}\n")
