@@ -1,10 +1,21 @@
 """Per-call overhead of ``histor-sign proxy`` over a direct SDK connection, and its
 start-up over the server's own.
 
-Both sessions use the official MCP SDK client and the bundled example server over stdio;
-the proxied one runs ``histor-sign proxy`` against a release made through the local
-Sigstore instance (as the tests do). Calls alternate between the two sessions (interleaved,
-so machine load hits both alike); start-up is spawn → initialize → tools/list done.
+The host is the official MCP SDK client in every case. The baselines run in the same
+process, interleaved with the measured side (alternating which goes first), so machine
+load hits both alike:
+
+* **per call**: ``tools/call search_notes`` on the bundled example server, directly and
+  through the proxy (signed through the local Sigstore instance, as the tests do):
+  min / median / p99 of each, the ratio of the medians, and the overhead as the
+  difference of the medians and of the p99s;
+* **start-up** (spawn → initialize → every tools/list page answered): the example server
+  (7 tools, 3 pages) and a 100-tool server (``hundred_tools_server.py``), each directly
+  and through the proxy with ``--offline`` trust — the proxy's share is verification,
+  its own walk of the tools, the comparison and the guard.
+
+Every process runs with cached bytecode (its own ``PYTHONPYCACHEPREFIX``, warmed once) as
+an installed package has: without it the interpreter compiles every module each start.
 Run: ``python benchmarks/bench_proxy.py [CALLS] [STARTS]``. Numbers are reported, never
 asserted.
 """
@@ -12,33 +23,47 @@ asserted.
 from __future__ import annotations
 
 import asyncio
-import statistics
+import os
 import sys
 import tempfile
 import time
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "proxy")]
 
-from cli_harness import cli_env  # noqa: E402
-from proxy_fixtures import make_world, proxy_argv  # noqa: E402
+from cli_harness import cli_env, run_cli  # noqa: E402
+from proxy_fixtures import make_world, proxy_argv, publish  # noqa: E402
 
 EXAMPLE = [sys.executable, "-m", "histor_sign.demo.example_server"]
+HUNDRED = [sys.executable, str(REPO / "benchmarks" / "hundred_tools_server.py"), "100"]
+HUNDRED_SERVER = "io.github.example/hundred"
+HUNDRED_IDENTITY = ("https://github.com/example/hundred/.github/workflows/sign.yml"
+                    "@refs/heads/main")
+ENV: dict[str, str] = {}
 
 
-async def session(argv: list[str], stack: Any) -> Any:
+async def session(argv: list[str], stack: AsyncExitStack) -> Any:
+    """An SDK client session with every tools/list page read."""
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(command=argv[0], args=argv[1:], env=cli_env())
-    devnull = stack.enter_context(open("/dev/null", "w"))
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=ENV)
+    devnull = stack.enter_context(open(os.devnull, "w"))
     read, write = await stack.enter_async_context(stdio_client(params, errlog=devnull))
     client = await stack.enter_async_context(ClientSession(read, write))
     await client.initialize()
-    await client.list_tools()
-    return client
+    from mcp import types
+
+    cursor = None
+    while True:
+        page = await client.list_tools(
+            params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+        cursor = page.next_cursor
+        if not cursor:
+            return client
 
 
 def pct(values: list[float], q: float) -> float:
@@ -46,25 +71,28 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def per_call(proxied: list[str], calls: int) -> tuple[list[float], list[float]]:
-    from contextlib import AsyncExitStack
+def row(label: str, values: list[float]) -> str:
+    return (f"  {label:8} min {min(values) * 1e3:7.3f}  median {pct(values, 0.5) * 1e3:7.3f}"
+            f"  p99 {pct(values, 0.99) * 1e3:7.3f}")
 
+
+async def per_call(proxied: list[str], calls: int) -> tuple[list[float], list[float]]:
     async with AsyncExitStack() as stack:
         direct = await session(EXAMPLE, stack)
         proxy = await session(proxied, stack)
         d: list[float] = []
         p: list[float] = []
-        for i in range(calls):
-            for client, out in ((direct, d), (proxy, p)) if i % 2 else ((proxy, p), (direct, d)):
+        for i in range(calls + 50):  # the first 50 warm both up and are dropped
+            order = ((direct, d), (proxy, p)) if i % 2 else ((proxy, p), (direct, d))
+            for client, out in order:
                 start = time.perf_counter()
                 await client.call_tool("search_notes", {"query": f"q{i}", "limit": 5})
-                out.append(time.perf_counter() - start)
+                if i >= 50:
+                    out.append(time.perf_counter() - start)
         return d, p
 
 
 async def startup(argv: list[str]) -> float:
-    from contextlib import AsyncExitStack
-
     start = time.perf_counter()
     async with AsyncExitStack() as stack:
         await session(argv, stack)
@@ -72,29 +100,73 @@ async def startup(argv: list[str]) -> float:
     return ready
 
 
-def main() -> None:
-    calls = int(sys.argv[1]) if len(sys.argv) > 1 else 500
-    starts = int(sys.argv[2]) if len(sys.argv) > 2 else 8
-    with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp)
-        world = make_world(base / "world")
-        proxied = proxy_argv(world, base, upstream=EXAMPLE)
-        d, p = asyncio.run(per_call(proxied, calls))
-        print(f"per call, {calls} interleaved tools/call each (ms):")
-        for label, values in (("direct", d), ("proxy", p)):
-            print(f"  {label:7} p50 {pct(values, 0.5) * 1e3:7.3f}   p99 {pct(values, 0.99) * 1e3:7.3f}")
-        print(f"  overhead p50 {(pct(p, 0.5) - pct(d, 0.5)) * 1e3:+.3f} ms, "
-              f"p99 {(pct(p, 0.99) - pct(d, 0.99)) * 1e3:+.3f} ms")
-        ds, ps = [], []
-        for i in range(starts):
-            order = ((EXAMPLE, ds), (proxied, ps)) if i % 2 else ((proxied, ps), (EXAMPLE, ds))
+def release_hundred(base: Path) -> tuple[Path, Path]:
+    """Release the 100-tool server through a fresh local Sigstore; (pins, trust config)."""
+    import shlex
+
+    from histor_sign.sigstore_dev import LocalSigstore
+
+    with LocalSigstore(directory=base / "sigstore") as sigstore:
+        token = sigstore.mint_token(HUNDRED_IDENTITY)
+        done = run_cli("release", "--server", HUNDRED_SERVER, "--server-version", "1.0.0",
+                       "--out-dir", str(base / "rev1"), "--trust-config",
+                       str(sigstore.trust_config_path), "--stdio", shlex.join(HUNDRED),
+                       "--server-is-trusted-code", "--identity-token", token)
+        assert done.code == 0, done.stderr
+        trust_config = sigstore.trust_config_path
+    publish(base / "rev1", base / "published", 1)
+    pins = base / "pins.json"
+    added = run_cli("trust", "add", HUNDRED_SERVER, "--repository", "example/hundred",
+                    "--workflow", ".github/workflows/sign.yml", "--envelope",
+                    str(base / "published"), "--pins", str(pins), "--trust-config",
+                    str(trust_config))
+    assert added.code == 0, added.stderr
+    return pins, trust_config
+
+
+def start_ups(pairs: list[tuple[str, list[str], list[str]]], runs: int) -> None:
+    for label, direct, proxied in pairs:
+        asyncio.run(startup(direct))  # warm the bytecode cache of both
+        asyncio.run(startup(proxied))
+        ds: list[float] = []
+        ps: list[float] = []
+        for i in range(runs):
+            order = ((direct, ds), (proxied, ps)) if i % 2 else ((proxied, ps), (direct, ds))
             for argv, out in order:
                 out.append(asyncio.run(startup(argv)))
-        print(f"start-up to a listed session, {starts} runs each (median ms): "
-              f"server alone {statistics.median(ds) * 1e3:.0f}, through the proxy "
-              f"{statistics.median(ps) * 1e3:.0f} "
-              f"(+{(statistics.median(ps) - statistics.median(ds)) * 1e3:.0f}: verification, "
-              "interpreter, the proxy's own tools/list walk)")
+        print(f"start-up to a listed session, {label}, {runs} interleaved runs each (ms):")
+        print(row("server", ds))
+        print(row("proxied", ps))
+        print(f"  proxy adds: median {(pct(ps, 0.5) - pct(ds, 0.5)) * 1e3:+.0f} ms, "
+              f"min {(min(ps) - min(ds)) * 1e3:+.0f} ms "
+              f"(ratio of medians {pct(ps, 0.5) / pct(ds, 0.5):.1f})")
+
+
+def main() -> None:
+    calls = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    starts = int(sys.argv[2]) if len(sys.argv) > 2 else 10
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        env = cli_env({"PYTHONPYCACHEPREFIX": str(base / "pycache")})
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        ENV.update(env)
+        world = make_world(base / "world")
+        proxied = proxy_argv(world, base, "--offline", upstream=EXAMPLE)
+        asyncio.run(startup(proxied))  # warm the bytecode cache
+        d, p = asyncio.run(per_call(proxied, calls))
+        print(f"per call, {calls} interleaved tools/call each (ms):")
+        print(row("direct", d))
+        print(row("proxied", p))
+        print(f"  overhead: median {(pct(p, 0.5) - pct(d, 0.5)) * 1e3:+.3f} ms, "
+              f"p99 {(pct(p, 0.99) - pct(d, 0.99)) * 1e3:+.3f} ms "
+              f"(ratio of medians {pct(p, 0.5) / pct(d, 0.5):.2f})")
+        (base / "hundred").mkdir()
+        pins, trust = release_hundred(base / "hundred")
+        (base / "h").mkdir()
+        hundred = proxy_argv(world, base / "h", "--offline", pins=pins, upstream=HUNDRED,
+                             server=HUNDRED_SERVER, trust_config=trust)
+        start_ups([("example server (7 tools)", EXAMPLE, proxied),
+                   ("100-tool server", HUNDRED, hundred)], starts)
 
 
 if __name__ == "__main__":

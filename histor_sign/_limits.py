@@ -94,6 +94,8 @@ MAX_POLICY_BYTES = 1 * _MIB
 MAX_TRUST_FILE_BYTES = 4 * _MIB
 #: A client's pin file (server name → trusted publisher); a few hundred bytes per server.
 MAX_PIN_FILE_BYTES = 4 * _MIB
+#: Verified revisions remembered beside a pin file (``_verified_cache``); oldest dropped.
+MAX_VERIFIED_CACHE_ENTRIES = 512
 
 # --- the local Sigstore instance (dev-sigstore) --------------------------------------------
 

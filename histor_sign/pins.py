@@ -546,18 +546,27 @@ def _verified(
 ) -> None:
     """Verify ``env`` under the pin (and its chain link / tools when given); raise
     :class:`VerificationFailed` naming the axis that failed."""
-    from histor_sign.verification import verify
+    from histor_sign._verified_cache import active
 
     if env.server != entry.server:
         raise VerificationFailed(
             f"{source}: identity: the envelope is for {printable(env.server, 200)!r}, "
             f"not the pinned server {entry.server!r}"
         )
+    cache = active()  # the same inputs verified before (a caller opted in): see its module
+    key = cache.key(env, pins=entry.pins(), trust=trust, previous=previous,
+                    tools=tools) if cache is not None else None
+    if key is not None and cache is not None and cache.hit(key):
+        return
+    from histor_sign.verification import verify
+
     report = verify(
         env, pins=entry.pins(), trust=trust, previous=previous, tools=tools, source=source,
         previous_source="the previous revision", tools_source=tools_source,
     )
     report.raise_for_failure()
+    if key is not None and cache is not None:
+        cache.add(key)
 
 
 def _fetch_envelope(location: ReleaseLocation, address: str) -> SignedEnvelope:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,6 +71,10 @@ SESSION_ENDED = -32000
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 PREFIX = "histor-sign proxy"
+#: How a modern-era approval's ``requestState`` begins (the rest: nonce and HMAC).
+APPROVAL_STATE = "histor-sign-proxy/approval/1:"
+#: Modern-era approvals the proxy remembers while the host asks the user.
+MAX_OPEN_APPROVALS = 1024
 
 
 @dataclass(frozen=True)
@@ -171,7 +176,13 @@ class Proxy:
         self._upstream: Upstream | None = None
         self._host: LineWriter | None = None
         self._failure: _Ended | None = None
-        self._ended = asyncio.Event()
+        self._host_task: asyncio.Task[None] | None = None
+        self._warned: set[str] = set()
+        self._approval_key = os.urandom(32)
+        #: Modern-era approvals asked and not yet answered (bounded: oldest forgotten).
+        self._approval_nonces: dict[str, None] = {}
+        #: Host requests not yet answered (by key): each gets an error if the session fails.
+        self._owed: dict[tuple[str, Any], Any] = {}
         self._relay = _RelayChannel(self)
 
     # ------------------------------------------------------------------ entry points
@@ -200,7 +211,7 @@ class Proxy:
         self._host = LineWriter(host_out, "the host")
         reader = LineReader(host_in, self.max_message_bytes, "the host")
         verifying = asyncio.create_task(asyncio.to_thread(self._verify))
-        host_task = asyncio.create_task(self._host_loop(reader, verifying))
+        host_task = self._host_task = asyncio.create_task(self._host_loop(reader, verifying))
         try:
             await host_task
             outcome = ProxyOutcome("ended", "the host closed the session")
@@ -208,24 +219,41 @@ class Proxy:
             outcome = ProxyOutcome(ended.status, ended.message)
         except WireError as exc:
             outcome = ProxyOutcome("failed", exc.message)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if self._failure is None or (task is not None and task.cancelling()):
+                raise
+            outcome = ProxyOutcome(self._failure.status, self._failure.message)
         finally:
             if not verifying.done():
                 verifying.cancel()
-            await self._shutdown()
         if self._failure is not None and outcome.status == "ended":
             outcome = ProxyOutcome(self._failure.status, self._failure.message)
+        try:
+            if outcome.status != "ended":
+                await self._answer_owed(outcome)
+        finally:
+            await self._shutdown()
         self.audit.record("session-end", status=outcome.status, reason=outcome.message)
         self.audit.close()
         return outcome
 
     # ------------------------------------------------------------------ verification
     def _verify(self) -> PinnedRevision | LockedRevision:
-        from histor_sign.pins import latest_for_use
+        """The baseline: a lock file's entry when given, else the pinned server's latest
+        revision, verified for use, with its signed tools. The one place the proxy obtains
+        what it enforces (runs in a worker thread). A verification of the very same inputs
+        recorded beside the pin file is reused (:mod:`histor_sign._verified_cache`: why
+        that is sound); freshness is judged every time."""
+        from histor_sign._verified_cache import VerifiedCache, using
+        from histor_sign.pins import PinStore, latest_for_use
 
         if self.locked is not None:
             return self.locked
-        return latest_for_use(self.server, trust=self.trust, store=self.store,
-                              signed_tools=True)
+        store = self.store if isinstance(self.store, PinStore) else PinStore.load(self.store)
+        with using(VerifiedCache(store.path)):
+            return latest_for_use(self.server, trust=self.trust, store=store,
+                                  signed_tools=True)
 
     async def _verified(self, verifying: asyncio.Task[PinnedRevision | LockedRevision]
                         ) -> PinnedRevision | LockedRevision:
@@ -268,19 +296,31 @@ class Proxy:
             await self._from_host(message)
 
     async def _next_host(self, reader: LineReader) -> dict[str, Any] | None:
-        read = asyncio.create_task(reader.message())
-        ended = asyncio.create_task(self._ended.wait())
-        try:
-            done, _ = await asyncio.wait({read, ended}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            ended.cancel()
-        if read not in done:
-            read.cancel()
-            with contextlib.suppress(BaseException):
-                await read
-            assert self._failure is not None
+        """The host's next message. A failure elsewhere cancels the host task (`_fail`),
+        so no per-message race of two waits is needed."""
+        if self._failure is not None:
             raise self._failure
-        return read.result()
+        message = await reader.message()
+        if message is not None and "id" in message and "method" in message:
+            self._owed[_key(message["id"])] = message["id"]
+        return message
+
+    async def _answer_owed(self, outcome: ProxyOutcome) -> None:
+        """Answer every host request still open with a JSON-RPC error, so a host never
+        waits on a request the session can no longer answer. The text is the proxy's own
+        (never the server's); bounded by the shutdown grace, as the host may not read."""
+        owed, self._owed = list(self._owed.values()), {}
+        if not owed or self._host is None:
+            return
+        why = ("refused" if outcome.status == "refused"
+               else "the upstream server or the connection failed")
+        text = (f"{PREFIX}: the session ended before this request was answered ({why}; "
+                "the proxy's stderr says why)")
+        with contextlib.suppress(TimeoutError, WireError):
+            async with asyncio.timeout(self.shutdown_grace):
+                for ident in owed:
+                    await self._host.send({"jsonrpc": "2.0", "id": ident,
+                                           "error": {"code": SESSION_ENDED, "message": text}})
 
     async def _open(self, first: dict[str, Any],
                     revision: PinnedRevision | LockedRevision) -> None:
@@ -316,6 +356,7 @@ class Proxy:
             self._state.era, self._state.protocol_version = Era.LEGACY, version
             self._upstream.negotiated(version)
             await self._upstream.send(notification("notifications/initialized"))
+            self._upstream.listen()
             self._state.swallow_initialized = True
         else:
             meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
@@ -343,6 +384,7 @@ class Proxy:
                     f"{len(self.contract.offered)} tool(s) offered"
                     + (f", {len(self.contract.withheld)} withheld" if self.contract.withheld
                        else ""))
+        self._wire_warnings()
         if answer is not None:
             await self._send_host({"jsonrpc": "2.0", "id": first["id"], "result": answer})
         held, self._held = self._held, None
@@ -448,24 +490,104 @@ class Proxy:
                 "the signed revision served as signed")])
         else:
             decision = contract.guard.check_arguments(name, arguments)
-        digest = _arguments_digest(arguments)
         if decision.allowed:
             if contract.on_drift is OnDrift.WARN and name in {
                     w.name for w in contract.differences}:
-                self.audit.record("call-warned", tool=name, argumentsDigest=digest,
+                self.audit.record("call-warned", tool=name,
+                                  argumentsDigest=_arguments_digest(arguments),
                                   reason="the tool differs from the signed revision")
             await self._forward_request(message)
             return
-        if decision.needs_approval and self._can_elicit():
+        digest = _arguments_digest(arguments)
+        if decision.needs_approval and self._can_elicit(params):
+            if self._state.era is Era.MODERN:
+                await self._approve_modern(message, params, decision, digest)
+                return
             key = _key(message["id"])
             task = self._spawn(self._approve(message, decision, digest))
             self._approvals[key] = task
             return
         await self._deny(message, decision, digest)
 
-    def _can_elicit(self) -> bool:
-        return self._state.era is Era.LEGACY and isinstance(
-            self._state.host_caps.get("elicitation"), dict)
+    def _can_elicit(self, params: dict[str, Any]) -> bool:
+        """The host can be asked: it declared ``elicitation`` (in the modern era, in this
+        request's own capabilities, else the session's first)."""
+        caps = self._state.host_caps
+        if self._state.era is Era.MODERN:
+            meta = params.get("_meta")
+            own = meta.get(META_CAPS) if isinstance(meta, dict) else None
+            caps = own if isinstance(own, dict) else caps
+        return isinstance(caps.get("elicitation"), dict)
+
+    @staticmethod
+    def _question(decision: Decision, digest: str | None) -> dict[str, Any]:
+        """The elicitation put to the user: the tool, the reasons, the arguments' digest
+        (never their values, never server text); one boolean to answer."""
+        tool = decision.tool or ""
+        reasons = "; ".join(f"{r.code}: {r.message}" for r in decision.reasons)
+        text = (f"{PREFIX}: approve the call to {shown_name(tool)}? It needs approval — "
+                f"{reasons}. Arguments digest {digest or 'unavailable'}. "
+                "It is forwarded only if you accept.")
+        schema = {"type": "object", "properties": {"approve": {
+            "type": "boolean", "title": "Forward this call to the server",
+            "default": False}}, "required": ["approve"]}
+        return {"message": text, "requestedSchema": schema}
+
+    def _approval_state(self, tool: str, digest: str | None, nonce: str) -> str:
+        """The ``requestState`` that binds a modern-era approval to one call: a nonce and
+        an HMAC (a key of this session only) over the nonce, the tool and the digest of
+        its arguments, so an answer can approve only the call it was asked for, once."""
+        import hashlib
+        import hmac
+
+        mac = hmac.new(self._approval_key, f"{nonce}\n{tool}\n{digest}".encode(),
+                       hashlib.sha256).hexdigest()
+        return f"{APPROVAL_STATE}{nonce}.{mac}"
+
+    async def _approve_modern(self, message: dict[str, Any], params: dict[str, Any],
+                              decision: Decision, digest: str | None) -> None:
+        """Approval in the modern era, where a server sends no requests: the call is
+        answered with an ``input_required`` result holding the elicitation and a bound
+        ``requestState``; the host asks the user and retries the call with the answer
+        (``inputResponses``). The retry is forwarded — without those two members, which
+        are the proxy's — only with a valid state for this very call and ``approve: true``.
+        """
+        import hmac
+        import secrets
+
+        tool = decision.tool or ""
+        state = params.get("requestState")
+        responses = params.get("inputResponses")
+        if not (isinstance(state, str) and state.startswith(APPROVAL_STATE)):
+            nonce = secrets.token_hex(16)
+            self._approval_nonces[nonce] = None
+            while len(self._approval_nonces) > MAX_OPEN_APPROVALS:
+                del self._approval_nonces[next(iter(self._approval_nonces))]
+            result = {"resultType": "input_required",
+                      "inputRequests": {"approve": {"method": "elicitation/create", "params": {
+                          "mode": "form", **self._question(decision, digest)}}},
+                      "requestState": self._approval_state(tool, digest, nonce)}
+            await self._send_host({"jsonrpc": "2.0", "id": message["id"], "result": result})
+            return
+        nonce = state[len(APPROVAL_STATE):].partition(".")[0]
+        if nonce not in self._approval_nonces or not hmac.compare_digest(
+                state, self._approval_state(tool, digest, nonce)):
+            await self._deny(message, decision, digest, approval="not for this call")
+            return
+        self._approval_nonces.pop(nonce, None)  # one answer approves one call
+        answer = responses.get("approve") if isinstance(responses, dict) else None
+        action = answer.get("action") if isinstance(answer, dict) else None
+        content = answer.get("content") if isinstance(answer, dict) else None
+        if not (action == "accept" and isinstance(content, dict)
+                and content.get("approve") is True):
+            how = "declined" if action in ("decline", "cancel") else "not accepted"
+            await self._deny(message, decision, digest, approval=how)
+            return
+        self.audit.record("call-approved", tool=tool, argumentsDigest=digest,
+                          reasons=[r.code for r in decision.reasons])
+        own = {"requestState", "inputResponses"}
+        await self._forward_request({**message, "params": {
+            k: v for k, v in params.items() if k not in own}})
 
     async def _deny(self, message: dict[str, Any], decision: Decision, digest: str | None,
                     approval: str | None = None) -> None:
@@ -498,16 +620,9 @@ class Proxy:
                        digest: str | None) -> None:
         key = _key(message["id"])
         tool = decision.tool or ""
-        reasons = "; ".join(f"{r.code}: {r.message}" for r in decision.reasons)
-        text = (f"{PREFIX}: approve the call to {shown_name(tool)}? It needs approval — "
-                f"{reasons}. Arguments digest {digest or 'unavailable'}. "
-                "It is forwarded only if you accept.")
-        schema = {"type": "object", "properties": {"approve": {
-            "type": "boolean", "title": "Forward this call to the server",
-            "default": False}}, "required": ["approve"]}
         try:
             reply = await self._host_request("elicitation/create",
-                                             {"message": text, "requestedSchema": schema})
+                                             self._question(decision, digest))
         except asyncio.CancelledError:
             self.audit.record("call-cancelled", tool=tool, argumentsDigest=digest)
             return
@@ -564,7 +679,8 @@ class Proxy:
         for pending in self._up_pending.values():
             if pending.future is not None and not pending.future.done():
                 pending.future.set_exception(ended)
-        self._ended.set()
+        if self._host_task is not None and not self._host_task.done():
+            self._host_task.cancel()
 
     async def _from_upstream(self, message: dict[str, Any]) -> None:
         method = message.get("method")
@@ -690,6 +806,8 @@ class Proxy:
     # ------------------------------------------------------------------ plumbing
     async def _send_host(self, message: dict[str, Any]) -> None:
         assert self._host is not None
+        if "method" not in message:
+            self._owed.pop(_key(message.get("id")), None)
         try:
             await self._host.send(message)
         except WireError as exc:
@@ -706,7 +824,17 @@ class Proxy:
         task.add_done_callback(self._tasks.discard)
         return task
 
+    def _wire_warnings(self) -> None:
+        """Say what the wire skipped (banner lines), once per new count."""
+        if self._upstream is None:
+            return
+        for line in self._upstream.warnings():
+            if line not in self._warned:
+                self._warned.add(line)
+                self.notice(f"{PREFIX}: warning: {line}")
+
     async def _shutdown(self) -> None:
+        self._wire_warnings()
         for task in list(self._tasks):
             task.cancel()
         for task in list(self._tasks):

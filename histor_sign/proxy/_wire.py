@@ -14,10 +14,11 @@ import asyncio
 import contextlib
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from histor_sign.canonical import parse_json
-from histor_sign.errors import FetchError, HistorError
+from histor_sign.errors import FetchError, HistorError, InputError
 from histor_sign.mcp._jsonrpc import clip, encode
 
 if TYPE_CHECKING:
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from histor_sign.mcp._target import Target
 
 _CHUNK = 1 << 16
+#: Times the optional GET stream is reopened in a row without delivering an event.
+MAX_STREAM_REOPENS = 5
 
 
 class WireError(FetchError):
@@ -42,29 +45,51 @@ class ByteSink(Protocol):
     async def drain(self) -> None: ...
 
 
-class LineReader:
-    """Newline-framed messages from a byte stream, each at most ``limit`` bytes."""
+#: Decides whether a line the strict reader refused may be skipped: returns to skip it,
+#: raises (a :class:`HistorError`) to end the session. ``(line, where, error)``.
+Skipper = Callable[[bytes, str, InputError], None]
 
-    def __init__(self, source: ByteSource, limit: int, peer: str) -> None:
+
+class LineReader:
+    """Newline-framed messages from a byte stream, each at most ``limit`` bytes.
+
+    ``skip`` (the stdio upstream's: :meth:`StdioChannel._skip`, the fetch's own bounded
+    rule) lets a line that is not JSON at all — a start-up banner — be passed over; without
+    it every line must be one strict JSON-RPC message.
+    """
+
+    def __init__(self, source: ByteSource, limit: int, peer: str,
+                 skip: Skipper | None = None) -> None:
         self.source = source
         self.limit = limit
         self.peer = peer
+        self.skip = skip
         self._buf = bytearray()
         self._eof = False
         self.count = 0
 
     async def message(self) -> dict[str, Any] | None:
         """The next JSON-RPC message (a JSON object with ``jsonrpc: "2.0"``), None at EOF."""
-        line = await self._line()
-        if line is None:
-            return None
-        self.count += 1
-        where = f"{self.peer} message {self.count}"
-        try:
-            value = parse_json(line, where, max_bytes=self.limit)
-        except HistorError as exc:
-            raise WireError(f"{where} is not strict JSON: {exc.message}") from None
-        return check_message(value, where)
+        while True:
+            line = await self._line()
+            if line is None:
+                return None
+            self.count += 1
+            where = f"{self.peer} {'line' if self.skip else 'message'} {self.count}"
+            try:
+                value = parse_json(line, where, max_bytes=self.limit)
+            except InputError as exc:
+                if self.skip is None:
+                    raise WireError(f"{where} is not strict JSON: {exc.message}") from None
+                try:
+                    self.skip(line, where, exc)
+                except HistorError as refused:
+                    raise WireError(f"{where} is not strict JSON: {refused.message}") \
+                        from None
+                continue
+            except HistorError as exc:
+                raise WireError(f"{where} is not strict JSON: {exc.message}") from None
+            return check_message(value, where)
 
     async def _line(self) -> bytes | None:
         while True:
@@ -158,6 +183,15 @@ class Upstream(ABC):
         """The protocol version the session runs on (HTTP needs it in a header)."""
         return
 
+    def warnings(self) -> list[str]:
+        """What the operator should know about the wire (skipped banner lines)."""
+        return []
+
+    def listen(self) -> None:
+        """After the handshake: start hearing what the server sends unasked (HTTP opens
+        its optional GET stream; stdio hears everything already)."""
+        return
+
 
 class StdioUpstream(Upstream):
     """A stdio server run under the keeper: the process tree dies with the proxy."""
@@ -182,7 +216,8 @@ class StdioUpstream(Upstream):
         await self.channel.start()
         proc = self.channel.proc
         assert proc is not None and proc.stdout is not None and proc.stdin is not None
-        self._reader = LineReader(proc.stdout, self.limit, "the upstream server")
+        self._reader = LineReader(proc.stdout, self.limit, "the upstream server",
+                                  skip=self.channel._skip)
         self._writer = LineWriter(proc.stdin, "the upstream server")
 
     async def send(self, message: dict[str, Any]) -> None:
@@ -205,6 +240,9 @@ class StdioUpstream(Upstream):
         last = f" (last stderr line: {clip(tail[-1])})" if tail else ""
         return f"the upstream server {how}{last}"
 
+    def warnings(self) -> list[str]:
+        return self.channel.warnings()
+
     async def aclose(self) -> None:
         await self.channel.aclose()
 
@@ -225,6 +263,7 @@ class HttpUpstream(Upstream):
         self._queue: asyncio.Queue[dict[str, Any] | BaseException | None] = asyncio.Queue(256)
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
+        self._listening: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         import httpx
@@ -271,6 +310,64 @@ class HttpUpstream(Upstream):
                 await asyncio.wait({task})
             return
         await self._post(message)
+
+    def listen(self) -> None:
+        if self.channel.modern or self._listening is not None:
+            return  # the modern era has no session, so no standalone stream
+        self._listening = asyncio.create_task(self._listen())
+        self._tasks.add(self._listening)
+        self._listening.add_done_callback(self._tasks.discard)
+
+    async def _listen(self) -> None:
+        """The optional GET stream of a Streamable HTTP session: what the server sends
+        outside any request (a ``list_changed`` between requests, its own requests) joins
+        the POST answers in the queue, checked the same way. A server that offers no
+        stream (405, or any answer but an event stream) is simply not listened to; a
+        stream that ends is reopened with ``Last-Event-ID`` (after the server's ``retry``
+        or a second), at most :data:`MAX_STREAM_REOPENS` times in a row without an event.
+        """
+        import httpx
+
+        from histor_sign.mcp._http_channel import _media_type
+        from histor_sign.mcp._sse import SSEParser
+
+        channel = self.channel
+        assert channel._client is not None
+        last_id = ""
+        idle_reopens = 0
+        while not self._closed and idle_reopens <= MAX_STREAM_REOPENS:
+            headers = channel._headers(None, post=False)
+            if last_id:
+                headers["Last-Event-ID"] = last_id
+            parser = SSEParser()
+            events = 0
+            try:
+                async with channel._client.stream("GET", channel.url,
+                                                  headers=headers) as resp:
+                    if resp.status_code != 200 or _media_type(resp) != "text/event-stream":
+                        return
+                    async for chunk in channel._body(resp):
+                        for event in parser.feed(chunk):
+                            if event.type != "message" or not event.data.strip():
+                                continue
+                            events += 1
+                            await self._deliver(
+                                event.data.encode("utf-8", "surrogateescape"),
+                                f"{channel.shown_url} (GET event stream)")
+                        pending = len(parser._buffer) + sum(map(len, parser._data))
+                        if pending > self.limit:
+                            raise WireError(f"{channel.shown_url} sent an event over the "
+                                            f"limit of {self.limit} bytes "
+                                            "(`max_message_bytes`)")
+            except HistorError as exc:
+                await self._queue.put(exc)
+                return
+            except httpx.HTTPError:
+                pass  # the optional stream broke: reopen it as if it had ended
+            last_id = parser.last_event_id or last_id
+            idle_reopens = 0 if events else idle_reopens + 1
+            delay = parser.retry_ms / 1000 if parser.retry_ms is not None else 1.0
+            await asyncio.sleep(min(max(delay, 0.05), 30.0))
 
     async def _post(self, message: dict[str, Any]) -> None:
         import httpx

@@ -10,7 +10,12 @@ server. Options change what is served, to make drift:
   --change-after N         after the Nth tools/call, drift get_note's description and
                            send notifications/tools/list_changed (after the answer)
   --crash-after N          exit abruptly after the Nth tools/call (no answer)
-  --garbage-after N        write a line that is not JSON after the Nth tools/call
+  --garbage-after N        write a line that is JSON but not I-JSON (a duplicate key)
+                           after the Nth tools/call, instead of its answer
+  --banner                 print human lines on stdout before serving, and one between
+                           messages after each tools/call (as chroma-mcp and others do)
+  --not-served             advertise prompts and resources (as the example server does)
+                           but answer their list methods with -32601 (issue 27)
 """
 
 from __future__ import annotations
@@ -29,6 +34,9 @@ EXTRA = {
 }
 
 
+NOT_SERVED = ("prompts/list", "resources/list", "resources/templates/list")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("log")
@@ -38,6 +46,8 @@ def main() -> int:
     parser.add_argument("--change-after", type=int)
     parser.add_argument("--crash-after", type=int)
     parser.add_argument("--garbage-after", type=int)
+    parser.add_argument("--banner", action="store_true")
+    parser.add_argument("--not-served", action="store_true")
     args = parser.parse_args()
     tools = build_tools(args.description)
     if args.lose_readonly:
@@ -47,6 +57,9 @@ def main() -> int:
         tools.append(dict(EXTRA))
     server = ExampleServer(tools)
     calls = 0
+    if args.banner:
+        sys.stdout.write("Notes server starting on stdio...\n\x1b[32mready\x1b[0m\n\n")
+        sys.stdout.flush()
     with open(args.log, "a", encoding="utf-8") as log:
         for line in sys.stdin:
             if not line.strip():
@@ -59,9 +72,14 @@ def main() -> int:
                 if calls == args.crash_after:
                     os._exit(3)
                 if calls == args.garbage_after:
-                    sys.stdout.write("this is not json\n")
+                    sys.stdout.write('{"jsonrpc":"2.0","id":1,"id":2}\n')
                     sys.stdout.flush()
                     continue
+            if args.not_served and message.get("method") in NOT_SERVED:
+                sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": {
+                    "code": -32601, "message": "Method not found"}}) + "\n")
+                sys.stdout.flush()
+                continue
             response = server.handle_line(line)
             if response is not None:
                 sys.stdout.write(json.dumps(response, separators=(",", ":")) + "\n")
@@ -71,6 +89,8 @@ def main() -> int:
                 sys.stdout.write(json.dumps({"jsonrpc": "2.0",
                                              "method": "notifications/tools/list_changed"})
                                  + "\n")
+            if args.banner and message.get("method") == "tools/call":
+                sys.stdout.write(f"handled call {calls}\n")
             sys.stdout.flush()
     return 0
 

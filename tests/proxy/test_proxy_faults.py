@@ -27,13 +27,44 @@ def test_upstream_that_crashes_or_garbles_ends_the_session(world: World, tmp_pat
     host.initialize()
     host.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                "params": {"name": "list_notebooks", "arguments": {}}})
-    assert host.receive() is None  # the proxy ended the session: EOF, no half answer
+    # The call in flight is answered with a JSON-RPC error of the proxy's own words (never
+    # a half answer, never silence), then the session ends: EOF.
+    answer = host.receive()
+    assert answer is not None and answer["id"] == 1 and "result" not in answer
+    assert answer["error"]["code"] == -32000
+    assert answer["error"]["message"].startswith("histor-sign proxy: the session ended "
+                                                 "before this request was answered")
+    assert host.receive() is None
     code, err = host.finish()
     assert code == 2
     [line] = error_lines(err)
     assert ("exited with code 3" in line) if fault == "--crash-after" else (
-        "not strict JSON" in line)
+        "not strict JSON" in line and "duplicate" in line)
     assert "Traceback" not in err
+
+
+def test_every_pending_request_is_answered_when_the_upstream_crashes(
+        world: World, tmp_path: Path) -> None:
+    """Requests pipelined behind the crashing call (forwarded, or waiting for their turn)
+    each get their own error answer before the session ends."""
+    host = RawHost(proxy_argv(world, tmp_path, upstream=recorder(tmp_path / "up.jsonl",
+                                                                 "--crash-after", "2")))
+    host.initialize()
+    ids: list[int | str] = [1, "two", 3, 4]
+    for ident in ids:
+        host.send({"jsonrpc": "2.0", "id": ident, "method": "tools/call",
+                   "params": {"name": "list_notebooks", "arguments": {}}})
+    host.send({"jsonrpc": "2.0", "id": 5, "method": "prompts/list"})
+    answers: dict[Any, dict[str, Any]] = {}
+    while (message := host.receive()) is not None:
+        assert message["id"] not in answers
+        answers[message["id"]] = message
+    assert set(answers) == {*ids, 5}
+    assert "result" in answers[1]  # answered before the crash
+    for ident in ["two", 3, 4, 5]:
+        assert answers[ident]["error"]["code"] == -32000, answers[ident]
+    code, err = host.finish()
+    assert code == 2 and "exited with code 3" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("bad", [b"{not json\n", b"[1, 2]\n",

@@ -145,3 +145,39 @@ def test_modern_era_session_over_http(world: World, tmp_path: Path) -> None:
     assert good["id"] == "x-3" and good["result"]["isError"] is False, good
     assert all(m.get("method") != "initialize" for m in received(tmp_path))
     assert [c["params"] for c in received_calls(tmp_path)] == [call]
+
+
+def test_list_changed_sent_only_on_the_get_stream_is_heard(world: World,
+                                                           tmp_path: Path) -> None:
+    """The SDK server announces its changed tools on the session's standalone GET stream
+    only (a connection-scoped notification, between requests): the proxy listens there,
+    walks and compares again, withholds the drifted tool, then tells the host."""
+    trail = tmp_path / "audit.jsonl"
+
+    async def go(url: str) -> tuple[list[str], list[str], Any]:
+        changed = asyncio.Event()
+
+        async def on_message(message: Any) -> None:
+            if getattr(message, "method", None) == "notifications/tools/list_changed":
+                changed.set()
+
+        async with sdk_host(proxy_argv(world, tmp_path, "--audit", str(trail), url=url),
+                            tmp_path / "err", message_handler=on_message) as host:
+            before = [t.name for t in (await host.list_tools()).tools]
+            assert not (await host.call_tool("list_notebooks", {})).is_error
+            async with asyncio.timeout(60):  # a bound for failure, not a measurement
+                await changed.wait()
+            after = [t.name for t in (await host.list_tools()).tools]
+            return before, after, await host.call_tool("get_note", {"note_id": "note-1"})
+
+    with http_upstream(tmp_path, world.signed_tools(), "--change-on-call",
+                       "list_notebooks") as url:
+        before, after, denied = asyncio.run(go(url))
+    assert "get_note" in before and "get_note" not in after
+    assert denied.is_error and "not-offered" in texts(denied)
+    assert {"GET": True} in received(tmp_path)
+    assert [c["params"]["name"] for c in received_calls(tmp_path)] == ["list_notebooks"]
+    events = [r["event"] for r in audit(trail)]
+    assert "tools-changed" in events
+    [withheld] = [r for r in audit(trail) if r["event"] == "tool-withheld"]
+    assert withheld["tool"] == "get_note" and withheld["fields"] == ["description"]

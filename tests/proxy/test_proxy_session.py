@@ -277,3 +277,54 @@ def test_modern_era_session(world: World, tmp_path: Path) -> None:
     assert answer["id"] == "x-8" and answer["result"]["isError"] is False
     assert [c["params"] for c in received_calls(log)] == [call]
     assert code == 0, err
+
+
+def test_modern_era_approval_through_input_required(world: World, tmp_path: Path) -> None:
+    """In the 2026 era the proxy cannot send elicitation/create: a call that needs approval
+    is answered with an input_required result carrying the question and a requestState
+    bound to that call; only the retry with that state and approve: true is forwarded,
+    without the proxy's own members. Another call's state, a decline, a replay: denied."""
+    log = tmp_path / "up.jsonl"
+    meta = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}}
+    host = RawHost(proxy_argv(world, tmp_path, upstream=recorder(log)))
+    host.request(1, "tools/list", dict(meta))
+    call = {**meta, "name": "delete_note", "arguments": {"note_id": "note-1",
+                                                         "dry_run": False}}
+    other = {**meta, "name": "delete_note", "arguments": {"note_id": "note-2",
+                                                          "dry_run": False}}
+
+    def ask(ident: int, params: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        result = host.request(ident, "tools/call", params)["result"]
+        assert result["resultType"] == "input_required", result
+        question = result["inputRequests"]["approve"]
+        assert question["method"] == "elicitation/create"
+        assert "delete_note" in question["params"]["message"]
+        assert "sha256:" in question["params"]["message"]
+        assert "note-1" not in question["params"]["message"]  # never an argument value
+        return question, result["requestState"]
+
+    def answer(action: str, approve: bool = True) -> dict[str, Any]:
+        reply: dict[str, Any] = {"action": action}
+        if action == "accept":
+            reply["content"] = {"approve": approve}
+        return {"approve": reply}
+
+    _, state = ask(2, call)
+    wrong = host.request(3, "tools/call", {**other, "requestState": state,
+                                           "inputResponses": answer("accept")})
+    declined = host.request(4, "tools/call", {**call, "requestState": state,
+                                              "inputResponses": answer("decline")})
+    _, state = ask(5, call)
+    approved = host.request(6, "tools/call", {**call, "requestState": state,
+                                              "inputResponses": answer("accept")})
+    replayed = host.request(7, "tools/call", {**call, "requestState": state,
+                                              "inputResponses": answer("accept")})
+    code, err = host.finish()
+    assert code == 0, err
+    assert wrong["result"]["isError"] and "not for this call" in json.dumps(wrong)
+    assert declined["result"]["isError"] and "declined" in json.dumps(declined)
+    assert replayed["result"]["isError"]
+    assert approved["result"]["isError"] is False, approved
+    # Exactly the approved call reached the server, as the host first sent it.
+    assert [c["params"] for c in received_calls(log)] == [call]
