@@ -5,7 +5,7 @@ from pathlib import Path
 
 import typer
 
-from histor_sign._atomic import write_atomic
+from histor_sign._atomic import reserve_outputs, write_all_atomic
 from histor_sign.cli.app import app, emit
 from histor_sign.cli.target_options import (
     ALLOW_DUPLICATES_OPTION,
@@ -60,8 +60,11 @@ def fetch(
         max_tools=max_tools, max_bytes=max_bytes, protocol=protocol,
         allow_duplicates=allow_duplicates, quiet=quiet,
     )
-    data = fetch_snapshot(target, options, summary=not quiet).to_bytes()
     if output is None:
-        emit(data.decode("utf-8"), None)
-    else:
-        write_atomic(output, data)
+        emit(fetch_snapshot(target, options, summary=not quiet).to_bytes().decode("utf-8"),
+             None)
+        return
+    # The output is checked before the server is started (a FIFO keeps its reader).
+    with reserve_outputs([output]) as reserved:
+        data = fetch_snapshot(target, options, summary=not quiet).to_bytes()
+        write_all_atomic({output: data}, reserved=reserved)
