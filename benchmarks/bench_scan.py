@@ -8,6 +8,7 @@ Baseline in the same run: the time to score *all* pairs of the real corpus lexic
     python benchmarks/bench_scan.py --child --tools 100000 [--baseline /path/to/previous/checkout]
     python benchmarks/bench_scan.py --long [--baseline /path/to/previous/checkout]
     python benchmarks/bench_scan.py --cli --tools 100000 [--baseline /path/to/previous/checkout]
+    python benchmarks/bench_scan.py --realistic --tools 100000 [--baseline /path/to/checkout]
 
 ``--child``: only the generated scan, in a fresh interpreter, with its peak RSS (workers
 included); with ``--baseline`` the same catalog scanned by the checkout given.
@@ -15,6 +16,10 @@ included); with ``--baseline`` the same catalog scanned by the checkout given.
 ``--cli``: what a registry operator runs — ``histor-sign scan FILE --format F -o OUT`` over
 the generated catalog written to a file, once per format, each in a fresh process: wall time,
 peak RSS of the command or any of its workers, and the report's size.
+
+``--realistic``: the same end to end over a registry mirror made by
+``benchmarks/realistic_catalog.py`` from real catalogs (one file per server, most of them forks
+and releases), JSON report; the baseline (if given) scans the same files.
 
 ``--long``: 2,000 generated tools with 4,000-word descriptions (about 54 MB), scanned in a
 fresh interpreter for its peak RSS; with ``--baseline`` the same catalog is scanned by the
@@ -191,11 +196,14 @@ print(code, time.perf_counter() - started, peak / 1024)
 """
 
 
-def run_cli(checkout: Path, catalog: Path, n: int, fmt: str, timeout: float) -> str:
-    """``histor-sign scan`` of ``checkout`` over ``catalog`` in a fresh process."""
-    out = catalog.with_name(f"report-{checkout.name}.{fmt}")
-    command = [sys.executable, "-m", "histor_sign", "scan", str(catalog), "--max-tools", str(n),
-               "--max-candidates", "10000000", "--format", fmt, "-o", str(out),
+def run_cli(checkout: Path, catalog: Path | list[Path], n: int, fmt: str,
+            timeout: float) -> str:
+    """``histor-sign scan`` of ``checkout`` over ``catalog`` (a file, or a mirror's files) in
+    a fresh process."""
+    files = catalog if isinstance(catalog, list) else [catalog]
+    out = files[0].parent.with_name(f"report-{checkout.name}.{fmt}")
+    command = [sys.executable, "-m", "histor_sign", "scan", *map(str, files), "--max-tools",
+               str(n), "--max-candidates", "10000000", "--format", fmt, "-o", str(out),
                "--fail-on", "never"]
     try:
         done = subprocess.run([sys.executable, "-c", _TIMED, *command], capture_output=True,
@@ -224,12 +232,32 @@ def cli_bench(here: Path, n: int, baseline: Path | None, timeout: float) -> None
                       flush=True)
 
 
+def realistic_bench(here: Path, n: int, baseline: Path | None, timeout: float) -> None:
+    import tempfile
+
+    sys.path.insert(0, str(here / "benchmarks"))
+    from realistic_catalog import write
+
+    with tempfile.TemporaryDirectory() as tmp:
+        mirror = Path(tmp) / "mirror"
+        counts = write(n, mirror)
+        files = sorted(mirror.glob("*.json"))
+        print(f"histor-sign scan of a realistic {n}-tool mirror ({counts['servers']} server "
+              f"files, {counts['bytes'] / 1e6:.0f} MB), goal (100,000) < 60 s, < 2 GB:")
+        print(f"  json   this checkout: {run_cli(here, files, n, 'json', 3600)}", flush=True)
+        if baseline:
+            print(f"  json   baseline:      {run_cli(baseline, files, n, 'json', timeout)}",
+                  flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tools", type=int, default=10_000)
     parser.add_argument("--long", action="store_true")
     parser.add_argument("--cli", action="store_true",
                         help="histor-sign scan end to end over a catalog file, each format")
+    parser.add_argument("--realistic", action="store_true",
+                        help="histor-sign scan end to end over a realistic registry mirror")
     parser.add_argument("--baseline", type=Path)
     parser.add_argument("--baseline-timeout", type=float, default=120)
     parser.add_argument("--child", action="store_true",
@@ -238,6 +266,9 @@ def main() -> None:
     here = Path(__file__).resolve().parent.parent
     if args.cli:
         cli_bench(here, args.tools, args.baseline, args.baseline_timeout)
+        return
+    if args.realistic:
+        realistic_bench(here, args.tools, args.baseline, args.baseline_timeout)
         return
     if args.long:
         print(f"long descriptions (2,000 tools x 4,000 words): "

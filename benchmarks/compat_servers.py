@@ -10,6 +10,12 @@ the server set).
 
     python benchmarks/compat_servers.py install [--only SLUG …] [--budget SECONDS]
     python benchmarks/compat_servers.py run [--only SLUG …] [--json FILE] [--markdown]
+    python benchmarks/compat_servers.py catalog [--only SLUG …] [--out DIR]
+
+``catalog`` (issue 24) writes each installed server's tools list, as histor-sign fetched it,
+to ``benchmarks/data/real-servers/<slug>.json`` with the package, version and licence (read
+from the installed package, not asked of a registry): the real catalogs the labeled collision
+pairs of ``benchmarks/data/`` are drawn from.
 
 ``install`` is the only step that downloads (npm and PyPI, nothing else); each install is
 bounded in time, and one that fails is recorded (with why) and skipped. Python servers get a
@@ -42,7 +48,7 @@ if str(REPO) not in sys.path:
 #: Credentials no real service accepts: enough for a server to start and list its tools.
 DUMMY = "histor-compat-dummy-0000000000"
 #: Seconds one install may take, and one fetch (either client).
-INSTALL_TIMEOUT = 420.0
+INSTALL_TIMEOUT = float(os.environ.get("HISTOR_COMPAT_INSTALL_TIMEOUT") or 420.0)
 FETCH_TIMEOUT = 120.0
 
 
@@ -54,7 +60,11 @@ class Server:
     venv's ``bin``); ``args`` may use ``{work}``, a scratch directory made for each run.
     ``pins`` are extra requirements for its venv (an older ``mcp`` SDK it needs to start).
     ``expect`` names what histor-sign must report besides the tools: ``not-served:prompts``,
-    ``not-served:resourceTemplates``, ``banner``.
+    ``not-served:resourceTemplates``, ``banner``; and where the SDK client's models are
+    lossy, ``sdk-drops-annotation:KEY`` (a non-standard annotation key histor-sign keeps,
+    as served, and the SDK's model drops: compared without it, and required in ours).
+    ``sdk_rejects`` says why the official SDK client cannot list this server at all (then
+    histor-sign must list it, and the SDK client must still fail).
     """
 
     slug: str
@@ -71,7 +81,14 @@ class Server:
     #: again with the handshake (and the SDK client needs ``mode="legacy"``).
     expect_probe_restart: bool = False
     note: str = ""
+    sdk_rejects: str = ""
+    #: Environment for the install step only (e.g. skip a browser download, which fails here).
+    install_env: dict[str, str] = field(default_factory=dict)
 
+
+#: Install-time environment for packages whose install step downloads a browser build (that
+#: download is not from a package registry, so it fails here; listing tools needs no browser).
+_NO_BROWSER_DOWNLOAD = {"PUPPETEER_SKIP_DOWNLOAD": "1", "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1"}
 
 SERVERS: tuple[Server, ...] = (
     # --- npm (TypeScript SDK) ---------------------------------------------------------------
@@ -158,7 +175,88 @@ SERVERS: tuple[Server, ...] = (
            ("--db-path", ":memory:", "--read-write")),
     Server("mcp-atlassian", "pypi", "mcp-atlassian", "0.23.1", "mcp-atlassian",
            env={"JIRA_URL": "https://compat.atlassian.net", "JIRA_USERNAME": "compat@example.com",
-                "JIRA_API_TOKEN": DUMMY}),
+                "JIRA_API_TOKEN": DUMMY,
+                # issue 24: Confluence too, so its tools carry both name prefixes
+                "CONFLUENCE_URL": "https://compat.atlassian.net/wiki",
+                "CONFLUENCE_USERNAME": "compat@example.com", "CONFLUENCE_API_TOKEN": DUMMY}),
+    # --- issue 24: more domains for the labeled collision catalogs (benchmarks/data/) -------
+    Server("zereight-gitlab", "npm", "@zereight/mcp-gitlab", "2.1.64", "mcp-gitlab",
+           env={"GITLAB_PERSONAL_ACCESS_TOKEN": "glpat-" + DUMMY,
+                "GITLAB_API_URL": "https://gitlab.compat.invalid/api/v4"}),
+    Server("server-gitlab", "npm", "@modelcontextprotocol/server-gitlab", "2025.4.25",
+           "mcp-server-gitlab",
+           env={"GITLAB_PERSONAL_ACCESS_TOKEN": "glpat-" + DUMMY,
+                "GITLAB_API_URL": "https://gitlab.compat.invalid/api/v4"}, note="archived",
+           sdk_rejects="its inputSchemas have no \"type\": \"object\"; the SDK's "
+           "ListToolsResult refuses the whole list"),
+    Server("mongodb", "npm", "mongodb-mcp-server", "3.0.4", "mongodb-mcp-server",
+           env={"MDB_MCP_TELEMETRY": "disabled"}),
+    Server("chrome-devtools", "npm", "chrome-devtools-mcp", "1.11.0", "chrome-devtools-mcp",
+           ("--headless", "--isolated"), env={"CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS": "1"},
+           expect=("sdk-drops-annotation:category", "sdk-drops-annotation:conditions"),
+           note="non-standard annotations (category, conditions), which the SDK's model drops"),
+    Server("desktop-commander", "npm", "@wonderwhy-er/desktop-commander", "0.2.52",
+           "desktop-commander", install_env=_NO_BROWSER_DOWNLOAD),
+    Server("datadog", "npm", "@winor30/mcp-server-datadog", "1.8.0", "mcp-server-datadog",
+           env={"DATADOG_API_KEY": DUMMY, "DATADOG_APP_KEY": DUMMY}),
+    Server("mapbox", "npm", "@mapbox/mcp-server", "0.14.0", "mcp-server",
+           env={"MAPBOX_ACCESS_TOKEN": "pk." + DUMMY}),
+    Server("amap", "npm", "@amap/amap-maps-mcp-server", "0.0.8", "mcp-amap",
+           env={"AMAP_MAPS_API_KEY": DUMMY}),
+    Server("airbnb", "npm", "@openbnb/mcp-server-airbnb", "0.3.0", "mcp-server-airbnb"),
+    Server("circleci", "npm", "@circleci/mcp-server-circleci", "0.20.0", "mcp-server-circleci",
+           env={"CIRCLECI_TOKEN": DUMMY}),
+    Server("sentry", "npm", "@sentry/mcp-server", "0.39.0", "sentry-mcp",
+           env={"SENTRY_ACCESS_TOKEN": DUMMY}),
+    Server("asana", "npm", "@roychri/mcp-server-asana", "1.8.0", "mcp-server-asana",
+           env={"ASANA_ACCESS_TOKEN": DUMMY}),
+    Server("ea-playwright", "npm", "@executeautomation/playwright-mcp-server", "1.0.12",
+           "playwright-mcp-server", install_env=_NO_BROWSER_DOWNLOAD,
+           expect=("not-served:resourceTemplates",)),
+    Server("line-bot", "npm", "@line/line-bot-mcp-server", "0.5.0", "line-bot-mcp-server",
+           env={"CHANNEL_ACCESS_TOKEN": DUMMY, "DESTINATION_USER_ID": "U0000"},
+           install_env=_NO_BROWSER_DOWNLOAD),
+    Server("cyanheads-git", "npm", "@cyanheads/git-mcp-server", "2.15.3", "git-mcp-server",
+           env={"MCP_TRANSPORT_TYPE": "stdio", "GIT_BASE_DIR": "{work}"}),
+    Server("todoist", "npm", "todoist-mcp", "1.3.4", "todoist-mcp",
+           env={"API_KEY": DUMMY, "TODOIST_API_TOKEN": DUMMY}),
+    Server("elasticsearch", "npm", "@elastic/mcp-server-elasticsearch", "0.3.1",
+           "mcp-server-elasticsearch",
+           env={"ES_URL": "http://127.0.0.1:1", "ES_API_KEY": DUMMY,
+                "OTEL_SDK_DISABLED": "true", "OTEL_LOG_LEVEL": "none"},
+           note="its OpenTelemetry preamble is a JSON line on stdout (not JSON-RPC), which "
+           "fails the fetch unless the telemetry is switched off"),
+    Server("ms-365", "npm", "@softeria/ms-365-mcp-server", "0.155.0", "ms-365-mcp-server"),
+    Server("reddit", "npm", "reddit-mcp-buddy", "1.1.14", "reddit-mcp-buddy"),
+    Server("google-map-cablate", "npm", "@cablate/mcp-google-map", "0.0.63", "mcp-google-map",
+           ("--stdio",), env={"GOOGLE_MAPS_API_KEY": DUMMY}),
+    Server("pdf-reader", "npm", "@sylphx/pdf-reader-mcp", "2.4.0", "pdf-reader-mcp"),
+    Server("searxng", "npm", "mcp-searxng", "2.4.0", "mcp-searxng",
+           env={"SEARXNG_URL": "http://127.0.0.1:1"}),
+    Server("yfmcp", "pypi", "yfmcp", "0.14.0", "yfmcp", python="3.12"),
+    Server("yahoo-finance", "pypi", "mcp-yahoo-finance", "0.2.0", "mcp-yahoo-finance"),
+    Server("word", "pypi", "office-word-mcp-server", "1.1.11", "word_mcp_server",
+           expect=("banner",), note="startup lines on stdout"),
+    Server("ppt", "pypi", "office-powerpoint-mcp-server", "2.0.7", "ppt_mcp_server",
+           pins=("mcp==1.9.4", "pydantic==2.11.7"), note="needs mcp 1.x"),
+    Server("clickhouse", "pypi", "mcp-clickhouse", "0.7.0", "mcp-clickhouse",
+           env={"CLICKHOUSE_HOST": "127.0.0.1", "CLICKHOUSE_PORT": "1",
+                "CLICKHOUSE_USER": "compat", "CLICKHOUSE_PASSWORD": DUMMY}),
+    Server("pagerduty", "pypi", "pagerduty-mcp", "1.1.0", "pagerduty-mcp",
+           ("--enable-write-tools",), python="3.12", env={"PAGERDUTY_USER_API_KEY": DUMMY}),
+    Server("aws-eks", "pypi", "awslabs-eks-mcp-server", "0.2.1", "awslabs.eks-mcp-server",
+           ("--allow-write",), python="3.12", env={"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "AKIA0000",
+                                    "AWS_SECRET_ACCESS_KEY": DUMMY}),
+    Server("duckdb", "pypi", "mcp-server-duckdb", "1.1.0", "mcp-server-duckdb",
+           ("--db-path", "{work}/compat.duckdb"), pins=("mcp==1.9.4", "pydantic==2.11.7"),
+           expect=("not-served:resourceTemplates",), note="needs mcp 1.x"),
+    Server("markitdown", "pypi", "markitdown-mcp", "0.0.1a8", "markitdown-mcp",
+           python="3.12"),
+    Server("obsidian", "pypi", "mcp-obsidian", "0.2.3", "mcp-obsidian",
+           env={"OBSIDIAN_API_KEY": DUMMY}),
+    Server("zotero", "pypi", "zotero-mcp", "0.3.1", "zotero-mcp", env={"ZOTERO_LOCAL": "true"}),
+    Server("hackernews", "pypi", "mcp-hn", "0.1.0", "mcp-hn", python="3.12",
+           pins=("mcp==1.9.4", "pydantic==2.11.7"), note="needs mcp 1.x"),
 )
 
 
@@ -209,6 +307,11 @@ def _run(argv: list[str], timeout: float, **kw: Any) -> tuple[bool, str]:
 
 
 def _python(version: str) -> str | None:
+    """An interpreter of that version: a pyenv install directly (its shim runs only the
+    versions made global), else the one on PATH."""
+    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    for candidate in sorted(root.glob(f"{version}.*/bin/python{version}"), reverse=True):
+        return str(candidate)
     return shutil.which(f"python{version}")
 
 
@@ -237,7 +340,7 @@ def install(server: Server) -> dict[str, Any]:
     if server.registry == "npm":
         ok, why = _run(["npm", "install", "--prefix", str(where), "--no-audit", "--no-fund",
                         "--loglevel=error", f"{server.package}@{server.version}"],
-                       INSTALL_TIMEOUT)
+                       INSTALL_TIMEOUT, env={**os.environ, **server.install_env})
     else:
         python = _python(server.python)
         if python is None:
@@ -346,6 +449,20 @@ def _project(tool: dict[str, Any]) -> bytes:
     return canonical_bytes({k: tool[k] for k in PROJECTED_FIELDS if k in tool})
 
 
+def _without_annotations(definition: bytes, keys: list[str]) -> bytes:
+    """A projected definition with the given annotation keys removed (re-canonicalised)."""
+    if not keys:
+        return definition
+    from histor_sign.canonical import canonical_bytes
+
+    tool = json.loads(definition)
+    annotations = tool.get("annotations")
+    if isinstance(annotations, dict) and any(k in annotations for k in keys):
+        tool["annotations"] = {k: v for k, v in annotations.items() if k not in keys}
+        return canonical_bytes(tool)
+    return definition
+
+
 def fetch_ours(server: Server) -> tuple[Side, Any]:
     from histor_sign.errors import HistorError
     from histor_sign.mcp import FetchOptions, Target, fetch
@@ -440,14 +557,25 @@ def compare(server: Server) -> Result:
     problems: list[str] = []
     if ours.error:
         problems.append(f"histor-sign failed: {ours.error}")
-    if sdk.error:
+    if server.sdk_rejects:
+        if not sdk.error:
+            problems.append(f"the SDK client listed it, though expected to reject it "
+                            f"({server.sdk_rejects})")
+        if not ours.error and not ours.names:
+            problems.append("no tools listed")
+    elif sdk.error:
         problems.append(f"SDK client failed: {sdk.error}")
-    if not problems:
+    if not problems and not server.sdk_rejects:
+        dropped = [w.split(":", 1)[1] for w in server.expect
+                   if w.startswith("sdk-drops-annotation:")]
+        mine = {name: _without_annotations(d, dropped) for name, d in ours.definitions.items()}
+        if dropped and mine == ours.definitions:
+            problems.append(f"expected annotation keys {dropped} in histor-sign's definitions")
         if ours.names != sdk.names:
             problems.append(f"tool names differ: histor-sign {ours.names} vs SDK {sdk.names}")
         problems += [f"definition of {name!r} differs"
                      for name in ours.names
-                     if name in sdk.definitions and ours.definitions[name] != sdk.definitions[name]]
+                     if name in sdk.definitions and mine[name] != sdk.definitions[name]]
         if not ours.names:
             problems.append("no tools listed")
     if snapshot is not None:
@@ -504,13 +632,107 @@ def markdown(rows: list[dict[str, Any]], not_installed: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
+# ----------------------------------------------------------------------------- catalogs
+#: The members of a tool a model choosing a tool reads (and the scan compares).
+CATALOG_FIELDS = ("name", "title", "description", "inputSchema", "annotations")
+
+
+def licence(server: Server) -> str | None:
+    """The licence the installed package declares (package.json ``license``; a wheel's
+    ``License-Expression``, ``License`` or licence classifier)."""
+    where = install_dir(server)
+    if server.registry == "npm":
+        value: Any = None
+        with contextlib.suppress(OSError, ValueError):
+            meta = json.loads((where / "node_modules" / server.package / "package.json")
+                              .read_text(encoding="utf-8"))
+            value = meta.get("license") or meta.get("licenses")
+            if isinstance(value, dict):
+                value = value.get("type")
+            if isinstance(value, list) and value:
+                value = value[0].get("type") if isinstance(value[0], dict) else value[0]
+            if value and not str(value).upper().startswith("SEE LICENSE"):
+                return str(value)
+        return (_licence_file(where / "node_modules" / server.package)
+                or (f"declared: {value}" if value else None))
+    name = re.sub(r"[-_.]+", "_", server.package).lower()
+    for info in where.glob("lib/python*/site-packages/*.dist-info"):
+        if re.sub(r"[-_.]+", "_", info.name.split("-", 1)[0]).lower() != name:
+            continue
+        text = (info / "METADATA").read_text(errors="replace")
+        for pattern in (r"^License-Expression: (.+)$", r"^License: (\S.{0,60})$",
+                        r"^Classifier: License :: (?:OSI Approved :: )?(.+)$"):
+            match = re.search(pattern, text, re.M)
+            if match and match.group(1).strip().upper() not in ("UNKNOWN", ""):
+                return match.group(1).strip()
+        return _licence_file(info)
+    return None
+
+
+def _licence_file(where: Path) -> str | None:
+    """A package that declares no licence (or "SEE LICENSE IN …"): the first line of its
+    licence file, marked as such."""
+    for path in sorted(where.glob("LICEN[CS]E*")) + sorted(where.glob("licenses/*")):
+        with contextlib.suppress(OSError):
+            lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines()]
+            first = next((ln for ln in lines if ln), "")
+            if first:
+                return f"licence file: {first[:60]}"
+    return None
+
+
+def catalog(server: Server) -> dict[str, Any]:
+    """One server's tools list as ``histor_sign.mcp.fetch`` (the function behind
+    ``histor-sign fetch --stdio``) got it, with where it came from."""
+    import histor_sign
+
+    side, snapshot = fetch_ours(server)
+    if snapshot is None:
+        raise RuntimeError(side.error or "no snapshot")
+    record = load_installed().get(server.slug, {})
+    source = (f"https://www.npmjs.com/package/{server.package}/v/{server.version}"
+              if server.registry == "npm"
+              else f"https://pypi.org/project/{server.package}/{server.version}/")
+    return {
+        "server": server.slug, "registry": server.registry, "package": server.package,
+        "version": server.version, "source": source, "licence": licence(server),
+        "sdk": record.get("sdk"),
+        "fetchedWith": f"histor-sign {histor_sign.__version__} (stdio)",
+        "protocol": side.protocol,
+        "tools": [{k: tool[k] for k in CATALOG_FIELDS if k in tool} for tool in snapshot.tools],
+    }
+
+
+def write_catalogs(servers: list[Server], out: Path) -> int:
+    out.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    for server in servers:
+        if not is_installed(server):
+            print(f"{server.slug}: not installed", file=sys.stderr)
+            continue
+        try:
+            data = catalog(server)
+        except Exception as exc:  # a server that will not start: recorded, skipped
+            failed += 1
+            print(f"{server.slug}: FAILED {_first_line(exc)}", file=sys.stderr, flush=True)
+            continue
+        (out / f"{server.slug}.json").write_text(
+            json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True) + "\n",
+            encoding="utf-8")
+        print(f"{server.slug}: {len(data['tools'])} tools ({data['licence']})",
+              file=sys.stderr, flush=True)
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    ap.add_argument("step", choices=["install", "run", "list"])
+    ap.add_argument("step", choices=["install", "run", "list", "catalog"])
     ap.add_argument("--only", nargs="*", default=None, help="server slugs")
     ap.add_argument("--budget", type=float, default=3600.0, help="install: seconds in all")
     ap.add_argument("--json", type=Path, default=None, help="run: write the results here")
     ap.add_argument("--markdown", action="store_true", help="run: print a Markdown table")
+    ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "data" / "real-servers",
+                    help="catalog: write <slug>.json here")
     args = ap.parse_args(argv)
     servers = [s for s in SERVERS if args.only is None or s.slug in args.only]
     if args.step == "list":
@@ -521,6 +743,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.step == "install":
         install_all(servers, args.budget)
         return 0
+    if args.step == "catalog":
+        return write_catalogs(servers, args.out)
     records = load_installed()
     rows, missing = [], {}
     start = time.monotonic()

@@ -15,6 +15,11 @@ One layout serves the publisher and every client. Beside the latest envelope::
                                       parts <n>.intoto.<k>.sigstore.json beyond 1,023 tools
     <base>/latest.intoto.sigstore.json  the newest attestation (for cosign and other
                                       verifiers; histor-sign reads the numbered one)
+    <base>/<n>.manifest.json          revision n's manifest as canonical bytes: the file
+                                      the attestation's ``manifest`` subject names
+    <base>/latest.manifest.json       the newest one
+    <base>/<n>.yank.envelope.json     the publisher's signed withdrawal of revision n
+                                      (:func:`publish_yank`; never overwritten)
 
 Layouts from before attestations were published have no ``*.intoto.*`` files: the surface
 of such a revision is unsigned, and clients must say so.
@@ -55,7 +60,10 @@ from histor_sign.layout import (
     ATTESTATION_NAME,
     ENVELOPE_NAME,
     LATEST_NAME,
+    MANIFEST_NAME,
     SNAPSHOT_NAME,
+    YANK_ATTESTATION_NAME,
+    YANK_NAME,
     chain_dir,
     part_addresses,
 )
@@ -94,12 +102,14 @@ def publish(
     envelope: bytes,
     snapshot: bytes | None,
     attestation: Sequence[bytes] = (),
+    manifest: bytes | None = None,
 ) -> list[Path]:
     """Write revision ``revision`` of ``server``'s chain: ``<n>.envelope.json``,
-    ``latest.envelope.json``, the snapshot it signed and the parts of its attestation (as
-    ``<n>.`` and ``latest.``), all at once; the first two paths returned are the numbered and
-    the latest envelope. A revision already published is never overwritten (two releases of
-    the same number would fork the chain)."""
+    ``latest.envelope.json``, the snapshot it signed, the parts of its attestation and the
+    manifest's canonical bytes (both as ``<n>.`` and ``latest.``), all at once; the first
+    two paths returned are the numbered and the latest envelope. A revision already
+    published is never overwritten (two releases of the same number would fork the
+    chain)."""
 
     refuse_published(root, server, revision)
     directory = chain_dir(root, server)
@@ -112,8 +122,32 @@ def publish(
         names = part_addresses(first, len(attestation)) if attestation else []
         files.update((directory / name, data) for name, data in zip(names, attestation,
                                                                      strict=True))
+        if manifest is not None:
+            files[directory / MANIFEST_NAME.format(n=prefix)] = manifest
     write_all_atomic(files)
     return list(files)
+
+
+def publish_yank(
+    root: str | Path, server: str, revision: int, yank: bytes, attestation: bytes
+) -> Path:
+    """Write the signed yank of revision ``revision`` and its in-toto attestation beside it
+    (both or neither); the revision must be published, and a yank already published is
+    never overwritten (it cannot be taken back: a client that saw it keeps refusing the
+    revision). Returns the yank's path."""
+    directory = chain_dir(root, server)
+    if not (directory / ENVELOPE_NAME.format(n=revision)).is_file():
+        raise InputError(
+            f"revision {revision} of {printable(server)} is not published in {directory}",
+            param="revision",
+        )
+    path = directory / YANK_NAME.format(n=revision)
+    if path.exists():
+        raise InputError(f"revision {revision} of {printable(server)} is already yanked "
+                         f"({path}); a yank is never overwritten", param="revision")
+    write_all_atomic({path: yank, directory / YANK_ATTESTATION_NAME.format(n=revision):
+                      attestation})
+    return path
 
 
 # --- reading: locations and the one bounded fetch ------------------------------------
@@ -280,6 +314,14 @@ class ReleaseLocation:
 
     def snapshot(self, revision: int) -> str:
         return self.address(SNAPSHOT_NAME.format(n=revision))
+
+    def yank(self, revision: int) -> str:
+        """The signed yank of revision ``revision`` (published only when it is withdrawn)."""
+        return self.address(YANK_NAME.format(n=revision))
+
+    def yank_attestation(self, revision: int) -> str:
+        """The in-toto form of revision ``revision``'s yank (for other verifiers)."""
+        return self.address(YANK_ATTESTATION_NAME.format(n=revision))
 
     def attestation(self, revision: int) -> str:
         """Part 1 of revision ``revision``'s attestation (further parts beside it)."""

@@ -109,3 +109,20 @@ DEFAULT_OUTPUT_READER_SECONDS = 10.0
 #: Room checked free beside each output directory before signing, beyond the sizes known
 #: then (a certificate, a bundle, log proofs): a full disk fails before a log entry exists.
 OUTPUT_ROOM_SLACK = 256 * 1024
+#: Artifacts one release may bind to its revision (each is a subject of every attestation
+#: part, so they also shorten each part's tool list).
+MAX_ARTIFACTS = 64
+#: package.json inside an npm tarball, and a RECORD file, read for an artifact's identity.
+MAX_PACKAGE_METADATA_BYTES = 4 * _MIB
+#: The ``_meta`` fragment a release writes for the MCP Registry's server.json (the
+#: registry bounds publisher-provided data; 4 KB keeps well inside it).
+MAX_REGISTRY_META_BYTES = 4 * _KIB
+# --- the transparency-log monitor ----------------------------------------------------------
+
+#: Log entries one ``monitor`` run reads; the rest is read by the next run (the stored
+#: cursor), so a run on a busy log stays bounded and nothing is skipped.
+DEFAULT_MAX_LOG_ENTRIES = 10_000
+#: Bytes of one log response (an entry, a proof, a tile of 256 hashes or entries).
+MAX_LOG_RESPONSE_BYTES = 16 * _MIB
+#: A monitor's checkpoint state file.
+MAX_MONITOR_STATE_BYTES = 64 * _KIB

@@ -50,6 +50,44 @@ def _ca_certificates(root: Any) -> set[str]:
 
 
 @dataclass(frozen=True)
+class LogKey:
+    """One transparency log of a trusted root: where it is served, its log id and the key
+    that signs its checkpoints (DER SubjectPublicKeyInfo; ``key_details`` as the root names
+    it, e.g. ``PKIX_ECDSA_P256_SHA_256`` for Rekor v1, ``PKIX_ED25519`` for v2)."""
+
+    base_url: str
+    log_id: bytes
+    key_details: str
+    public_key: bytes
+
+    @property
+    def tiled(self) -> bool:
+        """Rekor v2 (a tiled log, C2SP tlog-tiles) rather than the v1 API."""
+        return self.key_details == "PKIX_ED25519"
+
+
+def _log_keys(root: Any, source: str) -> list[LogKey]:
+    import base64
+    import binascii
+
+    logs = root.get("tlogs") if isinstance(root, dict) else None
+    if not isinstance(logs, list):
+        raise InputError(f"{source}: the trusted root lists no transparency logs (tlogs)")
+    out: list[LogKey] = []
+    for entry in logs:
+        try:
+            key = entry["publicKey"]
+            out.append(LogKey(str(entry["baseUrl"]).rstrip("/"),
+                              base64.b64decode(entry["logId"]["keyId"], validate=True),
+                              str(key["keyDetails"]),
+                              base64.b64decode(key["rawBytes"], validate=True)))
+        except (KeyError, TypeError, ValueError, binascii.Error):
+            raise InputError(f"{source}: a transparency log entry of the trusted root is "
+                             "malformed") from None
+    return out
+
+
+@dataclass(frozen=True)
 class Trust:
     """Which Sigstore instance to sign with and verify against.
 
@@ -129,6 +167,17 @@ class Trust:
         if self.kind == TRUST_CONFIG:
             return doc.get("trustedRoot") if isinstance(doc, dict) else None
         return doc
+
+    def transparency_logs(self) -> list[LogKey]:
+        """The transparency logs this root trusts (read from the root file, or for
+        production/staging from sigstore's TUF cache or the vendored copy)."""
+        doc = self._root_document()
+        source = str(self.path)
+        if doc is None:
+            path = tuf_cached_root_path(self.kind) or vendored_root_path(self.kind)
+            source = str(path)
+            doc = parse_json(read_bytes(source, max_bytes=MAX_TRUST_FILE_BYTES), source)
+        return _log_keys(doc, source)
 
     def is_dev_instance(self) -> bool:
         from histor_sign.sigstore_dev.trust import is_dev_trusted_root

@@ -8,13 +8,17 @@ A revision is signed twice by the same keyless identity:
 * this attestation, ``X.intoto.sigstore.json``: a Sigstore bundle v0.3 whose DSSE envelope
   (``application/vnd.in-toto+json``) holds an in-toto Statement v1. Its subjects are the
   manifest and each tool, named ``manifest`` and ``tool:<name>``, each with the SHA-256 (hex)
-  of the RFC 8785 bytes histor-sign digests — so any consumer can recompute them — and its
+  of the RFC 8785 bytes histor-sign digests — so any consumer can recompute them — plus
+  the artifacts the publisher bound to the revision (``release --artifact``: npm tarballs,
+  Python distributions, OCI images; named by package URL, ``pkg:…``, see
+  :mod:`histor_sign.artifacts`) — and its
   predicate (:data:`ATTESTATION_PREDICATE_TYPE`) carries the revision statement without its
   tool digests (those are the subjects), the signer, the canonicalization, the capture context and,
   optionally, ``surface`` digests of the rest of what a server shows a model.
 
 More than :data:`MAX_SUBJECTS` subjects (GitHub's attest action's cap) are split into parts:
-every part repeats the manifest subject and the predicate (with ``part.index``), part 1 is
+every part repeats the manifest subject, the artifact subjects and the predicate (with
+``part.index``), so each part verifies any artifact on its own; part 1 is
 ``X.intoto.sigstore.json`` and part *k* is ``X.intoto.k.sigstore.json``.
 
 What a verified attestation proves: the certificate's identity signed exactly these digests
@@ -36,9 +40,11 @@ from histor_sign.canonical import JsonValue, canonical_bytes, parse_json, read_j
 from histor_sign.errors import InputError, VerificationFailed
 from histor_sign.layout import MAX_PARTS, MAX_SUBJECTS, part_addresses
 from histor_sign.models import (
+    ARTIFACT_SUBJECT_PREFIX,
     NOT_SERVED,
     STATEMENT_TYPE,
     SURFACE_LISTS,
+    ArtifactSubject,
     SignedEnvelope,
     Statement,
     SurfaceDigests,
@@ -99,19 +105,25 @@ def build_attestation(
     identity: str,
     capture: Mapping[str, Any] | None = None,
     surface: Mapping[str, Any] | None = None,
+    artifacts: Sequence[ArtifactSubject] = (),
 ) -> list[bytes]:
     """The in-toto Statement(s) of a revision, as RFC 8785 bytes (one per part).
 
     ``capture`` is the capture context as the predicate carries it (see
     :func:`public_capture`; None for a plain catalog);
     ``surface`` optional digests of instructions, prompts and resource templates (a JSON
-    object, carried as given). Each part holds the manifest subject plus up to
-    ``MAX_SUBJECTS - 1`` tool subjects, sorted by tool name.
+    object, carried as given); ``artifacts`` the published artifacts bound to the revision.
+    Each part holds the manifest subject, every artifact subject (in the order given) and
+    up to ``MAX_SUBJECTS - 1 - len(artifacts)`` tool subjects, sorted by tool name. Without
+    artifacts the bytes are exactly those of earlier versions.
     """
     revision = {k: v for k, v in statement.to_json().items() if k != "toolDigests"}
     revision["toolCount"] = len(statement.tool_digests)
     tools = sorted(statement.tool_digests.items())
-    per_part = MAX_SUBJECTS - 1
+    per_part = MAX_SUBJECTS - 1 - len(artifacts)
+    if per_part < 1:
+        raise InputError(f"{len(artifacts)} artifacts leave no room for tool subjects")
+    bound = [a.to_json() for a in artifacts]
     chunks = [tools[i : i + per_part] for i in range(0, len(tools), per_part)] or [[]]
     manifest = {"name": MANIFEST_SUBJECT, "digest": {"sha256": _hex(statement.manifest_digest)}}
     parts: list[bytes] = []
@@ -127,7 +139,7 @@ def build_attestation(
             predicate["surface"] = dict(surface)
         document = {
             "_type": INTOTO_STATEMENT_TYPE,
-            "subject": [manifest] + [
+            "subject": [manifest, *bound] + [
                 {"name": TOOL_SUBJECT_PREFIX + name, "digest": {"sha256": _hex(digest)}}
                 for name, digest in chunk
             ],
@@ -150,6 +162,8 @@ class Attestation:
     capture: Mapping[str, Any] | None
     surface: Mapping[str, Any] | None
     bundles: tuple[Mapping[str, Any], ...]
+    #: The published artifacts the publisher bound to this revision (every part names them).
+    artifacts: tuple[ArtifactSubject, ...] = ()
 
     def as_envelope(self) -> SignedEnvelope:
         """The statement and signer in envelope form, so the envelope's identity, log-entry
@@ -184,8 +198,9 @@ def dsse_payload(bundle: Mapping[str, Any], source: str) -> tuple[str, bytes]:
 
 def _parse_part(
     bundle: Mapping[str, Any], source: str
-) -> tuple[dict[str, Any], list[tuple[str, str]]]:
-    """(predicate, [(subject name, sha256 hex)]) of one part; wrong types are a failed check."""
+) -> tuple[dict[str, Any], list[tuple[str, str, dict[str, Any]]]]:
+    """(predicate, [(subject name, sha256 hex, digest)]) of one part; wrong types are a
+    failed check."""
     payload_type, payload = dsse_payload(bundle, source)
     if payload_type != INTOTO_PAYLOAD_TYPE:
         raise VerificationFailed(
@@ -202,25 +217,29 @@ def _parse_part(
     subjects = doc.get("subject")
     if not isinstance(subjects, list) or not subjects:
         raise InputError(f"{source}: statement needs a non-empty subject list")
-    pairs: list[tuple[str, str]] = []
+    pairs: list[tuple[str, str, dict[str, Any]]] = []
     for subject in subjects:
         item = _object(subject, f"{source}: subject")
         name, digest = item.get("name"), _object(item.get("digest"), f"{source}: subject digest")
         hex_digest = digest.get("sha256")
         if not isinstance(name, str) or not isinstance(hex_digest, str):
             raise InputError(f"{source}: every subject needs a name and a sha256 digest")
-        pairs.append((name, hex_digest))
+        pairs.append((name, hex_digest, digest))
     return _object(doc.get("predicate"), f"{source}: predicate"), pairs
 
 
 def parse_attestation(bundles: Sequence[Mapping[str, Any]], source: str) -> Attestation:
     """Rebuild the attested statement from every part (strict: parts must agree)."""
     predicates, tools, manifests = [], {}, set()
+    artifacts: list[tuple[ArtifactSubject, ...]] = []
     for number, bundle in enumerate(bundles, start=1):
         where = source if number == 1 else f"{source} part {number}"
         predicate, pairs = _parse_part(bundle, where)
         predicates.append(predicate)
-        for name, digest in pairs:
+        artifacts.append(_artifact_subjects(pairs, where))
+        for name, digest, _ in pairs:
+            if name.startswith(ARTIFACT_SUBJECT_PREFIX):
+                continue
             if name == MANIFEST_SUBJECT:
                 manifests.add(digest)
             elif name.startswith(TOOL_SUBJECT_PREFIX):
@@ -229,7 +248,10 @@ def parse_attestation(bundles: Sequence[Mapping[str, Any]], source: str) -> Atte
                     raise InputError(f"{where}: tool subject named twice")
                 tools[tool] = "sha256:" + digest
             else:
-                raise InputError(f"{where}: unknown subject (neither manifest nor tool:NAME)")
+                raise InputError(f"{where}: unknown subject (neither manifest, tool:NAME nor "
+                                 "an artifact pkg:…)")
+    if any(part != artifacts[0] for part in artifacts[1:]):
+        raise VerificationFailed(f"{source}: the parts name different artifacts")
     first = predicates[0]
     missing = [k for k in _PREDICATE_KEYS if k not in first]
     if missing:
@@ -265,8 +287,25 @@ def parse_attestation(bundles: Sequence[Mapping[str, Any]], source: str) -> Atte
         statement=statement, issuer=issuer, identity=identity,
         capture=capture if isinstance(capture, dict) else None,
         surface=surface if isinstance(surface, dict) else None,
-        bundles=tuple(bundles),
+        bundles=tuple(bundles), artifacts=artifacts[0],
     )
+
+
+def _artifact_subjects(
+    pairs: Sequence[tuple[str, str, dict[str, Any]]], where: str
+) -> tuple[ArtifactSubject, ...]:
+    """The ``pkg:`` subjects of one part, strictly (each digest well-formed, no name twice)."""
+    found: list[ArtifactSubject] = []
+    for name, _, digest in pairs:
+        if not name.startswith(ARTIFACT_SUBJECT_PREFIX):
+            continue
+        try:
+            found.append(ArtifactSubject(name=name, digest=digest))
+        except InputError as exc:
+            raise InputError(f"{where}: {exc.message}") from None
+    if len({a.name for a in found}) != len(found):
+        raise InputError(f"{where}: an artifact subject is named twice")
+    return tuple(found)
 
 
 def _bundle_document(value: JsonValue, source: str) -> dict[str, Any]:

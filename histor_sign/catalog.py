@@ -37,15 +37,17 @@ def load_tools(path: str | Path, *, max_tools: int | None = None) -> Catalog:
 
 
 def load_catalogs(
-    paths: Sequence[str | Path], *, max_tools: int | None = None
+    paths: Sequence[str | Path], *, max_tools: int | None = None,
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
 ) -> list[Catalog]:
-    """Load several catalogs; ``max_tools`` bounds the total across all of them."""
+    """Load several catalogs; ``max_tools`` bounds the total across all of them and
+    ``max_bytes`` each file (a registry-scale catalog need not be split to fit)."""
     if sum(1 for p in paths if str(p) == "-") > 1:
         raise InputError("standard input (-) can be read only once")
     catalogs: list[Catalog] = []
     total = 0
     for path in paths:
-        catalog = load_catalog(path)
+        catalog = load_catalog(path, max_bytes=max_bytes)
         total += len(catalog.tools)
         if max_tools is not None and total > max_tools:
             raise LimitExceeded(

@@ -15,6 +15,18 @@ if writer and reader agree, so no other module spells one:
                                the surface digests; parts <n>.intoto.<k>.sigstore.json beyond
                                1,023 tools
     latest.intoto.sigstore.json  the newest attestation (for cosign and other verifiers)
+    <n>.manifest.json          the manifest's canonical bytes (RFC 8785), the file whose
+                               SHA-256 is the attestation's ``manifest`` subject and the
+                               envelope's manifestDigest (``cosign verify-blob-attestation``)
+    latest.manifest.json       the newest one
+    <n>.yank.envelope.json     the publisher's signed withdrawal of revision n (never
+                               overwritten; a client refuses revision n while it exists)
+    <n>.yank.intoto.sigstore.json  the same withdrawal as an in-toto attestation (predicate
+                               ``https://histor-sign.dev/yank/v1``, for cosign and other
+                               verifiers)
+    monitor.checkpoint.json    the publisher's ``monitor`` state: the last verified log
+                               checkpoint and the first entry not yet read (not read by
+                               clients)
 
 An attestation of more than :data:`MAX_SUBJECTS` subjects is split into parts named by
 :func:`part_addresses`.
@@ -96,6 +108,18 @@ SNAPSHOT_NAME = "{n}.tools.snapshot.json"
 ATTESTATION_NAME = "{n}.intoto.sigstore.json"
 
 
+MANIFEST_NAME = "{n}.manifest.json"
+
+
+YANK_NAME = "{n}.yank.envelope.json"
+
+
+YANK_ATTESTATION_NAME = "{n}.yank.intoto.sigstore.json"
+
+
+MONITOR_CHECKPOINT_NAME = "monitor.checkpoint.json"
+
+
 _SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
@@ -121,6 +145,8 @@ OUTPUT_NAMES: dict[str, str] = {
     "summary": "summary.md",
     "tools": "tools.snapshot.json",
     "attestation": "intoto.sigstore.json",
+    "manifest": "manifest.json",
+    "registry": "registry-meta.json",
 }
 
 

@@ -428,6 +428,54 @@ class SurfaceDigests:
     not_served: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
 
+#: Artifact subjects of an attestation are named by package URL: ``pkg:npm/…``,
+#: ``pkg:pypi/…``, ``pkg:oci/…`` or ``pkg:generic/…``.
+ARTIFACT_SUBJECT_PREFIX = "pkg:"
+#: Digest algorithms an artifact subject may carry (lowercase hex, in-toto's names).
+ARTIFACT_DIGESTS = {"sha256": 64, "sha512": 128}
+_HEX_DIGEST = re.compile(r"[0-9a-f]+")
+
+
+@dataclass(frozen=True)
+class ArtifactSubject:
+    """A published artifact an attestation binds to its revision: an npm tarball, a Python
+    distribution, an OCI image (by digest) or any other file.
+
+    ``name`` is a package URL that says what it is (``pkg:npm/%40acme/search@2.3.0``);
+    ``digest`` maps ``sha256`` (always) and ``sha512`` (where the ecosystem records it, as
+    npm's ``integrity`` does) to lowercase hex. Guaranteed well-formed once built.
+    """
+
+    name: str
+    digest: Mapping[str, str]
+    #: What the artifact was given as (a file name or an image reference), for messages.
+    label: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if (not isinstance(self.name, str) or not self.name.startswith(ARTIFACT_SUBJECT_PREFIX)
+                or len(self.name) > 1024 or not self.name.isprintable()):
+            raise InputError(f"artifact subject name {self.name[:200]!r} is not a package URL")
+        if "sha256" not in self.digest or any(
+            ARTIFACT_DIGESTS.get(alg) != len(hex_) or not _HEX_DIGEST.fullmatch(hex_)
+            for alg, hex_ in self.digest.items()
+        ):
+            raise InputError(
+                f"artifact subject {self.name[:200]!r} needs a sha256 (and optionally sha512) "
+                "digest in lowercase hex"
+            )
+        object.__setattr__(self, "digest", MappingProxyType(dict(sorted(self.digest.items()))))
+
+    def to_json(self) -> dict[str, Any]:
+        """The in-toto subject: ``{"name": …, "digest": {"sha256": …}}``."""
+        return {"name": self.name, "digest": dict(self.digest)}
+
+    @property
+    def shown(self) -> str:
+        """The name, and what it was given as when that differs."""
+        return f"{self.name} ({self.label})" if self.label and self.label != self.name \
+            else self.name
+
+
 @dataclass(frozen=True)
 class Statement:
     """A revision statement: which tools a server version served, chained to the last one.
@@ -705,6 +753,152 @@ def parse_envelope(value: JsonValue, source: str) -> SignedEnvelope:
             )
     document = _exact_keys(value, ENVELOPE_KEYS, f"{source}: envelope")
     statement = Statement.from_json(document, source)
+    issuer, identity, bundle, log = _signer_and_log(document, source)
+    return SignedEnvelope(statement=statement, issuer=issuer, identity=identity, bundle=bundle,
+                          transparency_log=log)
+
+
+def load_envelope(path: str | Path) -> SignedEnvelope:
+    """Read and parse an envelope file strictly (``-`` for stdin)."""
+    return parse_envelope(read_json_file(str(path)), str(path))
+
+
+YANK_TYPE = "histor.yank/v1"
+
+
+#: Members of a yank statement document, in the order we write them.
+YANK_KEYS: tuple[str, ...] = ("type", "server", "revision", "manifestDigest", "identity",
+                              "reason")
+
+
+#: The longest reason a yank may give (it is shown to every client that refuses it).
+MAX_YANK_REASON = 1000
+
+
+@dataclass(frozen=True)
+class YankStatement:
+    """A publisher's withdrawal of one revision of its chain.
+
+    It names the revision and that revision's ``manifest_digest``, so it is bound to one
+    link of one chain (a yank cannot be replayed onto a fork or another revision), and it
+    is signed exactly as a revision is: JCS of the members plus ``signer: {issuer,
+    identity}`` (:meth:`signed_bytes`). ``reason`` is the publisher's text: untrusted,
+    shown only through the escaper.
+    """
+
+    server: str
+    revision: int
+    manifest_digest: str
+    identity: str
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The yank statement document."""
+        return {
+            "type": YANK_TYPE, "server": self.server, "revision": self.revision,
+            "manifestDigest": self.manifest_digest, "identity": self.identity,
+            "reason": self.reason,
+        }
+
+    def to_bytes(self) -> bytes:
+        """The statement's RFC 8785 canonical bytes."""
+        return canonical_bytes(self.to_json())
+
+    def signed_bytes(self, *, issuer: str, identity: str) -> bytes:
+        """JCS of the members plus ``signer: {issuer, identity}`` (the revision rule)."""
+        return canonical_bytes({**self.to_json(), "signer": {"issuer": issuer,
+                                                             "identity": identity}})
+
+    @classmethod
+    def from_json(cls, value: Any, source: str = "yank") -> YankStatement:
+        """Check a yank document (an envelope's extra members ignored); raise
+        :class:`InputError` naming the member that is wrong."""
+        if not isinstance(value, Mapping):
+            raise InputError(f"{source}: a yank statement must be a JSON object")
+        missing = [k for k in YANK_KEYS if k not in value]
+        if missing:
+            raise InputError(f"{source}: not a yank statement: missing {', '.join(missing)}")
+        if value["type"] != YANK_TYPE:
+            raise InputError(f"{source}: type is {value['type']!r}, expected {YANK_TYPE!r}")
+        validate_yank_reason(value["reason"], source)
+        try:
+            validate_server_name(value["server"])
+            validate_identity(value["identity"])
+        except InputError as exc:
+            raise InputError(f"{source}: {exc}") from None
+        rev = value["revision"]
+        if isinstance(rev, bool) or not isinstance(rev, int) or rev < 1:
+            raise InputError(f"{source}: revision must be a positive integer")
+        digest = value["manifestDigest"]
+        if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
+            raise InputError(f"{source}: manifestDigest must look like sha256:<64 hex>")
+        return cls(value["server"], rev, digest, value["identity"], value["reason"])
+
+
+def validate_yank_reason(reason: Any, source: str = "reason") -> str:
+    """A yank's reason: 1–:data:`MAX_YANK_REASON` characters of printable text."""
+    if (not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_YANK_REASON
+            or not reason.isprintable()):
+        raise InputError(
+            f"{source}: a yank reason must be printable text of 1 to {MAX_YANK_REASON} "
+            "characters (no control characters or line breaks)"
+        )
+    return reason
+
+
+@dataclass(frozen=True)
+class SignedYank:
+    """A signed yank: the statement, who signed it, its Sigstore bundle and log entry —
+    the envelope form of a revision, for a :class:`YankStatement`."""
+
+    statement: YankStatement
+    issuer: str
+    identity: str
+    bundle: Mapping[str, Any]
+    transparency_log: TransparencyLogRef
+
+    @property
+    def server(self) -> str:
+        return self.statement.server
+
+    @property
+    def revision(self) -> int:
+        """The revision this yank withdraws."""
+        return self.statement.revision
+
+    @property
+    def reason(self) -> str:
+        return self.statement.reason
+
+    def signed_bytes(self) -> bytes:
+        """The exact bytes the signature covers."""
+        return self.statement.signed_bytes(issuer=self.issuer, identity=self.identity)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.statement.to_json(),
+            "signer": {"issuer": self.issuer, "identity": self.identity,
+                       "signature": self.bundle},
+            "transparencyLog": self.transparency_log.to_json(),
+        }
+
+    def to_bytes(self) -> bytes:
+        return (json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+    @classmethod
+    def from_json(cls, value: JsonValue, source: str = "yank") -> SignedYank:
+        """Check a signed yank's structure and types (nothing is verified here)."""
+        document = _exact_keys(value, (*YANK_KEYS, "signer", "transparencyLog"),
+                               f"{source}: yank")
+        statement = YankStatement.from_json(document, source)
+        issuer, identity, bundle, log = _signer_and_log(document, source)
+        return cls(statement, issuer, identity, bundle, log)
+
+
+def _signer_and_log(
+    document: dict[str, Any], source: str
+) -> tuple[str, str, dict[str, Any], TransparencyLogRef]:
+    """The ``signer`` and ``transparencyLog`` members of a signed document, checked."""
     signer = _exact_keys(document["signer"], SIGNER_KEYS, f"{source}: signer")
     for key in ("issuer", "identity"):
         if not isinstance(signer[key], str) or not signer[key]:
@@ -720,18 +914,8 @@ def parse_envelope(value: JsonValue, source: str) -> SignedEnvelope:
         raise InputError(
             f"{source}: transparencyLog.integratedTime must be a non-negative integer or null"
         )
-    return SignedEnvelope(
-        statement=statement,
-        issuer=signer["issuer"],
-        identity=signer["identity"],
-        bundle=signer["signature"],
-        transparency_log=TransparencyLogRef(log["logId"], log["logIndex"], log["integratedTime"]),
-    )
-
-
-def load_envelope(path: str | Path) -> SignedEnvelope:
-    """Read and parse an envelope file strictly (``-`` for stdin)."""
-    return parse_envelope(read_json_file(str(path)), str(path))
+    return (signer["issuer"], signer["identity"], signer["signature"],
+            TransparencyLogRef(log["logId"], log["logIndex"], log["integratedTime"]))
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,9 @@ class Freshness(StrEnum):
     ROLLBACK = "rollback"
     FORK = "fork"
     BROKEN_CHAIN = "broken-chain"
+    #: The revision verified and chains, but its publisher yanked it and no later
+    #: revision is published to follow to.
+    YANKED = "yanked"
 
     @property
     def ok(self) -> bool:
@@ -160,6 +163,21 @@ def _upgraded(entry: PinEntry, where: str) -> PinEntry:
     return replace(entry, workflow=workflow, ref_pattern=ref_pattern_for(parts.ref))
 
 
+def _yanked_from_json(value: Any, where: str) -> tuple[tuple[int, str], ...]:
+    """A pin's ``yanked`` member: ``{"<revision>": "<reason>"}``."""
+    from histor_sign.models import validate_yank_reason
+
+    if not isinstance(value, dict) or len(value) > DEFAULT_MAX_CHAIN:
+        raise InputError(f"{where}.yanked must be an object of at most {DEFAULT_MAX_CHAIN} "
+                         "revisions")
+    out: list[tuple[int, str]] = []
+    for key, reason in value.items():
+        if not (_NUMERIC_ID.match(key) and key[0] != "0" and len(key) < 16):
+            raise InputError(f"{where}.yanked: {printable(key, 40)!r} is not a revision number")
+        out.append((int(key), validate_yank_reason(reason, f"{where}.yanked.{key}")))
+    return tuple(sorted(out))
+
+
 def _validate_id(value: str | None, param: str) -> str | None:
     if value is not None and (not isinstance(value, str) or not _NUMERIC_ID.match(value)):
         raise UsageError(f"`{param}` must be a decimal number", param=param)
@@ -197,6 +215,13 @@ class PinEntry:
     ref_pattern: str | None = None
     attested: bool = False
     trust_root: str | None = None
+    #: Revisions seen yanked under this pin, with the publisher's reason: still refused
+    #: when the yank is no longer served (a yank cannot be rolled back).
+    yanked: tuple[tuple[int, str], ...] = ()
+
+    def yank_reason(self, revision: int) -> str | None:
+        """The recorded reason revision ``revision`` was yanked, or None."""
+        return dict(self.yanked).get(revision)
 
     def trust(self) -> Trust:
         """The trust root this pin was verified under (``trust_root``, a
@@ -232,6 +257,7 @@ class PinEntry:
             "signer": self.signer,
             # Optional, so version-2 files written before it stay readable.
             **({"trustRoot": self.trust_root} if self.trust_root is not None else {}),
+            **({"yanked": {str(n): r for n, r in self.yanked}} if self.yanked else {}),
         }
 
     @classmethod
@@ -250,7 +276,8 @@ class PinEntry:
         keys = set(value)
         expected = set(_ENTRY_KEYS if version == PINS_VERSION else _ENTRY_KEYS_V1)
         missing = sorted(expected - keys)
-        unknown = sorted(keys - expected - ({"trustRoot"} if version == PINS_VERSION else set()))
+        optional = {"trustRoot", "yanked"} if version == PINS_VERSION else set()
+        unknown = sorted(keys - expected - optional)
         if missing or unknown:
             parts = ([f"missing {', '.join(missing)}"] if missing else []) + (
                 [f"unknown member(s) {', '.join(map(printable, unknown))}"] if unknown else [])
@@ -279,6 +306,7 @@ class PinEntry:
             ref_pattern=text("refPattern", True) if "refPattern" in value else None,
             attested=attested,
             trust_root=text("trustRoot") if "trustRoot" in value else None,
+            yanked=_yanked_from_json(value.get("yanked", {}), where),
         )
         if entry.trust_root is not None:
             from histor_sign._sigstore_trust import Trust
@@ -427,14 +455,16 @@ class PinStore:
                     f"{entry.server}: the pin was changed by another process meanwhile; "
                     "run the check again"
                 )
+            yanked = tuple(sorted((dict(now.yanked) | dict(entry.yanked)).items()))
             if now.revision > entry.revision:
+                current[entry.server] = replace(now, yanked=yanked)
                 return
             if now.revision == entry.revision and now.manifest_digest != entry.manifest_digest:
                 raise VerificationFailed(
                     f"{entry.server}: fork: revision {entry.revision} was recorded with "
                     f"manifest {now.manifest_digest} meanwhile, not {entry.manifest_digest}"
                 )
-            current[entry.server] = entry
+            current[entry.server] = replace(entry, yanked=yanked)
 
         return self._update(change)
 
@@ -501,6 +531,11 @@ class PinnedRevision:
     #: The signed catalog as published, when it is a fetch snapshot (its server surface is
     #: what ``check`` compares the served surface with; the envelope does not sign it).
     signed_snapshot: Snapshot | None = None
+    #: Revisions passed over because their publisher yanked them: ``(revision, reason)``.
+    yanked: tuple[tuple[int, str], ...] = ()
+    #: A yank published for this revision that was not honoured, and why (another
+    #: identity signed it, or it names another manifest): it withdraws nothing.
+    rejected_yank: str | None = None
 
     @property
     def revision(self) -> int:
@@ -531,6 +566,8 @@ class PinnedRevision:
             "pinnedRevision": self.pinned_revision,
             "followed": list(self.followed),
             "envelope": self.source,
+            "yanked": [{"revision": n, "reason": r} for n, r in self.yanked],
+            "rejectedYank": self.rejected_yank,
         }
 
 
@@ -606,10 +643,75 @@ def verify_pinned(
     or broken chain is *returned* (see :meth:`PinnedRevision.raise_for_freshness`) so the
     caller can show it. ``signed_tools``: True requires the signed snapshot of the revision
     from the location, None fetches it when published, False skips it.
+
+    A fresh revision its publisher yanked (a yank at the location that verifies under the
+    pin, or one the pin recorded) is passed over for the next numbered revision when that
+    one is published, chains and is not yanked itself; with none it is returned as
+    :attr:`Freshness.YANKED`, the pin moved to it and the yank recorded in ``pin``.
     """
     from histor_sign._sigstore_trust import Trust
 
     trust = trust or Trust.production()
+    pinned = _judged_pinned(entry, trust=trust, envelope=envelope, source=source,
+                            signed_tools=signed_tools, max_chain=max_chain)
+    if not pinned.freshness.ok:
+        return pinned
+    return _past_yanks(entry, pinned, trust, signed_tools, max_chain)
+
+
+def _past_yanks(
+    entry: PinEntry, pinned: PinnedRevision, trust: Trust, signed_tools: bool | None,
+    max_chain: int,
+) -> PinnedRevision:
+    """``pinned`` (fresh) when it is not yanked; else the next unyanked revision it chains
+    to, or ``pinned`` as :attr:`Freshness.YANKED` (see :func:`verify_pinned`)."""
+    from histor_sign.yank import read_yank
+
+    location = ReleaseLocation.parse(entry.location, param="pinned_location")
+    yanked = dict(entry.yanked)
+    passed: list[tuple[int, str]] = []
+    current = pinned
+    for _ in range(max_chain + 1):
+        check = read_yank(location, current.envelope, pins=entry.pins(), trust=trust)
+        number = current.revision
+        reason = check.yank.reason if check.yank is not None else yanked.get(number)
+        if reason is None:
+            pin = replace(current.pin, yanked=tuple(sorted(yanked.items())))
+            return replace(current, pin=pin, yanked=tuple(passed),
+                           rejected_yank=check.rejected)
+        yanked[number] = reason
+        passed.append((number, reason))
+        address = location.envelope(number + 1)
+        try:
+            later = _fetch_envelope(location, address)
+        except NotPublished:
+            pin = replace(current.pin, yanked=tuple(sorted(yanked.items())))
+            return replace(
+                current, freshness=Freshness.YANKED, pin=pin, yanked=tuple(passed),
+                detail=f"revision {number} is yanked by its publisher: "
+                f"{printable(reason, 300)!r} ({check.address}); no later revision is "
+                "published to use instead",
+            )
+        following = _judged_pinned(entry, trust=trust, envelope=later, source=address,
+                                   signed_tools=signed_tools, max_chain=max_chain)
+        if not following.freshness.ok:
+            return following
+        current = replace(following, detail=f"{following.detail} (revision {number} is "
+                          f"yanked: {printable(reason, 300)!r})")
+    raise LimitExceeded(f"{entry.server}: more than {max_chain} yanked revisions in a row",
+                        limit="max_chain", value=max_chain)
+
+
+def _judged_pinned(
+    entry: PinEntry,
+    *,
+    trust: Trust,
+    envelope: SignedEnvelope | None,
+    source: str | None,
+    signed_tools: bool | None,
+    max_chain: int,
+) -> PinnedRevision:
+    """:func:`verify_pinned` without the yank rule."""
     location = ReleaseLocation.parse(entry.location, param="pinned_location")
     if envelope is None:
         source = location.latest()
@@ -807,10 +909,24 @@ def pin_first_use(
         detail=f"first use: revision {envelope.revision} verified", pinned_revision=None,
         pin=pin, source=source,
     )
+    first = _first_unyanked(first, trust)
+    pin = first.pin
     _, attestation = _attested_surface(pin, first, trust)
     if attestation is not None:  # from now on its absence is a broken chain
         first = replace(first, pin=replace(pin, attested=True))
     return first
+
+
+def _first_unyanked(first: PinnedRevision, trust: Trust) -> PinnedRevision:
+    """A first pin follows past a yanked latest revision like any pin; with nothing to
+    follow to it is refused (:class:`VerificationFailed`)."""
+    checked = _past_yanks(first.pin, replace(first, freshness=Freshness.CURRENT), trust,
+                          False, DEFAULT_MAX_CHAIN)
+    checked.raise_for_freshness()
+    if checked.envelope is first.envelope:
+        return replace(first, pin=checked.pin, rejected_yank=checked.rejected_yank)
+    return replace(checked, freshness=Freshness.FIRST_USE, pinned_revision=None,
+                   detail=f"first use: revision {checked.revision} verified; {checked.detail}")
 
 
 # ---------------------------------------------------------------------- check served
@@ -944,16 +1060,53 @@ def verify_for_use(
         entry = loaded.get(server or envelope.server)
         if entry is not None:
             pinned = verify_pinned(entry, trust=trust, envelope=envelope, source=source)
-            pinned.raise_for_freshness()
-            if pinned.freshness is Freshness.ADVANCED:
-                loaded.advance(pinned.pin)
-            return VerifiedForUse(envelope, pinned.headline(), pinned, entry.pins(), trust)
+            _settle(loaded, entry, pinned)
+            # A yanked envelope is passed over for the later revision it chains to.
+            return VerifiedForUse(pinned.envelope, pinned.headline(), pinned, entry.pins(),
+                                  trust)
         if server is None:
             raise NotPinned(envelope.server, loaded.path)
     verify(envelope, pins=pins, trust=trust, source=source).raise_for_failure()
+    envelope, note = _unyanked(envelope, source, pins, trust)
     headline = (f"{envelope.server} revision {envelope.revision} · signed by "
-                f"{printable(envelope.identity)}")
+                f"{printable(envelope.identity)}{note}")
     return VerifiedForUse(envelope, headline, pins=pins, trust=trust)
+
+
+def _unyanked(
+    envelope: SignedEnvelope, source: str, pins: Pins, trust: Trust
+) -> tuple[SignedEnvelope, str]:
+    """The yank rule without a pin: a revision yanked beside ``source`` (a chain location)
+    is passed over for the next numbered revision there, verified under the same pins and
+    chained to it; with none :class:`VerificationFailed`. Returns the revision to use and a
+    note naming what was passed over."""
+    from histor_sign.verification import verify
+    from histor_sign.yank import read_yank
+
+    try:
+        location = ReleaseLocation.parse(source, param="envelope")
+    except UsageError:
+        return envelope, ""
+    passed: list[str] = []
+    for _ in range(DEFAULT_MAX_CHAIN):
+        check = read_yank(location, envelope, pins=pins, trust=trust)
+        if check.yank is None:
+            return envelope, "".join(passed)
+        number, reason = envelope.revision, printable(check.yank.reason, 300)
+        address = location.envelope(number + 1)
+        try:
+            later = _fetch_envelope(location, address)
+        except NotPublished:
+            raise VerificationFailed(
+                f"{envelope.server}: {Freshness.YANKED.value}: revision {number} is yanked by "
+                f"its publisher: {reason!r} ({check.address}); no later revision is "
+                "published to use instead") from None
+        verify(later, pins=pins, trust=trust, previous=envelope, source=address,
+               previous_source=f"the yanked revision {number}").raise_for_failure()
+        passed.append(f" (revision {number} is yanked: {reason!r})")
+        envelope = later
+    raise LimitExceeded(f"{envelope.server}: more than {DEFAULT_MAX_CHAIN} yanked revisions "
+                        "in a row", limit="max_chain", value=DEFAULT_MAX_CHAIN)
 
 
 def latest_for_use(
@@ -972,10 +1125,18 @@ def latest_for_use(
     if entry is None:
         raise NotPinned(server, loaded.path)
     pinned = verify_pinned(entry, trust=trust, signed_tools=signed_tools)
-    pinned.raise_for_freshness()
-    if pinned.freshness is Freshness.ADVANCED:
-        loaded.advance(pinned.pin)
+    _settle(loaded, entry, pinned)
     return pinned
+
+
+def _settle(store: PinStore, entry: PinEntry, pinned: PinnedRevision) -> None:
+    """Record what a verification taught the pin — a newer revision, a yank seen (kept
+    even when the revision is refused for it, so serving the yanked revision without its
+    yank later changes nothing) — then raise for a revision that may not be used."""
+    if pinned.freshness in (Freshness.ADVANCED, Freshness.YANKED) or (
+            pinned.freshness.ok and pinned.pin != entry):
+        store.advance(pinned.pin)
+    pinned.raise_for_freshness()
 
 
 def check_served(
@@ -1009,6 +1170,8 @@ def check_served(
         raise NotPinned(server, store.path)
     trust = trust or Trust.production()
     pinned = verify_pinned(entry, trust=trust, envelope=envelope, signed_tools=None)
+    if pinned.freshness is Freshness.YANKED and update_pin:
+        store.advance(pinned.pin)  # the yank is remembered even though it is refused
     pinned.raise_for_freshness()
     surface, attestation = _attested_surface(entry, pinned, trust)
     if attestation is not None and not pinned.pin.attested:

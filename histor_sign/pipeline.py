@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from histor_sign._sigstore_trust import Trust
     from histor_sign.collisions import ScanOptions
     from histor_sign.guard._policy import Policy
-    from histor_sign.models import SignedEnvelope, Snapshot
+    from histor_sign.models import ArtifactSubject, SignedEnvelope, Snapshot
     from histor_sign.signing import SignedRevision, TokenIdentity
     from histor_sign.verification import VerificationReport
     from histor_sign.verification._certificate import CertificateFacts
@@ -83,6 +83,14 @@ class ReleaseRequest:
     identity_token: str | None = None
     verify_command: str | None = None
     revisions: Path | None = None
+    #: Published artifacts bound to the revision as attestation subjects: files (npm
+    #: tarballs, wheels, …), ``oci:REF@sha256:…`` or ready subjects
+    #: (:mod:`histor_sign.artifacts`). The envelope and statement do not change with them.
+    artifacts: tuple[str | Path | ArtifactSubject, ...] = ()
+    #: Where the chain directory is served (URL or path of the directory holding
+    #: ``latest.envelope.json``), for ``registry-meta.json``; default: where the histor-sign
+    #: action publishes it for the signing repository (none off GitHub Actions).
+    published_at: str | None = None
     #: True when ``tools`` is this process's own live fetch: the attestation then says the
     #: signer observed the capture (else it carries it as another job's claim).
     observed: bool = False
@@ -102,6 +110,8 @@ class ReleaseOutcome:
     #: What was published into ``request.revisions``: the numbered and the latest envelope
     #: first, then the snapshot and the attestation parts.
     published: tuple[Path, ...] = ()
+    #: The artifacts bound to the revision as attestation subjects.
+    artifacts: tuple[ArtifactSubject, ...] = ()
 
     def github_outputs(self) -> dict[str, str]:
         """Step outputs for ``$GITHUB_OUTPUT`` (the composite action re-exports them)."""
@@ -244,8 +254,10 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
     SARIF report and summary) when findings reach the gate, and other errors on bad input,
     signing or verification failure (the directory is left as it was).
     """
-    from histor_sign.revision import surface_json
+    from histor_sign.artifacts import artifact_subjects
+    from histor_sign.revision import manifest_bytes, surface_json
 
+    bound = artifact_subjects(request.artifacts)  # unreadable artifacts fail before the gate
     if request.revisions is not None:
         refuse_published(request.revisions, request.server, _next_revision(request))
     catalog, evidence = _catalog_and_evidence(tools)
@@ -266,7 +278,7 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
         # fails here, before a log entry exists.
         out.reserve(_room_needed(sarif, evidence))
         signed, report = _sign_and_verify(catalog, request, preflight(request),
-                                          surface=surface)
+                                          surface=surface, artifacts=bound)
         outcome = replace(outcome, envelope=signed.envelope, report=report)
         outcome = replace(outcome, summary_markdown=summary_markdown(outcome, catalog))
         contents = {
@@ -276,7 +288,11 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
             "sarif": sarif.encode(),
             "summary": outcome.summary_markdown.encode(),
             "tools": (json.dumps(evidence, indent=2, ensure_ascii=False) + "\n").encode(),
+            "manifest": manifest_bytes(catalog),
         }
+        registry = _registry_meta(signed.envelope, request)
+        if registry is not None:
+            contents["registry"] = registry
         from histor_sign.layout import part_paths
 
         files = {OUTPUT_NAMES[role]: data for role, data in contents.items()}
@@ -290,8 +306,30 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
         published = tuple(publish(
             request.revisions, request.server, signed.envelope.statement.revision,
             contents["envelope"], contents["tools"], signed.attestation_json,
+            manifest=contents["manifest"],
         ))
-    return replace(outcome, files=paths, published=published)
+    return replace(outcome, files=paths, published=published, artifacts=bound)
+
+
+def _registry_meta(envelope: SignedEnvelope, request: ReleaseRequest) -> bytes | None:
+    """The server.json ``_meta`` fragment (:mod:`histor_sign.registry`), or None when where
+    the chain is served is unknown (not given, and not a GitHub workflow signer)."""
+    from histor_sign.pins import published_location
+    from histor_sign.registry import registry_meta
+    from histor_sign.verification import recommended_pins
+
+    pins = recommended_pins(envelope)
+    repository = pins.repository if pins is not None else None
+    workflow = pins.workflow if pins is not None else None
+    if repository and workflow and workflow.startswith(repository + "/"):
+        workflow = workflow[len(repository) + 1:]
+    base = request.published_at
+    if base is None and repository:
+        base = published_location(request.server, repository).rsplit("/", 1)[0]
+    if base is None:
+        return None
+    return registry_meta(envelope, base=base.rstrip("/"), repository=repository,
+                         workflow=workflow)
 
 
 def _room_needed(sarif: str, evidence: dict[str, Any]) -> int:
@@ -369,7 +407,7 @@ def _signer(request: ReleaseRequest) -> TokenIdentity:
 
 def _sign_and_verify(
     catalog: Catalog, request: ReleaseRequest, checked: Preflight,
-    *, surface: dict[str, Any] | None = None,
+    *, surface: dict[str, Any] | None = None, artifacts: tuple[ArtifactSubject, ...] = (),
 ) -> tuple[SignedRevision, VerificationReport]:
     """Build, sign, and verify the fresh envelope fully before anything is written.
 
@@ -391,7 +429,7 @@ def _sign_and_verify(
     trust = request.trust or Trust.production()
     signed = sign_statement(
         statement, trust=trust, token_identity=who, capture=catalog.capture, surface=surface,
-        capture_observed=request.observed,
+        capture_observed=request.observed, artifacts=artifacts,
     )
     report = verify(
         signed.envelope,

@@ -55,9 +55,8 @@ def tool_digest_parts(tools: ToolsLike) -> dict[str, bytes]:
 
 
 def manifest_bytes(tools: ToolsLike) -> bytes:
-    """The manifest itself: RFC 8785 bytes of ``{tool name: projection}``, whose SHA-256 is
-    the manifest digest (and the attestation's ``manifest`` subject: a file holding these
-    bytes is what ``gh attestation verify`` checks)."""
+    """The manifest's RFC 8785 bytes: the file whose SHA-256 is ``manifestDigest`` and the
+    attestation's ``manifest`` subject (published as ``manifest.json``)."""
     return canonical_object_from_parts(tool_digest_parts(tools))
 
 

@@ -13,7 +13,7 @@ Every sigstore / requests / cryptography error is turned into a :class:`SigningE
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +28,7 @@ from histor_sign.verification._certificate import CertificateFacts
 if TYPE_CHECKING:
     from sigstore.oidc import IdentityToken
 
-    from histor_sign.models import StatementLike
+    from histor_sign.models import ArtifactSubject, StatementLike
 
 class NoIdentityToken(SigningError):
     """No ``identity_token`` was given and no ambient credential was found."""
@@ -208,6 +208,7 @@ def sign_statement(
     surface: Mapping[str, Any] | None = None,
     require_owned_namespace: bool = True,
     capture_observed: bool = False,
+    artifacts: Sequence[ArtifactSubject] = (),
 ) -> SignedRevision:
     """Sign a revision statement and verify the result before returning it.
 
@@ -221,7 +222,9 @@ def sign_statement(
     ``surface`` go into its predicate; ``capture_observed`` says whether this process
     fetched the server itself, and the capture goes in without local paths or argument
     values: :func:`~histor_sign.attestation.public_capture`); every bundle is verified
-    before anything is returned.
+    before anything is returned. ``artifacts`` (:func:`histor_sign.artifacts.artifact_subjects`)
+    become subjects of every attestation part; the envelope and statement bytes do not
+    change with them.
 
     An ``io.github.<owner>`` server the token's owner cannot own is refused before any
     signature (:class:`NamespaceNotOwned`): such an envelope never verifies, so signing it
@@ -247,7 +250,7 @@ def sign_statement(
         require_namespace(stmt.server, who)
     data = signed_bytes(stmt, issuer=who.issuer, identity=who.identity)
     statements = build_attestation(
-        stmt, issuer=who.issuer, identity=who.identity, surface=surface,
+        stmt, issuer=who.issuer, identity=who.identity, surface=surface, artifacts=artifacts,
         capture=public_capture(capture, observed=capture_observed) if capture is not None
         else None,
     )
@@ -307,6 +310,60 @@ def sign_statement(
         envelope, data, bundle_text.encode("utf-8"),
         tuple(t.encode("utf-8") for t in attestation_texts),
     )
+
+def sign_bytes(data: bytes, *, who: TokenIdentity, trust: Trust) -> dict[str, Any]:
+    """Sign ``data`` (an ordinary ``hashedrekord`` bundle) as ``who`` and verify the fresh
+    bundle fully before returning its JSON document (:func:`sign_documents` without
+    in-toto statements)."""
+    return sign_documents(data, (), who=who, trust=trust)[0]
+
+
+def sign_documents(
+    data: bytes, statements: Sequence[bytes], *, who: TokenIdentity, trust: Trust
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Sign ``data`` (a ``hashedrekord`` bundle) and each in-toto statement (a DSSE
+    bundle) as ``who``, and verify every fresh bundle fully — signature, chain, log, and
+    the certificate naming ``who`` — before returning their JSON documents: what a
+    revision's signatures get, for documents beside it (a yank)."""
+    import json
+
+    from histor_sign.attestation import verify_attestation_bundle
+    from histor_sign.verification import verify_artifact_bundle
+    from histor_sign.verification.policy import Pins
+
+    config = trust.client_trust_config()
+    try:
+        from sigstore.dsse import Statement as InTotoStatement
+        from sigstore.sign import SigningContext
+
+        context = SigningContext.from_trust_config(config)
+        with context.signer(who.token, cache=True) as signer:
+            bundle_text: str = signer.sign_artifact(data).to_json()
+            texts = [signer.sign_dsse(InTotoStatement(s)).to_json() for s in statements]
+    except HistorError:
+        raise
+    except Exception as exc:
+        raise _signing_failure(exc) from None
+    try:
+        verify_artifact_bundle(data, bundle_text, trusted_root=config.trusted_root,
+                               pins=Pins(cert_identity=who.identity, issuer=who.issuer))
+    except VerificationFailed as exc:
+        raise SigningError(
+            f"the fresh bundle does not verify against the trust root ({exc}); "
+            "nothing was written"
+        ) from None
+    documents: list[dict[str, Any]] = [json.loads(t) for t in texts]
+    for document in documents:
+        try:
+            _, facts = verify_attestation_bundle(document, trusted_root=config.trusted_root)
+        except VerificationFailed as exc:
+            raise SigningError(f"the fresh attestation does not verify against the trust "
+                               f"root ({exc}); nothing was written") from None
+        if who.identity not in facts.sans or facts.issuer != who.issuer:
+            raise SigningError("the fresh attestation's certificate names another identity")
+    bundle: dict[str, Any] = json.loads(bundle_text)
+    return bundle, documents
+
 
 class NamespaceNotOwned(InputError):
     """The signing identity cannot own the server's ``io.github.<owner>`` namespace, so

@@ -25,5 +25,7 @@ from histor_sign.cli import init_commands  # noqa: F401  isort: skip
 from histor_sign.cli import proxy_commands  # noqa: F401  isort: skip
 from histor_sign.cli import wrap_commands  # noqa: F401  isort: skip
 from histor_sign.cli import lock_commands  # noqa: F401  isort: skip
+from histor_sign.cli import yank_commands  # noqa: F401  isort: skip
+from histor_sign.cli import monitor_commands  # noqa: F401  isort: skip
 
 __all__ = ["app", "main"]

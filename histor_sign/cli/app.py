@@ -178,6 +178,11 @@ FLAGS: dict[str, str] = {
     "owner_id": "--owner-id",
     "repository_id": "--repository-id",
     "replace_existing": "--replace",
+    # the log monitor and yank
+    "rekor_url": "--rekor-url",
+    "max_entries": "--max-entries",
+    "revision": "--revision",
+    "reason": "--reason",
     # outputs
     "out_dir": "--out-dir",
 }

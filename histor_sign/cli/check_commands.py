@@ -9,6 +9,7 @@ import typer
 
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import OutputFormat, app, emit, json_document, warn
+from histor_sign.cli.binding_commands import ARTIFACT_OPT, INSTALLED_OPT, check_binding
 from histor_sign.cli.signing_commands import (
     CertIdentityOpt,
     CertIdentityRegexpOpt,
@@ -144,6 +145,8 @@ def check(
     staging: VerifyStagingOpt = False,
     offline: OfflineOpt = False,
     lock: Path | None = LOCK_OPT,
+    artifact: str | None = ARTIFACT_OPT,
+    installed: str | None = INSTALLED_OPT,
     all_pinned: bool = ALL_OPT,
     host_config: Path | None = HOST_CONFIG_OPT,
 ) -> None:
@@ -166,25 +169,21 @@ def check(
     flags = VerifyFlags(cert_identity, cert_oidc_issuer, repository, ref, owner_id, repository_id,
                         trusted_root, trust_config, staging, offline, workflow=workflow,
                         ref_pattern=ref_pattern, cert_identity_regexp=cert_identity_regexp)
+    if artifact is not None or installed is not None:
+        return check_binding(server, artifact, installed, flags, pins, format, output, others=(
+            tools, target, envelope, signed_tools, attestation, fail_on, lock))
     if lock is not None:
         return _check_lock(lock, server, tools, target, timeout, protocol, format, output,
                            fail_on, bool(envelope or attestation or signed_tools or verify), flags)
     if all_pinned or host_config is not None:
         return _check_all(all_pinned, host_config, flags, pins, tools, envelope, server,
                           target, server_is_trusted_code, timeout, protocol, format, output)
-    if envelope is None and server is None:
-        raise UsageError("give the signed revision: --envelope FILE, or --server NAME (pinned)")
-    if attestation is not None and envelope is None:
-        raise UsageError("--attestation needs --envelope; with --server the attestation comes "
-                         "from the pinned location")
+    _refuse_misplaced(envelope, server, attestation, signed_tools)
     verify = verify or server is not None or attestation is not None
     flags.require_verify(verify)
     options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)
     if envelope is None:
         assert server is not None
-        if signed_tools is not None:
-            raise UsageError("--signed-tools needs --envelope; with --server the signed tools "
-                             "come from the pinned location")
         return _check_pinned(server, tools, target, options, flags, pins, format, output,
                              fail_on)
     result, verified = _compare_with_envelope(
@@ -192,6 +191,22 @@ def check(
         signed_tools=signed_tools, attestation=attestation, verify=verify, timeout=timeout,
     )
     _emit_drift(result, verified, attestation, format, output, fail_on)
+
+
+def _refuse_misplaced(
+    envelope: str | None, server: str | None, attestation: str | None, signed_tools: str | None,
+) -> None:
+    """The signed revision must be named; --attestation and --signed-tools come with
+    --envelope (with --server both come from the pinned location)."""
+
+    if envelope is None and server is None:
+        raise UsageError("give the signed revision: --envelope FILE, or --server NAME (pinned)")
+    if attestation is not None and envelope is None:
+        raise UsageError("--attestation needs --envelope; with --server the attestation "
+                         "comes from the pinned location")
+    if signed_tools is not None and envelope is None:
+        raise UsageError("--signed-tools needs --envelope; with --server the signed tools "
+                         "come from the pinned location")
 
 
 def _check_lock(
@@ -317,7 +332,6 @@ def _check_all(
 ) -> None:
     """``check --all [--host-config FILE]`` (see :mod:`histor_sign.cli._check_all`)."""
     from histor_sign.cli._check_all import check_all
-    from histor_sign.errors import UsageError
 
     if not all_pinned:
         raise UsageError("--host-config needs --all")

@@ -30,7 +30,7 @@ from histor_sign.cli.trust_commands import (
     verified_json,
     verify_for_use,
 )
-from histor_sign.errors import UsageError
+from histor_sign.errors import UsageError, VerificationFailed
 from histor_sign.models import GITHUB_ACTIONS_ISSUER
 
 if TYPE_CHECKING:
@@ -161,6 +161,7 @@ def _contract(
     from histor_sign.canonical import read_json_file
     from histor_sign.catalog import load_catalog
     from histor_sign.guard import Guard
+    from histor_sign.models import statement_of
     from histor_sign.pins import VerifiedForUse
 
     if pinned_contract:
@@ -177,4 +178,12 @@ def _contract(
     g = Guard.from_envelope(signed, tools, rules)
     if not verify:
         return g, None
-    return g, verify_for_use(signed, envelope, flags, server=server, pins=pins)
+    verified = verify_for_use(signed, envelope, flags, server=server, pins=pins)
+    given = statement_of(signed, envelope).revision
+    if verified.envelope.revision != given:
+        # The given revision is yanked and a later one was verified in its place: the
+        # catalog given is the yanked revision's, so it is no contract.
+        raise VerificationFailed(
+            f"{envelope}: revision {given} is yanked; its catalog is no contract (use "
+            f"revision {verified.envelope.revision}: {verified.headline})")
+    return g, verified

@@ -26,7 +26,9 @@ from histor_sign.models import namespace_owner
 #: Third-party actions the workflow uses, pinned by commit (tag in the comment).
 CHECKOUT = "actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1 # v7.0.1"
 DOWNLOAD_ARTIFACT = "actions/download-artifact@3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c # v8.0.1"
+UPLOAD_ARTIFACT = "actions/upload-artifact@bbbca2ddaa5d8feaa63e36b76fdaad77386f024f # v7.0.0"
 DEFAULT_ACTION = f"histor-sign/histor-sign@v{__version__}"
+_RELEASE_WORKFLOW = Path(".github/workflows/sign.yml")
 #: A full-length commit SHA: the only ref GitHub treats as immutable.
 _FULL_SHA = re.compile(r"[0-9a-f]{40}")
 
@@ -179,6 +181,107 @@ def _action_sha_hint(action: str) -> str:
             f"ref that can move): --action {repo}@<sha>\n"
             f"    ({tag} cannot be resolved offline here; look it up with: git ls-remote "
             f"https://github.com/{repo} refs/tags/{tag})\n")
+def render_monitor_workflow(
+    server: str, *, action: str, workflow: str, ref_pattern: str | None,
+    repository: str | None,
+) -> str:
+    """The scheduled monitor workflow: a read-only job runs ``monitor`` over a checkout of
+    the revisions branch; a second job, which runs no histor-sign code, commits the new
+    checkpoint there after a run without alarms."""
+    from histor_sign.layout import MONITOR_CHECKPOINT_NAME
+    from histor_sign.pins import PUBLISHED_BRANCH
+
+    checkpoint = f"revisions/{server}/{MONITOR_CHECKPOINT_NAME}"
+    pattern = f"          ref-pattern: {_q(ref_pattern)}\n" if ref_pattern else ""
+    owner = _q(repository) if repository else "${{ github.repository }}"
+    return f"""# Watches the transparency log for signatures in the name of {server} that are no
+# revision, attestation or yank of its chain on the {PUBLISHED_BRANCH} branch: the job fails on
+# one, and on a log that shrinks or forks. Written by `{PROG} init --monitor`; pin the
+# histor-sign action to a commit SHA. Runs after the first release (it reads that branch).
+name: histor-monitor
+on:
+  schedule:
+    - cron: "23 * * * *"
+  workflow_dispatch:
+permissions: {{}}
+jobs:
+  monitor:
+    # Reads the log and the chain: read-only, no id-token, no credentials kept.
+    runs-on: ubuntu-latest
+    permissions:
+      contents: read
+    steps:
+      - uses: {CHECKOUT}
+        with:
+          ref: {PUBLISHED_BRANCH}
+          path: {PUBLISHED_BRANCH}
+          persist-credentials: false
+      - uses: {_action(action, "monitor")}
+        with:
+          server: {_q(server)}
+          repository: {owner}
+          workflow: {_q(workflow)}
+{pattern}          revisions: {PUBLISHED_BRANCH}/revisions
+          checkpoint: {_q(f"{PUBLISHED_BRANCH}/{checkpoint}")}
+      - uses: {UPLOAD_ARTIFACT}
+        with:
+          name: histor-monitor-checkpoint
+          path: {_q(f"{PUBLISHED_BRANCH}/{checkpoint}")}
+          if-no-files-found: error
+
+  store:
+    # Commits the checkpoint of a run without alarms to the {PUBLISHED_BRANCH} branch; runs
+    # git only, never histor-sign or the log's answers.
+    needs: monitor
+    runs-on: ubuntu-latest
+    permissions:
+      contents: write
+    concurrency:
+      group: histor-sign-chain
+      cancel-in-progress: false
+    steps:
+      - uses: {CHECKOUT}
+        with:
+          ref: {PUBLISHED_BRANCH}
+      - uses: {DOWNLOAD_ARTIFACT}
+        with:
+          name: histor-monitor-checkpoint
+          path: histor-monitor
+      - name: Commit the checkpoint
+        env:
+          CHECKPOINT: {_q(checkpoint)}
+        run: |
+          cp histor-monitor/{MONITOR_CHECKPOINT_NAME} "$CHECKPOINT"
+          git add "$CHECKPOINT"
+          if git diff --cached --quiet; then exit 0; fi
+          git -c user.name="github-actions[bot]" \\
+            -c user.email="41898282+github-actions[bot]@users.noreply.github.com" \\
+            commit --quiet -m "histor-sign monitor: checkpoint"
+          git push --quiet origin "HEAD:refs/heads/{PUBLISHED_BRANCH}"
+"""
+
+
+def _init_monitor(
+    server: str, action: str, output: Path, workflow: str, ref_pattern: str | None,
+    repository: str | None,
+) -> None:
+    """``init --monitor``: check the identity policy's form, write the monitor workflow."""
+    from histor_sign.pins import validate_ref_pattern, validate_repository, validate_workflow
+
+    validate_workflow(workflow)
+    if ref_pattern is not None:
+        validate_ref_pattern(ref_pattern)
+    if repository is not None:
+        validate_repository(repository)
+    emit(render_monitor_workflow(server, action=action, workflow=workflow,
+                                 ref_pattern=ref_pattern, repository=repository), output)
+    sys.stdout.write(
+        f"wrote {output} (hourly transparency-log monitor)\n"
+        "Next:\n"
+        f"  git add {output} && git commit -m 'Monitor the transparency log'\n"
+        "  it runs once the histor-revisions branch exists (after the first release); a "
+        "failed run is an alarm: read its summary\n"
+    )
 
 
 @app.command()
@@ -192,8 +295,10 @@ def init(
     repository: Annotated[
         str | None,
         typer.Option("--repository", metavar="OWNER/REPO",
-                     help="The GitHub repository the workflow runs in. Default: read from "
-                     "this checkout's origin remote (git remote get-url origin)."),
+                     help="The GitHub repository that signs (with --monitor: the signing "
+                     "repository). Default: read from this checkout's origin remote (git "
+                     "remote get-url origin); else, with --monitor, the repository the "
+                     "workflow runs in."),
     ] = None,
     stdio: Annotated[
         str | None,
@@ -228,22 +333,44 @@ def init(
     ] = DEFAULT_ACTION,
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Where to write the workflow.")
-    ] = Path(".github/workflows/sign.yml"),
+    ] = _RELEASE_WORKFLOW,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+    monitor: Annotated[bool, typer.Option(
+        "--monitor",
+        help="Write the hourly transparency-log monitor instead (read-only; the checkpoint "
+        "is kept on the histor-revisions branch). Default output: "
+        ".github/workflows/histor-monitor.yml.")] = False,
+    workflow: Annotated[str, typer.Option(
+        "--workflow", metavar="PATH",
+        help="With --monitor: the workflow file that signs the releases.")
+    ] = ".github/workflows/sign.yml",
+    ref_pattern: Annotated[str | None, typer.Option(
+        "--ref-pattern", metavar="GLOB",
+        help="With --monitor: the refs releases are signed from (others are warnings). "
+        "Default: any ref of the workflow is the publisher's.")] = None,
 ) -> None:
-    """Write the release workflow for this server and say what to commit."""
+    """Write the release workflow for this server (or, with --monitor, the transparency-log
+    monitor) and say what to commit."""
     server, repository = _server_and_repository(server, repository)
-    if (stdio is None) == (url is None):
-        raise UsageError("give exactly one of --stdio COMMAND or --url URL")
+    if monitor:
+        if stdio is not None or url is not None or single_job or build is not None:
+            raise UsageError("--monitor runs no server: --stdio, --url, --single-job and "
+                             "--build do not apply")
+        if output == _RELEASE_WORKFLOW:
+            output = Path(".github/workflows/histor-monitor.yml")
     if not action.startswith("./") and "@" not in action:
         raise UsageError("--action must be OWNER/REPO@REF (a commit SHA) or ./")
     if output_exists(output) and not force:
         raise UsageError(f"{output} exists (--force overwrites it)")
+    if monitor:
+        return _init_monitor(server, action, output, workflow, ref_pattern, repository)
+    if (stdio is None) == (url is None):
+        raise UsageError("give exactly one of --stdio COMMAND or --url URL")
     if namespace_owner(server) is None:
         warn(f"{printable(server, 200)} is outside io.github.*: clients cannot pin it with "
              "'trust add'; they verify it with --envelope and an identity pin instead")
-    text = render_workflow(server, stdio, url, single_job=single_job, action=action, build=build)
-    emit(text, output)
+    emit(render_workflow(server, stdio, url, single_job=single_job, action=action, build=build),
+         output)
     form = "single-job" if single_job else "two-job (snapshot -> sign)"
     pinned = action.startswith("./") or _FULL_SHA.fullmatch(action.partition("@")[2])
     sys.stdout.write(

@@ -100,6 +100,7 @@ def print_outcome(outcome: "ReleaseOutcome", min_severity: Severity = Severity.n
         f"  {'manifest':<11} {stmt.manifest_digest}\n"
         f"  {'signer':<11} {outcome.envelope.identity}\n"
         f"  {'rekor':<11} log index {outcome.envelope.transparency_log.log_index}\n"
+        + "".join(f"  {'artifact':<11} {printable(a.shown)}\n" for a in outcome.artifacts)
         + "".join(f"  {role:<11} {path}\n" for role, path in outcome.files.items())
     )
 
@@ -138,6 +139,25 @@ _ReleaseRevisions = Annotated[
         help="Chain directory (revisions/<server>/latest.envelope.json, <n>.envelope.json, "
         "<n>.tools.snapshot.json, <n>.intoto.sigstore.json): --previous auto reads it; a "
         "signed release is published into it.",
+    ),
+]
+_ReleaseArtifact = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--artifact", metavar="FILE|oci:REF@sha256:…",
+        help="A published artifact to bind to the revision (repeatable): an npm tarball, a "
+        "wheel or sdist, any file, or an OCI image by digest. Each becomes a subject of "
+        "the attestation (sha256; sha512 too for npm), verifiable with cosign "
+        "verify-blob-attestation and 'check --artifact/--installed'.",
+    ),
+]
+_ReleasePublishedAt = Annotated[
+    str | None,
+    typer.Option(
+        "--published-at", metavar="URL|DIR",
+        help="Where the chain directory is served (the directory of latest.envelope.json), "
+        "for registry-meta.json, the server.json _meta fragment. Default: the "
+        "histor-revisions branch of the signing repository.",
     ),
 ]
 _ReleaseOutDir = Annotated[
@@ -193,6 +213,8 @@ def release(
     identity: _ReleaseIdentity = None,
     previous: _ReleasePrevious = None,
     revisions: _ReleaseRevisions = None,
+    artifact: _ReleaseArtifact = None,
+    published_at: _ReleasePublishedAt = None,
     out_dir: _ReleaseOutDir = Path("histor-release"),
     fail_on: _ReleaseFailOn = FailOn.error,
     strict: _ReleaseStrict = False,
@@ -215,10 +237,11 @@ def release(
 ) -> None:
     """Fetch → scan gate → build → sign → verify → write, in one command (for CI).
 
-    Writes envelope.json, statement.json, sigstore.json, intoto.sigstore.json (the in-toto
-    attestation), scan.sarif, summary.md and tools.snapshot.json into --out-dir; a failed
-    gate writes only scan.sarif and summary.md and exits 1. Appends to $GITHUB_STEP_SUMMARY
-    / $GITHUB_OUTPUT when set.
+    Writes envelope.json, statement.json, sigstore.json, intoto.sigstore.json,
+    manifest.json, registry-meta.json (the server.json _meta fragment), scan.sarif,
+    summary.md and tools.snapshot.json into --out-dir; a failed
+    gate writes only scan.sarif and summary.md and exits 1. Appends to
+    $GITHUB_STEP_SUMMARY / $GITHUB_OUTPUT when set.
     """
     from histor_sign.cli.scan_commands import parse_threshold
     from histor_sign.cli.signing_commands import trust_from_flags
@@ -241,6 +264,7 @@ def release(
         scan=ScanOptions(threshold=parse_threshold(str(threshold)), max_tools=max_tools),
         policy=guard_policy, trust=trust, identity_token=identity_token,
         verify_command=VERIFY_COMMAND, observed=target is not None,
+        artifacts=tuple(artifact or ()), published_at=published_at,
     )
     options = t.fetch_options_from_flags(
         timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,
@@ -359,6 +383,8 @@ Files in {rev}/ (revision-1/ has the same):
   {names['statement']:<20} the exact signed bytes (RFC 8785), for upstream sigstore/cosign
   {names['bundle']:<20} the Sigstore bundle (certificate, signature, Rekor inclusion proof)
   {names['attestation']:<20} the same revision as an in-toto attestation (DSSE bundle)
+  {names['manifest']:<20} the manifest's canonical bytes: cosign verify-blob-attestation takes it
+  {names['registry']:<20} the _meta fragment to merge into server.json for the MCP Registry
   {names['tools']:<20} what the server served (every page, in order) + capture context
   {names['sarif']:<20} collision scan + contract lint, SARIF 2.1.0 for GitHub code scanning
   {names['summary']:<20} the Markdown summary (also written to $GITHUB_STEP_SUMMARY in CI)

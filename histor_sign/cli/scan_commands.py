@@ -10,6 +10,7 @@ import typer
 from histor_sign._limits import (
     DEFAULT_MAX_CALLS,
     DEFAULT_MAX_CANDIDATES,
+    DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_PARTNERS,
     DEFAULT_MAX_SCAN_TOOLS,
     DEFAULT_MAX_TRACE_BYTES,
@@ -126,6 +127,10 @@ def scan(
     max_tools: int = typer.Option(
         DEFAULT_MAX_SCAN_TOOLS, "--max-tools", help="Imported-tool limit."
     ),
+    max_bytes: int = typer.Option(
+        DEFAULT_MAX_FILE_BYTES, "--max-bytes", metavar="N",
+        help="Fail if a catalog file (or standard input) is larger (default 64 MiB).",
+    ),
     max_candidates: int = typer.Option(
         DEFAULT_MAX_CANDIDATES,
         "--max-candidates",
@@ -150,20 +155,22 @@ def scan(
     protocol: t.ProtocolChoice = t.PROTOCOL_OPTION,
 ) -> None:
     """Find confusable tools (same action on the same object) and description shadowing
-    (TC001–TC005, TC010)."""
+    (TC001–TC005, TC010, TC011)."""
     from histor_sign.catalog import load_catalogs
     from histor_sign.collisions import ScanOptions, scan_catalogs
 
     options = ScanOptions(
         threshold=parse_threshold(threshold),
         max_tools=_positive("--max-tools", max_tools),
+        max_bytes=_positive("--max-bytes", max_bytes),
         max_candidates=_positive("--max-candidates", max_candidates),
         max_partners=_positive("--max-partners", max_partners),
         budget_seconds=_positive_seconds("--budget-seconds", budget_seconds),
     )
     target = t.target_from_flags(stdio, url, header, bearer_token_env, required=not catalogs,
                                  trusted_code=server_is_trusted_code)
-    loaded = load_catalogs(catalogs or [], max_tools=options.max_tools)
+    loaded = load_catalogs(catalogs or [], max_tools=options.max_tools,
+                           max_bytes=options.max_bytes)
     if target is not None:
         fetch = t.fetch_options_from_flags(
             timeout=timeout, max_tools=options.max_tools, protocol=protocol

@@ -396,6 +396,10 @@ def verify(
             attested, pins=pins, trust=trust, previous=prev, tools=catalog, envelope=signed,
             source=attestation, previous_source=previous, tools_source=tools,
         ))
+    if reports and signed is not None:
+        from histor_sign.yank import with_yank_axis
+
+        reports[0] = with_yank_axis(reports[0], pins=pins, trust=trust)
     reports = [_skips_named_by_flag(r) for r in reports]
     if format is OutputFormat.json:
         document = reports[0].to_json()

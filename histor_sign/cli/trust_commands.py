@@ -12,6 +12,7 @@ import typer
 from histor_sign._escape import printable
 from histor_sign.canonical import JsonValue
 from histor_sign.cli.app import PROG, OutputFormat, app, emit, json_document, warn
+from histor_sign.cli.registry_commands import ServerJsonOpt, pin_from_server_json
 from histor_sign.cli.signing_commands import (
     OfflineOpt,
     OwnerIdOpt,
@@ -137,11 +138,12 @@ def pinned_latest(
 
 
 # ---------------------------------------------------------------------- trust add/list/remove
-_TrustAddServer = Annotated[str, typer.Argument(metavar="NAME", help="MCP server name, "
-                                      "io.github.OWNER/NAME.")]
+_TrustAddServer = Annotated[str | None, typer.Argument(
+    metavar="NAME", help="MCP server name, io.github.OWNER/NAME (or from --server-json).")]
 _TrustAddRepository = Annotated[
-    str, typer.Option("--repository", metavar="OWNER/REPO",
-                      help="The GitHub repository whose workflow signs the revisions.")
+    str | None, typer.Option("--repository", metavar="OWNER/REPO",
+                             help="The GitHub repository whose workflow signs the revisions "
+                             "(or from --server-json).")
 ]
 _TrustAddEnvelope = Annotated[
     str | None, typer.Option(
@@ -178,8 +180,9 @@ _TrustAddDryRun = Annotated[
 
 @trust_app.command("add")
 def trust_add(
-    server: _TrustAddServer,
-    repository: _TrustAddRepository,
+    server: _TrustAddServer = None,
+    repository: _TrustAddRepository = None,
+    server_json: ServerJsonOpt = None,
     envelope: _TrustAddEnvelope = None,
     workflow: _TrustAddWorkflow = None,
     ref_pattern: _TrustAddRefPattern = None,
@@ -200,7 +203,15 @@ def trust_add(
     pin. Exit codes: 0 pinned, 1 the envelope does not verify under the pin, 2 bad input.
     """
     from histor_sign.pins import draft_pin, pin_first_use, published_location
+    from histor_sign.registry import require_agreement
 
+    claimed = (pin_from_server_json(server_json, server, repository, workflow, envelope)
+               if server_json is not None else None)
+    if claimed is not None:
+        server, envelope = claimed.server, claimed.location
+        repository, workflow = repository or claimed.repository, workflow or claimed.workflow
+    if server is None or repository is None:
+        raise UsageError("give NAME and --repository OWNER/REPO, or --server-json FILE|URL")
     if envelope is None:
         envelope = published_location(server, repository)
     trust = trust_from_flags(staging=staging, trusted_root=trusted_root,
@@ -223,6 +234,8 @@ def trust_add(
         owner_id=owner_id, repository_id=repository_id, trust=trust,
         issuer=GITHUB_ACTIONS_ISSUER, ref_pattern=ref_pattern,
     )
+    if claimed is not None:
+        require_agreement(claimed, first.pin.revision, first.pin.manifest_digest)
     if not dry_run:
         store = store.add(first.pin, replace_existing=replace)
     head = "would pin" if dry_run else "pinned"

@@ -1,4 +1,4 @@
-"""Tool collisions: the catalog scan (TC001–TC005, TC010) and the replay of observed calls
+"""Tool collisions: the catalog scan (TC001–TC005, TC010, TC011) and the replay of observed calls
 (TC006–TC009) — lexical candidates, bounded schema intersection, witnesses."""
 
 from histor_sign.collisions._replay import ReplayOptions, ReplayResult, replay, replay_paths

@@ -40,27 +40,30 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from histor_sign._limits import DEFAULT_MAX_PARTNERS
+from histor_sign.collisions._domains import word_areas
 
 #: Action classes and the words that name them. A model asked to "show" something may call a
-#: ``get``, ``list`` or ``read`` tool, so reading words share one class; writing words that
-#: change an existing thing share ``modify``.
+#: ``get`` or ``read`` tool, so reading words share one class; writing words that change an
+#: existing thing share ``modify``.
 ACTION_GROUPS: dict[str, tuple[str, ...]] = {
     "get": ("get", "getter", "fetch", "read", "retrieve", "load", "obtain", "lookup", "show",
-            "view", "inspect", "open", "display", "return"),
-    "list": ("list", "enumerate", "ls", "browse"),
-    "search": ("search", "find", "query", "locate", "seek", "grep", "filter"),
+            "view", "inspect", "open", "display", "return", "extract", "scrape", "crawl"),
+    "list": ("list", "enumerate", "ls", "browse", "search", "find", "query", "locate", "seek",
+             "grep", "filter"),
     "download": ("download",),
     "describe": ("describe", "info", "stat", "stats"),
     "create": ("create", "add", "new", "insert", "make", "register", "generate", "build",
                "mkdir", "touch"),
     "modify": ("update", "modify", "edit", "change", "set", "patch", "alter", "replace",
-               "append", "write", "save", "store", "put", "persist", "upload", "overwrite"),
+               "append", "write", "save", "store", "put", "persist", "upload", "overwrite",
+               "mark", "rename"),
     "delete": ("delete", "remove", "erase", "destroy", "drop", "purge", "unlink", "rm", "del",
                "wipe", "clear", "rmdir"),
-    "send": ("send", "post", "publish", "submit", "notify", "reply", "forward"),
+    "send": ("send", "post", "publish", "submit", "notify"),
     "run": ("run", "exec", "execute", "invoke", "call", "trigger", "launch", "start"),
-    "stop": ("stop", "kill", "terminate", "cancel", "abort", "halt", "close", "resolve"),
-    "move": ("move", "mv", "rename", "transfer"),
+    "stop": ("stop", "kill", "terminate", "cancel", "abort", "halt", "close", "resolve", "end",
+             "finish"),
+    "move": ("move", "mv", "transfer"),
     "copy": ("copy", "cp", "duplicate", "clone"),
     # Interface actions: each its own class, with no effect implied.
     **{w: (w,) for w in ("click", "fill", "hover", "navigate", "select", "type", "press",
@@ -69,14 +72,34 @@ ACTION_GROUPS: dict[str, tuple[str, ...]] = {
                           "count", "calculate", "compute", "estimate", "login", "logout",
                           "authenticate", "follow", "unfollow", "book", "purchase", "toggle",
                           "protect", "unprotect", "lock", "unlock", "merge", "split",
-                          "extract", "parse", "install", "deploy", "sync", "import", "export",
+                          "parse", "install", "deploy", "sync", "import", "export",
                           "archive", "restore", "approve", "reject", "assign", "schedule",
                           "subscribe", "unsubscribe", "share", "invite", "connect",
                           "disconnect", "enable", "disable", "activate", "deactivate", "apply",
                           "render", "resize", "crop", "rotate", "record", "play", "pause",
                           "resume", "undo", "redo", "wait", "commit", "push", "pull",
-                          "checkout", "reset", "stage", "retweet", "format", "manage")},
+                          "checkout", "reset", "stage", "retweet", "format", "manage", "reply",
+                          "forward")},
 }
+#: The action class names (a description token of an action word is its class).
+ACTION_CLASSES = frozenset(ACTION_GROUPS)
+#: Relation actions: an action class followed by this word is the relation class
+#: (``add_issue_to_project``, ``remove_label_from_issue``).
+RELATIONS: dict[str, tuple[str, str]] = {"create": ("to", "attach"),
+                                         "delete": ("from", "detach")}
+#: Action classes a request worded one way can reach both of, with different consequences
+#: for the same object ("remove the tag": delete it, or detach it from a task; "end the
+#: session": stop and keep it, or clear it; "close" vs "delete"; "archive" vs "delete";
+#: "add the label": create it, or attach it). Such a pair is confusable and its effects
+#: contradict (TC004), whatever the effect hints say.
+CONTRASTING: frozenset[frozenset[str]] = frozenset(frozenset(p) for p in (
+    ("delete", "detach"), ("delete", "stop"), ("delete", "archive"), ("create", "attach")))
+#: Action classes that run the same statement (``read_query`` / ``execute_query``).
+STATEMENT_PAIRS: frozenset[frozenset[str]] = frozenset(
+    frozenset(p) for p in (("get", "run"), ("modify", "run")))
+#: Action classes that do the same to one object (``add_task_to_section`` moves the task
+#: there, as ``move_task`` does).
+EQUIVALENT: frozenset[frozenset[str]] = frozenset({frozenset(("attach", "move"))})
 ACTIONS: dict[str, str] = {}
 for _canon, _words in ACTION_GROUPS.items():
     for _word in _words:
@@ -86,18 +109,23 @@ for _canon, _words in ACTION_GROUPS.items():
 ACTION_EFFECTS: dict[str, str] = {
     "get": "read-only", "list": "read-only", "describe": "read-only", "search": "read-only",
     "create": "write", "modify": "write", "send": "write", "run": "write", "stop": "write",
-    "move": "write", "copy": "write", "delete": "destructive",
+    "move": "write", "copy": "write", "delete": "destructive", "attach": "write",
+    "detach": "write", "archive": "write",
 }
 
 #: Words that change count, representation or extra output of the same object, not the object.
 VARIANT_WORDS = frozenset(
     "all multiple many batch bulk single one each detail details full complete current "
     "recursive tree html markdown md text txt plain json png jpeg jpg svg csv xml raw "
-    "formatted content contents blank empty auto simple basic advanced quick iframe frame"
+    "formatted content contents blank empty auto simple basic advanced quick iframe frame "
+    "date range period latest recent today daily list web internet online tool"
     .split()
 )
+#: Prepositions after which name words modify the head noun before them (``code_of_cities``).
+POST_WORDS = frozenset("of in on for at to into from with by via using per within under over"
+                       .split())
 #: A qualifier introduced by these words is a filter or source variant (``get_weather_by_city``).
-QUALIFIER_STARTS = frozenset({"with", "by", "from", "for", "using", "via"})
+QUALIFIER_STARTS = frozenset({"with", "by", "from", "using", "via"})
 
 STOPWORDS = frozenset(
     "a an the and or of to in on for with by from at as is are be this that it its into "
@@ -191,6 +219,12 @@ def description_tokens(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def _prefixed_verb(word: str) -> bool:
+    """``unarchive``, ``reopen``, ``deselect``: a known verb behind un-/re-/de-/dis-."""
+    return any(word.startswith(p) and word[len(p):] in ACTIONS and len(word) > len(p) + 2
+               for p in ("un", "re", "de", "dis"))
+
+
 def _verb(word: str) -> str:
     """A description's first word as an action word: ``Shows`` → ``show``, ``Gets`` → ``get``."""
     low = word.lower()
@@ -274,9 +308,71 @@ def similar_pairs(sets: Sequence[frozenset[str]], threshold: float, *,
     return result
 
 
+#: Objects that are statements a tool runs: ``read_query``, ``execute_query`` and a tool named
+#: ``query`` all run one; "run this SQL" reaches a read and a run tool (their effects decide:
+#: TC004 when one is read-only), a write and a run tool alike — not a read and a write tool,
+#: whose verbs split the requests.
+STATEMENTS = frozenset({"query", "sql", "statement", "command"})
+#: A description that says so makes a tool read-only when it states no hints.
+_READ_ONLY = re.compile(r"\bread[- ]?only\b", re.IGNORECASE)
+#: Source-name words that say nothing about a tool (``mcp-server-x``).
+SOURCE_NOISE = frozenset("mcp server tool tools json yaml catalog tmp api client".split())
+
+#: Qualifier words that name the *kind* of argument a tool takes (``…_from_file`` vs
+#: ``…_from_url``): a model picks by what the request holds, so two tools whose qualifiers name
+#: different kinds are told apart.
+ARG_KINDS: dict[str, str] = {
+    **dict.fromkeys(("file", "path", "local", "disk", "filesystem", "filepath", "filename",
+                     "directory", "folder"), "path"),
+    **dict.fromkeys(("url", "uri", "link", "web", "http", "https", "website", "remote"), "url"),
+    **dict.fromkeys(("id", "identifier", "uuid", "key", "number"), "id"),
+    **dict.fromkeys(("name", "title", "slug", "label"), "name"),
+    **dict.fromkeys(("query", "keyword", "term", "search"), "query"),
+    **dict.fromkeys(("city", "coordinate", "location", "address", "lat", "latitude", "zip",
+                     "postcode", "ip"), "place"),
+    **dict.fromkeys(("text", "content", "string", "html", "markdown"), "text"),
+    **dict.fromkeys(("base64", "byte", "buffer", "blob", "image"), "data"),
+    **dict.fromkeys(("date", "time", "timestamp", "day", "period", "range"), "time"),
+}
+#: Variant words that ask for *now* (``get_current_stock_price``): a request for a date is
+#: told apart from one for now.
+NOW_WORDS = frozenset({"current", "latest", "today", "now"})
+#: Descriptions that say a tool returns every item, or one identified item.
+_ALL = re.compile(r"\b(all|every|list of)\b", re.IGNORECASE)
+_FIRST_SENTENCE = re.compile(r"[^.!?\n]*")
+_ONE = re.compile(r"\b(identify|specific|single|by (its )?(id|name|key|gid))\b", re.IGNORECASE)
+
+#: Words that name a subject area without doubt (:mod:`._domains`), as description tokens.
+WORD_AREAS: dict[str, frozenset[str]] = word_areas(singular)
+
+
+def areas_of(words: frozenset[str]) -> frozenset[str]:
+    """The subject areas the words name."""
+    out: set[str] = set()
+    for word in words:
+        found = WORD_AREAS.get(word)
+        if found:
+            out.update(found)
+    return frozenset(out)
+
+
+#: Description words that name no domain (how tools talk, not what they talk about).
+GENERIC_WORDS = frozenset(
+    "tool tools data information result value given specified specific parameter option "
+    "optional default request response api id name new existing string number type item "
+    "object field based provided mcp server call support available current one e.g eg "
+    "example format output input text content json true false null required use used using "
+    "allow allows returns based like etc via per up out about after before while new".split()
+)
+#: A source's domain words are the content words at least this share of its tools use.
+DOMAIN_SHARE = 0.25
+
+
 @dataclass(frozen=True, slots=True)
 class Profile:
-    """How a model reads one tool: action word and class, object words, description tokens."""
+    """How a model reads one tool: action word and class, object words, description tokens,
+    and what tells it apart from a same-named tool elsewhere: the domain its name or source
+    names, and the argument kind its name names."""
 
     action: str  # the action class, else the name's first word ("" for an empty name)
     action_word: str  # the word that named it, as written ("fetch", "Shows")
@@ -286,51 +382,116 @@ class Profile:
     description: frozenset[str]
     namespaced: bool = False  # a namespace word was dropped from the name
     source: str = ""  # where the tool came from (a namespace names a domain across sources)
+    head: str = ""  # the head noun of the object (its last word: "project update" → update)
+    domain: frozenset[str] = frozenset()  # the namespace word(s) dropped from the name
+    kinds: frozenset[str] = frozenset()  # argument kinds the name's qualifiers name
+    #: the source's domain words, and those of them this tool's description names
+    domain_words: frozenset[str] = frozenset()
+    context: frozenset[str] = frozenset()
+    #: the subject areas its description, name and namespace name (else its source's: its
+    #: domain words and its name)
+    areas: frozenset[str] = frozenset()
+    #: the effect its verb or description states where the action class does not say it
+    #: (``read_query``: read-only, though it runs a statement)
+    stated: str | None = None
+    #: how many items it returns, as the name and description say: "all", "one", or ""
+    cardinality: str = ""
 
     @classmethod
     def of(cls, name: str, description: str, namespace: frozenset[str] = frozenset(),
-           boilerplate: Boilerplate = ((), ())) -> Profile:
+           boilerplate: Boilerplate = ((), ()), brands: frozenset[str] = frozenset()
+           ) -> Profile:
         words = [w for w in split_identifier(name) if w]
         namespaced = len(words) > 1 and words[0].lower() in namespace
+        domain: frozenset[str] = frozenset()
         if namespaced:
+            domain = frozenset({singular(words[0])})
             words = words[1:]
+        nouns = {singular(w) for w in words}
         action, action_word, inferred, at = "", "", False, -1
         for k, word in enumerate(words):
-            if word.lower() in ACTIONS:
-                action, action_word, at = ACTIONS[word.lower()], word, k
+            low = word.lower()
+            if low in ACTIONS:
+                action, action_word, at = ACTIONS[low], word, k
+                break
+            if _prefixed_verb(low):  # unarchive, reopen: a verb of its own class
+                action, action_word, at = low, word, k
                 break
         if not action:
             first = _FIRST_WORD.search(description)
             verb = _verb(first.group()) if first and first.start() < 3 else ""
-            if verb in ACTIONS and first is not None:
+            # a first word that repeats a name noun ("Checks" for monitor_checks) is that
+            # noun, not the action
+            if verb in ACTIONS and first is not None and verb not in nouns:
                 action, action_word, inferred = ACTIONS[verb], first.group(), True
             elif words:
                 action, action_word, at = words[0].lower(), words[0], 0
-        objects: set[str] = set()
+        # "add X to Y" attaches an existing X, "remove X from Y" detaches it: relation
+        # actions, not "create X" or "delete X"
+        if at >= 0 and action in RELATIONS:
+            link, linked = RELATIONS[action]
+            if any(w.lower() == link for w in words[at + 1:]):
+                action = linked
+        objects: list[str] = []
         variants: set[str] = set()
-        qualified = False
+        kinds: set[str] = set()
+        qualified = post = False
+        head = ""
         for k, word in enumerate(words):
             low = word.lower()
             if k == at:
                 continue
-            if low in QUALIFIER_STARTS and objects:
-                qualified = True
+            if low in QUALIFIER_STARTS and objects and action != "detach":
+                qualified = True  # (what a tool detaches from is its container, an object)
+            if low in POST_WORDS and objects:
+                post = True  # "code of cities": the head noun came before "of"
             if qualified or low in STOPWORDS:
                 variants.add(low)
+                kind = ARG_KINDS.get(singular(low))
+                if qualified and kind is not None:
+                    kinds.add(kind)
                 continue
             token = singular(low)
-            if token in VARIANT_WORDS or low in VARIANT_WORDS or token.isdigit():
+            if token in brands and len(words) > 1 and not re.search(
+                    rf"\b{re.escape(low)}", description[:MAX_DESCRIPTION_CHARS]):
+                # the server's own name (a brand: capitalised or absent in the description,
+                # never a lower-case noun of it) is a domain word, not an object
+                domain = domain | {token}
+            elif token in ("url", "uri"):
                 variants.add(low)
-            elif not (inferred and ACTIONS.get(token) == action):
-                objects.add(token)
+                kinds.add("url")
+            elif token in VARIANT_WORDS or low in VARIANT_WORDS or token.isdigit():
+                variants.add(low)
+                if token in NOW_WORDS:
+                    kinds.add("now")
+            elif not (inferred and ACTIONS.get(token) == action) and token not in objects:
+                objects.append(token)
+                # a participle ("diff staged", "issues closed") modifies, it is no head
+                head = head if post or (token.endswith("ed") and len(token) > 4) else token
         desc = description_tokens(_strip(description, boilerplate))
+        stated = "read-only" if _READ_ONLY.search(description[:MAX_DESCRIPTION_CHARS]) else None
+        if action_word.lower() in STATEMENTS and not objects:
+            # a tool named "query": the noun; what it does is the description's verb
+            first = _FIRST_WORD.search(description)
+            verb = _verb(first.group()) if first and first.start() < 3 else ""
+            objects, head = [singular(action_word.lower())], singular(action_word.lower())
+            action = ACTIONS.get(verb, "run")
+        if STATEMENTS.intersection(objects) and action == "list":
+            action = "run"  # "query the database" runs a statement
+        text = _FIRST_SENTENCE.match(description.strip()[:400])
+        head_text = text.group() if text else ""  # what the tool does, before the details
+        many = bool({"list", "all"} & variants) or bool(_ALL.search(head_text))
+        one = "id" in kinds or bool(_ONE.search(head_text))
+        cardinality = "all" if many and not one else "one" if one and not many else ""
         return cls(action, action_word, inferred, frozenset(objects), frozenset(variants), desc,
-                   namespaced)
+                   namespaced, head=head, domain=domain,
+                   kinds=frozenset(kinds), stated=stated, cardinality=cardinality)
 
     @property
     def effect(self) -> str | None:
-        """The effect the action word implies (``read-only``/``write``/``destructive``)."""
-        return ACTION_EFFECTS.get(self.action)
+        """The effect the verb or description states, else the one the action class implies
+        (``read-only``/``write``/``destructive``)."""
+        return self.stated or ACTION_EFFECTS.get(self.action)
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,6 +506,8 @@ class Similarity:
     shared_words: tuple[str, ...]
     inferred: tuple[bool, bool] = (False, False)  # action word taken from the description
     variants: tuple[str, ...] = ()  # name words ignored as variants where the names differ
+    #: two contrasting action classes (:data:`CONTRASTING`) on the same object
+    contrasting: bool = False
 
     @property
     def score(self) -> float:
@@ -359,6 +522,9 @@ class Similarity:
             verb += " (read from the description)"
         differ = (f", differing only in {', '.join(repr(v) for v in self.variants)}"
                   if self.variants else "")
+        if self.contrasting:  # two actions a request reaches both of, one object
+            return (f"contrasting {verb} on the same object {' '.join(self.objects)!r}"
+                    f"{differ}")
         if self.basis == "name" and self.objects:
             return f"same {verb} on the same object {' '.join(self.objects)!r}{differ}"
         if self.basis == "name":
@@ -370,6 +536,12 @@ class Similarity:
     def to_json(self) -> dict[str, object]:
         """The JSON view. Its arrays are this object's own (immutable) tuples, not copies:
         a registry-scale scan keeps one view per candidate pair."""
+        view = self._json()
+        if self.contrasting:
+            view["contrastingActions"] = True
+        return view
+
+    def _json(self) -> dict[str, object]:
         return {
             "action": self.action,
             "actionWords": self.action_words,
@@ -414,15 +586,25 @@ def _common_prefix(split: Sequence[Sequence[str]], need: int) -> tuple[str, ...]
 
 def source_context(names: Sequence[str], descriptions: Sequence[str]
                    ) -> tuple[frozenset[str], Boilerplate]:
-    """A source's namespace words (the leading name word of most of its tools) and its
+    """A source's namespace words (the leading name word of most of its tools, or of each
+    prefix group: ``jira_get_issue`` and ``confluence_get_page`` in one server) and its
     boilerplate: the longest word prefix and suffix most of its descriptions share (BFCL's
     "This tool belongs to the ... system.", a server's repeated usage notes). Only sources of
     3 or more tools have either."""
     if len(names) < 3:
         return frozenset(), ((), ())
-    leads = Counter(split_identifier(n)[0].lower() for n in names if split_identifier(n))
+    split = [split_identifier(n) for n in names]
+    leads = Counter(w[0].lower() for w in split if w)
     floor = max(3, math.ceil(NAMESPACE_SHARE * len(names)))
-    namespace = frozenset(w for w, c in leads.items() if c >= floor and w not in ACTIONS)
+    namespace = {w for w, c in leads.items() if c >= floor and w not in ACTIONS}
+    # A prefix group (``jira_`` and ``confluence_`` in one server): a lead word of 3 or more
+    # names that, in most of them, is followed by an action word and an object — unlike
+    # ``pods_list``, where the lead word is what the action acts on.
+    prefixed: Counter[str] = Counter(
+        w[0].lower() for w in split
+        if len(w) > 2 and w[1].lower() in ACTIONS and w[0].lower() not in ACTIONS)
+    namespace.update(w for w, c in prefixed.items()
+                     if c >= 3 and c >= NAMESPACE_SHARE * leads[w])
     need = max(3, math.ceil(BOILERPLATE_SHARE * len(descriptions)))
     # Only the first and last BOILERPLATE_MAX_WORDS + 1 words can matter (a prefix must go
     # on after it): splitting whole descriptions held every word of a catalog at once.
@@ -430,51 +612,149 @@ def source_context(names: Sequence[str], descriptions: Sequence[str]
     prefix = _common_prefix([d.split(None, keep)[:keep] for d in descriptions], need)
     suffix = _common_prefix([d.rsplit(None, keep)[-keep:][::-1] for d in descriptions],
                             need)[::-1]
-    return namespace, (prefix, suffix)
+    return frozenset(namespace), (prefix, suffix)
+
+
+def _domain_words(profiles: Sequence[Profile]) -> frozenset[str]:
+    """The content words (not actions, not generic) at least :data:`DOMAIN_SHARE` of a
+    source's tools name in their description or name: what the server is about ("calendar",
+    "kubernetes", "pubmed"). Sources of fewer than 3 tools have none (too little evidence)."""
+    if len(profiles) < 3:
+        return frozenset()
+    counts: Counter[str] = Counter()
+    for p in profiles:
+        counts.update(p.description | p.objects | p.domain)
+    floor = max(2, math.ceil(DOMAIN_SHARE * len(profiles)))
+    return frozenset(w for w, c in counts.items()
+                     if c >= floor and w not in GENERIC_WORDS and w not in ACTION_GROUPS
+                     and w not in ACTIONS and not w.isdigit() and len(w) > 2)
 
 
 def profiles_of(tools: Sequence[tuple[str, str, str]]) -> list[Profile]:
-    """Profiles of (source, name, description) triples, each read in its source's context."""
+    """Profiles of (source, name, description) triples, each read in its source's context:
+    its namespace words, boilerplate and domain words."""
     by_source: dict[str, list[int]] = defaultdict(list)
     for i, (source, _, _) in enumerate(tools):
         by_source[source].append(i)
-    context: dict[str, tuple[frozenset[str], Boilerplate]] = {
-        s: source_context([tools[i][1] for i in idx], [tools[i][2] for i in idx])
-        for s, idx in by_source.items()
-    }
-    return [replace(Profile.of(name, desc, *context[source]), source=source)
-            for source, name, desc in tools]
+    out: list[Profile] = [Profile("", "", False, frozenset(), frozenset(), frozenset())
+                          ] * len(tools)
+    for source, idx in by_source.items():
+        namespace, boilerplate = source_context([tools[i][1] for i in idx],
+                                                [tools[i][2] for i in idx])
+        # the source's name says what it is about (a server slug, a file name)
+        named = frozenset(singular(w) for w in split_identifier(source) if len(w) > 1)
+        brands = frozenset(w for w in named if w not in SOURCE_NOISE and w not in ACTIONS)
+        mine = [Profile.of(tools[i][1], tools[i][2], namespace, boilerplate, brands)
+                for i in idx]
+        words = _domain_words(mine)
+        source_areas = areas_of(words | named)
+        for i, p in zip(idx, mine, strict=True):
+            context = (p.description | p.domain) & words
+            areas = areas_of(p.description | p.objects | p.domain) or source_areas
+            out[i] = replace(p, source=source, domain_words=words, context=context,
+                             areas=areas)
+    return out
 
 
-#: Same object words with a namespace dropped, across sources (``excel_create_table`` vs a
-#: slide server's ``add_table``), also need this description similarity: the namespace named
-#: the domain.
+#: Same object words with a namespace dropped from one name only, across sources
+#: (``excel_create_table`` vs a slide server's ``add_table``), also need this description
+#: similarity unless the other tool names the namespace: the namespace named the domain.
 NAMESPACED_FLOOR = 0.35
+#: Description similarity needed when one object narrows the other with the same head noun
+#: (``interline tickets`` vs ``tickets``, ``diff staged`` vs ``diff``): a variant a common
+#: request fits, so only descriptions that share next to nothing tell them apart.
+NARROWING_FLOOR = 0.25
 #: Description similarity needed when one name has no object words (``git_show``).
 EMPTY_OBJECT_FLOOR = 0.45
+
+
+def other_domains(a: Profile, b: Profile, threshold: float) -> bool:
+    """True when two tools of different sources are about different things.
+
+    The subject areas of the lexicon (:mod:`._domains`) decide where it knows both sides:
+    areas that do not meet (calendar vs Kubernetes events, spreadsheet vs slide tables) are
+    different; areas that meet (a Jira and a Linear issue: "tracker") are one domain, two
+    backends a request need not name. Where it does not, descriptions less similar than
+    ``threshold`` besides the action and object words, each naming a domain word of its own
+    source (a word many of its tools use, or its namespace) that the other tool's source and
+    description never use, of sources that share no domain word besides the pair's object,
+    are different. A tool whose description names no domain word is told apart by nothing."""
+    if a.source == b.source:
+        return False
+    if a.areas and b.areas:  # the lexicon knows what both are about
+        return a.areas.isdisjoint(b.areas)
+    shared = a.objects | b.objects
+    ca, cb = a.context - shared, b.context - shared
+    if not ca or not cb:
+        return False
+    if not (ca.isdisjoint(b.description | b.domain_words | b.domain)
+            and cb.isdisjoint(a.description | a.domain_words | a.domain)):
+        return False
+    # two servers about overlapping things (two trackers, two git hosts) are backends of
+    # the same domain: a request need not name either
+    if (a.domain_words & b.domain_words) - shared:
+        return False
+    # what the descriptions say besides the action and the object they share
+    common = shared | ACTION_CLASSES
+    return jaccard(a.description - common, b.description - common) < threshold
+
+
+def _contrasting(a: Profile, b: Profile, threshold: float) -> Similarity | None:
+    """Two contrasting action classes (:data:`CONTRASTING`) on the same object (one object
+    narrows the other with the same head noun: the tag of ``remove_tag_from_task`` is the tag
+    of ``delete_tag``), in one domain: confusable, with effects that contradict."""
+    pair = frozenset((a.action, b.action))
+    statement = (a.head in STATEMENTS and pair in STATEMENT_PAIRS) or pair in EQUIVALENT
+    if (pair not in CONTRASTING and not statement) or not a.objects or \
+            a.head != b.head or not (a.objects <= b.objects or b.objects <= a.objects) or \
+            other_domains(a, b, threshold):
+        return None
+    if a.kinds and b.kinds and a.kinds.isdisjoint(b.kinds):
+        return None
+    return Similarity("name", f"{a.action}|{b.action}", (a.action_word, b.action_word),
+                      tuple(sorted(a.objects)), jaccard(a.description, b.description),
+                      tuple(sorted(a.description & b.description)),
+                      (a.inferred_action, b.inferred_action),
+                      tuple(sorted(a.variants ^ b.variants)), contrasting=not statement)
+
+
 def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
     """The confusability of two profiles, or None when a model would tell them apart.
 
-    Same action class required; then the same object words (``name``), or description
-    similarity of at least ``threshold`` when one object extends the other, or at least
-    :data:`EMPTY_OBJECT_FLOOR` when one name has no object (``description``). Different
-    object words are never confusable on descriptions alone: on real catalogs nearly equal
-    descriptions of different objects were mostly sibling tools (archival vs core memory).
+    Same action class required, and neither different domains (:func:`other_domains`) nor
+    different argument kinds named in the names (``from_file`` vs ``from_url``); then the
+    same object words (``name``), or description similarity of at least ``threshold`` when
+    the objects have the same head noun (``open issues`` vs ``issues``), or at least
+    :data:`EMPTY_OBJECT_FLOOR` when one name has no object (``description``). Objects with
+    different head nouns are different things (``project update`` is not a ``project``) and
+    never confusable on descriptions alone.
     """
-    if not a.action or a.action != b.action:
+    if not a.action:
         return None
-    if a.objects == b.objects and (a.objects or a.source == b.source):
-        # The same object words, or (in one server) names that differ only in variant words.
+    if a.action != b.action:
+        return _contrasting(a, b, threshold)
+    if a.kinds and b.kinds and a.kinds.isdisjoint(b.kinds):
+        return None
+    if {a.cardinality, b.cardinality} == {"all", "one"}:
+        return None  # every item vs one identified item: the request says which
+    if other_domains(a, b, threshold):
+        return None
+    same_area = a.source != b.source and bool(a.areas & b.areas)
+    if a.objects == b.objects and a.head == b.head and (a.objects or same_area or (
+            a.source == b.source and a.action_word.lower() == b.action_word.lower())):
+        # The same object words, or (in one server) names that differ only in variant words
+        # (``fetch_html`` / ``fetch_markdown``; not ``ls`` / ``grep``: one class, two verbs).
         score = jaccard(a.description, b.description)
-        cross_domain = (a.namespaced or b.namespaced) and a.source != b.source
-        if cross_domain and score < NAMESPACED_FLOOR:
+        one_sided = a.source != b.source and (bool(a.domain) != bool(b.domain))
+        if one_sided and score < NAMESPACED_FLOOR and not same_area and \
+                (a.domain | b.domain).isdisjoint(a.description | b.description):
             return None
         basis, objects = "name", a.objects
     else:
         if not a.objects or not b.objects:
             need = max(threshold, EMPTY_OBJECT_FLOOR)
-        elif a.objects <= b.objects or b.objects <= a.objects:
-            need = threshold
+        elif a.head == b.head and (a.objects <= b.objects or b.objects <= a.objects):
+            need = min(threshold, NARROWING_FLOOR)
         else:
             return None
         score = jaccard(a.description, b.description)
@@ -551,9 +831,56 @@ def bounded_candidate_pairs(
         by_action[p.action].append(i)
         group_of[i] = (p.action, p.objects, p.source if not p.objects else "")
         groups[group_of[i]].append(i)
+    heads: dict[tuple[str, str], list[int]] = defaultdict(list)
     for members in groups.values():
         _neighbourhood(members, profiles, per_tool if per_tool is not None else len(members),
                        keys, cut)
+        seen: set[str] = set()
+        for i in members:  # a group's members may name their head in different places
+            p = profiles[i]
+            if p.head and p.head not in seen:
+                seen.add(p.head)
+                heads[(p.action, p.head)].append(i)
+    # tools whose names carry no object words, across sources: the subject areas their
+    # descriptions name decide (two web searches), so they meet per (action, area)
+    by_area: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, p in enumerate(profiles):
+        if p.action and not p.objects:
+            for area in sorted(p.areas):
+                by_area[(p.action, area)].append(i)
+    for members in by_area.values():
+        if len(members) > 1:
+            _neighbourhood(members, profiles,
+                           per_tool if per_tool is not None else len(members), keys, {})
+    # contrasting actions on one object (delete vs detach, close vs delete): group keys by
+    # head noun, then pair the groups whose action classes contrast
+    by_head: dict[str, set[tuple[str, frozenset[str], str]]] = defaultdict(set)
+    for key, members in groups.items():
+        if key[1]:
+            for i in members:
+                by_head[profiles[i].head].add(key)
+    bound = per_tool if per_tool is not None else len(profiles)
+    for heads_found in by_head.values():
+        keyed = sorted(heads_found, key=lambda k: (k[0], sorted(k[1])))
+        for n, kx in enumerate(keyed):
+            for ky in keyed[n + 1:]:
+                pair = frozenset((kx[0], ky[0]))
+                if pair in CONTRASTING or pair in EQUIVALENT or (
+                        pair in STATEMENT_PAIRS and profiles[groups[kx][0]].head in STATEMENTS):
+                    for i in groups[kx][:bound]:
+                        for j in groups[ky][:bound]:
+                            keys.add((min(i, j), max(i, j)))
+    # narrowing pairs (same head noun, one object inside the other): one representative per
+    # object group meets the others' representatives; its group mates then pair the same way
+    narrow: set[tuple[int, int]] = set()
+    for reps in heads.values():
+        if len(reps) > 1:
+            _neighbourhood(reps, profiles, per_tool if per_tool is not None else len(reps),
+                           narrow, {})
+    for x, y in narrow:
+        for i in groups[group_of[x]][:(per_tool or len(groups[group_of[x]]))]:
+            for j in groups[group_of[y]][:(per_tool or len(groups[group_of[y]]))]:
+                keys.add((min(i, j), max(i, j)))
     probes_cut = 0
     for members in by_action.values():
         local: dict[int, tuple[int, int]] = {}

@@ -6,19 +6,29 @@ pickled; each worker prepares a tool's schema once and keeps it for its later ch
 decisions come back in the order of ``pairs`` (``imap`` keeps it), so the report is the same
 byte for byte whatever the number of workers. Small scans, and platforms without ``fork``,
 decide in-process.
+
+Forks and releases of one server repeat the same schemas, so each distinct (ordered) pair of
+input schemas — by the SHA-256 of their RFC 8785 bytes — is decided once and its decision
+given to every tool pair with those schemas. A decision depends only on the two schemas (a
+tool's name reaches a decision only through a schema problem, and those pairs are not
+shared), so the report is the same with the cache as without it (``dedupe=False``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import multiprocessing
 import os
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from histor_sign._schema.algebra import Bounds
 from histor_sign._schema.validation import SchemaRoot, prepare_root
 from histor_sign._schema.witness import Decision, decide_roots
+from histor_sign.canonical import canonical_bytes
+from histor_sign.errors import InputError
 from histor_sign.models import Tool
 
 #: Below this many pairs a pool costs more than it saves (fork + result pickling).
@@ -65,6 +75,35 @@ def _decide_chunk(chunk: Sequence[tuple[int, int]]) -> list[Decision | None]:
     return out
 
 
+@dataclass(frozen=True)
+class Decided:
+    """Each pair's decision (in the order asked), and how many schema pairs were decided."""
+
+    decisions: list[Decision | None]
+    schema_pairs: int
+
+
+def schema_digests(tools: Sequence[Tool], used: set[int]) -> dict[int, bytes]:
+    """The SHA-256 of each used tool's input schema (RFC 8785 bytes); tools without one, or
+    with one that has no canonical form, have none (their pairs are decided one by one)."""
+    out: dict[int, bytes] = {}
+    seen: dict[int, bytes] = {}  # one schema object shared by several tools: hashed once
+    for i in used:
+        tool = tools[i]
+        if not tool.has_input_schema or not isinstance(tool.input_schema, dict):
+            continue
+        key = id(tool.input_schema)
+        digest = seen.get(key)
+        if digest is None:
+            try:
+                digest = hashlib.sha256(canonical_bytes(tool.input_schema)).digest()
+            except InputError:
+                continue
+            seen[key] = digest
+        out[i] = digest
+    return out
+
+
 def decide_pairs(
     tools: Sequence[Tool],
     pairs: Sequence[tuple[int, int]],
@@ -73,13 +112,44 @@ def decide_pairs(
     max_witness_bytes: int,
     workers: int = 0,
     budget_seconds: float | None = None,
-) -> list[Decision | None]:
+    dedupe: bool = True,
+) -> Decided:
     """The decision of each ``(i, j)`` pair of ``tools``, in the order of ``pairs``; ``None``
     for each pair not started before ``budget_seconds`` ran out (a started pair finishes
     within its own bound).
 
     ``workers=0`` uses every core this process may run on; ``1`` decides in-process.
+    ``dedupe`` decides each distinct pair of schemas once (module docstring).
     """
+    if not dedupe:
+        return Decided(_decide_all(tools, pairs, bounds, max_witness_bytes, workers,
+                                   budget_seconds), len(pairs))
+    digests = schema_digests(tools, {k for pair in pairs for k in pair})
+    first: dict[tuple[bytes, bytes], int] = {}
+    unique: list[tuple[int, int]] = []
+    slot: list[int] = []
+    for i, j in pairs:
+        da, db = digests.get(i), digests.get(j)
+        if da is None or db is None:
+            slot.append(len(unique))
+            unique.append((i, j))
+            continue
+        at = first.setdefault((da, db), len(unique))
+        if at == len(unique):
+            unique.append((i, j))
+        slot.append(at)
+    decided = _decide_all(tools, unique, bounds, max_witness_bytes, workers, budget_seconds)
+    return Decided([decided[k] for k in slot], len(unique))
+
+
+def _decide_all(
+    tools: Sequence[Tool],
+    pairs: Sequence[tuple[int, int]],
+    bounds: Bounds,
+    max_witness_bytes: int,
+    workers: int,
+    budget_seconds: float | None,
+) -> list[Decision | None]:
     global _STATE
     workers = workers or default_workers()
     deadline = math.inf if budget_seconds is None else time.monotonic() + budget_seconds

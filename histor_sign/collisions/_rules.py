@@ -1,4 +1,5 @@
-"""Build the findings of the collision rules: TC001–TC005 and TC010 (scan), TC006–TC009 (replay).
+"""Build the findings of the collision rules: TC001–TC005, TC010, TC011 (scan), TC006–TC009
+(replay).
 
 Rule ids, names, default severities and help live in
 :data:`histor_sign.report._findings.RULES`; this module says, for each rule, which facts
@@ -55,12 +56,27 @@ def _effect(tool: Tool, profile: Profile | None) -> tuple[str | None, str]:
     return None, ""
 
 
+def contradiction_severity(ea: str | None, eb: str | None,
+                           stated: list[str]) -> Severity | None:
+    """How bad a mix-up of two confusable, overlapping tools is for data: one reads and the
+    other destroys (error) or writes (warning). Two tools that both change data (write vs
+    destructive) contradict only when both *state* different ``destructiveHint`` values
+    (error, ToolClash's contradictory explicit hints): an action word says "delete" or
+    "remove" for both, never which is the worse."""
+    if ea is None or eb is None or ea == eb:
+        return None
+    if "read-only" in (ea, eb):
+        return Severity.error if "destructive" in (ea, eb) else Severity.warning
+    return Severity.error if "destructiveHint" in stated else None
+
+
 def pair_findings(
     a: Tool, b: Tool, decision: Decision, similarity: Similarity | None, basis: str,
     profiles: tuple[Profile, Profile] | None = None,
 ) -> list[Finding]:
-    """TC003 (a warning with a proven overlap, a note when disjoint), TC004 when the effects
-    of an overlapping pair differ, TC005 for an undecided pair."""
+    """TC003 (a proven overlap, with its witness), TC011 (a note: confusable but the schemas
+    are proven disjoint), TC004 when the effects of an overlapping pair differ, TC005 for an
+    undecided pair."""
     props: dict[str, Any] = {"basis": basis}
     if similarity is not None:
         props["similarity"] = similarity.to_json()
@@ -77,8 +93,7 @@ def pair_findings(
         )]
     if decision.outcome == "disjoint":
         return [new_finding(
-            "TC003", tools=refs, outcome="disjoint", severity=Severity.note,
-            properties=props,
+            "TC011", tools=refs, outcome="disjoint", properties=props,
             message=(f"{_where(a)} and {_where(b)} are confusable ({why}); their input "
                      "schemas do not overlap, so a wrong pick fails validation instead of "
                      "running"),
@@ -91,18 +106,29 @@ def pair_findings(
     )]
     pa, pb = profiles if profiles is not None else (None, None)
     (ea, how_a), (eb, how_b) = _effect(a, pa), _effect(b, pb)
-    if ea is None or eb is None or ea == eb:
+    if similarity is not None and similarity.contrasting and not ea == eb == "read-only":
+        # contrasting actions on one object: what one does is not what the other does
+        severity: Severity | None = (Severity.error if "destructive" in (ea, eb)
+                                     else Severity.warning)
+    else:
+        severity = contradiction_severity(ea, eb,
+                                          contradictions(a.annotations, b.annotations))
+    if severity is None:
         return out
-    severity = (Severity.error if "destructive" in (ea, eb) else Severity.warning)
     hint_props = dict(props)
     hint_props["effects"] = [{"effect": ea, "source": how_a}, {"effect": eb, "source": how_b}]
     hint_props["contradictions"] = contradictions(a.annotations, b.annotations)
     hint_props["hints"] = [explicit_hints(a.annotations), explicit_hints(b.annotations)]
+    if ea == eb:  # contrasting actions: the same effect class, a different consequence
+        effects = (f"{_where(a)} ({ea}, {how_a}) and {_where(b)} ({eb}, {how_b}) do different "
+                   "things to the same object")
+    else:
+        effects = f"{_where(a)} is {ea} ({how_a}) but {_where(b)} is {eb} ({how_b})"
     out.append(new_finding(
         "TC004", tools=refs, outcome="overlap", severity=severity,
         witness=decision.witness, has_witness=True, properties=hint_props,
-        message=(f"{_where(a)} is {ea} ({how_a}) but {_where(b)} is {eb} ({how_b}); they are "
-                 f"confusable ({why}) and both accept {short_json(decision.witness)}"),
+        message=(f"{effects}; they are confusable ({why}) and both accept "
+                 f"{short_json(decision.witness)}"),
     ))
     return out
 

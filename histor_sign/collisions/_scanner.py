@@ -1,4 +1,4 @@
-"""``scan``: analyse several tool catalogs as one set and report TC001–TC005 and TC010."""
+"""``scan``: analyse several tool catalogs as one set and report TC001–TC005, TC010 and TC011."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 
 from histor_sign._limits import (
     DEFAULT_MAX_CANDIDATES,
+    DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_SCAN_TOOLS,
     DEFAULT_MAX_WITNESS_BYTES,
     DEFAULT_SCAN_BUDGET_SECONDS,
@@ -40,6 +41,7 @@ class ScanOptions:
 
     threshold: float = DEFAULT_THRESHOLD
     max_tools: int = DEFAULT_MAX_SCAN_TOOLS
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES  # per catalog file read by :func:`scan_paths`
     max_candidates: int = DEFAULT_MAX_CANDIDATES
     bounds: Bounds = field(default_factory=Bounds)
     max_witness_bytes: int = DEFAULT_MAX_WITNESS_BYTES
@@ -49,6 +51,9 @@ class ScanOptions:
     #: wall-clock seconds for the whole scan (None: unbounded); candidate pairs left when it
     #: runs out are reported as not analysed (TC005, outcome ``unknown``), never waited for
     budget_seconds: float | None = DEFAULT_SCAN_BUDGET_SECONDS
+    #: decide each distinct pair of input schemas once (forks repeat them); False decides
+    #: every tool pair on its own — the same report, the reference the cache is tested on
+    schema_pair_cache: bool = True
 
 
 @dataclass
@@ -119,9 +124,11 @@ def _scan(tools: Sequence[Tool], opts: ScanOptions) -> ScanResult:
     ordered = sorted(pairs.items(), key=priority)
     left = (None if opts.budget_seconds is None
             else max(0.0, opts.budget_seconds - (time.monotonic() - started)))
-    decisions = decide_pairs(tools, [pair for pair, _ in ordered[:opts.max_candidates]],
-                             opts.bounds, max_witness_bytes=opts.max_witness_bytes,
-                             workers=opts.workers, budget_seconds=left)
+    decided = decide_pairs(tools, [pair for pair, _ in ordered[:opts.max_candidates]],
+                           opts.bounds, max_witness_bytes=opts.max_witness_bytes,
+                           workers=opts.workers, budget_seconds=left,
+                           dedupe=opts.schema_pair_cache)
+    decisions = decided.decisions
 
     counts = {"overlap": 0, "disjoint": 0, "unknown": 0}
     for n, ((i, j), (basis, sim)) in enumerate(ordered):
@@ -148,6 +155,7 @@ def _scan(tools: Sequence[Tool], opts: ScanOptions) -> ScanResult:
         "allPairs": total * (total - 1) // 2,
         "candidatePairs": len(ordered),
         "analysedPairs": min(len(ordered), opts.max_candidates),
+        "schemaPairsDecided": decided.schema_pairs,
         "overlap": counts["overlap"],
         "disjoint": counts["disjoint"],
         "unknown": counts["unknown"],
@@ -168,4 +176,5 @@ def scan_catalogs(catalogs: Sequence[Catalog], options: ScanOptions | None = Non
 def scan_paths(paths: Sequence[str | Path], options: ScanOptions | None = None) -> ScanResult:
     """Load catalog files (``-`` = stdin once) and scan them as one set."""
     opts = options or ScanOptions()
-    return scan_catalogs(load_catalogs(paths, max_tools=opts.max_tools), opts)
+    return scan_catalogs(load_catalogs(paths, max_tools=opts.max_tools,
+                                       max_bytes=opts.max_bytes), opts)

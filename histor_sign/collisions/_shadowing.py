@@ -14,7 +14,9 @@ and deterministic (no model, no network):
    "ignore") or impose an *order* ("always", "must", "first", "before", "prior to", "only
    after"). A sentence with both counts as redirect.
 3. **Severity.** Across sources: redirect → error, order → warning. Within one source the
-   author steers between their own tools (a deprecation, a workflow): note.
+   author steers between their own tools (a deprecation, a workflow): note. A name the
+   describing tool's own source serves means that sibling, never another server's tool of
+   the same name (a server that names its own ``search`` is not steering to another's).
 
 Each finding carries the quoted sentence (``span``), the named tools and the imperative.
 """
@@ -126,7 +128,11 @@ def shadowing_findings(tools: Sequence[Tool]) -> list[Finding]:
         best: dict[int, Steering] = {}
         for found, named in steering(tool, names):
             for name in named:
-                for j in names.by_name[name]:
+                targets = names.by_name[name]
+                # a name the describing tool's own source serves is that tool's sibling:
+                # the description steers within its server, not to another server's namesake
+                own = [j for j in targets if tools[j].source == tool.source]
+                for j in own or targets:
                     if tools[j] is tool:
                         continue
                     if j not in best or (best[j].kind, found.kind) == ("order", "redirect"):

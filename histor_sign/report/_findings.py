@@ -26,7 +26,8 @@ class Rule:
     help: str = ""
 
 
-#: Every rule the toolkit can report, in one table: the collision scan (TC001-TC005, TC010), the
+#: Every rule the toolkit can report, in one table: the collision scan (TC001-TC005, TC010,
+#: TC011), the
 #: replay of observed calls (TC006-TC009) and the guard's release-time lint (HS101-HS107).
 #: ``severity`` is the default; a strict run promotes incomplete analysis (see
 #: :func:`effective_severity`). Help texts say what to do, never which CLI flag to pass.
@@ -42,11 +43,10 @@ RULES: dict[str, Rule] = {
              "case folding and separator removal."),
         Rule("TC003", "confusable-overlap", Severity.warning, "scan",
              "Confusable tools (same action on the same object, or same action and similar "
-             "descriptions); a warning with a proven input-schema overlap, a note when the "
-             "schemas are disjoint.",
-             "A model may pick one for the other. With an overlap the witness is accepted by "
-             "both tools, so the wrong pick still makes a valid call; with disjoint schemas the "
-             "wrong pick fails validation. Make the names or descriptions distinct."),
+             "descriptions) with a proven input-schema overlap: a witness both accept.",
+             "A model may pick one for the other, and the witness is accepted by both tools, "
+             "so the wrong pick still makes a valid call. Make the names or descriptions "
+             "distinct."),
         Rule("TC004", "contradictory-effects", Severity.error, "scan",
              "A proven confusable overlap whose effects differ: read-only vs write (warning) or "
              "either vs destructive (error); effects come from hints or the action word.",
@@ -63,6 +63,11 @@ RULES: dict[str, Rule] = {
              "calls meant for it. Across servers, steering away (instead of, never, do not) is "
              "an error and ordering demands (always, first, before) a warning; within one "
              "server it is a note. Remove the instruction or keep it to this tool's own use."),
+        Rule("TC011", "confusable-disjoint", Severity.note, "scan",
+             "Confusable tools whose input schemas are proven disjoint: no argument object is "
+             "valid for both.",
+             "A model may still pick one for the other, but the wrong pick fails validation "
+             "instead of running. Distinct names or descriptions avoid the failed call."),
         Rule("TC006", "replay-multiple-accept", Severity.warning, "replay",
              "Several catalog tools accept an observed call's arguments.",
              "The arguments the model actually sent would be valid for another tool too."),
@@ -106,6 +111,22 @@ RULES: dict[str, Rule] = {
              "rewrites text on a terminal, and '::' is the separator clients put between a "
              "server and its tool names, so the tool can pass for another server's. Rename it "
              "(letters, digits, '_', '-', '.', '/')."),
+        Rule("HM001", "unpublished-signature", Severity.error, "monitor",
+             "A transparency-log entry signed by the publisher's identity is no revision, "
+             "attestation or yank of the published chain.",
+             "Someone who can run the publishing workflow (a pushed branch, a compromised "
+             "action, a stolen token) signed in the publisher's name. Find the run that made "
+             "the entry, revoke what it could reach, and yank any revision it published."),
+        Rule("HM002", "other-workflow-signature", Severity.warning, "monitor",
+             "A transparency-log entry was signed from the publisher's repository by a "
+             "workflow or ref the identity policy does not cover.",
+             "Clients pinned to the publishing workflow refuse such signatures, but they "
+             "show that the repository can sign; check that the run was expected."),
+        Rule("HM003", "log-inconsistent", Severity.error, "monitor",
+             "The transparency log does not extend the stored checkpoint: it shrank, forked, "
+             "or served an entry its tree does not hold.",
+             "A log that rewrites history can hide signatures. Keep the stored checkpoint "
+             "as evidence and report the log's two views to its operator."),
     ]
 }
 
@@ -113,7 +134,7 @@ RULES: dict[str, Rule] = {
 def new_finding(rule: str, message: str, tools: list[ToolRef], *,
                 severity: Severity | None = None, **fields: Any) -> Finding:
     """A finding of ``rule`` at its default severity, or at ``severity`` where the rule
-    grades its findings (TC003 disjoint, TC004 read vs write, TC010 by imperative) — the one
+    grades its findings (TC004 read vs write, TC010 by imperative) — the one
     place findings get one."""
     return Finding(rule=rule, severity=severity or RULES[rule].severity, message=message,
                    tools=tools, **fields)

@@ -77,6 +77,9 @@ class LocalSigstore:
         #: Fault injections a test can switch on: with "corrupt-set" or
         #: "corrupt-inclusion-proof" the log answers with a broken SET or inclusion proof.
         self.faults: set[str] = set()
+        #: When set, the log's read API answers that many more requests, then 503 (a test
+        #: interrupts a monitor run with it).
+        self.log_reads_left: int | None = None
         self.url = ""
         self.trust_config: dict[str, Any] = {}
         self._server: ThreadingHTTPServer | None = None
@@ -282,12 +285,46 @@ def _handler_for(instance: LocalSigstore) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             parsed = urlparse(self.path)
             if parsed.path != TOKEN_PATH:
-                return self._error(404, "not found")
+                return self._log_read(parsed.path, parse_qs(parsed.query))
             try:
                 self._send(200, instance._github_token(self.headers.get("Authorization", ""),
                                                        parsed.query))
             except PermissionError as exc:
                 self._error(403, str(exc))
+
+        def _log_read(self, path: str, query: dict[str, list[str]]) -> None:
+            """The log's read API: v1 log info, consistency proofs and entries by index;
+            v2 the checkpoint and tiles (C2SP tlog-tiles)."""
+            from histor_sign._merkle import parse_tile_path
+
+            log = instance.log
+            if instance.log_reads_left is not None:
+                if instance.log_reads_left <= 0:
+                    return self._error(503, "log unavailable")
+                instance.log_reads_left -= 1
+
+            def number(name: str) -> int:
+                return int(query.get(name, ["x"])[0])
+
+            try:
+                if log.version == 1 and path == "/api/v1/log":
+                    return self._send(200, log.log_info())
+                if log.version == 1 and path == "/api/v1/log/proof":
+                    return self._send(200, log.consistency_proof(number("firstSize"),
+                                                                 number("lastSize")))
+                if log.version == 1 and path == "/api/v1/log/entries":
+                    return self._send(200, log.entry(number("logIndex")))
+                if log.version == 2 and path == "/checkpoint":
+                    note = log.current_checkpoint()[2]
+                    return self._send_bytes(200, "text/plain; charset=utf-8", note.encode())
+                tile = parse_tile_path(path.lstrip("/")) if log.version == 2 else None
+                if tile is not None:
+                    data = log.tile(*tile)
+                    if data is not None:
+                        return self._send_bytes(200, "application/octet-stream", data)
+            except (KeyError, ValueError) as exc:
+                return self._error(400 if isinstance(exc, ValueError) else 404, str(exc))
+            self._error(404, "not found")
 
         def _send_bytes(self, status: int, content_type: str, data: bytes) -> None:
             self.send_response(status)

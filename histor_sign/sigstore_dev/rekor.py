@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import threading
 import time
 from typing import Any
 
@@ -140,9 +141,36 @@ class TransparencyLog:
         #: Checkpoint signer name; must occur in the trusted root's ``baseUrl`` for the log.
         self.name = name
         self.tree = MerkleTree()
+        #: Every entry's body, by index (what the read APIs serve).
+        self.bodies: list[bytes] = []
+        self._lock = threading.Lock()
+        #: v1: the SET and time of each signed entry, by index.
+        self._stamps: dict[int, tuple[int, str]] = {}
         # placeholders no bundle will ever point at
-        self.tree.extend([canonical_bytes({"kind": "dev-sigstore-placeholder", "index": index})
-                          for index in range(first_index)])
+        self._extend([canonical_bytes({"kind": "dev-sigstore-placeholder", "index": index})
+                      for index in range(first_index)])
+
+    def _extend(self, bodies: list[bytes]) -> None:
+        with self._lock:
+            self.tree.extend(bodies)
+            self.bodies.extend(bodies)
+
+    def _append(self, body: bytes) -> tuple[int, int, bytes, list[bytes]]:
+        with self._lock:
+            appended = self.tree.append(body)
+            self.bodies.append(body)
+        return appended
+
+    def rewrite(self, keep: int) -> None:
+        """Test hook: forget every entry from index ``keep`` on, so the log serves a
+        shorter tree (a shrink) and, once entries are added again, another history under
+        the same key (a fork) — what a monitor must report, never accept."""
+        with self._lock:
+            kept = self.bodies[:keep]
+            self.tree = MerkleTree()
+            self.tree.extend(kept)
+            self.bodies = kept
+            self._stamps = {i: v for i, v in self._stamps.items() if i < keep}
 
     @property
     def origin(self) -> str:
@@ -184,7 +212,7 @@ class TransparencyLog:
         if self.version == 2:
             return self._add_v2(proposed)
         body = canonical_body(proposed)
-        index, size, root, path = self.tree.append(body)
+        index, size, root, path = self._append(body)
         integrated_time = int(time.time())
         log_id_hex = self.log_id.hex()
         set_payload = canonical_bytes(
@@ -195,6 +223,8 @@ class TransparencyLog:
                 "logIndex": index,
             }
         )
+        stamp = b64(self._sign(set_payload))
+        self._stamps[index] = (integrated_time, stamp)
         return {
             hashlib.sha256(body).hexdigest(): {
                 "body": b64(body),
@@ -202,7 +232,7 @@ class TransparencyLog:
                 "logID": log_id_hex,
                 "logIndex": index,
                 "verification": {
-                    "signedEntryTimestamp": b64(self._sign(set_payload)),
+                    "signedEntryTimestamp": stamp,
                     "inclusionProof": {
                         "logIndex": index,
                         "treeSize": size,
@@ -217,7 +247,7 @@ class TransparencyLog:
     def _add_v2(self, proposed: dict[str, Any]) -> dict[str, Any]:
         """A ``TransparencyLogEntry`` (protobuf JSON): no ``integratedTime``, no SET."""
         body = canonical_body_v2(proposed)
-        index, size, root, path = self.tree.append(body)
+        index, size, root, path = self._append(body)
         return {
             "logIndex": str(index),
             "logId": {"keyId": b64(self.log_id)},
@@ -231,3 +261,58 @@ class TransparencyLog:
             },
             "canonicalizedBody": b64(body),
         }
+
+    # ------------------------------------------------------------------ read APIs
+    def current_checkpoint(self) -> tuple[int, bytes, str]:
+        """(size, root, signed checkpoint) of the tree as it is now."""
+        with self._lock:
+            size, root = len(self.tree), self.tree.root()
+        return size, root, self.checkpoint(size, root)
+
+    def log_info(self) -> dict[str, Any]:
+        """v1 ``GET /api/v1/log``."""
+        size, root, note = self.current_checkpoint()
+        return {"rootHash": root.hex(), "treeSize": size, "signedTreeHead": note,
+                "treeID": TREE_ID, "inactiveShards": []}
+
+    def consistency_proof(self, first: int, last: int) -> dict[str, Any]:
+        """v1 ``GET /api/v1/log/proof?firstSize=&lastSize=``."""
+        if not 0 <= first <= last <= len(self.tree):
+            raise ValueError(f"no proof from size {first} to {last} in a tree of "
+                             f"{len(self.tree)}")
+        return {"rootHash": self.tree.root(last).hex(),
+                "hashes": [h.hex() for h in self.tree.consistency(first, last)]}
+
+    def entry(self, index: int) -> dict[str, Any]:
+        """v1 ``GET /api/v1/log/entries?logIndex=N``: the entry with an inclusion proof
+        and checkpoint for the tree as it is now."""
+        size, root, note = self.current_checkpoint()
+        if not 0 <= index < size:
+            raise KeyError(index)
+        body = self.bodies[index]
+        integrated, stamp = self._stamps.get(index, (0, ""))
+        return {hashlib.sha256(body).hexdigest(): {
+            "body": b64(body), "integratedTime": integrated, "logID": self.log_id.hex(),
+            "logIndex": index,
+            "verification": {
+                "signedEntryTimestamp": stamp,
+                "inclusionProof": {
+                    "logIndex": index, "treeSize": size, "rootHash": root.hex(),
+                    "hashes": [h.hex() for h in self.tree.inclusion(index, size)],
+                    "checkpoint": note,
+                },
+            },
+        }}
+
+    def tile(self, level: str, index: int, width: int) -> bytes | None:
+        """v2 (C2SP tlog-tiles) ``GET /tile/<L>/<N>[.p/<W>]`` and ``/tile/entries/…`` for
+        the tree as it is now; None when there is no such tile."""
+        with self._lock:
+            size = len(self.tree)
+            bodies = self.bodies[:size]
+        if level == "entries":
+            first = index * 256
+            if width < 1 or first + width > size or (width < 256 and first + width != size):
+                return None
+            return b"".join(len(b).to_bytes(2, "big") + b for b in bodies[first:first + width])
+        return self.tree.tile(int(level), index, width, size)

@@ -57,7 +57,7 @@ def save(instance: LocalSigstore, directory: Path) -> None:
                "ct": _key_pem(ca.ct_key), "rootCert": _cert_pem(ca.root_cert),
                "intermediateCert": _cert_pem(ca.intermediate_cert)},
         "log": {"version": log.version, "key": _key_pem(log.key),
-                "leaves": [leaf.hex() for leaf in log.tree.leaves()]},
+                "leaves": [leaf.hex() for leaf in log.tree.snapshot()]},
         "tokens": _key_pem(instance.tokens.key),
         "tsa": None if tsa is None else {
             "root": _key_pem(tsa.root_key), "key": _key_pem(tsa.key),

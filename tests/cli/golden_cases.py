@@ -150,6 +150,8 @@ for command in COMMANDS:
     case(f"{command}-help", command, "--help")
 steps("trust-no-subcommand-and-subcommands-help", ("trust",),
       *(("trust", sub, "--help") for sub in ("add", "list", "remove")))
+case("yank-help", "yank", "--help")
+case("monitor-help", "monitor", "--help")
 
 # --- digest --------------------------------------------------------------------------------
 case("digest-ref-everything", "digest", "ref/everything.json")

@@ -494,7 +494,8 @@ def test_release_outputs_are_exact_and_inert(tmp_path: Path, ci: Path,
     assert outputs["gate"] == "passed" and outputs["revision"] == "1"
     assert outputs["envelope"] == str(Path(out_dir) / "envelope.json")
     assert set(outputs) == {"gate", "revision", "manifest-digest", "log-index", "envelope",
-                            "statement", "bundle", "tools", "sarif", "summary", "attestation"}
+                            "statement", "bundle", "tools", "sarif", "summary", "attestation",
+                            "manifest", "registry"}
 
 
 def test_github_output_delimiter_never_occurs_in_a_value() -> None:

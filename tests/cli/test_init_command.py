@@ -132,3 +132,41 @@ def test_the_default_tag_is_explained_in_help_and_flagged(tmp_path: Path) -> Non
                      "-o", str(tmp_path / "sign.yml"))
     assert result.code == 0 and "pin the histor-sign action to a full commit SHA" \
         in result.stdout
+
+
+def test_monitor_workflow_reads_only_and_stores_the_checkpoint_apart(tmp_path: Path) -> None:
+    out = tmp_path / "histor-monitor.yml"
+    result = run_cli("init", "--server", "io.github.o/n", "--monitor", "-o", str(out),
+                     "--ref-pattern", "refs/tags/v*", "--action", f"acme/histor-sign@{SHA}")
+    assert result.code == 0, result.stderr
+    assert f"wrote {out} (hourly transparency-log monitor)" in result.stdout
+    doc = yaml.safe_load(out.read_text())
+    assert doc["permissions"] == {} and "schedule" in doc[True]  # YAML reads `on` as True
+    monitor, store = doc["jobs"]["monitor"], doc["jobs"]["store"]
+    assert monitor["permissions"] == {"contents": "read"}
+    assert store["permissions"] == {"contents": "write"} and store["needs"] == "monitor"
+    assert store["concurrency"]["group"] == "histor-sign-chain"
+    step = next(s for s in monitor["steps"] if "monitor@" in s.get("uses", ""))
+    assert step["uses"] == f"acme/histor-sign/monitor@{SHA}"
+    assert step["with"]["checkpoint"] == \
+        "histor-revisions/revisions/io.github.o/n/monitor.checkpoint.json"
+    assert step["with"]["ref-pattern"] == "refs/tags/v*"
+    assert step["with"]["workflow"] == ".github/workflows/sign.yml"
+    checkout = monitor["steps"][0]
+    assert checkout["with"] == {"ref": "histor-revisions", "path": "histor-revisions",
+                                "persist-credentials": False}
+    assert not any("histor-sign" in s.get("uses", "") for s in store["steps"])
+
+
+def test_monitor_default_path_and_bad_input(tmp_path: Path) -> None:
+    result = run_cli("init", "--server", "io.github.o/n", "--monitor", cwd=tmp_path)
+    assert result.code == 0, result.stderr
+    assert (tmp_path / ".github" / "workflows" / "histor-monitor.yml").is_file()
+    assert not (tmp_path / ".github" / "workflows" / "sign.yml").exists()
+    for args, message in ((["--stdio", "x"], "--monitor runs no server"),
+                          (["--workflow", "sign.yml"], "--workflow"),
+                          (["--ref-pattern", "main"], "--ref-pattern")):
+        bad = run_cli("init", "--server", "io.github.o/n", "--monitor", *args,
+                      "-o", str(tmp_path / "m.yml"))
+        assert bad.code == 2 and message in bad.stderr and bad.stderr.count("\n") == 1
+        assert not (tmp_path / "m.yml").exists()

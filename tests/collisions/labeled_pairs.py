@@ -16,7 +16,9 @@ from histor_sign.collisions import ScanOptions, scan_catalogs
 from histor_sign.models import Catalog, parse_catalog
 
 DATA = Path(__file__).resolve().parent.parent / "data"
-PAIR_RULES = ("TC003", "TC004")
+#: The pair rules that say "confusable": TC003 (overlap), TC004 (and effects differ), TC011
+#: (disjoint schemas) — the labels judge confusability, whatever the schemas.
+PAIR_RULES = ("TC003", "TC004", "TC011")
 
 
 def scan_sets() -> Iterator[tuple[str, list[Catalog]]]:

@@ -28,7 +28,7 @@ def _catalog(n: int) -> list[dict[str, Any]]:
                                     "required": [p for p in props if rng.random() < 0.6],
                                     **({"additionalProperties": False} if i % 2 else {})}})
     # pairs whose decision is unknown (a remote $ref is never fetched)
-    out.append({"name": "get_user_x", "description": "Get a user record by its id.",
+    out.append({"name": "get_user_by_x", "description": "Get a user record by its id.",
                 "inputSchema": {"$ref": "https://example.invalid/schema.json"}})
     return out
 

@@ -64,10 +64,12 @@ def test_each_scan_rule_on_a_small_catalog() -> None:
     assert all(f.has_witness for f in by_rule["TC004"])
     assert any([t.index for t in f.tools] == [0, 3] for f in by_rule["TC003"])
     assert any(4 in [t.index for t in f.tools] for f in by_rule["TC005"])
-    # lookup_account vs lookup_accounts: confusable but provably disjoint -> a TC003 note
+    # lookup_account vs lookup_accounts: confusable but provably disjoint -> a TC011 note;
+    # TC003 keeps ToolClash's meaning: every TC003 has a witness
     disjoint = [f for f in result.findings if {5, 6} == {t.index for t in f.tools}]
     assert [(f.rule, f.severity.value, f.outcome) for f in disjoint] == [
-        ("TC003", "note", "disjoint")]
+        ("TC011", "note", "disjoint")]
+    assert all(f.has_witness and f.outcome == "overlap" for f in by_rule["TC003"])
     assert "'lookup'" in disjoint[0].message and "'account'" in disjoint[0].message
     assert result.stats["disjoint"] >= 1
     assert result.stats["candidatePairs"] < result.stats["allPairs"]
@@ -90,9 +92,9 @@ def test_providers_scanned_as_one_set_name_both_files(tmp_path: Path) -> None:
              for f in doc["findings"]}
     assert ("TC003", ((a, 0), (b, 0))) in pairs
     assert ("TC002", ((a, 0), (d, 0))) in pairs
-    # query-docs takes an integer q: disjoint from the others, so only TC003 notes with it
+    # query-docs takes an integer q: disjoint from the others, so only TC011 notes with it
     with_c = [f for f in doc["findings"] if any(t["source"] == c for t in f["tools"])]
-    assert with_c and all((f["rule"], f["severity"], f["outcome"]) == ("TC003", "note", "disjoint")
+    assert with_c and all((f["rule"], f["severity"], f["outcome"]) == ("TC011", "note", "disjoint")
                           for f in with_c)
     assert doc["summary"]["tools"] == 4
     for f in doc["findings"]:
@@ -221,3 +223,65 @@ def test_live_scan_locations_name_the_server_never_the_command_line(tmp_path: Pa
             uris = {loc["physicalLocation"]["artifactLocation"]["uri"]
                     for r in results for loc in r["locations"]}
             assert uris == {"mcp-server:example-notes"}, uris
+def test_disjoint_confusables_are_tc011_notes_in_json_and_sarif(tmp_path: Path) -> None:
+    """TC003 keeps ToolClash's meaning (a proven overlap with a witness), so a TC003 filter
+    never sees a disjoint pair; the disjoint confusable pair has its own rule id, a note."""
+    ints = {"type": "object", "properties": {"q": {"type": "integer"}}, "required": ["q"]}
+    strs = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    cat = write(tmp_path, "c.json", {"tools": [
+        mcp_tool("search_docs", strs, "Search the documentation"),
+        mcp_tool("search_docs_by_id", ints, "Search the documentation"),
+        mcp_tool("find_docs", strs, "Search the documentation")]})
+    run = run_cli("scan", "--format", "json", "--fail-on", "warning", cat)
+    doc = json.loads(run.stdout)
+    by_pair = {tuple(t["index"] for t in f["tools"]): f for f in doc["findings"]}
+    assert by_pair[(0, 1)]["rule"] == "TC011" and by_pair[(0, 1)]["severity"] == "note"
+    assert by_pair[(0, 1)]["outcome"] == "disjoint" and "witness" not in by_pair[(0, 1)]
+    assert by_pair[(0, 2)]["rule"] == "TC003" and isinstance(by_pair[(0, 2)]["witness"]["q"], str)
+    assert run.code == 1  # the TC003 warning; a TC011 note alone never fails --fail-on warning
+    sarif = json.loads(run_cli("scan", "--format", "sarif", "--fail-on", "never", cat).stdout)
+    rules = sarif["runs"][0]["tool"]["driver"]["rules"]
+    tc011 = next(r for r in rules if r["id"] == "TC011")
+    assert tc011["name"] == "confusable-disjoint"
+    assert tc011["defaultConfiguration"]["level"] == "note"
+    levels = {(r["ruleId"], r["level"]) for r in sarif["runs"][0]["results"]}
+    assert ("TC011", "note") in levels and ("TC003", "warning") in levels
+    alone = write(tmp_path, "d.json", {"tools": [
+        mcp_tool("search_docs", strs, "Search the documentation"),
+        mcp_tool("search_docs_by_id", ints, "Search the documentation")]})
+    assert run_cli("scan", "--fail-on", "warning", alone).code == 0
+
+
+def test_tc004_is_read_versus_change_or_stated_destructive_hints() -> None:
+    """Contradicting effects: one tool reads and the other writes (warning) or destroys
+    (error), or both state different destructiveHint values (error). Two tools that both
+    change data by their action words alone ("delete" vs "remove") do not contradict."""
+    def tc004(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+        cat = parse_catalog({"tools": [a, b]}, "c.json")
+        return [f.severity.value for f in scan_catalogs([cat]).findings if f.rule == "TC004"]
+
+    read = mcp_tool("remove_file", PATH_SCHEMA, "Remove a file", readOnlyHint=True)
+    gone = mcp_tool("delete_file", PATH_SCHEMA, "Delete a file")
+    assert tc004(read, gone) == ["error"]
+    wrote = mcp_tool("delete_file", PATH_SCHEMA, "Delete a file", readOnlyHint=False)
+    assert tc004(read, wrote) == ["warning"]
+    assert tc004(mcp_tool("remove_file", PATH_SCHEMA, "Remove a file"), gone) == []
+    soft = mcp_tool("remove_file", PATH_SCHEMA, "Remove a file", readOnlyHint=False,
+                    destructiveHint=False)
+    hard = mcp_tool("delete_file", PATH_SCHEMA, "Delete a file", readOnlyHint=False,
+                    destructiveHint=True)
+    assert tc004(soft, hard) == ["error"]
+
+
+def test_max_bytes_bounds_each_catalog_file(tmp_path: Path) -> None:
+    """``--max-bytes`` (as ``fetch`` has): the per-file bound is a flag, so a registry-scale
+    catalog need not be split to fit 64 MiB; a file over it is one clean error."""
+    cat = write(tmp_path, "c.json", {"tools": [mcp_tool("read_file", PATH_SCHEMA, "Read")]})
+    size = Path(cat).stat().st_size
+    run = run_cli("scan", "--max-bytes", str(size - 1), cat)
+    assert_clean_error(run)
+    assert f"larger than the limit of {size - 1} bytes" in run.stderr
+    assert run_cli("scan", "--max-bytes", str(size), cat).code == 0
+    run = run_cli("scan", "--max-bytes", "0", cat)
+    assert_clean_error(run)
+    assert "--max-bytes must be a positive integer" in run.stderr

@@ -115,3 +115,22 @@ def test_cli_fails_the_gate_on_cross_server_shadowing(tmp_path: Any) -> None:
     run = run_cli("scan", str(evil), str(good))
     assert run.code == 1 and "TC010 error" in run.stdout
     assert run_cli("scan", str(evil)).code == 0  # alone, it names nothing in the scan
+
+
+def test_a_name_its_own_server_serves_is_not_another_servers_tool(tmp_path: Any) -> None:
+    """Two servers both serve ``search`` and ``search_v2``; one says "use `search` instead of
+    `search_v2`" about its own tools. That is a note within its server, not steering to the
+    other server's namesakes (an error that failed the gate by itself)."""
+    own = [{"name": "search_v2", "inputSchema": SCHEMA,
+            "description": "Deprecated: use `search` instead."},
+           {"name": "search", "inputSchema": SCHEMA, "description": "Search."}]
+    other = [{"name": "search", "inputSchema": SCHEMA, "description": "Search."},
+             {"name": "search_v2", "inputSchema": SCHEMA, "description": "Search."}]
+    cats = [parse_catalog({"tools": own}, "a.json"), parse_catalog({"tools": other}, "b.json")]
+    found = [f for f in scan_catalogs(cats).findings if f.rule == "TC010"]
+    assert [(f.tools[1].source, f.tools[1].index, f.severity.value) for f in found] == [
+        ("a.json", 1, "note")]
+    # a name only the other server serves is still steering across servers
+    lone = [parse_catalog({"tools": own[:1]}, "a.json"), parse_catalog({"tools": other}, "b.json")]
+    found = [f for f in scan_catalogs(lone).findings if f.rule == "TC010"]
+    assert [(f.tools[1].source, f.severity.value) for f in found] == [("b.json", "error")]

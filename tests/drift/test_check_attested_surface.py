@@ -134,8 +134,8 @@ def _surface(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
 def test_release_publishes_the_attestation_with_the_surface(world: dict[str, Path]) -> None:
     chain = world["chain"]
     assert sorted(p.name for p in chain.iterdir()) == [
-        "1.envelope.json", ATTESTATION, "1.tools.snapshot.json",
-        "latest.envelope.json", "latest.intoto.sigstore.json"]
+        "1.envelope.json", ATTESTATION, "1.manifest.json", "1.tools.snapshot.json",
+        "latest.envelope.json", "latest.intoto.sigstore.json", "latest.manifest.json"]
     assert (chain / ATTESTATION).read_bytes() == (chain / "latest.intoto.sigstore.json"
                                                   ).read_bytes()
     assert (chain / ATTESTATION).read_bytes() == (world["tmp"] / "out" / "intoto.sigstore.json"

@@ -5,7 +5,7 @@ What it really runs: every ``run:`` step with bash (GitHub's env files, ``inputs
 actions (``./``, ``./snapshot``, ``histor-sign/histor-sign[/snapshot]@…`` map to this
 checkout), each job in a fresh clone of an ``origin`` repository, in ``needs:`` order. The
 third-party actions are GitHub's own and are played by their documented behaviour:
-checkout clones ``origin``; setup-python gives this interpreter (PATH unchanged); cache
+checkout clones ``origin`` (a ``ref`` branch, at ``path`` when given); setup-python gives this interpreter (PATH unchanged); cache
 restores and saves a directory by key; upload/download-artifact copy through a temp
 directory; upload-sarif records the file. Only jobs whose ``permissions`` grant
 ``id-token: write`` get the OIDC request variables.
@@ -274,7 +274,18 @@ class Runner:
         workspace: Path = job["workspace"]
         self.log.append(StepResult(name, 0, ""))
         if name == "actions/checkout":
-            return 0, {}  # the job's workspace is already a fresh clone of origin
+            ref, path = with_.get("ref"), with_.get("path")
+            if not ref and not path:
+                return 0, {}  # the job's workspace is already a fresh clone of origin
+            if path:  # another clone, of `ref` (a branch), at `path` in the workspace
+                proc = subprocess.run(["git", "clone", "-q", *(["--branch", ref] if ref else []),
+                                       str(self.origin), str(workspace / path)],
+                                      capture_output=True, text=True)
+            else:  # the workspace itself, switched to branch `ref`
+                proc = subprocess.run(["git", "-C", str(workspace), "checkout", "-q", str(ref)],
+                                      capture_output=True, text=True)
+            self.log[-1] = StepResult(name, proc.returncode, proc.stdout + proc.stderr)
+            return proc.returncode, {}
         if name == "actions/setup-python":
             assert with_.get("update-environment") == "false"
             return 0, {"python-path": sys.executable,

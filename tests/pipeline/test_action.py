@@ -147,8 +147,9 @@ def test_two_job_release_chains_forward_and_clients_check_it(
         assert token_requests == ["sign"]  # the job that ran the server had no token
         chain = _published(origin, tmp_path)
         assert sorted(p.name for p in chain.iterdir()) == [
-            "1.envelope.json", "1.intoto.sigstore.json", "1.tools.snapshot.json",
-            "latest.envelope.json", "latest.intoto.sigstore.json"]
+            "1.envelope.json", "1.intoto.sigstore.json", "1.manifest.json",
+            "1.tools.snapshot.json", "latest.envelope.json", "latest.intoto.sigstore.json",
+            "latest.manifest.json"]
         rev1 = json.loads((chain / "latest.envelope.json").read_text())
         assert rev1["revision"] == 1 and rev1["serverVersion"] == "v1.0.0"
 
@@ -275,3 +276,59 @@ def test_two_job_release_of_a_streamable_http_server(tmp_path: Path) -> None:
     assert snapshot["capture"]["pages"] == (len(build_tools()) + 1) // 2  # pages of 2
     published = "".join(p.read_text() for p in chain.iterdir())
     assert secret not in logs and secret not in published
+
+
+def _monitor_workflow(base: Path, trust_config: Path) -> dict[str, Any]:
+    path = base / "histor-monitor.yml"
+    result = run_cli("init", "--server", SERVER, "--monitor", "-o", str(path))
+    assert result.code == 0, result.stderr
+    workflow: dict[str, Any] = yaml.safe_load(path.read_text())
+    for step in workflow["jobs"]["monitor"]["steps"]:
+        if "/monitor@" in step.get("uses", ""):  # the only change: trust the local instance
+            step["with"]["trust-config"] = str(trust_config)
+    return workflow
+
+
+def test_monitor_workflow_stores_a_clean_checkpoint_and_fails_on_a_rogue_signature(
+    tmp_path: Path,
+) -> None:
+    """``init --monitor``'s workflow after a release: the read-only job passes and the
+    git-only job commits the checkpoint to the branch; a signature by the release workflow
+    that was never published fails the monitor job, and the checkpoint stays."""
+    from histor_sign._sigstore_trust import Trust
+    from histor_sign.revision import build_statement
+    from histor_sign.signing import sign_statement
+
+    origin = _origin(tmp_path)
+    with LocalSigstore(directory=tmp_path / "sigstore") as sigstore:
+        runner = Runner(
+            tmp_path, github={"event_name": "release", "sha": "0" * 40, "token": "x",
+                              "repository": "example/notes-server",
+                              "event": {"release": {"tag_name": "v1.0.0"}}},
+            id_token_env=lambda: sigstore.github_env(IDENTITY),
+            extra_env={"PATH": f"{_gh_shim(tmp_path)}{os.pathsep}{os.environ['PATH']}",
+                       "NO_PROXY": "127.0.0.1,localhost", "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+        )
+        release = runner.run_workflow(_workflow(tmp_path, sigstore.trust_config_path))
+        assert release == {"snapshot": 0, "sign": 0}
+
+        monitor = _monitor_workflow(tmp_path, sigstore.trust_config_path)
+        assert monitor["jobs"]["monitor"]["permissions"] == {"contents": "read"}
+        first = runner.run_workflow(monitor)
+        logs = "\n".join(f"--- {s.name} ({s.code})\n{s.log}" for s in runner.log)
+        assert first == {"monitor": 0, "store": 0}, logs
+        checkpoint = _published(origin, tmp_path) / "monitor.checkpoint.json"
+        stored = json.loads(checkpoint.read_text())
+        assert stored["nextIndex"] == stored["treeSize"] == len(sigstore.log.tree)
+
+        rogue = build_statement(tools=[{"name": "x", "inputSchema": {"type": "object"}}],
+                                server=SERVER, identity=IDENTITY, server_version="9")
+        sign_statement(rogue, trust=Trust.from_trust_config(sigstore.trust_config_path),
+                       identity_token=sigstore.mint_token(IDENTITY))
+        runner.log.clear()
+        second = runner.run_workflow(monitor)
+        logs = "\n".join(f"--- {s.name} ({s.code})\n{s.log}" for s in runner.log)
+        assert second == {"monitor": 1}, logs  # the store job is skipped
+        assert "ALARM:" in logs and "HM001" in logs
+        assert json.loads((_published(origin, tmp_path) / "monitor.checkpoint.json")
+                          .read_text()) == stored

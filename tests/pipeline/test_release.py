@@ -29,8 +29,8 @@ def test_release_writes_every_output(released: Released) -> None:
     for out in (released.rev1, released.rev2):
         names = sorted(p.name for p in out.iterdir())
         assert names == [
-            "envelope.json", "intoto.sigstore.json", "scan.sarif", "sigstore.json",
-            "statement.json", "summary.md", "tools.snapshot.json",
+            "envelope.json", "intoto.sigstore.json", "manifest.json", "registry-meta.json",
+            "scan.sarif", "sigstore.json", "statement.json", "summary.md", "tools.snapshot.json",
         ]
     env1 = json.loads((released.rev1 / "envelope.json").read_text())
     env2 = json.loads((released.rev2 / "envelope.json").read_text())

@@ -21,8 +21,8 @@ from histor_sign.sigstore_dev import LocalSigstore
 
 pytestmark = pytest.mark.slow
 
-OUTPUTS = ["envelope.json", "intoto.sigstore.json", "scan.sarif", "sigstore.json",
-           "statement.json", "summary.md", "tools.snapshot.json"]
+OUTPUTS = ["envelope.json", "intoto.sigstore.json", "manifest.json", "registry-meta.json",
+           "scan.sarif", "sigstore.json", "statement.json", "summary.md", "tools.snapshot.json"]
 
 
 @pytest.fixture(scope="module")

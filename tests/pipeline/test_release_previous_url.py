@@ -74,7 +74,8 @@ def published(
     chain = base / "revisions" / SERVER
     assert {p.name for p in chain.iterdir()} == {
         "latest.envelope.json", "1.envelope.json", "1.tools.snapshot.json",
-        "latest.intoto.sigstore.json", "1.intoto.sigstore.json"}
+        "latest.intoto.sigstore.json", "1.intoto.sigstore.json", "1.manifest.json",
+        "latest.manifest.json"}
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Handler, directory=str(chain)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

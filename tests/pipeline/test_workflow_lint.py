@@ -1,4 +1,4 @@
-"""Every action and workflow the project ships, and both workflows `init` writes, pass
+"""Every action and workflow the project ships, and the workflows `init` writes, pass
 actionlint and check-jsonschema's vendored GitHub schemas (offline), and pin every
 third-party action by commit."""
 
@@ -14,7 +14,7 @@ import pytest
 import yaml
 from cli_harness import REPO, run_cli
 
-ACTIONS = [REPO / "action.yml", REPO / "snapshot" / "action.yml"]
+ACTIONS = [REPO / "action.yml", REPO / "snapshot" / "action.yml", REPO / "monitor" / "action.yml"]
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
 
 
@@ -32,7 +32,11 @@ def _generated(tmp_path: Path) -> list[Path]:
         result = run_cli("init", "--server", "io.github.owner/name", *extra, "-o", str(path))
         assert result.code == 0, result.stderr
         paths.append(path)
-    return paths
+    monitor = tmp_path / ".github" / "workflows" / "histor-monitor.yml"
+    result = run_cli("init", "--server", "io.github.owner/name", "--monitor",
+                     "--ref-pattern", "refs/tags/v*", "-o", str(monitor))
+    assert result.code == 0, result.stderr
+    return [*paths, monitor]
 
 
 def test_actionlint_passes_on_every_workflow(tmp_path: Path) -> None:

@@ -35,7 +35,8 @@ def test_sarif_is_valid_with_rule_metadata_levels_and_regions() -> None:
     sarif_valid(doc)
     run = doc["runs"][0]
     rules = run["tool"]["driver"]["rules"]
-    assert [r["id"] for r in rules] == ["TC001", "TC002", "TC003", "TC004", "TC005", "TC010"]
+    assert [r["id"] for r in rules] == ["TC001", "TC002", "TC003", "TC004", "TC005", "TC010",
+                                         "TC011"]
     assert rules[3]["defaultConfiguration"]["level"] == "error"
     levels = {r["ruleId"]: r["level"] for r in run["results"]}
     assert levels == {"TC002": "warning", "TC003": "warning", "TC004": "error", "TC005": "note"}
@@ -203,14 +204,15 @@ def test_lint_findings_render_in_every_format(tmp_path: Path) -> None:
 
 
 def test_every_rule_is_documented_with_its_default_severity() -> None:
-    """docs/scan.md (TC) and docs/guard.md (HS) list every rule of RULES, and no other."""
+    """docs/scan.md (TC), docs/guard.md (HS) and docs/monitor.md (HM) list every rule of
+    RULES, and no other."""
     import re
 
     rows: dict[str, list[str]] = {}
-    for doc in ("scan.md", "guard.md"):
+    for doc in ("scan.md", "guard.md", "monitor.md"):
         for line in (REPO / "docs" / doc).read_text().splitlines():
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if re.fullmatch(r"(TC|HS)\d{3}", cells[0]):
+            if re.fullmatch(r"(TC|HS|HM)\d{3}", cells[0]):
                 rows[cells[0]] = cells
     assert sorted(rows) == sorted(RULES)
     for rule_id, cells in rows.items():

@@ -1,0 +1,248 @@
+"""Score the collision scan against labeled pairs of real servers (issue 24).
+
+A labeled file (``histor.labeled-pairs/v1``: ``benchmarks/data/pairs-tuning.json`` or, once,
+at the end, ``pairs-heldout.json``) names pairs of tools ``<server>:<tool>`` of the catalogs
+in ``benchmarks/data/real-servers/<server>.json``, each labeled by the written rubric
+(docs/scan-rubric.md) ``overlap``, ``contradict`` or ``distinct``, blind to the scanner.
+
+The scan is run the way a user meets it:
+
+* **one scan of all the half's servers together** (each server its own source), as a host
+  with all of them installed would; every labeled pair is judged on it — ``within`` pairs
+  (one server) and ``cross`` pairs (two servers) reported separately;
+* **each server alone**, as the release gate scans it: how many servers fail the default
+  gate (``--fail-on error``) and on which findings.
+
+Figures:
+
+* ``TC003∪TC004`` precision and recall: a pair is flagged when the scan reports TC003 or
+  TC004 on it; positives are ``overlap`` and ``contradict`` labels. Precision is over the
+  labeled pairs the scan flags (the labels are a sample; flagged pairs outside it are
+  counted, not judged). The same with TC011 (confusable, schemas disjoint) added, since the
+  rubric's confusability does not depend on the schemas.
+* ``TC004`` recall over ``contradict`` pairs, and false TC004 errors per 100 servers: TC004
+  errors of the per-server gate runs on pairs labeled other than ``contradict``.
+
+    python benchmarks/eval_scan.py benchmarks/data/pairs-tuning.json [--json OUT]
+    python benchmarks/eval_scan.py --legacy     # the older 672-pair set (tests/data)
+
+Nothing here tunes anything: it reads the labels and the scan's findings, and prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from histor_sign.collisions import ScanOptions, scan_catalogs  # noqa: E402
+from histor_sign.models import Catalog, Finding, Severity, parse_catalog  # noqa: E402
+
+CATALOGS = REPO / "benchmarks" / "data" / "real-servers"
+POSITIVE = frozenset({"overlap", "contradict"})
+PAIR_RULES = ("TC003", "TC004")
+WITH_DISJOINT = ("TC003", "TC004", "TC011")
+
+Pair = frozenset[str]
+
+
+def options() -> ScanOptions:
+    """The default scan, without a wall-clock budget (the figures must not depend on the
+    machine's load)."""
+    return ScanOptions(budget_seconds=None)
+
+
+def load_catalogs(servers: Iterable[str], directory: Path = CATALOGS) -> list[Catalog]:
+    """The named servers' catalogs, each its own source named by the server's slug."""
+    out = []
+    for slug in sorted(set(servers)):
+        doc = json.loads((directory / f"{slug}.json").read_text(encoding="utf-8"))
+        out.append(parse_catalog({"tools": doc["tools"]}, slug))
+    return out
+
+
+def pair_of(finding: Finding) -> Pair:
+    return frozenset(f"{t.source}:{t.name}" for t in finding.tools)
+
+
+def flagged(findings: Iterable[Finding], rules: tuple[str, ...]) -> dict[Pair, set[str]]:
+    """Pair → the pair rules reported on it."""
+    out: dict[Pair, set[str]] = {}
+    for f in findings:
+        if f.rule in rules and len(f.tools) == 2:
+            out.setdefault(pair_of(f), set()).add(f.rule)
+    return out
+
+
+@dataclass
+class Score:
+    """Precision and recall of one rule set over labeled pairs."""
+
+    labels: dict[Pair, str]
+    hits: dict[Pair, set[str]]
+    rules: tuple[str, ...]
+
+    def _flag(self, pair: Pair) -> bool:
+        return bool(self.hits.get(pair, set()) & set(self.rules))
+
+    @property
+    def flagged_labeled(self) -> int:
+        return sum(1 for p in self.labels if self._flag(p))
+
+    @property
+    def tp(self) -> int:
+        return sum(1 for p, lab in self.labels.items() if lab in POSITIVE and self._flag(p))
+
+    @property
+    def positives(self) -> int:
+        return sum(1 for lab in self.labels.values() if lab in POSITIVE)
+
+    @property
+    def precision(self) -> float:
+        n = self.flagged_labeled
+        return self.tp / n if n else 1.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / self.positives if self.positives else 1.0
+
+    def row(self) -> dict[str, Any]:
+        return {"pairs": len(self.labels), "positives": self.positives,
+                "flagged": self.flagged_labeled, "truePositives": self.tp,
+                "precision": round(self.precision, 3), "recall": round(self.recall, 3)}
+
+
+@dataclass
+class Evaluation:
+    """Everything the script prints, as JSON-ready numbers."""
+
+    figures: dict[str, Any] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        f = self.figures
+        lines = [f"{f['file']}: {f['servers']} servers, {f['pairs']} labeled pairs "
+                 f"({f['labels']})"]
+        for scope in ("all", "within", "cross"):
+            for key in ("TC003|TC004", "TC003|TC004|TC011"):
+                r = f["scores"][scope][key]
+                lines.append(f"  {scope:6} {key:17} precision {r['precision']:.3f} recall "
+                             f"{r['recall']:.3f} ({r['truePositives']} of {r['positives']} "
+                             f"positives; {r['flagged']} labeled pairs flagged)")
+        t = f["tc004"]
+        lines.append(f"  TC004 recall {t['recall']:.3f} ({t['found']} of {t['contradict']} "
+                     f"contradict pairs); TC004 on labeled non-contradict pairs: "
+                     f"{t['falseOnLabeled']}")
+        g = f["gate"]
+        lines.append(f"  gate, each server alone: {g['failed']} of {g['servers']} fail; false "
+                     f"TC004 errors {g['falseTc004Errors']} ({g['falseTc004Per100']:.2f} per 100 "
+                     f"servers); unlabeled TC004 errors {g['unlabeledTc004Errors']}")
+        lines.extend(f"    {e}" for e in self.errors)
+        return "\n".join(lines)
+
+
+def evaluate(path: Path, directory: Path = CATALOGS) -> Evaluation:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    pairs = doc["pairs"]
+    labels = {frozenset((p["a"], p["b"])): p["label"] for p in pairs}
+    scope = {frozenset((p["a"], p["b"])): p.get("scope") or (
+        "within" if p["a"].split(":", 1)[0] == p["b"].split(":", 1)[0] else "cross")
+        for p in pairs}
+    servers = doc.get("servers") or sorted({t.split(":", 1)[0] for p in pairs
+                                            for t in (p["a"], p["b"])})
+    catalogs = load_catalogs(servers, directory)
+    opts = options()
+    together = scan_catalogs(catalogs, opts).findings
+    hits = flagged(together, WITH_DISJOINT)
+    ev = Evaluation()
+    scores: dict[str, dict[str, Any]] = {}
+    for name in ("all", "within", "cross"):
+        subset = {p: lab for p, lab in labels.items() if name == "all" or scope[p] == name}
+        scores[name] = {"TC003|TC004": Score(subset, hits, PAIR_RULES).row(),
+                        "TC003|TC004|TC011": Score(subset, hits, WITH_DISJOINT).row()}
+    contradict = [p for p, lab in labels.items() if lab == "contradict"]
+    found = [p for p in contradict if "TC004" in hits.get(p, set())]
+    false_labeled = [p for p, lab in labels.items()
+                     if lab != "contradict" and "TC004" in hits.get(p, set())]
+    failed, false_errors, unlabeled_errors = 0, 0, 0
+    for catalog in catalogs:
+        alone = scan_catalogs([catalog], opts).findings
+        errors = [f for f in alone if f.severity is Severity.error]
+        failed += bool(errors)
+        for f in errors:
+            pair = pair_of(f)
+            if f.rule == "TC004" and pair in labels and labels[pair] != "contradict":
+                false_errors += 1
+                ev.errors.append(f"false TC004 error: {sorted(pair)} labeled {labels[pair]}")
+            elif f.rule == "TC004" and pair not in labels:
+                unlabeled_errors += 1
+            if f.rule != "TC004":
+                ev.errors.append(f"gate error {f.rule}: {f.message[:160]}")
+    ev.figures = {
+        "file": str(path.name), "servers": len(catalogs), "pairs": len(labels),
+        "labels": {k: sum(1 for v in labels.values() if v == k)
+                   for k in ("overlap", "contradict", "distinct")},
+        "scores": scores,
+        "tc004": {"contradict": len(contradict), "found": len(found),
+                  "recall": round(len(found) / len(contradict), 3) if contradict else 1.0,
+                  "falseOnLabeled": len(false_labeled)},
+        "gate": {"servers": len(catalogs), "failed": failed, "falseTc004Errors": false_errors,
+                 "falseTc004Per100": 100.0 * false_errors / max(1, len(catalogs)),
+                 "unlabeledTc004Errors": unlabeled_errors},
+    }
+    return ev
+
+
+def legacy() -> dict[str, Any]:
+    """The older labeled set (tests/data/confusable-pairs.json: 672+ pairs of the project's
+    own corpora, confusable yes/no), scored as its test scores it."""
+    sys.path.insert(0, str(REPO / "tests" / "collisions"))
+    sys.path.insert(0, str(REPO / "tests"))
+    from labeled_pairs import flagged_pairs, load_labels
+
+    labels = load_labels()
+    out: dict[str, Any] = {"pairs": len(labels)}
+    for key, rules in (("TC003|TC004", PAIR_RULES), ("TC003|TC004|TC011", WITH_DISJOINT)):
+        try:
+            hits = flagged_pairs(rules)
+        except KeyError:  # a checkout before TC011 existed
+            hits = flagged_pairs(PAIR_RULES)
+        judged = [p for p in hits if p in labels]
+        tp = sum(1 for p in judged if labels[p])
+        out[key] = {"flagged": len(hits), "unlabeledFlagged": len(hits) - len(judged),
+                    "precision": round(tp / len(judged), 3) if judged else 1.0,
+                    "recall": round(tp / sum(labels.values()), 3)}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("labels", nargs="?", type=Path, help="a labeled pairs file")
+    parser.add_argument("--catalogs", type=Path, default=CATALOGS)
+    parser.add_argument("--legacy", action="store_true", help="score the older 672-pair set")
+    parser.add_argument("--json", type=Path, help="also write the figures as JSON")
+    args = parser.parse_args(argv)
+    if args.legacy:
+        figures: dict[str, Any] = legacy()
+        print(json.dumps(figures, indent=1))
+    else:
+        if args.labels is None:
+            parser.error("give a labeled pairs file or --legacy")
+        ev = evaluate(args.labels, args.catalogs)
+        figures = ev.figures
+        print(ev.text())
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,75 @@
+"""What a tool's description is about: a small lexicon of subject areas (issue 24).
+
+A model tells two same-named tools apart by what their descriptions are about: calendar
+events are not Kubernetes events, a biomedical search is not a Hacker News search, a table in
+a slide is not a table in a spreadsheet. But two *services* of one area are interchangeable to
+a request that names neither (a Jira issue and a Linear issue; two web search engines). This
+lexicon maps words that name one area without doubt to that area; a word that names several
+(``github``: code and issue tracking) maps to all of them, and a word that is common in many
+areas (``event``, ``log``, ``table``, ``message``, ``ticket``) is not in it at all — it says
+nothing about the area.
+
+Written for this project (no outside source; same licence as the project). It lists subject
+areas of tools in general — it is not tuned to any labeled pair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+AREAS: dict[str, tuple[str, ...]] = {
+    "code": ("git", "github", "gitlab", "bitbucket", "repository", "repo", "commit", "branch",
+             "pull", "merge", "diff", "codebase", "refactor", "compiler", "lint", "npm",
+             "pypi", "package"),
+    "tracker": ("jira", "linear", "asana", "todoist", "trello", "clickup", "sprint", "backlog",
+                "epic", "assignee", "milestone", "kanban", "todo", "github", "gitlab",
+                "pagerduty", "sentry", "incident", "confluence", "planner", "issue", "task"),
+    "devops": ("kubernetes", "k8s", "pod", "cluster", "container", "docker", "deployment",
+               "helm", "kubectl", "eks", "aws", "ec2", "terraform", "circleci", "datadog",
+               "monitor", "metric", "grafana", "prometheus", "sentry", "pagerduty",
+               "incident", "uptime"),
+    "calendar": ("calendar", "meeting", "attendee", "appointment", "agenda", "rsvp"),
+    "mail": ("email", "mail", "inbox", "gmail", "outlook", "smtp", "imap", "recipient",
+             "mailbox"),
+    "chat": ("slack", "discord", "telegram", "whatsapp", "chat"),
+    "files": ("filesystem", "directory", "folder", "disk", "symlink", "chmod"),
+    "database": ("sql", "database", "postgres", "postgresql", "mysql", "sqlite", "mongodb",
+                 "mongo", "duckdb", "motherduck", "clickhouse", "redis", "elasticsearch",
+                 "airtable", "row", "column", "chroma", "vector", "embedding"),
+    "web": ("browser", "webpage", "website", "html", "css", "dom", "selector", "playwright",
+            "puppeteer", "chrome", "devtools", "tab", "iframe", "click", "scroll", "brave",
+            "bing", "searxng", "exa", "tavily", "duckduckgo", "serp", "crawl", "firecrawl",
+            "scrape"),
+    "maps": ("map", "geocode", "coordinate", "latitude", "longitude", "direction", "amap",
+             "mapbox", "elevation", "route", "poi"),
+    "finance": ("stock", "ticker", "market", "dividend", "earning", "crypto", "bitcoin",
+                "trading", "portfolio", "finance", "yahoo", "forex", "equity", "sec"),
+    "science": ("pubmed", "gene", "protein", "clinical", "arxiv", "citation", "biomedical",
+                "disease", "drug", "genomic", "mutation", "biorxiv", "scholar"),
+    "news": ("hacker", "headline", "hn"),
+    "docs": ("docx", "word", "paragraph", "heading", "footnote", "notion",
+             "onenote", "wiki"),
+    "sheets": ("spreadsheet", "excel", "sheet", "cell", "workbook", "formula", "xlsx", "row",
+               "column"),
+    "slides": ("slide", "presentation", "powerpoint", "ppt", "pptx", "deck"),
+    "design": ("figma", "canvas", "svg", "icon", "sketch", "layer", "frame"),
+    "travel": ("flight", "hotel", "airbnb", "listing", "booking", "train", "airport",
+               "railway", "12306"),
+    "weather": ("weather", "forecast", "temperature", "precipitation"),
+    "media": ("video", "youtube", "music", "audio", "song", "playlist", "spotify", "podcast"),
+    "social": ("twitter", "tweet", "reddit", "subreddit", "follower", "retweet"),
+    "memory": ("memory", "knowledge", "observation"),
+    "time": ("timezone", "clock", "utc"),
+}
+
+
+
+def word_areas(normalize: Callable[[str], str]) -> dict[str, frozenset[str]]:
+    """Word → the areas it names, each word in the form ``normalize`` gives description
+    tokens (singular, lower case)."""
+    out: dict[str, frozenset[str]] = {}
+    for area, words in AREAS.items():
+        for word in words:
+            key = normalize(word)
+            out[key] = out.get(key, frozenset()) | {area}
+    return out

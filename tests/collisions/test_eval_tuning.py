@@ -1,0 +1,80 @@
+"""The scan against the blind labeled pairs of real servers (issue 24): a floor on the
+**tuning** half only. The held-out half (benchmarks/data/pairs-heldout.json) is never read by
+a test; its figures are reported once, by ``benchmarks/eval_scan.py``, in docs/scan.md."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from cli_harness import REPO
+
+TUNING = REPO / "benchmarks" / "data" / "pairs-tuning.json"
+CATALOGS = REPO / "benchmarks" / "data" / "real-servers"
+
+
+def eval_scan() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("eval_scan", REPO / "benchmarks" /
+                                                  "eval_scan.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["eval_scan"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+needs_tuning = pytest.mark.skipif(
+    not TUNING.exists(), reason="the tuning half (benchmarks/data/pairs-tuning.json) lands "
+    "with the labeled set of issue 24")
+
+
+@needs_tuning
+@pytest.mark.slow
+def test_tuning_half_floor() -> None:
+    doc = json.loads(TUNING.read_text())
+    assert doc["half"] == "tuning" and doc["format"] == "histor.labeled-pairs/v1"
+    figures = eval_scan().evaluate(TUNING, CATALOGS).figures
+    print(json.dumps(figures, indent=1))
+    # the floor under the figures measured when issue 24 landed (0.90 / 0.47, TC004 3 of 7,
+    # no false TC004 error); the issue's targets (0.85 at 0.75, TC004 0.6) are not reached
+    both = figures["scores"]["all"]["TC003|TC004"]
+    assert both["precision"] >= 0.80
+    assert both["recall"] >= 0.40
+    assert figures["tc004"]["recall"] >= 0.30
+    assert figures["gate"]["falseTc004Per100"] <= 1.0
+
+
+def test_scores_count_flags_only_on_labeled_pairs(tmp_path: Path) -> None:
+    """The script's arithmetic on a two-server set made here: one overlap pair found, one
+    contradict pair found as TC004, one distinct pair not flagged."""
+    schema = {"type": "object", "properties": {"path": {"type": "string"}},
+              "required": ["path"]}
+    cats = tmp_path / "cats"
+    cats.mkdir()
+    a = [{"name": "read_file", "description": "Read a file from disk", "inputSchema": schema},
+         {"name": "delete_tag", "description": "Delete a tag", "inputSchema": schema},
+         {"name": "remove_tag_from_file", "description": "Remove a tag from a file",
+          "inputSchema": schema}]
+    b = [{"name": "read_file", "description": "Read a file from disk", "inputSchema": schema},
+         {"name": "get_weather", "description": "Weather for a city", "inputSchema": schema}]
+    for slug, tools in (("a", a), ("b", b)):
+        (cats / f"{slug}.json").write_text(json.dumps({"server": slug, "tools": tools}))
+    labels = tmp_path / "pairs.json"
+    labels.write_text(json.dumps({"format": "histor.labeled-pairs/v1", "half": "tuning",
+                                  "servers": ["a", "b"], "pairs": [
+        {"a": "a:read_file", "b": "b:read_file", "label": "overlap", "scope": "cross"},
+        {"a": "a:delete_tag", "b": "a:remove_tag_from_file", "label": "contradict",
+         "scope": "within"},
+        {"a": "a:read_file", "b": "b:get_weather", "label": "distinct", "scope": "cross"}]}))
+    figures = eval_scan().evaluate(labels, cats).figures
+    assert figures["scores"]["all"]["TC003|TC004"] == {
+        "pairs": 3, "positives": 2, "flagged": 2, "truePositives": 2, "precision": 1.0,
+        "recall": 1.0}
+    assert figures["scores"]["cross"]["TC003|TC004"]["pairs"] == 2
+    assert figures["tc004"] == {"contradict": 1, "found": 1, "recall": 1.0,
+                                "falseOnLabeled": 0}
+    assert figures["gate"]["failed"] == 1 and figures["gate"]["falseTc004Errors"] == 0
