@@ -86,6 +86,13 @@ DEFAULT_MAX_ARGUMENT_BYTES = 1 * _MIB
 MAX_LOCK_FILE_BYTES = DEFAULT_MAX_FILE_BYTES
 MAX_LOCK_DEPTH = DEFAULT_MAX_DEPTH
 
+# --- the proxy ------------------------------------------------------------------------------
+
+#: Operator notices (one line per withheld tool or denied call) waiting for a slow or unread
+#: stderr; more are dropped and counted, never allowed to hold up the session (the audit
+#: log records every decision).
+DEFAULT_MAX_PENDING_NOTICES = 256
+
 # --- small configuration files --------------------------------------------------------------
 
 #: A guard policy file: a few rules, never megabytes.

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import typer
 
 from histor_sign.cli import target_options as t
+from histor_sign.cli._binding import ARTIFACT_OPT, INSTALLED_OPT, check_binding
 from histor_sign.cli.app import OutputFormat, app, emit, json_document, warn
-from histor_sign.cli.binding_commands import ARTIFACT_OPT, INSTALLED_OPT, check_binding
 from histor_sign.cli.signing_commands import (
     CertIdentityOpt,
     CertIdentityRegexpOpt,

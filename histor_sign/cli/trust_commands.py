@@ -11,8 +11,8 @@ import typer
 
 from histor_sign._escape import printable
 from histor_sign.canonical import JsonValue
+from histor_sign.cli._server_json import ServerJsonOpt, pin_from_server_json
 from histor_sign.cli.app import PROG, OutputFormat, app, emit, json_document, warn
-from histor_sign.cli.registry_commands import ServerJsonOpt, pin_from_server_json
 from histor_sign.cli.signing_commands import (
     OfflineOpt,
     OwnerIdOpt,
