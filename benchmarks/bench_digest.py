@@ -1,20 +1,26 @@
-"""Digest a generated 10,000-tool catalog (~5 MB) and compare with baselines.
+"""Digest a generated catalog against fair baselines, interleaved in one run.
 
-Prints, from one run on the same bytes: ``json.loads`` alone, a plain ``rfc8785`` loop
-(parse with json.loads, then rfc8785.dumps per tool and of the manifest — what a naive
-implementation does), and histor-sign's strict parse + digests. Run:
-``python benchmarks/bench_digest.py``.
+Baselines on the same bytes: a one-pass ``rfc8785`` loop (``json.loads``, each projected
+tool canonicalised once, the manifest built from those parts: what an implementation
+without the strict I-JSON reader would do) and ``json.loads`` alone (the floor).
+Ratio = histor-sign / baseline. Run: ``python benchmarks/bench_digest.py [--quick]``.
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
-import time
-from collections.abc import Callable
-from typing import Any
+import sys
+import tempfile
+from pathlib import Path
 
 import rfc8785
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _harness import Case, run_cases, run_command
 
 from histor_sign.canonical import parse_json
 from histor_sign.models import parse_catalog
@@ -49,40 +55,71 @@ def make_catalog(n: int = 10_000) -> bytes:
     return json.dumps({"tools": tools}).encode()
 
 
-def best_of(fn: Callable[[], Any], runs: int = 5) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+_KEYS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations",
+         "execution")
 
 
-def plain_rfc8785(data: bytes) -> str:
-    keys = ("name", "title", "description", "inputSchema", "outputSchema", "annotations",
-            "execution")
-    tools = json.loads(data)["tools"]
-    manifest = {t["name"]: {k: t[k] for k in keys if k in t} for t in tools}
-    for projected in manifest.values():
-        hashlib.sha256(rfc8785.dumps(projected)).hexdigest()
-    return hashlib.sha256(rfc8785.dumps(manifest)).hexdigest()
+def one_pass_rfc8785(data: bytes) -> str:
+    """The fair baseline: parse with ``json.loads``, canonicalise each projected tool ONCE
+    with ``rfc8785``, and build the manifest's bytes from those parts (no strictness)."""
+    parts = {}
+    for t in json.loads(data)["tools"]:
+        parts[t["name"]] = rfc8785.dumps({k: t[k] for k in _KEYS if k in t})
+    for part in parts.values():
+        hashlib.sha256(part).hexdigest()
+    body = b",".join(rfc8785.dumps(name) + b":" + parts[name]
+                     for name in sorted(parts, key=lambda k: k.encode("utf-16-be")))
+    return hashlib.sha256(b"{" + body + b"}").hexdigest()
 
 
 def ours(data: bytes) -> str:
     return digests(parse_catalog(parse_json(data, "bench"), "bench").tools)[0]
 
 
+_BASELINE_SCRIPT = """\
+import hashlib, json, sys, rfc8785
+keys = KEYS
+parts = {}
+for t in json.load(open(sys.argv[1], "rb"))["tools"]:
+    parts[t["name"]] = rfc8785.dumps({k: t[k] for k in keys if k in t})
+out = {n: "sha256:" + hashlib.sha256(p).hexdigest() for n, p in parts.items()}
+body = b",".join(rfc8785.dumps(n) + b":" + parts[n] for n in sorted(parts, key=lambda k: k.encode("utf-16-be")))
+print(json.dumps({"manifestDigest": "sha256:" + hashlib.sha256(b"{" + body + b"}").hexdigest(), "toolDigests": out}))
+""".replace("KEYS", repr(_KEYS))
+
+
+def cases(quick: bool = False, tools: int | None = None) -> list[Case]:
+    """Digest of a generated catalog: the library against a one-pass ``rfc8785`` loop and
+    against ``json.loads`` alone; the ``digest`` command against a script doing the
+    one-pass loop (read, parse, canonicalise, hash, print)."""
+    n_tools = tools or (1_000 if quick else 5_000)
+    data = make_catalog(n_tools)
+    assert "sha256:" + one_pass_rfc8785(data) == ours(data), "digests disagree"
+    work = Path(tempfile.mkdtemp(prefix="bench-digest-"))
+    path = work / "tools.json"
+    path.write_bytes(data)
+    runs = 7 if quick else 21
+    label = f"{n_tools} tools, {len(data) / 1e6:.1f} MB"
+    py = sys.executable
+    return [
+        Case(f"digest lib ({label})", "lib", lambda: ours(data),
+             lambda: one_pass_rfc8785(data), "one-pass rfc8785 loop", runs),
+        Case(f"digest lib ({label})", "lib", lambda: ours(data),
+             lambda: json.loads(data), "json.loads alone", runs, target=3.0),
+        Case(f"digest command ({label})", "cli",
+             lambda: run_command([py, "-m", "histor_sign", "digest", str(path), "-f", "json"]),
+             lambda: run_command([py, "-c", _BASELINE_SCRIPT, str(path)]),
+             "python script: one-pass rfc8785 loop", 5 if quick else 11),
+    ]
+
+
 def main() -> None:
-    data = make_catalog()
-    assert "sha256:" + plain_rfc8785(data) == ours(data), "digests disagree"
-    t_loads = best_of(lambda: json.loads(data))
-    t_plain = best_of(lambda: plain_rfc8785(data))
-    t_ours = best_of(lambda: ours(data))
-    print(f"catalog: 10,000 tools, {len(data) / 1e6:.1f} MB")
-    print(f"json.loads               {t_loads * 1000:8.1f} ms   1.0x")
-    print(f"plain rfc8785 digests    {t_plain * 1000:8.1f} ms  {t_plain / t_loads:5.1f}x json.loads")
-    print(f"histor-sign strict+JCS   {t_ours * 1000:8.1f} ms  {t_ours / t_loads:5.1f}x json.loads"
-          f"  ({t_plain / t_ours:.1f}x faster than plain rfc8785)")
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer tools and runs")
+    parser.add_argument("--tools", type=int, help="catalog size (default 5,000)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    args = parser.parse_args()
+    run_cases(cases(args.quick, args.tools), args.json)
 
 
 if __name__ == "__main__":

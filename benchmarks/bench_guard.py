@@ -1,20 +1,26 @@
-"""Guard throughput and latency on a warm Guard, and jsonschema vs jsonschema-rs.
+"""Guard decisions against the engine the guard is built on, ``jsonschema_rs``.
 
-Run: python benchmarks/bench_guard.py. The baseline is the raw ``jsonschema`` validator on
-the same schema and arguments (``is_valid``), measured in the same run; ``jsonschema-rs``
-(if installed) is measured on the same inputs to show what switching engines would buy.
+Per-call latency on a warm Guard, interleaved with ``jsonschema_rs`` on the same schema and
+arguments (``is_valid`` for allowed calls, ``iter_errors`` for denied ones), and the
+``guard`` command against a minimal ``jsonschema_rs`` script; ratio = guard / baseline.
+``--redos`` adds the hostile-regex comparison with Python ``re``.
+Run: ``python benchmarks/bench_guard.py [--quick] [--json] [--redos]``.
 """
 
 from __future__ import annotations
 
-import statistics
+import argparse
+import json
 import sys
+import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _harness import Case, Side, run_cases, run_command
 
 from histor_sign.guard import Guard
 
@@ -41,68 +47,81 @@ BAD = {"user_id": "42", "email": "x", "dry_run": False, "admin": True}
 POLICY = {"tools": {"update_user_email": {"max_effect": 5, "effect_from": "notify"}}}
 
 
-def rate(fn: Callable[[], object], seconds: float = 0.5) -> float:
-    n, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        for _ in range(100):
-            fn()
-        n += 100
-    return n / (time.perf_counter() - start)
-
-
-def latencies(fn: Callable[[], object], n: int = 5000) -> tuple[float, float]:
-    samples = []
-    for _ in range(n):
-        t = time.perf_counter_ns()
-        fn()
-        samples.append(time.perf_counter_ns() - t)
-    q = statistics.quantiles(samples, n=100)
-    return q[49] / 1000, q[98] / 1000
-
-
-def main() -> None:
-    import jsonschema
+def cases(quick: bool = False) -> list[Case]:
+    """Guard decisions against ``jsonschema_rs`` (the engine the guard is built on) on the
+    same schema and arguments: allowed calls against ``is_valid``, denied ones against
+    ``iter_errors``; and the ``guard`` command against a minimal script that reads the same
+    two files and validates with ``jsonschema_rs``."""
+    import jsonschema_rs
 
     guard = Guard.from_catalog([TOOL], policy=POLICY)  # default engine: jsonschema-rs
-    py_guard = Guard.from_catalog([TOOL], policy=POLICY, engine="jsonschema")
     good_call = {"name": "update_user_email", "arguments": GOOD}
     bad_call = {"name": "update_user_email", "arguments": BAD}
     text_call = {"type": "function_call", "name": "update_user_email",
                  "arguments": '{"user_id":42,"email":"ada@example.com","dry_run":true}'}
     assert guard.check(good_call).allowed and not guard.check(bad_call).allowed
-    cls = jsonschema.Draft202012Validator
-    py = cls(TOOL["inputSchema"], format_checker=cls.FORMAT_CHECKER)
-    base = rate(lambda: py.is_valid(GOOD))
-    print(f"baseline jsonschema is_valid (allowed args)   {base:>10,.0f}/s   1.00x")
-    rows = [
-        ("guard.check allow (dict arguments)", lambda: guard.check(good_call)),
-        ("guard.check allow (JSON-text arguments)", lambda: guard.check(text_call)),
-        ("guard.check deny (4 reasons)", lambda: guard.check(bad_call)),
-        ("guard.check allow, engine=jsonschema", lambda: py_guard.check(good_call)),
-        ("guard.check deny, engine=jsonschema", lambda: py_guard.check(bad_call)),
-        ("jsonschema iter_errors (denied args)", lambda: list(py.iter_errors(BAD))),
+    rs = jsonschema_rs.validator_for(TOOL["inputSchema"], validate_formats=True)
+    assert rs.is_valid(GOOD) and not rs.is_valid(BAD)
+    n = 2000 if quick else 10000
+    lib = [
+        Case("guard allow (parsed call)", "lib", lambda: guard.check(good_call),
+             lambda: rs.is_valid(GOOD), "jsonschema_rs is_valid", n, 200, "us", 5.0),
+        Case("guard allow (JSON-text arguments)", "lib",
+             lambda: guard.check(text_call),
+             lambda: rs.is_valid(json.loads(text_call["arguments"])),
+             "json.loads + jsonschema_rs is_valid", n, 200, "us"),
+        Case("guard deny (4 reasons)", "lib", lambda: guard.check(bad_call),
+             lambda: list(rs.iter_errors(BAD)), "jsonschema_rs iter_errors", n, 200,
+             "us"),
     ]
-    try:
-        import jsonschema_rs
+    return lib + cli_cases(quick)
 
-        rs = jsonschema_rs.validator_for(TOOL["inputSchema"], validate_formats=True)
-        rows += [
-            ("jsonschema-rs is_valid (allowed args)", lambda: rs.is_valid(GOOD)),
-            ("jsonschema-rs iter_errors (denied args)", lambda: list(rs.iter_errors(BAD))),
-        ]
-    except ImportError:
-        print("jsonschema-rs not installed; skipping it")
-    for label, fn in rows:
-        r = rate(fn)
-        print(f"{label:<46}{r:>10,.0f}/s {r / base:6.2f}x")
-    for label, call in (("allow", good_call), ("deny", bad_call)):
-        p50, p99 = latencies(lambda c=call: guard.check(c))
-        print(f"guard.check {label} latency: p50 {p50:.1f} µs, p99 {p99:.1f} µs")
-    t = time.perf_counter()
-    cold = Guard.from_catalog([TOOL], policy=POLICY)
-    cold.check(good_call)
-    print(f"cold Guard (build + first decision): {(time.perf_counter() - t) * 1000:.2f} ms")
-    redos()
+
+_BASELINE_SCRIPT = """\
+import json, sys, jsonschema_rs
+tools = {t["name"]: t for t in json.load(open(sys.argv[1]))["tools"]}
+call = json.load(open(sys.argv[2]))
+v = jsonschema_rs.validator_for(tools[call["name"]]["inputSchema"], validate_formats=True)
+sys.exit(0 if v.is_valid(call["arguments"]) else 1)
+"""
+
+
+def cli_cases(quick: bool = False) -> list[Case]:
+    work = Path(tempfile.mkdtemp(prefix="bench-guard-"))
+    (work / "tools.json").write_text(json.dumps({"tools": [TOOL]}))
+    (work / "good.json").write_text(json.dumps({"name": TOOL["name"], "arguments": GOOD}))
+    (work / "bad.json").write_text(json.dumps({"name": TOOL["name"], "arguments": BAD}))
+    (work / "policy.toml").write_text('[tools.update_user_email]\nmax_effect = 5\n'
+                                      'effect_from = "notify"\n')
+    py = sys.executable
+
+    def ours(call: str, expect: int) -> Side:
+        argv = [py, "-m", "histor_sign", "guard", str(work / call), "--catalog",
+                str(work / "tools.json"), "--policy", str(work / "policy.toml")]
+        return lambda: run_command(argv, expect=expect)
+
+    def base(call: str, expect: int) -> Side:
+        argv = [py, "-c", _BASELINE_SCRIPT, str(work / "tools.json"), str(work / call)]
+        return lambda: run_command(argv, expect=expect)
+
+    n = 5 if quick else 15
+    return [
+        Case("guard allow (command)", "cli", ours("good.json", 0), base("good.json", 0),
+             "python script: json + jsonschema_rs", n),
+        Case("guard deny (command)", "cli", ours("bad.json", 1), base("bad.json", 1),
+             "python script: json + jsonschema_rs", n),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer runs")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--redos", action="store_true", help="also the hostile-regex runs")
+    args = parser.parse_args()
+    run_cases(cases(args.quick), args.json)
+    if args.redos:
+        redos()
 
 
 def redos() -> None:

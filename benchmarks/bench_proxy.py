@@ -16,8 +16,10 @@ load hits both alike:
 
 Every process runs with cached bytecode (its own ``PYTHONPYCACHEPREFIX``, warmed once) as
 an installed package has: without it the interpreter compiles every module each start.
-Run: ``python benchmarks/bench_proxy.py [CALLS] [STARTS]``. Numbers are reported, never
-asserted.
+``--compare-with DIR`` adds another checkout's proxy (e.g. ``git worktree add /tmp/before
+main``) to the start-ups, interleaved with the others ("other").
+Run: ``python benchmarks/bench_proxy.py [CALLS] [STARTS] [--compare-with DIR]``. Numbers
+are reported, never asserted.
 """
 
 from __future__ import annotations
@@ -46,11 +48,17 @@ ENV: dict[str, str] = {}
 
 
 async def session(argv: list[str], stack: AsyncExitStack) -> Any:
-    """An SDK client session with every tools/list page read."""
+    """An SDK client session with every tools/list page read. ``argv`` may start with
+    ``PYTHONPATH=DIR`` (another checkout, for ``--compare-with``)."""
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(command=argv[0], args=argv[1:], env=ENV)
+    env, cwd = ENV, str(REPO)  # ``-m`` puts the working directory first on the path
+    if argv[0].startswith("PYTHONPATH="):
+        cwd = argv[0].removeprefix("PYTHONPATH=")
+        env = dict(ENV, PYTHONPATH=cwd)
+        argv = argv[1:]
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
     devnull = stack.enter_context(open(os.devnull, "w"))
     read, write = await stack.enter_async_context(stdio_client(params, errlog=devnull))
     client = await stack.enter_async_context(ClientSession(read, write))
@@ -124,27 +132,39 @@ def release_hundred(base: Path) -> tuple[Path, Path]:
     return pins, trust_config
 
 
-def start_ups(pairs: list[tuple[str, list[str], list[str]]], runs: int) -> None:
+def start_ups(pairs: list[tuple[str, list[str], list[str]]], runs: int,
+              other: Path | None = None) -> None:
     for label, direct, proxied in pairs:
-        asyncio.run(startup(direct))  # warm the bytecode cache of both
-        asyncio.run(startup(proxied))
-        ds: list[float] = []
-        ps: list[float] = []
+        variants = [("server", direct), ("proxied", proxied)]
+        if other is not None:
+            variants.append(("other", [f"PYTHONPATH={other}", *proxied]))
+        for _name, argv in variants:  # warm the bytecode caches
+            asyncio.run(startup(argv))
+        times: list[list[float]] = [[] for _ in variants]
         for i in range(runs):
-            order = ((direct, ds), (proxied, ps)) if i % 2 else ((proxied, ps), (direct, ds))
-            for argv, out in order:
+            order = list(zip(variants, times, strict=True))
+            for (_name, argv), out in (order if i % 2 else order[::-1]):
                 out.append(asyncio.run(startup(argv)))
         print(f"start-up to a listed session, {label}, {runs} interleaved runs each (ms):")
-        print(row("server", ds))
-        print(row("proxied", ps))
-        print(f"  proxy adds: median {(pct(ps, 0.5) - pct(ds, 0.5)) * 1e3:+.0f} ms, "
-              f"min {(min(ps) - min(ds)) * 1e3:+.0f} ms "
-              f"(ratio of medians {pct(ps, 0.5) / pct(ds, 0.5):.1f})")
+        ds = times[0]
+        for (name, _argv), ps in zip(variants, times, strict=True):
+            print(row(name, ps))
+            if name != "server":
+                print(f"  {name} adds: median {(pct(ps, 0.5) - pct(ds, 0.5)) * 1e3:+.0f} ms, "
+                      f"min {(min(ps) - min(ds)) * 1e3:+.0f} ms "
+                      f"(ratio of medians {pct(ps, 0.5) / pct(ds, 0.5):.1f})")
 
 
 def main() -> None:
-    calls = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
-    starts = int(sys.argv[2]) if len(sys.argv) > 2 else 10
+    args = sys.argv[1:]
+    other = None
+    if "--compare-with" in args:  # another checkout's proxy, interleaved in the start-ups
+        at = args.index("--compare-with")
+        other = Path(args[at + 1]).resolve()
+        del args[at:at + 2]
+    calls = int(args[0]) if args else 1000
+    starts = int(args[1]) if len(args) > 1 else 10
+    print(f"load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         env = cli_env({"PYTHONPYCACHEPREFIX": str(base / "pycache")})
@@ -166,7 +186,7 @@ def main() -> None:
         hundred = proxy_argv(world, base / "h", "--offline", pins=pins, upstream=HUNDRED,
                              server=HUNDRED_SERVER, trust_config=trust)
         start_ups([("example server (7 tools)", EXAMPLE, proxied),
-                   ("100-tool server", HUNDRED, hundred)], starts)
+                   ("100-tool server", HUNDRED, hundred)], starts, other)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from histor_sign._limits import (
 from histor_sign.canonical import (
     JsonValue,
     canonical_bytes,
+    fits_json_bound,
     is_json_syntax,
     parse_json,
     pointer,
@@ -54,6 +55,8 @@ _SHORT_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _LONG_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 _LONG_NAME_PROVIDERS = (Provider.MCP, Provider.ANTHROPIC_MCP, Provider.PLAIN)
 _PLAIN_KEYS = frozenset({"name", "arguments", "_meta"})
+#: What a plain ``{"name", "arguments"}`` call's tool name must look like.
+PLAIN_NAME = _LONG_NAME
 SHOWN_CHARACTERS = 64  # of a model-chosen name or pointer segment in a message
 _ABSENT: Any = object()  # an argument member the call does not have
 
@@ -129,7 +132,7 @@ def _decode(arguments: Any, encoded: bool | None, max_bytes: int) -> tuple[dict[
             return None, ARGUMENTS_MALFORMED, f"are not strict JSON: {detail}"
     if not isinstance(arguments, dict):
         return None, ARGUMENTS_NOT_OBJECT, "must decode to a JSON object"
-    if not encoded:
+    if not encoded and not fits_json_bound(arguments, max_bytes):
         try:
             size = len(canonical_bytes(arguments))
         except InputError:

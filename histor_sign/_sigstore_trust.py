@@ -209,13 +209,37 @@ class Trust:
 
     # ------------------------------------------------------------------ sigstore objects
     def trusted_root(self) -> TrustedRoot:
-        """The TrustedRoot to verify against (no network unless online production/staging)."""
-        from sigstore.models import TrustedRoot
+        """The TrustedRoot to verify against (no network unless online production/staging).
 
+        A root read from a file is reused while the file is unchanged (same path, size and
+        modification time), so a process verifying many documents loads it once."""
         if self.kind in (PRODUCTION, STAGING):
             if self.offline:
                 return offline_trusted_root(self.kind)
             return self._tuf_config().trusted_root
+        key = self._file_key()
+        cached = _ROOTS.get(key) if key is not None else None
+        if cached is not None:
+            return cached
+        root = self._load_trusted_root()
+        if key is not None:
+            if len(_ROOTS) >= _MAX_CACHED_ROOTS:
+                _ROOTS.pop(next(iter(_ROOTS)))
+            _ROOTS[key] = root
+        return root
+
+    def _file_key(self) -> tuple[str, str, int, int] | None:
+        if self.path is None:
+            return None
+        try:
+            st = self.path.stat()
+        except OSError:
+            return None  # loading reports the problem
+        return (self.kind, str(self.path.absolute()), st.st_mtime_ns, st.st_size)
+
+    def _load_trusted_root(self) -> TrustedRoot:
+        from sigstore.models import TrustedRoot
+
         if self.kind == TRUST_CONFIG:
             return self.client_trust_config().trusted_root
         assert self.path is not None
@@ -313,6 +337,11 @@ def tuf_cached_root_path(name: str) -> Path | None:
     except (OSError, ValueError):
         return None
     return path if isinstance(document, dict) and "tlogs" in document else None
+
+
+#: Trusted roots read from files, by :meth:`Trust._file_key` (a few at most).
+_ROOTS: dict[tuple[str, str, int, int], TrustedRoot] = {}
+_MAX_CACHED_ROOTS = 8
 
 
 def offline_trusted_root(name: str) -> TrustedRoot:

@@ -71,7 +71,12 @@ def unescape_pointer_token(token: str) -> str:
 
 def pointer(parts: Iterable[str | int]) -> str:
     """RFC 6901 JSON pointer for a path (``""`` is the whole document)."""
-    return "".join("/" + escape_pointer_token(str(p)) for p in parts)
+    tokens = [p if type(p) is str else str(p) for p in parts]
+    if not tokens:
+        return ""
+    return "/" + "/".join(
+        t.replace("~", "~0").replace("/", "~1") if "~" in t or "/" in t else t for t in tokens
+    )
 
 
 def pointer_parts(ptr: str) -> list[str]:
@@ -104,6 +109,8 @@ def _make_hooks(state: _ParseState) -> dict[str, Any]:
         # JSON integers have no leading zeros, so more digits than 2^53−1 has means out of
         # range: judged on the text, because int() refuses literals past 4,300 digits with a
         # ValueError that would escape the scanner (and huge ones cost quadratic time).
+        if len(text) < _SAFE_INTEGER_DIGITS:  # 15 characters: in range whatever they are
+            return int(text)
         if len(text) - text.startswith("-") <= _SAFE_INTEGER_DIGITS:
             value = int(text)
             if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
@@ -117,7 +124,8 @@ def _make_hooks(state: _ParseState) -> dict[str, Any]:
             state.violations += 1
             return _Violation(f"number {_clip(text)} is outside the range of a double")
         try:
-            exact = Decimal(text) == Decimal(repr(value))
+            # The shortest round-trip spelling is exact by definition (the common case).
+            exact = text == repr(value) or Decimal(text) == Decimal(repr(value))
         except InvalidOperation:  # pragma: no cover - the scanner only passes valid numbers
             exact = False
         if not exact:
@@ -370,13 +378,53 @@ def _fast_path_ok(value: Any) -> bool:
     1e-4, and (b) key order for keys with characters outside the BMP (JCS sorts by UTF-16
     code units, Python by code points). Non-integral doubles are always below 2^52, where
     both print the same shortest round-trip digits in fixed notation.
+
+    Exact ``dict``/``list``/``str``/``int``/``float``/``bool``/``None`` nodes (everything a
+    parsed document holds) are judged in one pass by type identity, which is what makes a
+    digest cheap; a tree holding anything else (subclasses, tuples, ...) is judged by
+    :func:`_fast_path_ok_general`, the isinstance-based rules, so the answer never changes.
     """
+    kind = type(value)
+    if kind is not dict and kind is not list:
+        return kind is str or _fast_path_ok_general(value)  # strings always agree
+    stack = [value]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        if type(node) is dict:
+            for key in node:
+                # json.dumps would stringify int/bool/None keys; rfc8785 rejects them.
+                if type(key) is not str or (
+                    not key.isascii() and any(ord(c) > 0xFFFF for c in key)
+                ):
+                    return False
+            items: Iterable[Any] = node.values()
+        else:
+            items = node
+        for item in items:
+            kind = type(item)
+            if kind is str or kind is bool or item is None:
+                continue
+            if kind is dict or kind is list:
+                push(item)
+            elif kind is int:
+                if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+                    return False  # json.dumps would print it; rfc8785 rejects it
+            elif kind is float:
+                if item.is_integer() or abs(item) < 1e-4:
+                    return False
+            else:
+                return _fast_path_ok_general(value)
+    return True
+
+
+def _fast_path_ok_general(value: Any) -> bool:
+    """:func:`_fast_path_ok` for any Python value (isinstance rules)."""
     stack = [value]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
             for key in node:
-                # json.dumps would stringify int/bool/None keys; rfc8785 rejects them.
                 if type(key) is not str or (
                     not key.isascii() and any(ord(c) > 0xFFFF for c in key)
                 ):
@@ -388,8 +436,62 @@ def _fast_path_ok(value: Any) -> bool:
             if node.is_integer() or abs(node) < 1e-4:
                 return False
         elif isinstance(node, int) and not -MAX_SAFE_INTEGER <= node <= MAX_SAFE_INTEGER:
-            return False  # json.dumps would print it; rfc8785 rejects it
+            return False
     return True
+
+
+def fits_json_bound(value: Any, max_bytes: int) -> bool:
+    """A cheap, conservative test: True only when ``value`` is certainly a JSON value
+    :func:`canonical_bytes` accepts whose canonical bytes are at most ``max_bytes`` long.
+
+    False means "not certain" (anything but exact dict/list/ASCII str/int/float/bool/None
+    nodes, an integer past ±(2^53−1), a non-finite float, or a size bound over the limit):
+    the caller then asks :func:`canonical_bytes` for the exact answer. Lets a size-bounded
+    caller (the guard) skip building bytes it does not need.
+    """
+    kind = type(value)
+    if kind is not dict and kind is not list:
+        value = [value]
+    size = 0
+    stack = [value]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        if type(node) is dict:
+            for key in node:
+                if type(key) is not str or not key.isascii():
+                    return False
+                size += 6 * len(key) + 4  # quotes, colon, comma; \u00XX at worst
+            items: Iterable[Any] = node.values()
+        else:
+            items = node
+        size += 2
+        for item in items:
+            kind = type(item)
+            if kind is str:
+                if not item.isascii():
+                    return False
+                size += 6 * len(item) + 3
+            elif kind is bool or item is None:
+                size += 6
+            elif kind is int:
+                if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+                    return False
+                size += 18
+            elif kind is float:
+                if item != item or item in (_INF, -_INF):
+                    return False
+                size += 26
+            elif kind is dict or kind is list:
+                push(item)
+            else:
+                return False
+        if size > max_bytes:
+            return False
+    return size <= max_bytes
+
+
+_INF = float("inf")
 
 
 def canonical_bytes(value: JsonValue) -> bytes:

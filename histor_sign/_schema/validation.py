@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import contextvars
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -910,6 +910,11 @@ class ArgumentValidator:
     def failures(self, instance: Any) -> Iterator[Failure]:  # pragma: no cover - interface
         raise NotImplementedError
 
+    @property
+    def check(self) -> Callable[[Any], bool]:
+        """:meth:`is_valid` as the cheapest callable the engine has (the hot path)."""
+        return self.is_valid
+
 
 def compile_validator(schema: Any, engine: str = ENGINES[0]) -> ArgumentValidator:
     """A ready validator for ``schema`` (formats asserted, no remote ``$ref``); raises
@@ -1043,6 +1048,10 @@ class _RsValidator(ArgumentValidator):
 
     def is_valid(self, instance: Any) -> bool:
         return bool(self._rs.is_valid(instance))
+
+    @property
+    def check(self) -> Callable[[Any], bool]:
+        return self._rs.is_valid
 
     def failures(self, instance: Any) -> Iterator[Failure]:
         for error in self._rs.iter_errors(instance):

@@ -4,21 +4,78 @@
 import os
 import sys
 import traceback
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
+from typer.core import TyperGroup
 
 from histor_sign._atomic import write_atomic
 from histor_sign._escape import inert_line, inert_text, printable, whole_lines
-from histor_sign._version import __version__
+from histor_sign._version import JSON_SCHEMA_VERSION, __version__
 from histor_sign.errors import HistorError
 
 PROG = "histor-sign"
 
+#: Every top-level command, in the order ``--help`` lists them, and the module under
+#: ``histor_sign.cli`` that registers it. A command line imports only its command's module
+#: (:func:`load_commands`): the others, and what they import, cost start-up for nothing.
+COMMANDS: dict[str, str] = {
+    "digest": "catalog_commands",
+    "build": "catalog_commands",
+    "sign": "signing_commands",
+    "verify": "signing_commands",
+    "dev-sigstore": "signing_commands",
+    "attest-github": "signing_commands",
+    "guard": "guard_commands",
+    "check": "check_commands",
+    "fetch": "fetch_commands",
+    "release": "release_commands",
+    "demo": "release_commands",
+    "scan": "scan_commands",
+    "replay": "scan_commands",
+    "init": "init_commands",
+    "proxy": "proxy_commands",
+    "wrap": "wrap_commands",
+    "unwrap": "wrap_commands",
+    "lock": "lock_commands",
+    "yank": "yank_commands",
+    "monitor": "monitor_commands",
+    "trust": "trust_commands",
+}
+#: The root options, none of which takes a value (what :func:`load_commands` skips).
+_ROOT_OPTIONS = frozenset({"--version", "--debug", "-h", "--help"})
+
+
+class _Group(TyperGroup):
+    """The root group: lists its commands in :data:`COMMANDS` order, whichever order
+    their modules happened to be imported in."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        rank = {name: i for i, name in enumerate(COMMANDS)}
+        return sorted(super().list_commands(ctx), key=lambda n: rank.get(n, len(rank)))
+
+
+def load_commands(argv: list[str] | None = None) -> None:
+    """Register the commands this command line needs: only the named command's module
+    when ``argv`` names a known command, else (help, an unknown or no command) all."""
+    import importlib
+
+    name = next((a for a in argv or () if a not in _ROOT_OPTIONS), None)
+    if name in COMMANDS:
+        modules = [COMMANDS[name]]
+    elif name is None and argv and "--version" in argv and not {"-h", "--help"} & set(argv):
+        modules = []
+    else:
+        modules = list(dict.fromkeys(COMMANDS.values()))
+    for module in modules:
+        importlib.import_module(f"histor_sign.cli.{module}")
+
+
 app = typer.Typer(
+    cls=_Group,
     name=PROG,
     help=(
         "Sign the complete tools/list of an MCP server with Sigstore, gate releases on "
@@ -82,6 +139,22 @@ def warn(message: str | None) -> None:
     if message:
         sys.stderr.write(inert_line(f"{PROG}: warning: {message}") + "\n")
         sys.stderr.flush()
+
+
+def note(message: str) -> None:
+    """One ``histor-sign: ...`` line of information on stderr (a summary, never a report),
+    made inert; commands offer ``--quiet`` to leave it out."""
+    sys.stderr.write(inert_line(f"{PROG}: {message}") + "\n")
+    sys.stderr.flush()
+
+
+def json_document(document: Mapping[str, object]) -> str:
+    """A JSON document the CLI prints: ``schemaVersion`` first, then the members (see
+    :data:`histor_sign._version.JSON_SCHEMA_VERSION` for what stays stable)."""
+    import json
+
+    return json.dumps({"schemaVersion": JSON_SCHEMA_VERSION, **document}, indent=2,
+                      ensure_ascii=False)
 
 
 def say(text: str, *, colors: bool = False) -> None:
@@ -157,6 +230,8 @@ FLAGS: dict[str, str] = {
     "offline": "--offline",
     # client pins (trust add, check/guard --server)
     "location": "--envelope",
+    # a pin's location: the user named no flag ('trust show NAME' shows it)
+    "pinned_location": "the pinned envelope location",
     "owner_id": "--owner-id",
     "repository_id": "--repository-id",
     "replace_existing": "--replace",
@@ -194,11 +269,14 @@ def cli_message(exc: HistorError) -> str:
 def main(argv: list[str] | None = None) -> NoReturn:
     """Console entry point: run the app with one error boundary."""
     from histor_sign.canonical import reset_stdin
+    from histor_sign.cli._coercion import install
 
     global _debug
     reset_stdin()
     _debug = os.environ.get(DEBUG_ENV, "") not in ("", "0")
     try:
+        load_commands(sys.argv[1:] if argv is None else argv)
+        install()
         # Not standalone: click hands back exit codes and raises errors to us.
         result = app(args=argv, prog_name=PROG, standalone_mode=False)
     except HistorError as exc:

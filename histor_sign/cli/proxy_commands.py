@@ -2,6 +2,7 @@
 every tools/call first. stdout is the MCP stream: everything else goes to stderr."""
 
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -102,7 +103,6 @@ def proxy(
     Exit codes: 0 the host ended the session, 1 refused (not pinned, verification,
     freshness, --on-drift block), 2 bad input or a fault.
     """
-    from histor_sign._escape import inert_line
     from histor_sign.guard import Policy
     from histor_sign.mcp._target import FetchOptions
     from histor_sign.proxy import OnDrift, Proxy
@@ -133,18 +133,36 @@ def proxy(
     warn(trust.warning())
     rules = Policy.load(policy) if policy else None
 
-    def notice(line: str) -> None:
-        sys.stderr.write(inert_line(line) + "\n")
-        sys.stderr.flush()
-
-    outcome = Proxy(server=locked.server if locked else str(server), upstream=target,
-                    trust=trust, store=pins, on_drift=mode, fail_on=fail_on, policy=rules,
-                    audit=audit, notice=notice, timeout=timeout, locked=locked).run_stdio()
+    proxy = Proxy(server=locked.server if locked else str(server), upstream=target,
+                  trust=trust, store=pins, on_drift=mode, fail_on=fail_on, policy=rules,
+                  audit=audit, notice=_stderr_line, timeout=timeout, locked=locked)
+    outcome = proxy.run_stdio()
     if outcome.status == "ended":
         return
-    notice(f"{PROG}: error: {outcome.message}" if outcome.status == "failed"
-           else f"{PROG}: {outcome.message}")
+    # Through the proxy's notices too: a stderr nobody reads cannot keep the process alive.
+    proxy.notice(f"{PROG}: error: {outcome.message}" if outcome.status == "failed"
+                 else f"{PROG}: {outcome.message}")
+    proxy.notice.flush(proxy.shutdown_grace)
     raise typer.Exit(1 if outcome.status == "refused" else 2)
+
+
+def _stderr_line(line: str) -> None:
+    """One inert line on stderr, for the proxy's notice writer thread: written to the file
+    descriptor directly, so a write blocked on a full pipe holds no lock of ``sys.stderr``
+    (which the interpreter's exit would wait for)."""
+    from histor_sign._escape import inert_line
+
+    text = inert_line(line) + "\n"
+    try:
+        fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (an in-process test run)
+        sys.stderr.write(text)
+        sys.stderr.flush()
+        return
+    view = memoryview(text.encode(getattr(sys.stderr, "encoding", None) or "utf-8",
+                                  "backslashreplace"))
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _locked(lock: Path | None, server: str | None, target: "Target",

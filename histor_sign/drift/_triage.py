@@ -33,7 +33,7 @@ import re
 import time
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -422,15 +422,51 @@ sets shows starts stops takes updates uses writes
 """.split())
 
 
-def _markers(words: Iterable[str]) -> tuple[re.Pattern[str], tuple[str, ...]]:
+class _LazyPattern:
+    """A regular expression compiled on its first use. The word lists and the URL and path
+    patterns below take tens of milliseconds to compile — at import, that was paid by every
+    ``histor-sign`` command that so much as names :class:`Risk`, drift or not."""
+
+    __slots__ = ("_compiled", "_flags", "_source")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self._source, self._flags = source, flags
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return self._compiled
+
+    def findall(self, text: str) -> list[Any]:
+        return self.compiled.findall(text)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self.compiled.finditer(text)
+
+    def sub(self, replacement: str, text: str) -> str:
+        return self.compiled.sub(replacement, text)
+
+
+def _markers(words: Iterable[str]) -> tuple[_LazyPattern, tuple[str, ...]]:
     """A whole-word pattern for the words written with spaces between words, and the rest
     (Chinese, Japanese, Korean), which are counted as substrings."""
-    spaced = sorted({w for w in words if not _UNSPACED.search(w)}, key=len, reverse=True)
-    pattern = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in spaced) + r")(?!\w)")
-    return pattern, tuple(sorted({w for w in words if _UNSPACED.search(w)}))
+    spaced = sorted({w for w in words if not _unspaced(w)}, key=len, reverse=True)
+    pattern = _LazyPattern(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in spaced) + r")(?!\w)")
+    return pattern, tuple(sorted({w for w in words if _unspaced(w)}))
 
 
-_UNSPACED = re.compile(r"[\u1100-\u11ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+#: Hangul Jamo, Hiragana and Katakana, CJK (extension A and unified), Hangul syllables: the
+#: writing systems whose words are not separated by spaces.
+_UNSPACED = ((0x1100, 0x11FF), (0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF),
+             (0xAC00, 0xD7AF))
+
+
+def _unspaced(word: str) -> bool:
+    """``word`` has a character of a writing system written without spaces (a comparison
+    of code points: a regular expression of these ranges takes ~10 ms to compile)."""
+    return any(lo <= ord(c) <= hi for c in word for lo, hi in _UNSPACED)
 _INSTRUCTIONS = _markers(INSTRUCTION_WORDS)
 _SCOPE = _markers(SCOPE_WORDS)
 _SECRETS = _markers(SECRET_WORDS)
@@ -441,7 +477,7 @@ _MARKER_WORDS = frozenset(w for group in (INSTRUCTION_WORDS, SCOPE_WORDS, SECRET
 #: URLs, bare domains under common top-level domains, e-mail and IPv4 addresses. Every
 #: pattern starts only where a run of its characters starts (a lookbehind) and repeats a
 #: bounded number of times, so a hostile description cannot make the scan quadratic.
-_URL = re.compile(
+_URL = _LazyPattern(
     r"(?:(?<![\w+.\-])[a-z][a-z0-9+.\-]{0,31}://|(?<![\w.\-])www\.)[^\s<>\"'`)\]]+"
     r"|(?<![\w+.\-])(?:mailto|data|javascript|file):[^\s<>\"'`)\]]+"
     r"|(?<![\w.+\-])[\w.+\-]{1,64}@[\w\-]{1,63}(?:\.[\w\-]{1,63}){1,8}"
@@ -453,7 +489,7 @@ _URL = re.compile(
 #: File paths: home- or variable-rooted, absolute with two segments or under a system
 #: directory, Windows drives, relative ``./``, dot-directories, key files, ``$VARIABLES``
 #: (anchored and bounded like :data:`_URL`).
-_PATH = re.compile(
+_PATH = _LazyPattern(
     r"(?:~|(?<![\w$])\$\{?\w{1,64}\}?|%\w{1,64}%)[/\\][^\s\"'`<>]*"
     r"|(?<![\w.:/\-])/(?:[\w.\-]+/)+[\w.\-]*"
     r"|(?<![\w./\-])/(?:etc|home|root|var|usr|tmp|proc|sys|dev|opt|bin|Users|private|mnt|"
@@ -482,7 +518,7 @@ def _norm(text: str) -> str:
     return " ".join(text.translate(_APOSTROPHES).casefold().split())
 
 
-def _occurrences(markers: tuple[re.Pattern[str], tuple[str, ...]], text: str) -> Counter[str]:
+def _occurrences(markers: tuple[_LazyPattern, tuple[str, ...]], text: str) -> Counter[str]:
     pattern, unspaced = markers
     found = Counter(m.group(0) for m in pattern.finditer(text))
     for word in unspaced:
@@ -496,7 +532,7 @@ def _more(before: Counter[str], after: Counter[str]) -> list[str]:
     return [w for w in after if after[w] > before[w]]
 
 
-def _added(markers: tuple[re.Pattern[str], tuple[str, ...]], old: str, new: str) -> list[str]:
+def _added(markers: tuple[_LazyPattern, tuple[str, ...]], old: str, new: str) -> list[str]:
     return _more(_occurrences(markers, old), _occurrences(markers, new))
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from histor_sign._call_import import (
+    _PLAIN_KEYS,
+    PLAIN_NAME,
     CallProblem,
     decode_arguments,
     import_call,
@@ -20,7 +22,8 @@ from histor_sign._call_import import (
     shown_name,
     shown_pointer,
 )
-from histor_sign.canonical import JsonValue, unescape_pointer_token
+from histor_sign._limits import DEFAULT_MAX_ARGUMENT_BYTES
+from histor_sign.canonical import JsonValue, fits_json_bound, unescape_pointer_token
 from histor_sign.catalog import ToolsLike, as_tools, reject_duplicates
 from histor_sign.errors import InputError
 from histor_sign.guard._policy import Policy
@@ -91,10 +94,51 @@ def requires_dry_run(tool: Tool, policy: Policy) -> bool:
     return policy.require_dry_run_for_destructive and is_destructive(tool)
 
 
+class _AllowPlan:
+    """What an allowed call of one tool must satisfy, precomputed from the contract and
+    the policy, so deciding an allowed call is the engine's ``is_valid`` plus a few lookups.
+
+    :meth:`allows` answers True only when the full rules (:meth:`Guard._reasons`) would
+    find no reason at all; anything it is not sure about returns False and the full rules
+    decide (and explain). So decisions are the same with or without the plan.
+    """
+
+    __slots__ = ("declared", "dry_run", "effect", "is_valid")
+
+    def __init__(self, is_valid: Any, declared: frozenset[str] | None, dry_run: str | None,
+                 effect: tuple[str, int] | None) -> None:
+        self.is_valid = is_valid
+        self.declared = declared  # None: unknown arguments are not denied
+        self.dry_run = dry_run  # the argument that must be true, if any
+        self.effect = effect  # (argument, budget), if bounded
+
+    def allows(self, args: dict[str, Any]) -> bool:
+        try:
+            if not self.is_valid(args):
+                return False
+        except Exception:  # the full rules decide (and explain) this one
+            return False
+        if self.declared is not None and not self.declared.issuperset(args):
+            return False
+        if self.dry_run is not None and args.get(self.dry_run) is not True:
+            return False
+        if self.effect is not None:
+            source, budget = self.effect
+            value = args.get(source)
+            kind = type(value)
+            if kind is list:
+                return len(value) <= budget  # type: ignore[arg-type]
+            if kind is int:
+                return value <= budget  # type: ignore[operator]
+            return False
+        return True
+
+
 class _Contract:
     """One tool's compiled contract (the validator is built on first use)."""
 
-    __slots__ = ("_validator", "declared", "engine", "patterns", "problem", "tool", "unsigned")
+    __slots__ = ("_plan", "_validator", "declared", "engine", "patterns", "plain_name",
+                 "problem", "tool", "unsigned")
 
     def __init__(self, tool: Tool, engine: str) -> None:
         self.tool = tool
@@ -102,8 +146,33 @@ class _Contract:
         self.unsigned: str | None = None
         self.problem: SchemaProblem | None = None
         self._validator: Any = None
+        self._plan: tuple[Policy, _AllowPlan | None] | None = None
         schema = tool.input_schema if tool.has_input_schema else {"type": "object"}
         self.declared, self.patterns = declared_arguments(schema)
+        # A plain {"name", "arguments"} call naming this tool imports (a name that does
+        # not match is a malformed call, decided by the full path).
+        self.plain_name = PLAIN_NAME.fullmatch(tool.name) is not None
+
+    def plan(self, policy: Policy) -> _AllowPlan | None:
+        """The allow plan under ``policy`` (made once per policy), or None when this
+        contract has no fast answer (unsigned, a broken schema)."""
+        cached = self._plan
+        if cached is not None and cached[0] is policy:
+            return cached[1]
+        validator = self.validator()
+        plan: _AllowPlan | None = None
+        if self.unsigned is None and validator is not None:
+            name = self.tool.name
+            rules = policy.for_tool(name)
+            dry_run = (policy.dry_run_parameter_for(name, self.declared)
+                       if requires_dry_run(self.tool, policy) else None)
+            effect = ((rules.effect_from, rules.max_effect)
+                      if rules.max_effect is not None and rules.effect_from is not None
+                      else None)
+            declared = self.declared if policy.deny_unknown_for(name) else None
+            plan = _AllowPlan(validator.check, declared, dry_run, effect)
+        self._plan = (policy, plan)
+        return plan
 
     def validator(self) -> Any:
         if self._validator is None and self.problem is None:
@@ -238,6 +307,17 @@ class Guard:
     def check(self, call: JsonValue) -> Decision:
         """Decide one call document (any shape :func:`histor_sign._call_import.import_call`
         reads); never raises for its content."""
+        # A plain {"name", "arguments"} call with object arguments is validated as it is
+        # (no import, no bytes built); anything else, and every deny, takes the full path.
+        if type(call) is dict and "name" in call and _PLAIN_KEYS.issuperset(call):
+            name = call["name"]
+            contract = self._contracts.get(name) if type(name) is str else None
+            args = call.get("arguments", {})
+            if (contract is not None and contract.plain_name and type(args) is dict
+                    and fits_json_bound(args, DEFAULT_MAX_ARGUMENT_BYTES)):
+                plan = contract.plan(self.policy)
+                if plan is not None and plan.allows(args):
+                    return Decision(True, name, [])
         return self._decide(import_call(call))
 
     def check_document(self, data: bytes, source: str = "call") -> Decision:
@@ -263,6 +343,9 @@ class Guard:
         args = arguments if decoded else decode_arguments(arguments, name)
         if isinstance(args, CallProblem):
             return _denied(args)
+        plan = contract.plan(self.policy)
+        if plan is not None and plan.allows(args):
+            return Decision(True, name, [])
         reasons = self._reasons(contract, args)
         return Decision(not reasons, name, reasons)
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from histor_sign._call_import import shown_name
 from histor_sign._escape import printable
-from histor_sign._limits import DEFAULT_TIMEOUT
+from histor_sign._limits import DEFAULT_MAX_PENDING_NOTICES, DEFAULT_TIMEOUT
 from histor_sign.canonical import canonical_bytes, sha256_digest
 from histor_sign.errors import HistorError
 from histor_sign.mcp._jsonrpc import (
@@ -43,6 +43,7 @@ from histor_sign.mcp._jsonrpc import (
 )
 from histor_sign.proxy._audit import AuditLog
 from histor_sign.proxy._contract import Blocked, Contract, OnDrift, build_contract
+from histor_sign.proxy._notices import Notices
 from histor_sign.proxy._wire import (
     ByteSink,
     ByteSource,
@@ -105,6 +106,56 @@ class _State:
     swallow_initialized: bool = False
 
 
+def _pollable(fd: int, *, write: bool = False) -> bool:
+    """The event loop can wait on ``fd`` (a pipe, socket or terminal; not a regular file
+    or /dev/null, which epoll refuses)."""
+    import selectors
+
+    with selectors.DefaultSelector() as selector:
+        try:
+            selector.register(fd, selectors.EVENT_WRITE if write else selectors.EVENT_READ)
+        except (OSError, ValueError):
+            return False
+    return True
+
+
+def _read_in_thread(fd: int, reader: asyncio.StreamReader,
+                    loop: asyncio.AbstractEventLoop) -> None:
+    """Feed ``reader`` from ``fd`` with blocking reads in a daemon thread, then EOF."""
+    import threading
+
+    def pump() -> None:
+        try:
+            while chunk := os.read(fd, 1 << 16):
+                loop.call_soon_threadsafe(reader.feed_data, chunk)
+        except OSError:
+            pass
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody is reading
+            loop.call_soon_threadsafe(reader.feed_eof)
+
+    threading.Thread(target=pump, daemon=True, name="histor-sign stdin").start()
+
+
+class _FileSink:
+    """The host's stream when stdout is a regular file (or /dev/null): written directly."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view):]
+
+    async def drain(self) -> None:
+        return None
+
+
+def _dropped_notices(count: int) -> str:
+    return (f"{PREFIX}: {count} notice(s) not shown: they came faster than they were read "
+            "(an audit log records every decision)")
+
+
 class _Ended(Exception):
     def __init__(self, status: str, message: str) -> None:
         super().__init__(message)
@@ -121,7 +172,10 @@ class Proxy:
     ``on_drift``/``fail_on`` say what a served tool that is not the signed one does
     (:class:`OnDrift`); ``policy`` adds the guard's policy; ``audit`` names a JSON-lines
     file. ``notice`` receives one line per event for the operator (stderr in the CLI); the
-    library never prints. ``locked``, a lock file's entry (trust on first use, see
+    library never prints. It is called from one writer thread, in order, never from the
+    event loop: a ``notice`` that blocks (an unread pipe) holds up nothing but later
+    notices; beyond ``max_pending_notices`` waiting, lines are dropped and counted
+    (:mod:`histor_sign.proxy._notices`). ``locked``, a lock file's entry (trust on first use, see
     :mod:`histor_sign.lock`), replaces the pinned revision as the baseline: nothing is
     verified, and it is served exactly as a pinned one.
     """
@@ -142,6 +196,7 @@ class Proxy:
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         shutdown_grace: float = 2.0,
         locked: LockedRevision | None = None,
+        max_pending_notices: int = DEFAULT_MAX_PENDING_NOTICES,
     ) -> None:
         from histor_sign.drift._triage import Risk
         from histor_sign.mcp._target import FetchOptions
@@ -154,7 +209,9 @@ class Proxy:
         self.fail_on = Risk(fail_on) if fail_on is not None else None
         self.policy = policy
         self.audit = AuditLog(audit)
-        self.notice = notice or (lambda _line: None)
+        #: Never blocks the session: lines go out from a writer thread (:mod:`._notices`).
+        self.notice = Notices(notice or (lambda _line: None), _dropped_notices,
+                              max_pending=max_pending_notices)
         self.options = FetchOptions(timeout=timeout, max_bytes=1 << 62)
         self.max_message_bytes = max_message_bytes
         self.shutdown_grace = shutdown_grace
@@ -195,7 +252,13 @@ class Proxy:
 
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=1 << 16)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        if _pollable(sys.stdin.fileno()):
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
+                                         sys.stdin)
+        else:  # a file or /dev/null: the event loop cannot wait on it, a thread reads it
+            _read_in_thread(sys.stdin.fileno(), reader, loop)
+        if not _pollable(sys.stdout.fileno(), write=True):  # a file: writes never wait
+            return await self.serve(reader, _FileSink(sys.stdout.fileno()))
         transport, protocol = await loop.connect_write_pipe(
             asyncio.streams.FlowControlMixin, sys.stdout)
         writer = asyncio.StreamWriter(transport, protocol, None, loop)
@@ -236,6 +299,7 @@ class Proxy:
             await self._shutdown()
         self.audit.record("session-end", status=outcome.status, reason=outcome.message)
         self.audit.close()
+        await asyncio.to_thread(self.notice.flush, self.shutdown_grace)
         return outcome
 
     # ------------------------------------------------------------------ verification

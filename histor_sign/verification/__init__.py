@@ -55,6 +55,7 @@ from histor_sign.verification.policy import (
 if TYPE_CHECKING:
     from cryptography.x509 import Certificate
     from sigstore.models import TrustedRoot
+    from sigstore.verify import Verifier
 
     from histor_sign.catalog import ToolsLike
     from histor_sign.models import Tool
@@ -256,6 +257,24 @@ def load_bundle_certificate(bundle: Mapping[str, Any] | str | bytes) -> Certific
         raise VerificationFailed(f"not a valid Sigstore bundle: {_first_line(exc)}") from None
 
 
+_VERIFIERS: dict[int, tuple[TrustedRoot, Verifier]] = {}
+
+
+def _verifier(trusted_root: TrustedRoot) -> Verifier:
+    """sigstore's Verifier for ``trusted_root``, made once per root object (building its
+    keyrings is most of a verification's own work); the root is held with it, so its id
+    cannot be reused while the entry lives."""
+    from sigstore.verify import Verifier
+
+    entry = _VERIFIERS.get(id(trusted_root))
+    if entry is None or entry[0] is not trusted_root:
+        if len(_VERIFIERS) >= 8:
+            _VERIFIERS.pop(next(iter(_VERIFIERS)))
+        entry = (trusted_root, Verifier(trusted_root=trusted_root))
+        _VERIFIERS[id(trusted_root)] = entry
+    return entry[1]
+
+
 def verify_artifact_bundle(
     artifact: bytes,
     bundle: Mapping[str, Any] | str | bytes,
@@ -267,7 +286,6 @@ def verify_artifact_bundle(
     """Run the sigstore Verifier on ``artifact`` + ``bundle``; then, if ``pins`` are given,
     the identity checks. Raises :class:`VerificationFailed` naming the axis."""
     from sigstore.models import Bundle
-    from sigstore.verify import Verifier
 
     try:
         parsed = Bundle.from_json(_bundle_text(bundle))
@@ -276,7 +294,7 @@ def verify_artifact_bundle(
             f"signature: not a valid Sigstore bundle: {_first_line(exc)}"
         ) from None
     try:
-        Verifier(trusted_root=trusted_root).verify_artifact(artifact, parsed, AcceptAnyIdentity())
+        _verifier(trusted_root).verify_artifact(artifact, parsed, AcceptAnyIdentity())
     except Exception as exc:  # VerificationError and anything a hostile bundle provokes
         message = _first_line(exc)
         if "certificate chain" in message:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.main import get_command
 
-from histor_sign.cli.app import FLAGS, app, cli_message
+from histor_sign.cli.app import FLAGS, app, cli_message, load_commands
 from histor_sign.errors import (
     CheckFailed,
     GateFailed,
@@ -57,6 +57,7 @@ def test_unknown_or_missing_parameter_leaves_the_message() -> None:
 
 
 def test_every_fetch_parameter_maps_to_a_flag_the_fetch_command_has() -> None:
+    load_commands(["fetch"])
     command = get_command(app).commands["fetch"]  # type: ignore[attr-defined]
     declared = {opt for param in command.params for opt in param.opts}
     names = {f.name for f in fields(FetchOptions)} - {"progress", "shutdown_grace"}

@@ -13,6 +13,7 @@ from histor_sign.canonical import (
     MAX_SAFE_INTEGER,
     canonical_bytes,
     escape_pointer_token,
+    fits_json_bound,
     nesting_depth,
     parse_json,
     pointer,
@@ -287,3 +288,32 @@ def test_pointer_round_trip(parts: list[str]) -> None:
     assert pointer_parts(pointer(parts)) == parts
     for part in parts:
         assert unescape_pointer_token(escape_pointer_token(part)) == part
+
+
+# --- the cheap bound the guard uses instead of building bytes -----------------------------
+
+
+@settings(max_examples=500, deadline=None)
+@given(any_json, st.sampled_from([0, 2, 16, 64, 1024]))
+def test_fits_json_bound_never_vouches_for_what_canonical_bytes_refuses(
+    value: object, limit: int
+) -> None:
+    if fits_json_bound(value, limit):
+        assert len(canonical_bytes(value)) <= limit
+
+
+def test_fits_json_bound_answers_yes_for_ordinary_arguments() -> None:
+    arguments = {"user_id": 42, "email": "ada@example.com", "ratio": 0.5, "tags": ["a", None],
+                 "nested": {"ok": True}}
+    assert fits_json_bound(arguments, 1 << 20)
+    assert not fits_json_bound(arguments, 10)  # over the bound: "not certain"
+    assert not fits_json_bound({"n": 2**53}, 1 << 20)
+    assert not fits_json_bound({1: "non-string key"}, 1 << 20)
+    assert not fits_json_bound({"t": (1, 2)}, 1 << 20)
+
+
+@given(st.lists(st.text(max_size=6) | st.integers(min_value=0, max_value=99), max_size=5))
+def test_pointer_escapes_each_token(parts: list[str | int]) -> None:
+    expected = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+    assert pointer(parts) == expected
+    assert pointer_parts(pointer(parts)) == [str(p) for p in parts]
