@@ -125,7 +125,11 @@ VARIANT_WORDS = frozenset(
 POST_WORDS = frozenset("of in on for at to into from with by via using per within under over"
                        .split())
 #: A qualifier introduced by these words is a filter or source variant (``get_weather_by_city``).
-QUALIFIER_STARTS = frozenset({"with", "by", "from", "using", "via"})
+QUALIFIER_STARTS = frozenset({"with", "by", "from", "using", "via", "for"})
+#: Qualifiers that name the scope a collection is taken from (``get_tasks_for_project``: the
+#: tasks, scoped by a project): the object stays the head noun; two different scopes are two
+#: requests, a scope and none are one request ("the tasks in project X").
+SCOPE_STARTS = frozenset({"for"})
 
 STOPWORDS = frozenset(
     "a an the and or of to in on for with by from at as is are be this that it its into "
@@ -435,7 +439,7 @@ class Profile:
         objects: list[str] = []
         variants: set[str] = set()
         kinds: set[str] = set()
-        qualified = post = False
+        qualified = post = scoped = False
         head = ""
         for k, word in enumerate(words):
             low = word.lower()
@@ -443,6 +447,7 @@ class Profile:
                 continue
             if low in QUALIFIER_STARTS and objects and action != "detach":
                 qualified = True  # (what a tool detaches from is its container, an object)
+                scoped = low in SCOPE_STARTS
             if low in POST_WORDS and objects:
                 post = True  # "code of cities": the head noun came before "of"
             if qualified or low in STOPWORDS:
@@ -450,6 +455,9 @@ class Profile:
                 kind = ARG_KINDS.get(singular(low))
                 if qualified and kind is not None:
                     kinds.add(kind)
+                elif scoped and low not in STOPWORDS and low not in QUALIFIER_STARTS:
+                    # "tags for a task" vs "tags for a workspace": two scopes, two requests
+                    kinds.add(f"in {singular(low)}")
                 continue
             token = singular(low)
             if token in brands and len(words) > 1 and not re.search(
