@@ -65,6 +65,7 @@ ACTION_GROUPS: dict[str, tuple[str, ...]] = {
              "finish"),
     "move": ("move", "mv", "transfer"),
     "copy": ("copy", "cp", "duplicate", "clone"),
+    "upsert": ("upsert", "apply"),
     # Interface actions: each its own class, with no effect implied.
     **{w: (w,) for w in ("click", "fill", "hover", "navigate", "select", "type", "press",
                           "scroll", "drag", "evaluate", "screenshot", "convert", "translate",
@@ -75,7 +76,7 @@ ACTION_GROUPS: dict[str, tuple[str, ...]] = {
                           "parse", "install", "deploy", "sync", "import", "export",
                           "archive", "restore", "approve", "reject", "assign", "schedule",
                           "subscribe", "unsubscribe", "share", "invite", "connect",
-                          "disconnect", "enable", "disable", "activate", "deactivate", "apply",
+                          "disconnect", "enable", "disable", "activate", "deactivate",
                           "render", "resize", "crop", "rotate", "record", "play", "pause",
                           "resume", "undo", "redo", "wait", "commit", "push", "pull",
                           "checkout", "reset", "stage", "retweet", "format", "manage", "reply",
@@ -99,7 +100,11 @@ STATEMENT_PAIRS: frozenset[frozenset[str]] = frozenset(
     frozenset(p) for p in (("get", "run"), ("modify", "run")))
 #: Action classes that do the same to one object (``add_task_to_section`` moves the task
 #: there, as ``move_task`` does).
-EQUIVALENT: frozenset[frozenset[str]] = frozenset({frozenset(("attach", "move"))})
+EQUIVALENT: frozenset[frozenset[str]] = frozenset(frozenset(p) for p in (
+    ("attach", "move"),
+    # create-or-update ("apply this manifest", "upsert the record") does what a create
+    # does to a new object and what an update does to an existing one
+    ("upsert", "create"), ("upsert", "modify")))
 ACTIONS: dict[str, str] = {}
 for _canon, _words in ACTION_GROUPS.items():
     for _word in _words:
@@ -110,7 +115,7 @@ ACTION_EFFECTS: dict[str, str] = {
     "get": "read-only", "list": "read-only", "describe": "read-only", "search": "read-only",
     "create": "write", "modify": "write", "send": "write", "run": "write", "stop": "write",
     "move": "write", "copy": "write", "delete": "destructive", "attach": "write",
-    "detach": "write", "archive": "write",
+    "detach": "write", "archive": "write", "upsert": "write",
 }
 
 #: Words that change count, representation or extra output of the same object, not the object.
