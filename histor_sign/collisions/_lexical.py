@@ -521,6 +521,9 @@ class Similarity:
     variants: tuple[str, ...] = ()  # name words ignored as variants where the names differ
     #: two contrasting action classes (:data:`CONTRASTING`) on the same object
     contrasting: bool = False
+    #: one of two tools that change data does it to every item (``mark_all_todos_done`` vs
+    #: ``mark_todo_done``): a request for one item reaching it changes items nobody named
+    bulk: bool = False
 
     @property
     def score(self) -> float:
@@ -552,6 +555,8 @@ class Similarity:
         view = self._json()
         if self.contrasting:
             view["contrastingActions"] = True
+        if self.bulk:
+            view["bulk"] = True
         return view
 
     def _json(self) -> dict[str, object]:
@@ -775,10 +780,12 @@ def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
             return None
         basis, objects = "description", a.objects & b.objects
     # What the finding shows is built only for pairs that are confusable.
+    bulk = (("all" in a.variants) != ("all" in b.variants) and bool(objects)
+            and a.effect not in (None, "read-only") and b.effect not in (None, "read-only"))
     return Similarity(basis, a.action, (a.action_word, b.action_word), tuple(sorted(objects)),
                       score, tuple(sorted(a.description & b.description)),
                       (a.inferred_action, b.inferred_action),
-                      tuple(sorted(a.variants ^ b.variants)))
+                      tuple(sorted(a.variants ^ b.variants)), bulk=bulk)
 
 
 #: Partners per tool (docs/scan.md, "Scale"); partners beyond it are reported, not dropped.
