@@ -158,11 +158,17 @@ BOILERPLATE_WORDS = 5
 BOILERPLATE_MAX_WORDS = 200
 
 
+#: Plural endings that add "es" to the singular (``status`` → ``statuses``).
+_ES_PLURALS = ("sses", "uses", "shes", "ches", "xes", "zzes")
+
+
 def singular(token: str) -> str:
     """Lowercase and strip a plural (``entities`` → ``entity``, ``files`` → ``file``)."""
     t = token.lower()
     if len(t) > 4 and t.endswith("ies"):
         return t[:-3] + "y"
+    if len(t) > 5 and t.endswith(_ES_PLURALS) and not t.endswith("aches"):
+        return t[:-2]  # statuses, addresses, matches, boxes (not caches)
     if len(t) > 3 and t.endswith("s") and not t.endswith(("ss", "us", "is")):
         return t[:-1]
     return t
