@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from histor_sign._limits import DEFAULT_MAX_PARTNERS
-from histor_sign.collisions._domains import word_areas
+from histor_sign.collisions._domains import canonical_words, word_areas
 
 #: Action classes and the words that name them. A model asked to "show" something may call a
 #: ``get`` or ``read`` tool, so reading words share one class; writing words that change an
@@ -422,6 +422,7 @@ class Profile:
         if namespaced:
             domain = frozenset({singular(words[0])})
             words = words[1:]
+        words = canonical_words(words)
         nouns = {singular(w) for w in words}
         action, action_word, inferred, at = "", "", False, -1
         for k, word in enumerate(words):
