@@ -167,7 +167,7 @@ def singular(token: str) -> str:
     t = token.lower()
     if len(t) > 4 and t.endswith("ies"):
         return t[:-3] + "y"
-    if len(t) > 5 and t.endswith(_ES_PLURALS) and not t.endswith("aches"):
+    if len(t) > 4 and t.endswith(_ES_PLURALS) and not t.endswith("aches"):
         return t[:-2]  # statuses, addresses, matches, boxes (not caches)
     if len(t) > 3 and t.endswith("s") and not t.endswith(("ss", "us", "is")):
         return t[:-1]
