@@ -66,12 +66,17 @@ ACTION_GROUPS: dict[str, tuple[str, ...]] = {
     "move": ("move", "mv", "transfer"),
     "copy": ("copy", "cp", "duplicate", "clone"),
     "upsert": ("upsert", "apply"),
+    # Verbs that work out a value ("the distance from A to B"), and British spellings of
+    # interface verbs: one class each.
+    "calculate": ("calculate", "compute", "estimate", "measure"),
+    "summarize": ("summarize", "summarise"),
+    "analyze": ("analyze", "analyse"),
     # Interface actions: each its own class, with no effect implied.
     **{w: (w,) for w in ("click", "fill", "hover", "navigate", "select", "type", "press",
                           "scroll", "drag", "evaluate", "screenshot", "convert", "translate",
-                          "summarize", "analyze", "validate", "check", "compare", "sort",
-                          "count", "calculate", "compute", "estimate", "login", "logout",
-                          "authenticate", "follow", "unfollow", "book", "purchase", "toggle",
+                          "validate", "check", "compare", "sort", "count", "login",
+                          "logout", "authenticate", "follow", "unfollow", "book", "purchase",
+                          "toggle",
                           "protect", "unprotect", "lock", "unlock", "merge", "split",
                           "parse", "install", "deploy", "sync", "import", "export",
                           "archive", "restore", "approve", "reject", "assign", "schedule",
