@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from histor_sign._atomic import write_all_atomic
+from histor_sign._atomic import ReservedOutputs, reserve_outputs, write_all_atomic
 from histor_sign._sigstore_trust import Trust, _first_line
 from histor_sign.errors import HistorError, InputError, SigningError, VerificationFailed
 from histor_sign.layout import attestation_path, companion_paths, part_paths
@@ -71,12 +71,26 @@ class SignedRevision:
             files.update(zip(paths, self.attestation_json, strict=True))
         return files
 
-    def write(self, output: str | Path) -> list[Path]:
+    def write(self, output: str | Path, reserved: ReservedOutputs | None = None) -> list[Path]:
         """Write envelope, ``*.statement.json``, ``*.sigstore.json`` and
-        ``*.intoto.sigstore.json`` atomically (all or none)."""
+        ``*.intoto.sigstore.json`` atomically (all or none); ``reserved`` is what
+        :func:`reserve_signed_outputs` checked before signing."""
         files = self.files(output)
-        write_all_atomic(files)
+        write_all_atomic(files, reserved=reserved)
         return list(files)
+
+
+def reserve_signed_outputs(output: str | Path, statement_size: int) -> ReservedOutputs:
+    """Check, before anything is signed, that the files :meth:`SignedRevision.write` will
+    write for ``output`` can be written: a full or read-only file system, a parent that is
+    a file, a FIFO no reader opens within the bound — each is one
+    :class:`~histor_sign.errors.OperationalError` now, not after a log entry exists.
+    ``statement_size`` (the statement's bytes) sizes the room checked free."""
+    from histor_sign._limits import OUTPUT_ROOM_SLACK
+
+    statement_path, bundle_path = companion_paths(output)
+    paths = [Path(output), statement_path, bundle_path, attestation_path(output)]
+    return reserve_outputs(paths, room=4 * statement_size + OUTPUT_ROOM_SLACK)
 
 
 @dataclass(frozen=True)
