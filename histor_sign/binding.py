@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -119,7 +119,8 @@ def _attested_artifacts(
     server: str, trust: Trust, store: PinStore
 ) -> tuple[PinnedRevision, str, tuple[ArtifactSubject, ...]]:
     """The latest revision under the pin, its attestation's address and the artifacts the
-    verified attestation binds; raises :class:`VerificationFailed` when any step fails."""
+    verified attestation binds; raises :class:`VerificationFailed` when any step fails. A
+    verified attestation marks the pin ``attested`` in ``store``, as ``check --server`` does."""
     from histor_sign._chain_store import NotPublished, ReleaseLocation
     from histor_sign.attestation import read_attestation, verify_attestation
     from histor_sign.pins import latest_for_use
@@ -136,6 +137,9 @@ def _attested_artifacts(
         ) from None
     verify_attestation(attestation, pins=pinned.pin.pins(), trust=trust,
                        envelope=pinned.envelope, source=address).raise_for_failure()
+    if not pinned.pin.attested:  # as check --server: from now on its absence is a broken chain
+        pinned = replace(pinned, pin=replace(pinned.pin, attested=True))
+        store.advance(pinned.pin)
     return pinned, address, attestation.artifacts
 
 
