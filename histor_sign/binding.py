@@ -179,7 +179,15 @@ def check_binding(
     """Whether the pinned ``server``'s latest verified revision attests ``artifact`` (a file,
     or ``oci:REF@sha256:…``) or the ``installed`` package (``npm:PATH``, ``pypi:PATH``,
     ``oci:REF@sha256:…``); exactly one of the two. The pin advances as
-    :func:`~histor_sign.pins.latest_for_use` allows."""
+    :func:`~histor_sign.pins.latest_for_use` allows, and is marked ``attested`` once the
+    attestation verified.
+
+    Guaranteed: ``ok`` only when the revision verified under the pin and is fresh (no
+    rollback, fork, broken chain or yank), its attestation verified under the same pin and
+    attests that very envelope, one attested subject carries the artifact's digests on every
+    algorithm both have, and the installed evidence has no local problems; a failed
+    verification raises :class:`VerificationFailed`, bad input :class:`InputError` before
+    anything is fetched."""
     from histor_sign.artifacts import installed_evidence
     from histor_sign.errors import UsageError
 

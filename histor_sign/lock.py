@@ -140,7 +140,12 @@ class LockedServer:
 @dataclass(frozen=True)
 class LockFile:
     """A lock file's servers, by name (sorted when written). ``path`` is where it was read
-    from or will be written to."""
+    from or will be written to.
+
+    Guaranteed: :meth:`load` returns only a lock whose every digest was recomputed from its
+    recorded definitions (anything else raises :class:`InputError`); :meth:`write` replaces
+    the file atomically with deterministic bytes; no entry is ever publisher-signed
+    (:data:`TRUST`)."""
 
     path: Path
     servers: Mapping[str, LockedServer] = field(default_factory=dict)
