@@ -2,14 +2,13 @@
 and promote a reviewed change with ``--update --accept``."""
 
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
 from histor_sign.cli import target_options as t
-from histor_sign.cli.app import OutputFormat, app, emit, warn
+from histor_sign.cli.app import OutputFormat, app, emit, json_document, warn
 from histor_sign.drift._triage import Risk
 from histor_sign.mcp._target import FetchOptions, Target
 
@@ -88,8 +87,8 @@ def lock(
         current = LockFile.load(output)
         result = check_locked(current, _observed(snapshot, target, options), server)
         if format is OutputFormat.json:
-            emit(json.dumps({**result.to_json(), "accepted": accept and not result.matches},
-                            indent=2, ensure_ascii=False), None)
+            emit(json_document({**result.to_json(),
+                                "accepted": accept and not result.matches}), None)
         else:
             emit(result.to_text(), None)
         if result.matches:
@@ -111,8 +110,7 @@ def lock(
                          "--update to review what changed and --accept to promote it")
     current.with_entry(entry).write()
     if format is OutputFormat.json:
-        emit(json.dumps({**entry.summary_json(), "file": str(output)}, indent=2,
-                        ensure_ascii=False), None)
+        emit(json_document({**entry.summary_json(), "file": str(output)}), None)
         return
     emit(f"locked {printable(entry.name)} in {printable(str(output))}: "
          f"{len(entry.tool_digests)} tools, manifest {entry.manifest_digest} · "
@@ -165,7 +163,7 @@ def check_lock(
     )
     result = check_locked(current, served, server)
     if format is OutputFormat.json:
-        emit(json.dumps(result.to_json(), indent=2, ensure_ascii=False), output)
+        emit(json_document(result.to_json()), output)
     else:
         emit(result.to_text(), output)
     if not result.matches if fail_on is None else result.reaches(fail_on):
