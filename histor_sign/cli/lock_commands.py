@@ -13,6 +13,7 @@ from histor_sign.drift._triage import Risk
 from histor_sign.mcp._target import FetchOptions, Target
 
 if TYPE_CHECKING:
+    from histor_sign.artifacts import InstalledEvidence
     from histor_sign.models import Snapshot
 
 LOCK_FILE_OPT = typer.Option(
@@ -96,13 +97,14 @@ def lock(
             warn(f"nothing written: review the changes above, then run again with --accept "
                  f"to promote them into {printable(str(output))}")
             raise typer.Exit(1)
-        promote(current, result).write()
+        promote(current, result, _package(snapshot, target)).write()
         if format is OutputFormat.human:
             emit(f"accepted: {printable(result.entry.name)} updated in "
                  f"{printable(str(output))}", None)
         return
     current = LockFile.load_or_new(output)
-    entry = LockedServer.observe(_observed(snapshot, target, options), server)
+    entry = LockedServer.observe(_observed(snapshot, target, options), server,
+                                 _package(snapshot, target))
     if entry.name in current.servers:
         raise UsageError(f"{printable(entry.name, 200)} is already locked in {output}: use "
                          "--update to review what changed and --accept to promote it")
@@ -113,6 +115,16 @@ def lock(
     emit(f"locked {printable(entry.name)} in {printable(str(output))}: "
          f"{len(entry.tool_digests)} tools, manifest {entry.manifest_digest} · "
          "locked (trust on first use), not publisher-signed", None)
+
+
+def _package(path: str | None, target: Target | None) -> "InstalledEvidence | None":
+    """Evidence of the npm package a live stdio command ran (none for a snapshot file, a
+    URL, or a command whose package cannot be established)."""
+    from histor_sign.artifacts import npm_package_run_by
+
+    if path is not None or target is None or target.command is None:
+        return None
+    return npm_package_run_by(target.command, target.cwd)
 
 
 def _observed(path: str | None, target: Target | None, options: FetchOptions) -> "Snapshot":

@@ -206,8 +206,9 @@ def sign(
             help="Envelope to write, e.g. release.envelope.json. Also writes "
             "release.statement.json "
             "(the exact signed bytes), release.sigstore.json (the Sigstore bundle) and "
-            "release.intoto.sigstore.json (the in-toto attestation) beside it; "
-            "for other names a trailing .json is replaced.",
+            "release.intoto.sigstore.json (the in-toto attestation) beside it, and with "
+            "--snapshot release.manifest.json (the manifest's canonical bytes, the "
+            "attestation's manifest subject); for other names a trailing .json is replaced.",
         ),
     ],
     identity_token: Annotated[
@@ -237,24 +238,31 @@ def sign(
             "--snapshot", metavar="FILE",
             help="The fetch snapshot the statement was built from: its capture context and "
             "a digest per prompt, per resource template and of the instructions go into the "
-            "in-toto attestation. Its tools must be the statement's.",
+            "in-toto attestation, and its tools give the manifest's canonical bytes "
+            "(X.manifest.json; the statement holds only their digest). Its tools must be "
+            "the statement's.",
         ),
     ] = None,
 ) -> None:
     """Sign a revision statement keyless with Sigstore, verify the fresh bundle, and write
     the envelope, statement bytes and bundle atomically."""
+    from dataclasses import replace
+
     from histor_sign.canonical import read_json_file
-    from histor_sign.layout import attestation_path, companion_paths
+    from histor_sign.layout import attestation_path, companion_paths, manifest_path
     from histor_sign.models import Statement
     from histor_sign.signing import reserve_signed_outputs, sign_statement
 
     trust = trust_from_flags(staging=staging, trust_config=trust_config)
     stmt = Statement.from_json(read_json_file(statement), statement)
-    capture, surface = _snapshot_evidence(snapshot, stmt) if snapshot else (None, None)
+    capture, surface, manifest = (_snapshot_evidence(snapshot, stmt) if snapshot
+                                  else (None, None, b""))
     warn(trust.warning())
-    with reserve_signed_outputs(output, len(stmt.to_bytes())) as reserved:
+    with reserve_signed_outputs(output, len(stmt.to_bytes()),
+                                manifest=bool(manifest)) as reserved:
         signed = sign_statement(stmt, trust=trust, identity_token=identity_token,
                                 capture=capture, surface=surface)
+        signed = replace(signed, manifest_json=manifest)
         signed.write(output, reserved)
     statement_path, bundle_path = companion_paths(output)
     env = signed.envelope
@@ -268,6 +276,7 @@ def sign(
                 f"  bundle    {bundle_path}",
                 f"  attestation {attestation_path(output)} (in-toto, "
                 f"{len(signed.attestation_json)} part(s))",
+                *([f"  manifest  {manifest_path(output)}"] if manifest else []),
                 f"  log index {log.log_index} (log id {log.log_id})",
             ]
         ),
@@ -277,12 +286,13 @@ def sign(
 
 def _snapshot_evidence(
     path: str, statement: "Statement"
-) -> "tuple[dict[str, Any], dict[str, Any] | None]":
-    """(capture, surface digests) of ``sign --snapshot``; the snapshot's tools must be the
-    statement's, so the attestation cannot carry another fetch's context."""
+) -> "tuple[dict[str, Any], dict[str, Any] | None, bytes]":
+    """(capture, surface digests, manifest bytes) of ``sign --snapshot``; the snapshot's
+    tools must be the statement's, so the attestation cannot carry another fetch's context
+    and the manifest bytes hash to the signed manifestDigest."""
     from histor_sign.canonical import read_json_file
     from histor_sign.models import Snapshot
-    from histor_sign.revision import digests, surface_json
+    from histor_sign.revision import digests, manifest_bytes, surface_json
 
     snap = Snapshot.from_json(read_json_file(path), path)
     manifest, _ = digests(snap)
@@ -291,7 +301,7 @@ def _snapshot_evidence(
             f"--snapshot: {path} is not the catalog the statement was built from (manifest "
             f"digest {manifest}, the statement's {statement.manifest_digest})"
         )
-    return snap.capture, surface_json(snap)
+    return snap.capture, surface_json(snap), manifest_bytes(snap)
 
 
 _VerifyEnvelope = Annotated[
