@@ -427,6 +427,16 @@ def verify(
 _SKIPPED_FOR = {"chain": "previous", "tools": "tools"}
 
 
+def _flags_spelled(text: str) -> str:
+    """The library names a parameter as `name`; the report shows this CLI's flag, as the
+    error line on stderr does (:func:`histor_sign.cli.app.cli_message`)."""
+    for name, flag in FLAGS.items():
+        mention = f"`{name}`"
+        if mention in text:
+            text = text.replace(mention, flag)
+    return text
+
+
 def _skips_named_by_flag(report: "VerificationReport") -> "VerificationReport":
     from dataclasses import replace
 
@@ -435,8 +445,7 @@ def _skips_named_by_flag(report: "VerificationReport") -> "VerificationReport":
     axes = tuple(
         replace(a, detail=f"no {FLAGS[_SKIPPED_FOR[a.axis]]} given")
         if a.status is AxisStatus.SKIPPED and a.axis in _SKIPPED_FOR
-        else replace(a, detail=a.detail.replace("`tools`", FLAGS["tools"]))
-        if a.status is AxisStatus.SKIPPED else a
+        else replace(a, detail=_flags_spelled(a.detail))
         for a in report.axes
     )
     return replace(report, axes=axes)
