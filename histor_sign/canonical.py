@@ -127,7 +127,7 @@ def _make_hooks(state: _ParseState, *, pairs: bool = True, ints: bool = True) ->
 
     def on_float(text: str) -> Any:
         value = float(text)
-        if value in (float("inf"), float("-inf")):
+        if value == _INF or value == -_INF:
             state.violations += 1
             return _Violation(f"number {_clip(text)} is outside the range of a double")
         try:
