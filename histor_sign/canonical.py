@@ -553,6 +553,7 @@ def fits_json_bound(value: Any, max_bytes: int) -> bool:
                     return False
                 size += 26
             elif kind is dict or kind is list:
+                size += 1  # its comma; its brackets are counted when it is popped
                 push(item)
             else:
                 return False
