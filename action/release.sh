@@ -24,6 +24,10 @@ args=(release --server "$HS_SERVER" --server-version "$HS_SERVER_VERSION" --out-
 while IFS= read -r line; do
   [[ -n "${line//[[:space:]]/}" ]] && args+=(--header "$line")
 done <<< "${HS_HEADERS:-}"
+read -r -d '' -a artifacts <<< "${HS_ARTIFACTS:-}" || true
+for artifact in ${artifacts[@]+"${artifacts[@]}"}; do
+  args+=(--artifact "$artifact")
+done
 [[ "${HS_STRICT:-false}" == "true" ]] && args+=(--strict)
 [[ -n "${HS_POLICY:-}" ]] && args+=(--policy "$HS_POLICY")
 [[ "${HS_STAGING:-false}" == "true" ]] && args+=(--staging)

@@ -188,18 +188,34 @@ def run_child(checkout: Path, kind: str, n: int, timeout: float) -> str:
 
 
 _TIMED = """
-import resource, subprocess, sys, time
+import json, os, subprocess, sys, time
+import psutil
 started = time.perf_counter()
-code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode
-peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(code, time.perf_counter() - started, peak / 1024)
+load = os.getloadavg()[0]
+proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+root = psutil.Process(proc.pid)
+peak_sum = peak_one = 0
+while proc.poll() is None:
+    try:
+        rss = [p.memory_info().rss for p in (root, *root.children(recursive=True))]
+        peak_sum, peak_one = max(peak_sum, sum(rss)), max(peak_one, max(rss))
+    except psutil.Error:
+        pass
+    time.sleep(0.05)
+wall = time.perf_counter() - started
+usage = os.times()
+print(json.dumps({"code": proc.returncode, "wall": wall, "load": load,
+                  "cpu": usage.children_user + usage.children_system,
+                  "rss_sum_mb": peak_sum / 1e6, "rss_one_mb": peak_one / 1e6}))
 """
 
 
 def run_cli(checkout: Path, catalog: Path | list[Path], n: int, fmt: str,
             timeout: float) -> str:
     """``histor-sign scan`` of ``checkout`` over ``catalog`` (a file, or a mirror's files) in
-    a fresh process."""
+    a fresh process: wall time, CPU seconds of the command and its workers, and the peak of
+    the resident size *summed over the command and every worker process* (psutil, sampled
+    every 50 ms; the largest single process too), with the load average when it started."""
     files = catalog if isinstance(catalog, list) else [catalog]
     out = files[0].parent.with_name(f"report-{checkout.name}.{fmt}")
     command = [sys.executable, "-m", "histor_sign", "scan", *map(str, files), "--max-tools",
@@ -211,10 +227,12 @@ def run_cli(checkout: Path, catalog: Path | list[Path], n: int, fmt: str,
                               env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(checkout)})
     except subprocess.TimeoutExpired:
         return f"not finished after {timeout:.0f} s (killed)"
-    code, seconds, rss = done.stdout.split()
+    r = json.loads(done.stdout)
     size = out.stat().st_size / 1e6 if out.exists() else 0.0
     out.unlink(missing_ok=True)
-    return f"exit {code}, {float(seconds):.1f} s, peak RSS {float(rss):.0f} MB, {size:.0f} MB report"
+    return (f"exit {r['code']}, {r['wall']:.1f} s wall, {r['cpu']:.0f} CPU-s, peak RSS "
+            f"{r['rss_sum_mb']:.0f} MB summed over processes ({r['rss_one_mb']:.0f} MB the "
+            f"largest), {size:.0f} MB report; load average {r['load']:.1f} at start")
 
 
 def cli_bench(here: Path, n: int, baseline: Path | None, timeout: float) -> None:

@@ -67,6 +67,13 @@ if TYPE_CHECKING:
     from histor_sign.pins import PinStore as PinStore
     from histor_sign.pins import check_served as check_served
     from histor_sign.pins import pin_first_use as pin_first_use
+    # packages, locks, withdrawals and the log
+    from histor_sign.binding import check_binding as check_binding
+    from histor_sign.lock import LockFile as LockFile
+    from histor_sign.lock import LockedServer as LockedServer
+    from histor_sign.lock import check_locked as check_locked
+    from histor_sign.yank import yank_revision as yank_revision
+    from histor_sign.monitor import monitor_log as monitor_log
     # collisions and the guard
     from histor_sign.catalog import load_tools as load_tools
     from histor_sign.collisions import ReplayOptions as ReplayOptions

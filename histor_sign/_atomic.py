@@ -75,11 +75,122 @@ def write_atomic(path: str | Path, data: Content, *, private: bool = False) -> N
     write_all_atomic({Path(path): data}, private=(Path(path),) if private else ())
 
 
-def write_all_atomic(files: Mapping[Path, Content], *, private: Collection[Path] = ()) -> None:
+class ReservedOutputs:
+    """Outputs checked writable before work that cannot be undone (a signature and its
+    transparency-log entry), from :func:`reserve_outputs`.
+
+    Holds the open descriptor of each special output (a FIFO keeps the reader it found);
+    :func:`write_all_atomic` writes into those. Close it (or use it as a context manager)
+    when done.
+    """
+
+    def __init__(self) -> None:
+        self.fds: dict[Path, int] = {}
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.fds.clear()
+
+    def __enter__(self) -> ReservedOutputs:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def reserve_outputs(
+    paths: Iterable[str | Path], *, room: int = 0, reader_seconds: float | None = None
+) -> ReservedOutputs:
+    """Check that every output in ``paths`` can be written, before anything is signed.
+
+    A regular output (or a new one): its directory is created if needed and a probe file
+    is made there with ``room`` bytes allocated (``posix_fallocate``), then removed, so a
+    read-only or full file system fails now, not after a log entry exists. A device, FIFO
+    or ``/proc`` descriptor is opened for writing and kept open; a FIFO without a reader is
+    waited on for at most ``reader_seconds`` (default
+    :data:`~histor_sign._limits.DEFAULT_OUTPUT_READER_SECONDS`). Errors are
+    :class:`OperationalError` naming the output.
+    """
+    from histor_sign._limits import DEFAULT_OUTPUT_READER_SECONDS
+
+    wait = DEFAULT_OUTPUT_READER_SECONDS if reader_seconds is None else reader_seconds
+    reserved = ReservedOutputs()
+    probed: set[Path] = set()
+    try:
+        for given in map(Path, paths):
+            target = _target(given)
+            if target is None:
+                reserved.fds[given] = _open_special(given, wait)
+            elif target.parent not in probed:
+                probed.add(target.parent)
+                _probe_room(given, target, room)
+    except BaseException:
+        reserved.close()
+        raise
+    return reserved
+
+
+def _probe_room(given: Path, target: Path, room: int) -> None:
+    try:
+        tmp = _stage(target, b"", private=True, fresh=True)
+    except OSError as exc:
+        raise _cannot_write(given, exc) from None
+    try:
+        fd = os.open(tmp, os.O_WRONLY)
+        try:
+            if room > 0:
+                try:
+                    os.posix_fallocate(fd, 0, room)
+                except OSError as exc:
+                    if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+                        raise OSError(exc.errno, f"{exc.strerror} (about {room} bytes are "
+                                      "needed)") from None
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise _cannot_write(given, exc) from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def _open_special(path: Path, wait: float) -> int:
+    """Open a device, FIFO or descriptor link for appending; a FIFO with no reader yet
+    (``ENXIO`` on a non-blocking open) is retried until ``wait`` seconds have passed."""
+    import time
+
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOCTTY | os.O_NONBLOCK)
+            break
+        except OSError as exc:
+            if exc.errno != errno.ENXIO or time.monotonic() >= deadline:
+                if exc.errno == errno.ENXIO:
+                    raise OperationalError(
+                        f"cannot write {_shown(path)}: it is a FIFO and no reader opened it "
+                        f"within {wait:g} s"
+                    ) from None
+                raise _cannot_write(path, exc) from None
+            time.sleep(0.05)
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
+    return fd
+
+
+def write_all_atomic(
+    files: Mapping[Path, Content],
+    *,
+    private: Collection[Path] = (),
+    reserved: ReservedOutputs | None = None,
+) -> None:
     """Write several files so that either all of the new ones end up in place or none does.
 
     Special files (devices, FIFOs, ``/dev/stdout``) among them are written into after the
-    regular files were committed; they cannot take part in a rollback.
+    regular files were committed; they cannot take part in a rollback. ``reserved`` (from
+    :func:`reserve_outputs`) supplies the descriptors special outputs were opened with.
     """
     regular: dict[Path, tuple[Path, Content, bool]] = {}  # target → (as given, data, private)
     special: list[tuple[Path, Content]] = []
@@ -94,7 +205,7 @@ def write_all_atomic(files: Mapping[Path, Content], *, private: Collection[Path]
     if regular:
         _commit_group(regular)
     for given, data in special:
-        _write_into(given, data)
+        _write_into(given, data, reserved.fds.pop(given, None) if reserved is not None else None)
 
 
 def _target(path: Path) -> Path | None:
@@ -165,12 +276,13 @@ def _through_proc(path: Path) -> bool:
     return False
 
 
-def _write_into(path: Path, data: Content) -> None:
-    """Write into an existing device, FIFO or ``/proc`` descriptor link (never replaced)."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOCTTY)
-    except OSError as exc:
-        raise _cannot_write(path, exc) from None
+def _write_into(path: Path, data: Content, held: int | None = None) -> None:
+    """Write into an existing device, FIFO or ``/proc`` descriptor link (never replaced);
+    ``held`` is a descriptor :func:`reserve_outputs` opened for it (closed here). A FIFO
+    without a reader is waited on for a bounded time, never forever."""
+    from histor_sign._limits import DEFAULT_OUTPUT_READER_SECONDS
+
+    fd = held if held is not None else _open_special(path, DEFAULT_OUTPUT_READER_SECONDS)
     try:
         for piece in _pieces(data):
             view = memoryview(piece)
@@ -202,13 +314,18 @@ def _commit_group(files: Mapping[Path, tuple[Path, Content, bool]]) -> None:
         if len(files) > 1:
             current = files[first][0]
             _write_record(record, first, staged)
-        for target, (given, _data, _private) in files.items():
-            current = given
-            os.replace(staged[target], target)
-            del staged[target]
-            done.append(target)
-        for directory in {t.parent for t in files}:
-            _fsync_dir(directory)
+            moved, error = _renames_detached(record, len(files))
+            done.extend(list(files)[:moved])
+            for target in done:
+                del staged[target]
+            if error is not None:
+                current = files[list(files)[moved]][0]
+                raise error
+        else:
+            os.replace(staged[first], first)
+            del staged[first]
+            done.append(first)
+            _fsync_dir(first.parent)
     except OSError as exc:
         for target in reversed(done):
             _restore(target, backups.get(target))
@@ -236,10 +353,44 @@ def _write_record(record: Path, first: Path, staged: Mapping[Path, str]) -> None
     _fsync_dir(record.parent)
 
 
+def _renames_detached(record: Path, count: int) -> tuple[int, OSError | None]:
+    """Do a group's renames in a detached process (``_renamer.py``), so that killing this
+    one, even with ``kill -9`` or its whole process group, cannot stop them half-way: the
+    group ends all old (killed before the hand-over) or all new. Returns how many renames
+    happened and the error that stopped the rest (None when all did)."""
+    import subprocess
+    import sys
+
+    fd = os.open(record, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # shared with the finisher through the inherited fd
+        source = Path(__file__).with_name("_renamer.py").read_text(encoding="utf-8")
+        try:
+            run = subprocess.run(
+                [sys.executable, "-I", "-c", source, str(record), str(fd)],
+                pass_fds=(fd,), start_new_session=True, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False,
+            )
+        except OSError as exc:
+            return 0, exc
+    finally:
+        os.close(fd)
+    if run.returncode == 0:
+        return count, None
+    try:
+        report = json.loads(run.stdout)
+        code = int(report["errno"])
+        return int(report["done"]), OSError(code, os.strerror(code))
+    except (ValueError, KeyError, TypeError):
+        return 0, OSError(errno.EIO, f"the rename process ended with status {run.returncode}")
+
+
 def _finish_commit(record: Path) -> None:
-    """Roll forward a group whose writer was killed between its renames."""
+    """Roll forward a group whose writer was killed between its renames (waiting, through
+    the record's lock, for a finisher that is still at work)."""
     try:
         with open(record, "rb") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
             doc = json.loads(fh.read(1 << 20))
         pid = int(doc["pid"])
         pairs = [(str(tmp), str(target)) for tmp, target in doc["files"]]
@@ -508,6 +659,13 @@ class OutputDirectory:
                 continue
             foreign.append(entry)
         return foreign
+
+    def reserve(self, room: int) -> None:
+        """Check, before work that cannot be undone (signing), that ``room`` bytes can be
+        written into the directory: a probe (named as a leftover of this run, so a kill
+        leaves nothing foreign) is allocated there and removed. A full or read-only file
+        system is :class:`OperationalError` naming the directory."""
+        _probe_room(self.path, self._real / sorted(self.names)[0], room)
 
     def _check_contents(self) -> None:
         try:

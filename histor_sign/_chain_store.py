@@ -47,7 +47,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -269,6 +269,9 @@ class ReleaseLocation:
 
     base: str
     latest_name: str = LATEST_NAME
+    #: The parameter errors name: ``location`` where the caller gave it (``trust add
+    #: --envelope``), ``pinned_location`` where it comes from a pin (the user gave none).
+    param: str = field(default="location", compare=False)
 
     @property
     def is_url(self) -> bool:
@@ -287,12 +290,12 @@ class ReleaseLocation:
             url = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
             if url.endswith(".json"):
                 base, _, name = url.rpartition("/")
-                return cls(base + "/", name)
-            return cls(url if url.endswith("/") else url + "/")
+                return cls(base + "/", name, param)
+            return cls(url if url.endswith("/") else url + "/", param=param)
         path = Path(location)
         if location.endswith(".json"):
-            return cls(str(path.parent), path.name)
-        return cls(str(path))
+            return cls(str(path.parent), path.name, param)
+        return cls(str(path), param=param)
 
     def __str__(self) -> str:
         return self.address(self.latest_name)
@@ -337,7 +340,7 @@ class ReleaseLocation:
         ``max_bytes``, :class:`FetchError` when the network fails.
         """
         if self.is_url:
-            data = fetch_bytes(address, param="location", max_bytes=max_bytes, timeout=timeout)
+            data = fetch_bytes(address, param=self.param, max_bytes=max_bytes, timeout=timeout)
         else:
             try:
                 os.stat(address)

@@ -110,6 +110,12 @@ MAX_VERIFIED_CACHE_ENTRIES = 512
 #: root and audit path per signature, about a third of a second at 100,000 leaves.
 MAX_FIRST_INDEX = 100_000
 
+#: How long an output that is a FIFO may wait for a reader to open it (``sign -o FIFO``);
+#: past it the command stops with one error line, before anything is signed.
+DEFAULT_OUTPUT_READER_SECONDS = 10.0
+#: Room checked free beside each output directory before signing, beyond the sizes known
+#: then (a certificate, a bundle, log proofs): a full disk fails before a log entry exists.
+OUTPUT_ROOM_SLACK = 256 * 1024
 #: Artifacts one release may bind to its revision (each is a subject of every attestation
 #: part, so they also shorten each part's tool list).
 MAX_ARTIFACTS = 64

@@ -193,6 +193,8 @@ class InstalledEvidence:
     proves: str
     cannot_prove: str
     problems: tuple[str, ...] = field(default_factory=tuple)
+    #: The installed version, where the package records one (npm's package.json).
+    version: str | None = None
 
 
 def installed_evidence(spec: str) -> InstalledEvidence:
@@ -251,9 +253,68 @@ def _npm_evidence(package: Path) -> InstalledEvidence:
             proves="the tarball npm installed at this path is the attested one",
             cannot_prove="that its files were not edited after install (npm keeps no "
             "per-file digests)", problems=tuple(problems),
+            version=installed_version if isinstance(installed_version, str) else None,
         )
     raise InputError(f"no npm lockfile beside {printable(str(root))} records {key}: npm "
                      "keeps the tarball's integrity only there", param="installed")
+
+
+_NPX = ("npx", "npx.cmd")
+_NPM_NAME = re.compile(r"(?:@[a-z0-9][\w.-]*/)?[a-z0-9][\w.-]*")
+
+
+def npm_package_run_by(command: Sequence[str], cwd: str | Path | None = None
+                       ) -> InstalledEvidence | None:
+    """The installed npm package a stdio ``command`` runs, with its lockfile integrity, when
+    that is certain; None otherwise (never a guess).
+
+    Certain means: an argument is a file inside ``node_modules/PKG`` (``node
+    node_modules/PKG/dist/index.js``), or the command is ``npx [-y] PKG[@VERSION] …`` and
+    ``node_modules/PKG`` under ``cwd`` holds that version (``npx`` runs a project's installed
+    package before fetching one); and the package's lockfile records an integrity that agrees
+    with its installed version. A version range, ``--package``, a package npx would download
+    or a package without integrity gives None: the command line is a request, not evidence.
+    """
+    base = Path(cwd) if cwd is not None else Path.cwd()
+    directory = _npm_path_argument(command, base) or _npx_package(command, base)
+    if directory is None:
+        return None
+    try:
+        evidence = _npm_evidence(directory)
+    except InputError:
+        return None
+    return None if evidence.problems else evidence
+
+
+def _npm_path_argument(command: Sequence[str], base: Path) -> Path | None:
+    for arg in command[1:]:
+        parts = Path(arg).parts
+        if "node_modules" not in parts or not (base / arg).is_file():
+            continue
+        at = len(parts) - 1 - parts[::-1].index("node_modules")
+        width = 2 if parts[at + 1:at + 2] and parts[at + 1].startswith("@") else 1
+        if len(parts) > at + width + 1:  # a file inside the package, not the package itself
+            return base.joinpath(*parts[: at + 1 + width])
+    return None
+
+
+def _npx_package(command: Sequence[str], base: Path) -> Path | None:
+    if not command or Path(command[0]).name not in _NPX:
+        return None
+    rest = [a for a in command[1:] if a not in ("-y", "--yes")]
+    if not rest or rest[0].startswith("-"):
+        return None  # --package, -c and other forms name no single package
+    spec = rest[0]
+    at = spec.find("@", 1)
+    name, version = (spec[:at], spec[at + 1:]) if at > 0 else (spec, None)
+    if not _NPM_NAME.fullmatch(name):
+        return None
+    directory = base / "node_modules" / name
+    if not (directory / "package.json").is_file():
+        return None
+    if version is not None and _package_version(directory / "package.json") != version:
+        return None  # npx would fetch the requested version, not run this one
+    return directory
 
 
 def _lock_entry(lockfile: Path, key: str) -> Mapping[str, object] | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -119,7 +119,8 @@ def _attested_artifacts(
     server: str, trust: Trust, store: PinStore
 ) -> tuple[PinnedRevision, str, tuple[ArtifactSubject, ...]]:
     """The latest revision under the pin, its attestation's address and the artifacts the
-    verified attestation binds; raises :class:`VerificationFailed` when any step fails."""
+    verified attestation binds; raises :class:`VerificationFailed` when any step fails. A
+    verified attestation marks the pin ``attested`` in ``store``, as ``check --server`` does."""
     from histor_sign._chain_store import NotPublished, ReleaseLocation
     from histor_sign.attestation import read_attestation, verify_attestation
     from histor_sign.pins import latest_for_use
@@ -136,6 +137,9 @@ def _attested_artifacts(
         ) from None
     verify_attestation(attestation, pins=pinned.pin.pins(), trust=trust,
                        envelope=pinned.envelope, source=address).raise_for_failure()
+    if not pinned.pin.attested:  # as check --server: from now on its absence is a broken chain
+        pinned = replace(pinned, pin=replace(pinned.pin, attested=True))
+        store.advance(pinned.pin)
     return pinned, address, attestation.artifacts
 
 
@@ -175,7 +179,15 @@ def check_binding(
     """Whether the pinned ``server``'s latest verified revision attests ``artifact`` (a file,
     or ``oci:REF@sha256:…``) or the ``installed`` package (``npm:PATH``, ``pypi:PATH``,
     ``oci:REF@sha256:…``); exactly one of the two. The pin advances as
-    :func:`~histor_sign.pins.latest_for_use` allows."""
+    :func:`~histor_sign.pins.latest_for_use` allows, and is marked ``attested`` once the
+    attestation verified.
+
+    Guaranteed: ``ok`` only when the revision verified under the pin and is fresh (no
+    rollback, fork, broken chain or yank), its attestation verified under the same pin and
+    attests that very envelope, one attested subject carries the artifact's digests on every
+    algorithm both have, and the installed evidence has no local problems; a failed
+    verification raises :class:`VerificationFailed`, bad input :class:`InputError` before
+    anything is fetched."""
     from histor_sign.artifacts import installed_evidence
     from histor_sign.errors import UsageError
 

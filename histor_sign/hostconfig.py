@@ -973,3 +973,51 @@ def _holds(candidate: Path, data: bytes) -> bool:
             return fh.read(len(data) + 1) == data
     except OSError:
         return False
+
+
+@dataclass(frozen=True)
+class HostServer:
+    """A stdio server entry of a host config, as ``check --all --host-config`` reads it:
+    the registry name it runs through the proxy as (None for an entry not wrapped, or not
+    a stdio server: then ``detail`` says why), and the original command to fetch it with."""
+
+    name: str
+    where: tuple[str, ...]
+    server: str | None
+    argv: tuple[str, ...] = ()
+    env: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    detail: str = ""
+
+    @property
+    def location(self) -> str:
+        return location(self.where)
+
+
+def host_servers(path: str | Path, *, max_bytes: int = MAX_HOST_CONFIG_BYTES) -> list[HostServer]:
+    """Every server entry of a host config file, in file order. A wrapped stdio entry gives
+    its registry name (``--server``) and the original command after ``--``; any other entry
+    has ``server`` None and a ``detail`` (not wrapped, an HTTP server, malformed): only
+    ``wrap`` says which registry name a plain entry is, so none is guessed here."""
+    loaded = _load(Path(path), max_bytes)
+    found: list[HostServer] = []
+    for entry in loaded.entries():
+        stdio = _stdio(entry.value)
+        if isinstance(stdio, tuple):
+            found.append(HostServer(entry.name, entry.where, None, detail=stdio[1]))
+            continue
+        if not stdio.wrapped:
+            found.append(HostServer(entry.name, entry.where, None, detail="not wrapped: "
+                                    "'histor-sign wrap' names its registry name"))
+            continue
+        assert stdio.args is not None
+        proxy = _proxy_args(stdio.args)
+        if proxy.server is None or proxy.separator is None:
+            found.append(HostServer(entry.name, entry.where, None,
+                                    detail="runs through the proxy without --server or --"))
+            continue
+        env = entry.value.get("env") if isinstance(entry.value, dict) else None
+        env_map = ({k: v for k, v in env.items() if isinstance(v, str)}
+                   if isinstance(env, dict) else {})
+        found.append(HostServer(entry.name, entry.where, proxy.server,
+                                tuple(stdio.args[proxy.separator + 1:]), env_map))
+    return found

@@ -4,7 +4,9 @@ Three layouts share these names, and a verifier (ours, cosign, sigstore-go) find
 if writer and reader agree, so no other module spells one:
 
 * **companions** of an envelope: ``X.envelope.json`` beside ``X.statement.json`` (the signed
-  bytes), ``X.sigstore.json`` (their bundle) and ``X.intoto.sigstore.json`` (the attestation);
+  bytes), ``X.sigstore.json`` (their bundle), ``X.intoto.sigstore.json`` (the attestation)
+  and, when ``sign`` is given the tools (``--snapshot``), ``X.manifest.json`` (the manifest's
+  canonical bytes);
 * a **release directory** (``release --out-dir``): :data:`OUTPUT_NAMES`;
 * the **chain directory** a publisher serves, ``<base>/<server name>/``::
 
@@ -82,6 +84,14 @@ def attestation_path(output: str | Path) -> Path:
     statement_path, _ = companion_paths(output)
     stem = statement_path.name[: -len(".statement.json")]
     return statement_path.with_name(stem + ATTESTATION_SUFFIX)
+
+
+def manifest_path(output: str | Path) -> Path:
+    """``X.envelope.json`` → ``X.manifest.json``: the manifest's canonical bytes beside a
+    ``sign`` output (same stem rule as the companions)."""
+    statement_path, _ = companion_paths(output)
+    stem = statement_path.name[: -len(".statement.json")]
+    return statement_path.with_name(f"{stem}.manifest.json")
 
 
 def part_paths(first: str | Path, count: int) -> list[Path]:

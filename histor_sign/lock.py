@@ -11,8 +11,10 @@ What a lock is not: a signature. Its baseline is *trust on first use* — whatev
 server served when someone locked it, reviewed by whoever committed the file, signed by
 nobody. Every result from here says so (:data:`TRUST`), and no output calls a locked
 server publisher-signed. Nor does a lock prove which code ran: a command line's
-``pkg@1.2.3`` is a request, not evidence, so ``package`` stays null until there is
-evidence to record.
+``pkg@1.2.3`` is a request, not evidence: ``package`` records an npm package only when the
+command runs one installed in a local ``node_modules`` whose lockfile keeps its integrity
+(:func:`histor_sign.artifacts.npm_package_run_by`: the digest of the tarball npm installed,
+not of files edited since), and is null otherwise.
 
 A lock file from someone else is untrusted input: it is read bounded in bytes and depth,
 strictly (unknown or missing members, duplicate keys, another ``lockVersion`` are errors),
@@ -40,6 +42,7 @@ from histor_sign.models import Catalog, Snapshot, Statement, SurfaceDigests
 from histor_sign.revision import digests, surface_digests, surface_json
 
 if TYPE_CHECKING:
+    from histor_sign.artifacts import InstalledEvidence
     from histor_sign.drift._triage import Risk
 
 #: The ``lockVersion`` this module reads and writes.
@@ -82,12 +85,17 @@ class LockedServer:
     tool_digests: Mapping[str, str]
     surface: SurfaceDigests | None
     target: Mapping[str, Any] | None = None
+    #: The npm package the command ran, with its lockfile integrity, or None (see the
+    #: module doc): ``{"ecosystem", "name", "version", "digests"}``.
+    package: Mapping[str, Any] | None = None
 
     @classmethod
-    def observe(cls, snapshot: Snapshot, server: str | None = None) -> LockedServer:
+    def observe(cls, snapshot: Snapshot, server: str | None = None,
+                package: InstalledEvidence | None = None) -> LockedServer:
         """The entry for a fetched ``snapshot``, under the name ``server`` or, when None, the
-        name the server reports (``serverInfo.name``). Raises :class:`UsageError` when neither gives
-        a valid name, :class:`InputError` for duplicate or non-MCP tools."""
+        name the server reports (``serverInfo.name``), with the ``package`` evidence of what
+        ran when there is some. Raises :class:`UsageError` when neither gives a valid name,
+        :class:`InputError` for duplicate or non-MCP tools."""
         name = server
         if name is None:
             info = snapshot.capture.get("serverInfo")
@@ -101,7 +109,8 @@ class LockedServer:
         target = snapshot.capture.get("target")
         return cls(name, snapshot, manifest, MappingProxyType(dict(sorted(per_tool.items()))),
                    surface_digests(snapshot) if snapshot.surface_captured else None,
-                   target if isinstance(target, Mapping) else None)
+                   target if isinstance(target, Mapping) else None,
+                   _package_json(package) if package is not None else None)
 
     def matches_target(self, target: Mapping[str, Any] | None) -> bool:
         """Whether this entry was fetched from ``target`` (a capture's ``target``)."""
@@ -123,7 +132,8 @@ class LockedServer:
         return {
             "trust": TRUST,
             "target": dict(self.target) if self.target is not None else None,
-            "package": None,
+            "package": ({**self.package, "digests": dict(self.package["digests"])}
+                        if self.package is not None else None),
             "manifestDigest": self.manifest_digest,
             "toolDigests": dict(self.tool_digests),
             "surface": surface_json(self.snapshot),
@@ -140,7 +150,12 @@ class LockedServer:
 @dataclass(frozen=True)
 class LockFile:
     """A lock file's servers, by name (sorted when written). ``path`` is where it was read
-    from or will be written to."""
+    from or will be written to.
+
+    Guaranteed: :meth:`load` returns only a lock whose every digest was recomputed from its
+    recorded definitions (anything else raises :class:`InputError`); :meth:`write` replaces
+    the file atomically with deterministic bytes; no entry is ever publisher-signed
+    (:data:`TRUST`)."""
 
     path: Path
     servers: Mapping[str, LockedServer] = field(default_factory=dict)
@@ -317,12 +332,14 @@ def check_locked(lock: LockFile, served: Snapshot | Catalog,
                      served if isinstance(served, Snapshot) else None)
 
 
-def promote(lock: LockFile, check: LockCheck) -> LockFile:
+def promote(lock: LockFile, check: LockCheck,
+            package: InstalledEvidence | None = None) -> LockFile:
     """The lock with the checked server's entry replaced by what it serves now (the
-    reviewed change). Raises :class:`UsageError` when the check kept no snapshot."""
+    reviewed change) and the ``package`` evidence of what ran. Raises :class:`UsageError`
+    when the check kept no snapshot."""
     if check.served is None:
         raise UsageError("nothing to promote: the served tools are not a fetch snapshot")
-    return lock.with_entry(LockedServer.observe(check.served, check.entry.name))
+    return lock.with_entry(LockedServer.observe(check.served, check.entry.name, package))
 
 
 def _target_of(served: Snapshot | Catalog) -> Mapping[str, Any] | None:
@@ -373,8 +390,7 @@ def _parse_entry(name: str, value: Any, where: str) -> LockedServer:
     entry = _exact(value, _ENTRY_KEYS, where)
     if entry["trust"] != TRUST:
         raise InputError(f"{where}: trust must be {TRUST!r}")
-    if entry["package"] is not None:
-        raise InputError(f"{where}: package must be null in lockVersion {LOCK_VERSION}")
+    package = _parse_package(entry["package"], f"{where}/package")
     target = entry["target"]
     if target is not None and not isinstance(target, Mapping):
         raise InputError(f"{where}: target must be an object or null")
@@ -390,4 +406,33 @@ def _parse_entry(name: str, value: Any, where: str) -> LockedServer:
         if had != has:
             raise InputError(f"{where}: {member} does not match the locked definitions "
                              "(edited by hand?); lock the server again")
-    return observed
+    return replace(observed, package=package)
+
+
+_PACKAGE_KEYS = ("ecosystem", "name", "version", "digests")
+_HEX_LENGTH = {"sha256": 64, "sha512": 128}
+
+
+def _package_json(evidence: InstalledEvidence) -> Mapping[str, Any]:
+    # npm's lockfile key is the install path; its last node_modules/ segment is the name
+    name = evidence.label.rpartition("node_modules/")[2]
+    return MappingProxyType({"ecosystem": evidence.ecosystem, "name": name,
+                             "version": evidence.version,
+                             "digests": dict(sorted(evidence.digests.items()))})
+
+
+def _parse_package(value: Any, where: str) -> Mapping[str, Any] | None:
+    """null, or npm evidence: the package's path under node_modules, its version and the
+    lockfile's integrity digests (hex), exactly those members."""
+    if value is None:
+        return None
+    package = _exact(value, _PACKAGE_KEYS, where)
+    digests = package["digests"]
+    if (package["ecosystem"] != "npm" or not isinstance(package["name"], str)
+            or not (package["version"] is None or isinstance(package["version"], str))
+            or not isinstance(digests, Mapping) or not digests
+            or not all(isinstance(v, str) and len(v) == _HEX_LENGTH.get(k, -1)
+                       and re.fullmatch(r"[0-9a-f]+", v) for k, v in digests.items())):
+        raise InputError(f"{where}: must be null or an npm package (ecosystem \"npm\", name, "
+                         "version, digests of sha256/sha512 in lowercase hex)")
+    return MappingProxyType({**package, "digests": MappingProxyType(dict(digests))})

@@ -272,6 +272,11 @@ def not_served_json(lists: Mapping[str, int]) -> dict[str, Any]:
     return {member: {"code": code} for member, code in sorted(lists.items())}
 
 
+#: Prefix of a finding location naming a live server rather than a file (see
+#: :meth:`Snapshot.server_location`); the report renderers read no file for it.
+SERVER_LOCATION_PREFIX = "mcp-server:"
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """What one fetch saw: the raw tool objects as served, and how they were captured.
@@ -328,6 +333,14 @@ class Snapshot:
         """Pretty, deterministic UTF-8 JSON with a trailing newline (what ``fetch`` writes)."""
         text = json.dumps(self.to_json(), indent=2, ensure_ascii=False)
         return (text + "\n").encode("utf-8")
+
+    def server_location(self) -> str:
+        """The location findings on a live fetch point at: ``mcp-server:NAME`` from the
+        server's own ``serverInfo.name`` (``mcp-server:unnamed`` without one) — never the
+        stdio command line or URL, which can carry runner paths and secrets."""
+        info = self.capture.get("serverInfo")
+        name = info.get("name") if isinstance(info, dict) else None
+        return SERVER_LOCATION_PREFIX + (name if isinstance(name, str) and name else "unnamed")
 
     def to_catalog(self, source: str | None = None) -> Catalog:
         """The snapshot as a catalog, for digests, scans and checks."""

@@ -678,6 +678,11 @@ def monitor(
     return result(first, end, matched, events, stored=True)
 
 
+#: :func:`monitor` under the name the package exports (``histor_sign.monitor`` is this
+#: module, so the function cannot be ``hs.monitor``).
+monitor_log = monitor
+
+
 def _published(chain: _Chain, log_id: bytes) -> dict[int, bytes]:
     return {index: body for (log, index), body in chain.bodies.items() if log == log_id}
 

@@ -667,7 +667,7 @@ def _past_yanks(
     to, or ``pinned`` as :attr:`Freshness.YANKED` (see :func:`verify_pinned`)."""
     from histor_sign.yank import read_yank
 
-    location = ReleaseLocation.parse(entry.location, param="location")
+    location = ReleaseLocation.parse(entry.location, param="pinned_location")
     yanked = dict(entry.yanked)
     passed: list[tuple[int, str]] = []
     current = pinned
@@ -712,7 +712,7 @@ def _judged_pinned(
     max_chain: int,
 ) -> PinnedRevision:
     """:func:`verify_pinned` without the yank rule."""
-    location = ReleaseLocation.parse(entry.location, param="location")
+    location = ReleaseLocation.parse(entry.location, param="pinned_location")
     if envelope is None:
         source = location.latest()
         envelope = _fetch_envelope(location, source)
@@ -1191,7 +1191,7 @@ def _attested_surface(
     the pin; (None, None) when the location publishes no attestation for it."""
     from histor_sign.attestation import read_attestation, verified_surface
 
-    location = ReleaseLocation.parse(entry.location, param="location")
+    location = ReleaseLocation.parse(entry.location, param="pinned_location")
     address = location.attestation(pinned.envelope.revision)
     try:
         attestation = read_attestation(address, location.fetch_json)
@@ -1208,3 +1208,74 @@ def _attested_surface(
     surface = verified_surface(attestation, pinned.envelope, pins=entry.pins(), trust=trust,
                                source=address)
     return surface, address
+
+
+# ---------------------------------------------------------------------- update now
+@dataclass(frozen=True)
+class PinUpdate:
+    """What :func:`update_pin` established: the latest revision verified under the pin and
+    fresh, and — when it advanced — the triaged drift from the pinned revision's signed
+    tools to the new one's (None when nothing advanced or a snapshot is not published)."""
+
+    revision: PinnedRevision
+    drift: DriftResult | None
+    #: Why there is no drift although the pin advanced (a snapshot not published).
+    no_drift: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "verified": self.revision.to_json(),
+            "drift": self.drift.to_json() if self.drift is not None else None,
+            "noDrift": self.no_drift,
+        }
+
+    def to_text(self) -> str:
+        rev = self.revision
+        if rev.freshness is not Freshness.ADVANCED:
+            return f"{rev.freshness.value} · {rev.headline()}: {rev.detail}"
+        lines = [f"advanced · {rev.headline()}", f"  pin advanced: {rev.detail}"]
+        if self.drift is None:
+            lines.append(f"  changes not shown: {self.no_drift}")
+        else:
+            lines.append(f"  from revision {rev.pinned_revision}: {self.drift.headline()}")
+            lines += self.drift.to_text().splitlines()[1:]
+        return "\n".join(lines)
+
+
+def update_pin(store: PinStore, server: str, *, trust: Trust) -> PinUpdate:
+    """Follow ``server``'s chain now: fetch the latest revision from the pinned location,
+    verify it and every link from the pinned revision under the pin, advance the pin, and
+    triage what changed since the pinned revision (from the signed snapshots published at
+    both revisions). A rollback, fork or broken chain raises :class:`VerificationFailed`
+    and leaves the pin as it was; :class:`NotPinned` without a pin."""
+    from histor_sign.drift import compare
+
+    entry = store.get(server)
+    if entry is None:
+        raise NotPinned(server, store.path)
+    pinned = verify_pinned(entry, trust=trust, signed_tools=None)
+    pinned.raise_for_freshness()
+    if pinned.freshness is not Freshness.ADVANCED:
+        return PinUpdate(pinned, None)
+    drift: DriftResult | None = None
+    why: str | None = None
+    location = ReleaseLocation.parse(entry.location, param="pinned_location")
+    new_tools = pinned.signed_snapshot or pinned.signed_tools
+    old: SignedEnvelope | None = None
+    old_tools: Snapshot | Catalog | None = None
+    try:
+        old = _fetch_envelope(location, location.envelope(entry.revision))
+        old_tools, _ = _fetch_signed_tools(location, entry.revision, False)
+    except NotPublished as exc:
+        why = exc.message
+    if old is not None and old.statement.manifest_digest != entry.manifest_digest:
+        why = (f"revision {entry.revision} at the location is not the pinned one "
+               f"(manifest {old.statement.manifest_digest})")
+        old = None
+    if new_tools is None:
+        why = f"revision {pinned.revision} publishes no snapshot of its tools"
+    elif old is not None:
+        drift = compare(old, new_tools, old_tools,
+                        source=f"revision {entry.revision} (pinned)")
+    store.advance(pinned.pin)
+    return PinUpdate(pinned, drift, why)

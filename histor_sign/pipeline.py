@@ -274,6 +274,9 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
     with OutputDirectory(request.out_dir, output_names()) as out:
         if not passed:
             _gate_tripped(outcome, catalog, sarif, out)
+        # Work that cannot be written is not signed: a full or read-only file system
+        # fails here, before a log entry exists.
+        out.reserve(_room_needed(sarif, evidence))
         signed, report = _sign_and_verify(catalog, request, preflight(request),
                                           surface=surface, artifacts=bound)
         outcome = replace(outcome, envelope=signed.envelope, report=report)
@@ -327,6 +330,16 @@ def _registry_meta(envelope: SignedEnvelope, request: ReleaseRequest) -> bytes |
         return None
     return registry_meta(envelope, base=base.rstrip("/"), repository=repository,
                          workflow=workflow)
+
+
+def _room_needed(sarif: str, evidence: dict[str, Any]) -> int:
+    """Bytes a release's outputs take, estimated before signing: the report and snapshot
+    (twice over: the statement and attestation carry the digests and capture), plus the
+    certificates, bundles and summary."""
+    from histor_sign._limits import OUTPUT_ROOM_SLACK
+
+    snapshot = len(json.dumps(evidence, ensure_ascii=False))
+    return len(sarif.encode()) + 3 * snapshot + OUTPUT_ROOM_SLACK
 
 
 def latest_published(revisions: Path, server: str) -> Path | None:

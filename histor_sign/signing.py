@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from histor_sign._atomic import write_all_atomic
+from histor_sign._atomic import ReservedOutputs, reserve_outputs, write_all_atomic
 from histor_sign._sigstore_trust import Trust, _first_line
 from histor_sign.errors import HistorError, InputError, SigningError, VerificationFailed
-from histor_sign.layout import attestation_path, companion_paths, part_paths
+from histor_sign.layout import attestation_path, companion_paths, manifest_path, part_paths
 from histor_sign.models import GITHUB_ACTIONS_ISSUER, SignedEnvelope, signed_bytes, statement_of
 from histor_sign.verification._certificate import CertificateFacts
 
@@ -55,10 +55,13 @@ class SignedRevision:
     bundle_json: bytes
     #: The in-toto attestation's bundles, one per part (see :mod:`histor_sign.attestation`).
     attestation_json: tuple[bytes, ...] = ()
+    #: The manifest's canonical bytes (:func:`histor_sign.revision.manifest_bytes`), when the
+    #: signer had the tools: the statement carries only their digest. Empty: not written.
+    manifest_json: bytes = b""
 
     def files(self, output: str | Path) -> dict[Path, bytes]:
-        """Envelope, statement bytes, bundle and attestation part(s), keyed by the path each
-        is written to."""
+        """Envelope, statement bytes, bundle, attestation part(s) and, when known, the
+        manifest's bytes (``X.manifest.json``), keyed by the path each is written to."""
 
         statement_path, bundle_path = companion_paths(output)
         files = {
@@ -69,14 +72,34 @@ class SignedRevision:
         if self.attestation_json:
             paths = part_paths(attestation_path(output), len(self.attestation_json))
             files.update(zip(paths, self.attestation_json, strict=True))
+        if self.manifest_json:
+            files[manifest_path(output)] = self.manifest_json
         return files
 
-    def write(self, output: str | Path) -> list[Path]:
-        """Write envelope, ``*.statement.json``, ``*.sigstore.json`` and
-        ``*.intoto.sigstore.json`` atomically (all or none)."""
+    def write(self, output: str | Path, reserved: ReservedOutputs | None = None) -> list[Path]:
+        """Write envelope, ``*.statement.json``, ``*.sigstore.json``,
+        ``*.intoto.sigstore.json`` and (when known) ``*.manifest.json`` atomically (all or
+        none); ``reserved`` is what :func:`reserve_signed_outputs` checked before signing."""
         files = self.files(output)
-        write_all_atomic(files)
+        write_all_atomic(files, reserved=reserved)
         return list(files)
+
+
+def reserve_signed_outputs(output: str | Path, statement_size: int, *,
+                           manifest: bool = False) -> ReservedOutputs:
+    """Check, before anything is signed, that the files :meth:`SignedRevision.write` will
+    write for ``output`` can be written: a full or read-only file system, a parent that is
+    a file, a FIFO no reader opens within the bound — each is one
+    :class:`~histor_sign.errors.OperationalError` now, not after a log entry exists.
+    ``statement_size`` (the statement's bytes) sizes the room checked free; ``manifest``
+    reserves ``X.manifest.json`` too (a revision that will carry its manifest's bytes)."""
+    from histor_sign._limits import OUTPUT_ROOM_SLACK
+
+    statement_path, bundle_path = companion_paths(output)
+    paths = [Path(output), statement_path, bundle_path, attestation_path(output)]
+    if manifest:
+        paths.append(manifest_path(output))
+    return reserve_outputs(paths, room=4 * statement_size + OUTPUT_ROOM_SLACK)
 
 
 @dataclass(frozen=True)

@@ -581,6 +581,29 @@ class SchemaRoot:
     patterns: list[str] = field(default_factory=list)
     _validator: Any = None
     _judges: list[tuple[str, Any]] | None = None
+    _fast: Any = None  # jsonschema-rs where it is exact (rs_exact), else False; None: not built
+
+    def fast_accepts(self, value: Any) -> bool:
+        """True only when ``jsonschema-rs`` accepts ``value`` *and* this schema is in the
+        class where its verdict is provably that of the exact validator and of
+        ``jsonschema`` as published (:func:`rs_exact`); False means "ask them" — never a
+        rejection. The witness re-check uses it to skip the two pure-Python validators."""
+        if self._fast is None:
+            self._fast = False
+            if self.problem is None and rs_exact(self.schema):
+                try:
+                    import jsonschema_rs
+
+                    self._fast = jsonschema_rs.validator_for(
+                        self.schema, validate_formats=False, retriever=_refuse_remote)
+                except Exception:
+                    self._fast = False
+        if self._fast is False:
+            return False
+        try:
+            return bool(self._fast.is_valid(value))
+        except Exception:
+            return False
 
     @property
     def usable(self) -> bool:
@@ -639,6 +662,98 @@ class SchemaRoot:
             raise Untrusted(f"validation failed: {type(exc).__name__}") from None
         finally:
             _CURRENT.reset(token)
+
+
+#: Draft 2020-12 keywords on which ``jsonschema-rs``, ``jsonschema`` as published and the exact
+#: validator give the same verdict (formats not asserted by any of them): no regex
+#: (``pattern``, ``patternProperties``: ECMA-262 vs Python ``re``), no ``multipleOf`` (float
+#: vs exact division), no ``content*`` (asserted by some engines), no ``unevaluated*``,
+#: ``minContains``/``maxContains``, ``$id``/anchors/dynamic references, no ``$schema`` below
+#: the root. Equality is tested on every draft2020-12 test of the official suite.
+_RS_EXACT_KEYWORDS = frozenset({
+    "type", "enum", "const", "properties", "required", "additionalProperties", "items",
+    "prefixItems", "minItems", "maxItems", "minLength", "maxLength", "minimum", "maximum",
+    "exclusiveMinimum", "exclusiveMaximum", "allOf", "anyOf", "oneOf", "not", "if", "then",
+    "else", "$ref", "$defs", "definitions", "minProperties", "maxProperties",
+    "dependentRequired", "dependentSchemas", "contains", "uniqueItems", "propertyNames",
+    "title", "description", "default", "examples", "$comment", "format", "deprecated",
+    "readOnly", "writeOnly",
+})
+#: Every keyword some dialect gives a meaning; a keyword outside this set is ignored by every
+#: engine (an unknown keyword), one inside it but not in :data:`_RS_EXACT_KEYWORDS` is not.
+_KNOWN_KEYWORDS = _RS_EXACT_KEYWORDS | frozenset({
+    "pattern", "patternProperties", "multipleOf", "contentEncoding", "contentMediaType",
+    "contentSchema", "unevaluatedProperties", "unevaluatedItems", "minContains", "maxContains",
+    "$id", "id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$recursiveRef",
+    "$recursiveAnchor", "$vocabulary", "$schema", "additionalItems", "dependencies",
+})
+_SUBSCHEMA = frozenset({"additionalProperties", "items", "not", "if", "then", "else",
+                        "contains", "propertyNames"})
+_SUBSCHEMA_LISTS = frozenset({"prefixItems", "allOf", "anyOf", "oneOf"})
+_SUBSCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "dependentSchemas"})
+
+
+def rs_exact(schema: Any) -> bool:
+    """True when ``schema`` (a Draft 2020-12 root) uses only keywords on which
+    ``jsonschema-rs`` gives the verdict of the exact validator and of ``jsonschema`` as
+    published (:data:`_RS_EXACT_KEYWORDS`; unknown keywords, ignored by all, are allowed),
+    and its every ``$ref`` is a local JSON pointer to one of the subschemas walked.
+    Conservative: anything else is False, and the caller asks the Python validators."""
+    try:
+        if not isinstance(schema, dict) or dialect_of(schema) != "2020-12":
+            return False
+    except Untrusted:
+        return False
+    walked: set[int] = set()
+    refs: list[str] = []
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, bool):
+            continue
+        if not isinstance(node, dict):
+            return False
+        if id(node) in walked:
+            continue
+        walked.add(id(node))
+        for key, value in node.items():
+            if key == "$schema" and node is schema:
+                continue
+            if key not in _KNOWN_KEYWORDS:
+                continue
+            if key not in _RS_EXACT_KEYWORDS:
+                return False
+            if key == "$ref":
+                if not isinstance(value, str):
+                    return False
+                refs.append(value)
+            elif key in _SUBSCHEMA:
+                stack.append(value)
+            elif key in _SUBSCHEMA_LISTS:
+                if not isinstance(value, list):
+                    return False
+                stack.extend(value)
+            elif key in _SUBSCHEMA_MAPS:
+                if not isinstance(value, dict):
+                    return False
+                stack.extend(value.values())
+    for ref in refs:
+        if ref == "#":
+            continue
+        if not ref.startswith("#/") or "%" in ref:
+            return False
+        node = schema
+        for part in ref[2:].split("/"):
+            part = part.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                return False
+        if not isinstance(node, bool) and id(node) not in walked:
+            return False
+    return True
 
 
 #: Schemas with more JSON nodes than this are not analysed (meta-validation alone would be slow).

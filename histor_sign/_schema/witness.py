@@ -3,7 +3,10 @@
 The witness comes from :mod:`.schema_algebra`; it is reported only after the exact
 validator, ``jsonschema`` as published and ``jsonschema-rs`` all accept it for *both*
 original schemas (each intersected with ``{"type": "object"}``, because tool arguments
-are objects). A rejected witness is ``unknown``, never ``overlap``.
+are objects). A rejected witness is ``unknown``, never ``overlap``. Where ``jsonschema-rs``
+gives the verdict of the other two provably (:func:`~.validation.rs_exact`: Draft 2020-12
+without regexes, ``multipleOf`` and the other keywords engines differ on), its acceptance
+alone stands for all three; everywhere else all three run.
 """
 
 from __future__ import annotations
@@ -70,6 +73,10 @@ def decide_roots(
         return Decision(UNKNOWN, reason="witness is not canonical JSON")
     if size > max_witness_bytes:
         return Decision(UNKNOWN, reason=f"witness larger than {max_witness_bytes} bytes")
+    if (isinstance(witness, dict) or not arguments) and a.fast_accepts(witness) \
+            and b.fast_accepts(witness):
+        # jsonschema-rs where its verdict is provably every judge's (validation.rs_exact)
+        return Decision(OVERLAP, witness=witness, reason="both schemas accept the witness")
     try:
         ok = (isinstance(witness, dict) or not arguments) and a.accepts(witness) and b.accepts(
             witness)

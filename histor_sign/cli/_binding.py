@@ -2,12 +2,11 @@
 side of :func:`histor_sign.binding.check_binding` (the library decides)."""
 
 
-import json
 from pathlib import Path
 
 import typer
 
-from histor_sign.cli.app import OutputFormat, emit, warn
+from histor_sign.cli.app import OutputFormat, emit, json_document, warn
 from histor_sign.cli.signing_commands import VerifyFlags
 from histor_sign.errors import UsageError
 
@@ -48,7 +47,7 @@ def check_binding(
     warn(trust.warning())
     result = decide(server, trust=trust, store=store, artifact=artifact, installed=installed)
     if format is OutputFormat.json:
-        emit(json.dumps(result.to_json(), indent=2, ensure_ascii=False), output)
+        emit(json_document(result.to_json()), output)
     else:
         emit(result.to_text(), output)
     if not result.ok:

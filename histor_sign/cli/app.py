@@ -4,7 +4,7 @@
 import os
 import sys
 import traceback
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, NoReturn
@@ -14,7 +14,7 @@ from typer.core import TyperGroup
 
 from histor_sign._atomic import write_atomic
 from histor_sign._escape import inert_line, inert_text, printable, whole_lines
-from histor_sign._version import __version__
+from histor_sign._version import JSON_SCHEMA_VERSION, __version__
 from histor_sign.errors import HistorError
 
 PROG = "histor-sign"
@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "sign": "signing_commands",
     "verify": "signing_commands",
     "dev-sigstore": "signing_commands",
+    "attest-github": "signing_commands",
     "guard": "guard_commands",
     "check": "check_commands",
     "fetch": "fetch_commands",
@@ -140,6 +141,22 @@ def warn(message: str | None) -> None:
         sys.stderr.flush()
 
 
+def note(message: str) -> None:
+    """One ``histor-sign: ...`` line of information on stderr (a summary, never a report),
+    made inert; commands offer ``--quiet`` to leave it out."""
+    sys.stderr.write(inert_line(f"{PROG}: {message}") + "\n")
+    sys.stderr.flush()
+
+
+def json_document(document: Mapping[str, object]) -> str:
+    """A JSON document the CLI prints: ``schemaVersion`` first, then the members (see
+    :data:`histor_sign._version.JSON_SCHEMA_VERSION` for what stays stable)."""
+    import json
+
+    return json.dumps({"schemaVersion": JSON_SCHEMA_VERSION, **document}, indent=2,
+                      ensure_ascii=False)
+
+
 def say(text: str, *, colors: bool = False) -> None:
     """Print text on stdout, every line made inert (:func:`inert_text`).
 
@@ -213,6 +230,8 @@ FLAGS: dict[str, str] = {
     "offline": "--offline",
     # client pins (trust add, check/guard --server)
     "location": "--envelope",
+    # a pin's location: the user named no flag ('trust show NAME' shows it)
+    "pinned_location": "the pinned envelope location",
     "owner_id": "--owner-id",
     "repository_id": "--repository-id",
     "replace_existing": "--replace",

@@ -1,14 +1,13 @@
 """``digest`` and ``build``: digests of a catalog and a chained revision statement."""
 
 
-import json
 from pathlib import Path
 
 import typer
 
 from histor_sign._escape import printable
 from histor_sign.canonical import read_json_file
-from histor_sign.cli.app import OutputFormat, app, emit
+from histor_sign.cli.app import OutputFormat, app, emit, json_document
 from histor_sign.cli.target_options import (
     BEARER_OPTION,
     HEADER_OPTION,
@@ -27,7 +26,7 @@ from histor_sign.cli.target_options import (
     tools_from_file_or_target,
 )
 from histor_sign.models import Statement
-from histor_sign.revision import build_statement, digests
+from histor_sign.revision import build_statement, digests, manifest_bytes
 
 TOOLS_ARG = typer.Argument(
     None,
@@ -54,6 +53,11 @@ def digest(
     max_tools: int = MAX_TOOLS_OPTION,
     max_bytes: int = MAX_BYTES_OPTION,
     protocol: ProtocolChoice = PROTOCOL_OPTION,
+    manifest_out: Path | None = typer.Option(
+        None, "--manifest-out", metavar="FILE",
+        help="Also write the manifest itself (RFC 8785 bytes whose SHA-256 is the manifest "
+        "digest): the file 'gh attestation verify' checks against the attestation.",
+    ),
 ) -> None:
     """Print the manifest digest and per-tool digests of an MCP catalog (file or live)."""
     options = fetch_options_from_flags(
@@ -64,9 +68,13 @@ def digest(
                                  trusted_code=server_is_trusted_code)
     loaded = tools_from_file_or_target(tools, target, options)
     manifest, per_tool = digests(loaded)
+    if manifest_out is not None:
+        from histor_sign._atomic import write_atomic
+
+        write_atomic(manifest_out, manifest_bytes(loaded))
     if format is OutputFormat.json:
         doc = {"manifestDigest": manifest, "toolDigests": dict(sorted(per_tool.items()))}
-        emit(json.dumps(doc, indent=2, ensure_ascii=False), output)
+        emit(json_document(doc), output)
         return
     # Tool names are chosen by the server: shown escaped, like every human renderer does.
     shown = {printable(name): d for name, d in sorted(per_tool.items())}

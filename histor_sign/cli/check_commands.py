@@ -2,7 +2,6 @@
 revision."""
 
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,7 +9,7 @@ import typer
 
 from histor_sign.cli import target_options as t
 from histor_sign.cli._binding import ARTIFACT_OPT, INSTALLED_OPT, check_binding
-from histor_sign.cli.app import OutputFormat, app, emit, warn
+from histor_sign.cli.app import OutputFormat, app, emit, json_document, warn
 from histor_sign.cli.signing_commands import (
     CertIdentityOpt,
     CertIdentityRegexpOpt,
@@ -34,6 +33,7 @@ from histor_sign.cli.trust_commands import (
     verify_for_use,
 )
 from histor_sign.drift._triage import Risk
+from histor_sign.errors import UsageError
 from histor_sign.mcp._target import FetchOptions, Target
 from histor_sign.models import GITHUB_ACTIONS_ISSUER
 
@@ -93,6 +93,20 @@ LOCK_OPT = typer.Option(
 )
 
 
+ALL_OPT = typer.Option(
+    False, "--all",
+    help="Check every pinned server: its latest revision followed and verified under its "
+    "pin (a revision that chains advances the pin). With --host-config, the servers of "
+    "that file instead, fetched live. Exit 1 when any check fails.",
+)
+HOST_CONFIG_OPT = typer.Option(
+    None, "--host-config", metavar="FILE",
+    help="With --all: an MCP host config (Claude Desktop, VS Code, Cursor, Claude Code); "
+    "each server in it that runs through the proxy ('histor-sign wrap') is fetched with "
+    "its original command and compared with its latest revision under the pin.",
+)
+
+
 #: How to get the surface (instructions, prompts, resource templates) compared.
 SURFACE_HINT = ("compare a fetch snapshot or --stdio/--url with the release snapshot as "
                 "--signed-tools")
@@ -133,35 +147,37 @@ def check(
     lock: Path | None = LOCK_OPT,
     artifact: str | None = ARTIFACT_OPT,
     installed: str | None = INSTALLED_OPT,
+    all_pinned: bool = ALL_OPT,
+    host_config: Path | None = HOST_CONFIG_OPT,
 ) -> None:
     """Detect drift between the tools a server serves now and a signed revision.
 
-    With --server NAME (after 'trust add') the latest revision comes from the pinned
-    location, verified under the pin and checked for freshness (a rollback, a fork or a
-    broken chain exits 1; a newer revision that chains advances the pin). With --verify the
-    given envelope's signature and signer are verified first, against the pin store, --server
-    or the identity flags. Every change gets a kind and a risk (low, medium, high). When both
-    sides are fetch snapshots (a live fetch counts), the server instructions, each prompt and
-    each resource template are compared too; otherwise the surface is "not compared".
-    The surface baseline is the attestation's signed digests (--attestation, or the one
-    published beside the pinned revision) or else the release snapshot, which is not signed:
-    the report says which ("surface baseline: attested | unsigned snapshot").
-    Exit codes: 0 match (or every change below --fail-on), 1 different (or verification
-    failed), 2 bad input.
+    With --server NAME (after 'trust add') the latest revision comes from the pinned location,
+    verified under the pin and checked for freshness (a rollback, a fork or a broken chain exits
+    1; a newer revision that chains advances the pin). With --verify the given envelope's
+    signature and signer are verified first, against the pin store, --server or the identity
+    flags. Every change gets a kind and a risk (low, medium, high). When both sides are fetch
+    snapshots (a live fetch counts), the server instructions, each prompt and each resource
+    template are compared too; otherwise the surface is "not compared". The surface baseline is
+    the attestation's signed digests (--attestation, or the one published beside the pinned
+    revision) or else the release snapshot, which is not signed: the report says which ("surface
+    baseline: attested | unsigned snapshot"). Exit codes: 0 match (or every change below
+    --fail-on), 1 different (or verification failed), 2 bad input.
     """
     target = t.target_from_flags(stdio, url, header, bearer_token_env, required=False,
                                  trusted_code=server_is_trusted_code)
-    flags = VerifyFlags(
-        cert_identity, cert_oidc_issuer, repository, ref, owner_id, repository_id,
-        trusted_root, trust_config, staging, offline, workflow=workflow,
-        ref_pattern=ref_pattern, cert_identity_regexp=cert_identity_regexp,
-    )
+    flags = VerifyFlags(cert_identity, cert_oidc_issuer, repository, ref, owner_id, repository_id,
+                        trusted_root, trust_config, staging, offline, workflow=workflow,
+                        ref_pattern=ref_pattern, cert_identity_regexp=cert_identity_regexp)
     if artifact is not None or installed is not None:
         return check_binding(server, artifact, installed, flags, pins, format, output, others=(
             tools, target, envelope, signed_tools, attestation, fail_on, lock))
     if lock is not None:
         return _check_lock(lock, server, tools, target, timeout, protocol, format, output,
                            fail_on, bool(envelope or attestation or signed_tools or verify), flags)
+    if all_pinned or host_config is not None:
+        return _check_all(all_pinned, host_config, flags, pins, tools, envelope, server,
+                          target, server_is_trusted_code, timeout, protocol, format, output)
     _refuse_misplaced(envelope, server, attestation, signed_tools)
     verify = verify or server is not None or attestation is not None
     flags.require_verify(verify)
@@ -182,7 +198,6 @@ def _refuse_misplaced(
 ) -> None:
     """The signed revision must be named; --attestation and --signed-tools come with
     --envelope (with --server both come from the pinned location)."""
-    from histor_sign.errors import UsageError
 
     if envelope is None and server is None:
         raise UsageError("give the signed revision: --envelope FILE, or --server NAME (pinned)")
@@ -250,7 +265,7 @@ def _emit_drift(
         document = result.to_json()
         if verified is not None:
             document["verified"] = {**verified.to_json(), "attestation": attestation}
-        emit(json.dumps(document, indent=2, ensure_ascii=False), output)
+        emit(json_document(document), output)
     elif verified is not None:
         pinned = verified.pinned
         advanced = (pinned.detail if pinned is not None
@@ -299,7 +314,7 @@ def _check_pinned(
     warn(trust.warning())
     result = check_served(store, server, served, trust=trust)
     if format is OutputFormat.json:
-        emit(json.dumps(result.to_json(), indent=2, ensure_ascii=False), output)
+        emit(json_document(result.to_json()), output)
     else:
         emit(result.to_text(), output)
     drift = result.drift
@@ -307,3 +322,22 @@ def _check_pinned(
     if not fresh or (not result.ok if fail_on is None else drift is None
                      or drift.reaches(fail_on)):
         raise typer.Exit(1)
+
+
+def _check_all(
+    all_pinned: bool, host_config: Path | None, flags: VerifyFlags, pins: Path | None,
+    tools: str | None, envelope: str | None, server: str | None, target: "Target | None",
+    trusted_code: bool, timeout: float, protocol: t.ProtocolChoice, format: OutputFormat,
+    output: Path | None,
+) -> None:
+    """``check --all [--host-config FILE]`` (see :mod:`histor_sign.cli._check_all`)."""
+    from histor_sign.cli._check_all import check_all
+
+    if not all_pinned:
+        raise UsageError("--host-config needs --all")
+    if tools is not None or envelope is not None or server is not None or target is not None:
+        raise UsageError("--all checks every pinned server: give no TOOLS_FILE, --envelope, "
+                         "--server, --stdio or --url with it")
+    options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)
+    check_all(flags, pins, host_config, options=options, trusted_code=trusted_code,
+              format=format, output=output)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import typer
 
-from histor_sign._atomic import write_atomic
+from histor_sign._atomic import reserve_outputs, write_all_atomic
 from histor_sign.cli.app import app, emit
 from histor_sign.cli.target_options import (
     ALLOW_DUPLICATES_OPTION,
@@ -15,6 +15,7 @@ from histor_sign.cli.target_options import (
     MAX_PAGES_OPTION,
     MAX_TOOLS_OPTION,
     PROTOCOL_OPTION,
+    QUIET_OPTION,
     STDIO_OPTION,
     TIMEOUT_OPTION,
     TOTAL_TIMEOUT_OPTION,
@@ -48,6 +49,7 @@ def fetch(
     max_bytes: int = MAX_BYTES_OPTION,
     protocol: ProtocolChoice = PROTOCOL_OPTION,
     allow_duplicates: bool = ALLOW_DUPLICATES_OPTION,
+    quiet: bool = QUIET_OPTION,
 ) -> None:
     """Fetch the complete tools/list of an MCP server (every page) into a snapshot."""
     target = target_from_flags(stdio, url, header, bearer_token_env,
@@ -56,10 +58,13 @@ def fetch(
     options = fetch_options_from_flags(
         timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,
         max_tools=max_tools, max_bytes=max_bytes, protocol=protocol,
-        allow_duplicates=allow_duplicates,
+        allow_duplicates=allow_duplicates, quiet=quiet,
     )
-    data = fetch_snapshot(target, options).to_bytes()
     if output is None:
-        emit(data.decode("utf-8"), None)
-    else:
-        write_atomic(output, data)
+        emit(fetch_snapshot(target, options, summary=not quiet).to_bytes().decode("utf-8"),
+             None)
+        return
+    # The output is checked before the server is started (a FIFO keeps its reader).
+    with reserve_outputs([output]) as reserved:
+        data = fetch_snapshot(target, options, summary=not quiet).to_bytes()
+        write_all_atomic({output: data}, reserved=reserved)

@@ -17,9 +17,11 @@ from typing import Annotated
 import typer
 
 from histor_sign._atomic import output_exists
+from histor_sign._escape import printable
 from histor_sign._version import __version__
-from histor_sign.cli.app import PROG, app, emit
+from histor_sign.cli.app import PROG, app, emit, warn
 from histor_sign.errors import UsageError
+from histor_sign.models import namespace_owner
 
 #: Third-party actions the workflow uses, pinned by commit (tag in the comment).
 CHECKOUT = "actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1 # v7.0.1"
@@ -137,6 +139,48 @@ jobs:
 {assets}"""
 
 
+def _repository(repository: str | None) -> str | None:
+    """``--repository``, else the GitHub repository of this checkout's ``origin`` remote."""
+    from histor_sign._git import github_repository, origin_url
+    from histor_sign.pins import validate_repository
+
+    if repository is not None:
+        return validate_repository(repository, param="repository")
+    url = origin_url(Path.cwd())
+    return github_repository(url) if url else None
+
+
+def _server_and_repository(server: str | None, repository: str | None) -> tuple[str, str | None]:
+    """``--server`` (default ``io.github.OWNER/REPO`` of the repository) and the repository
+    (``--repository``, else this checkout's GitHub origin); the name must work as a chain
+    path."""
+    from histor_sign.layout import chain_dir
+
+    repository = _repository(repository)
+    if server is None:
+        if repository is None:
+            raise UsageError("give --server io.github.OWNER/NAME or --repository OWNER/REPO: "
+                             "this directory has no GitHub origin remote to read them from")
+        server = f"io.github.{repository}"
+    chain_dir("revisions", server)
+    return server, repository
+
+
+def _action_sha_hint(action: str) -> str:
+    """For the default action tag: its full commit SHA when this installation is a git
+    checkout that has the tag (offline), else how to look it up."""
+    from histor_sign._git import tag_commit
+
+    repo, _, tag = action.partition("@")
+    sha = tag_commit(Path(__file__).resolve().parents[2], tag)
+    if sha is not None:
+        return (f"  pin the histor-sign action to its commit: --action {repo}@{sha}\n"
+                f"    ({tag} in the git checkout histor-sign runs from; compare it with "
+                f"https://github.com/{repo}/releases/tag/{tag})\n")
+    return (f"  pin the histor-sign action to a full commit SHA (now {_action(action)}, a "
+            f"ref that can move): --action {repo}@<sha>\n"
+            f"    ({tag} cannot be resolved offline here; look it up with: git ls-remote "
+            f"https://github.com/{repo} refs/tags/{tag})\n")
 def render_monitor_workflow(
     server: str, *, action: str, workflow: str, ref_pattern: str | None,
     repository: str | None,
@@ -242,7 +286,20 @@ def _init_monitor(
 
 @app.command()
 def init(
-    server: Annotated[str, typer.Option("--server", help="Registry name, io.github.OWNER/NAME.")],
+    server: Annotated[
+        str | None,
+        typer.Option("--server", help="Registry name, io.github.OWNER/NAME (another "
+                     "namespace is written with a warning: clients cannot pin it by "
+                     "repository). Default: io.github.OWNER/REPO of --repository."),
+    ] = None,
+    repository: Annotated[
+        str | None,
+        typer.Option("--repository", metavar="OWNER/REPO",
+                     help="The GitHub repository that signs (with --monitor: the signing "
+                     "repository). Default: read from this checkout's origin remote (git "
+                     "remote get-url origin); else, with --monitor, the repository the "
+                     "workflow runs in."),
+    ] = None,
     stdio: Annotated[
         str | None,
         typer.Option("--stdio", metavar="COMMAND", help="Command that starts the server."),
@@ -291,17 +348,10 @@ def init(
         "--ref-pattern", metavar="GLOB",
         help="With --monitor: the refs releases are signed from (others are warnings). "
         "Default: any ref of the workflow is the publisher's.")] = None,
-    repository: Annotated[str | None, typer.Option(
-        "--repository", metavar="OWNER/REPO",
-        help="With --monitor: the signing repository. Default: the repository the "
-        "workflow runs in.")] = None,
 ) -> None:
     """Write the release workflow for this server (or, with --monitor, the transparency-log
     monitor) and say what to commit."""
-    from histor_sign.layout import chain_dir
-    from histor_sign.pins import published_location
-
-    chain_dir("revisions", server)  # the server name must work as a chain path
+    server, repository = _server_and_repository(server, repository)
     if monitor:
         if stdio is not None or url is not None or single_job or build is not None:
             raise UsageError("--monitor runs no server: --stdio, --url, --single-job and "
@@ -316,20 +366,20 @@ def init(
         return _init_monitor(server, action, output, workflow, ref_pattern, repository)
     if (stdio is None) == (url is None):
         raise UsageError("give exactly one of --stdio COMMAND or --url URL")
-    text = render_workflow(
-        server, stdio, url, single_job=single_job, action=action, build=build
-    )
-    emit(text, output)
+    if namespace_owner(server) is None:
+        warn(f"{printable(server, 200)} is outside io.github.*: clients cannot pin it with "
+             "'trust add'; they verify it with --envelope and an identity pin instead")
+    emit(render_workflow(server, stdio, url, single_job=single_job, action=action, build=build),
+         output)
     form = "single-job" if single_job else "two-job (snapshot -> sign)"
     pinned = action.startswith("./") or _FULL_SHA.fullmatch(action.partition("@")[2])
     sys.stdout.write(
         f"wrote {output} ({form})\n"
         "Next:\n"
         f"  git add {output} && git commit -m 'Sign the tools/list on release'\n"
-        + ("" if pinned else "  pin the histor-sign action to a full commit SHA "
-           f"(now {_action(action)}, a ref that can move): --action OWNER/REPO@<sha>\n")
+        + ("" if pinned else _action_sha_hint(action))
         + "  publish a release: the first one starts the chain on the histor-revisions branch\n"
         "Clients then check the server against the latest signed revision:\n"
-        f"  {PROG} check --verify --repository OWNER/REPO --envelope "
-        f"{published_location(server, 'OWNER/REPO')} --stdio ...\n"
+        f"  {PROG} trust add {server} --repository {repository or 'OWNER/REPO'}\n"
+        f"  {PROG} check --server {server} --stdio ...\n"
     )

@@ -2,18 +2,18 @@
 and promote a reviewed change with ``--update --accept``."""
 
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
 from histor_sign.cli import target_options as t
-from histor_sign.cli.app import OutputFormat, app, emit, warn
+from histor_sign.cli.app import OutputFormat, app, emit, json_document, warn
 from histor_sign.drift._triage import Risk
 from histor_sign.mcp._target import FetchOptions, Target
 
 if TYPE_CHECKING:
+    from histor_sign.artifacts import InstalledEvidence
     from histor_sign.models import Snapshot
 
 LOCK_FILE_OPT = typer.Option(
@@ -87,8 +87,8 @@ def lock(
         current = LockFile.load(output)
         result = check_locked(current, _observed(snapshot, target, options), server)
         if format is OutputFormat.json:
-            emit(json.dumps({**result.to_json(), "accepted": accept and not result.matches},
-                            indent=2, ensure_ascii=False), None)
+            emit(json_document({**result.to_json(),
+                                "accepted": accept and not result.matches}), None)
         else:
             emit(result.to_text(), None)
         if result.matches:
@@ -97,24 +97,34 @@ def lock(
             warn(f"nothing written: review the changes above, then run again with --accept "
                  f"to promote them into {printable(str(output))}")
             raise typer.Exit(1)
-        promote(current, result).write()
+        promote(current, result, _package(snapshot, target)).write()
         if format is OutputFormat.human:
             emit(f"accepted: {printable(result.entry.name)} updated in "
                  f"{printable(str(output))}", None)
         return
     current = LockFile.load_or_new(output)
-    entry = LockedServer.observe(_observed(snapshot, target, options), server)
+    entry = LockedServer.observe(_observed(snapshot, target, options), server,
+                                 _package(snapshot, target))
     if entry.name in current.servers:
         raise UsageError(f"{printable(entry.name, 200)} is already locked in {output}: use "
                          "--update to review what changed and --accept to promote it")
     current.with_entry(entry).write()
     if format is OutputFormat.json:
-        emit(json.dumps({**entry.summary_json(), "file": str(output)}, indent=2,
-                        ensure_ascii=False), None)
+        emit(json_document({**entry.summary_json(), "file": str(output)}), None)
         return
     emit(f"locked {printable(entry.name)} in {printable(str(output))}: "
          f"{len(entry.tool_digests)} tools, manifest {entry.manifest_digest} · "
          "locked (trust on first use), not publisher-signed", None)
+
+
+def _package(path: str | None, target: Target | None) -> "InstalledEvidence | None":
+    """Evidence of the npm package a live stdio command ran (none for a snapshot file, a
+    URL, or a command whose package cannot be established)."""
+    from histor_sign.artifacts import npm_package_run_by
+
+    if path is not None or target is None or target.command is None:
+        return None
+    return npm_package_run_by(target.command, target.cwd)
 
 
 def _observed(path: str | None, target: Target | None, options: FetchOptions) -> "Snapshot":
@@ -153,7 +163,7 @@ def check_lock(
     )
     result = check_locked(current, served, server)
     if format is OutputFormat.json:
-        emit(json.dumps(result.to_json(), indent=2, ensure_ascii=False), output)
+        emit(json_document(result.to_json()), output)
     else:
         emit(result.to_text(), output)
     if not result.matches if fail_on is None else result.reaches(fail_on):

@@ -2,7 +2,6 @@
 not revisions of its published chain (:mod:`histor_sign.monitor`)."""
 
 
-import json
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -10,7 +9,7 @@ from typing import Annotated
 import typer
 
 from histor_sign._limits import DEFAULT_MAX_LOG_ENTRIES, DEFAULT_TIMEOUT
-from histor_sign.cli.app import app, emit, warn
+from histor_sign.cli.app import app, emit, json_document, warn
 from histor_sign.cli.signing_commands import (
     OfflineOpt,
     TrustedRootOpt,
@@ -88,7 +87,7 @@ def monitor(
         emit(render_pieces(result.findings(), "sarif", command="monitor",
                            stats=result.to_json() | {"events": len(result.events)}), output)
     elif format is MonitorFormat.json:
-        emit(json.dumps(result.to_json(), indent=2, ensure_ascii=False), output)
+        emit(json_document(result.to_json()), output)
     else:
         emit(result.to_text(), output)
     if result.alarm:

@@ -14,6 +14,7 @@ from histor_sign._limits import DEFAULT_SCAN_THRESHOLD
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import PROG, app, fail, say, warn
 from histor_sign.errors import OperationalError, UsageError
+from histor_sign.models import Severity
 from histor_sign.report._findings import FailOn
 
 if TYPE_CHECKING:
@@ -80,24 +81,27 @@ def _github_output_lines(outputs: dict[str, str]) -> str:
     )
 
 
-def print_outcome(outcome: "ReleaseOutcome") -> None:
-    """Human summary on stdout: the gate, then what was signed and written."""
+def print_outcome(outcome: "ReleaseOutcome", min_severity: Severity = Severity.note) -> None:
+    """Human summary on stdout: the gate, then what was signed and written (findings below
+    ``min_severity`` left out here; scan.sarif and summary.md keep every one)."""
+    from histor_sign.cli.scan_commands import shown_findings
     from histor_sign.report._render import render
 
-    if outcome.findings:
+    shown = shown_findings(list(outcome.findings), min_severity, outcome.request.strict)
+    if shown:
         color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-        say(render(outcome.findings, "human", color=color), colors=color)
+        say(render(shown, "human", color=color), colors=color)
     if outcome.envelope is None:
         return
     stmt = outcome.envelope.statement
     say(
         f"signed {stmt.server} {stmt.server_version} revision {stmt.revision} "
         f"({len(stmt.tool_digests)} tools)\n"
-        f"  manifest  {stmt.manifest_digest}\n"
-        f"  signer    {outcome.envelope.identity}\n"
-        f"  rekor     log index {outcome.envelope.transparency_log.log_index}\n"
-        + "".join(f"  artifact  {printable(a.shown)}\n" for a in outcome.artifacts)
-        + "".join(f"  {role:<9} {path}\n" for role, path in outcome.files.items())
+        f"  {'manifest':<11} {stmt.manifest_digest}\n"
+        f"  {'signer':<11} {outcome.envelope.identity}\n"
+        f"  {'rekor':<11} log index {outcome.envelope.transparency_log.log_index}\n"
+        + "".join(f"  {'artifact':<11} {printable(a.shown)}\n" for a in outcome.artifacts)
+        + "".join(f"  {role:<11} {path}\n" for role, path in outcome.files.items())
     )
 
 
@@ -191,6 +195,14 @@ _ReleaseTrustConfig = Annotated[
 ]
 
 
+_ReleaseMinSeverity = Annotated[
+    Severity,
+    typer.Option("--min-severity", help="List only findings at this severity or above "
+                 "(note, warning, error); scan.sarif and summary.md keep all, and the gate "
+                 "judges all."),
+]
+
+
 @app.command()
 def release(
     server: Annotated[str, typer.Option("--server", help="Registry name, io.github.OWNER/NAME.")],
@@ -220,6 +232,8 @@ def release(
     max_tools: int = t.MAX_TOOLS_OPTION,
     max_bytes: int = t.MAX_BYTES_OPTION,
     protocol: t.ProtocolChoice = t.PROTOCOL_OPTION,
+    quiet: bool = t.QUIET_OPTION,
+    min_severity: _ReleaseMinSeverity = Severity.note,
 ) -> None:
     """Fetch → scan gate → build → sign → verify → write, in one command (for CI).
 
@@ -254,28 +268,26 @@ def release(
     )
     options = t.fetch_options_from_flags(
         timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,
-        max_tools=max_tools, max_bytes=max_bytes, protocol=protocol,
+        max_tools=max_tools, max_bytes=max_bytes, protocol=protocol, quiet=quiet,
     )
     if target is not None and identity_token:
         # The token we hold never reaches the server, nor what it serves (an ambient token
         # is only requested after the fetch, from variables the server does not get).
         target = replace(target, guarded_secrets=(identity_token.strip(),))
-    served = _served_tools(tools, target, options, max_tools)
+    served = _served_tools(tools, target, options, max_tools, summary=not quiet)
     warn(trust.warning())
     try:
         outcome = run_release(served, request)
     except GateFailed as exc:
         assert isinstance(exc.outcome, ReleaseOutcome)
-        _report(exc.outcome)
-        fail(
-            f"release gate failed: findings at --fail-on {fail_on.value}; "
-            f"nothing was signed (see {exc.outcome.files['sarif']})", 1
-        )
+        _report(exc.outcome, min_severity)
+        fail(f"release gate failed: findings at --fail-on {fail_on.value}; nothing was "
+             f"signed (see {exc.outcome.files['sarif']})", 1)
+    _report(outcome, min_severity)  # findings, then what was signed and written
     for path in outcome.published:
-        sys.stdout.write(f"  published {path}\n")
+        sys.stdout.write(f"  {'published':<11} {path}\n")
     if outcome.published:
         _append("GITHUB_OUTPUT", f"published={outcome.published[1]}\n")
-    _report(outcome)
 
 
 def _resolve_previous(
@@ -316,19 +328,20 @@ def _load_policy(path: Path | None) -> "Policy | None":
 
 
 def _served_tools(
-    path: str | None, target: "Target | None", options: "FetchOptions", max_tools: int
+    path: str | None, target: "Target | None", options: "FetchOptions", max_tools: int,
+    *, summary: bool = False,
 ) -> "Snapshot | Catalog":
     """A live fetch (every page, with its capture context) or the catalog file; a snapshot
     file stays a Snapshot, so its capture and server surface are kept as evidence."""
     if target is not None:
-        return t.fetch_snapshot(target, options)
+        return t.fetch_snapshot(target, options, summary=summary)
     assert path is not None
     return t.snapshot_or_catalog_file(path, max_tools=max_tools)
 
 
-def _report(outcome: "ReleaseOutcome") -> None:
+def _report(outcome: "ReleaseOutcome", min_severity: "Severity" = Severity.note) -> None:
     """Stdout summary, then the GitHub Actions step summary and outputs (when set)."""
-    print_outcome(outcome)
+    print_outcome(outcome, min_severity)
     _append("GITHUB_STEP_SUMMARY", outcome.summary_markdown)
     _append("GITHUB_OUTPUT", _github_output_lines(outcome.github_outputs()))
 

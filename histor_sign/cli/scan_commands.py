@@ -19,10 +19,10 @@ from histor_sign._limits import (
     DEFAULT_SCAN_THRESHOLD,
 )
 from histor_sign.cli import target_options as t
-from histor_sign.cli.app import app, emit
+from histor_sign.cli.app import app, emit, note
 from histor_sign.errors import UsageError
-from histor_sign.models import Finding
-from histor_sign.report._findings import FailOn, reaches_threshold
+from histor_sign.models import Finding, Severity
+from histor_sign.report._findings import FailOn, at_least, reaches_threshold
 from histor_sign.report._render import ReportFormat, render_pieces
 
 FORMAT_OPT = typer.Option(
@@ -34,6 +34,11 @@ OUTPUT_OPT = typer.Option(
 FAIL_ON_OPT = typer.Option(
     FailOn.error, "--fail-on",
     help="Exit 1 when a finding reaches this severity: warning, error or never.",
+)
+MIN_SEVERITY_OPT = typer.Option(
+    Severity.note, "--min-severity",
+    help="Show only findings at this severity or above: note (all), warning or error. "
+    "--fail-on still judges every finding.",
 )
 STRICT_OPT = typer.Option(
     False, "--strict",
@@ -83,15 +88,27 @@ def _finish(
     fail_on: FailOn,
     strict: bool,
     command: str,
+    min_severity: Severity = Severity.note,
 ) -> None:
     color = (
         output is None and fmt is ReportFormat.human and sys.stdout.isatty()
         and "NO_COLOR" not in os.environ
     )
-    emit(render_pieces(findings, fmt, strict=strict, stats=stats, command=command,
+    shown = shown_findings(findings, min_severity, strict)
+    emit(render_pieces(shown, fmt, strict=strict, stats=stats, command=command,
                        color=color), output, colors=color)
     if reaches_threshold(findings, fail_on, strict):
         raise typer.Exit(1)
+
+
+def shown_findings(findings: list[Finding], minimum: Severity, strict: bool) -> list[Finding]:
+    """``--min-severity``: the findings to show; how many were left out is said on stderr."""
+    shown = at_least(findings, minimum, strict)
+    hidden = len(findings) - len(shown)
+    if hidden:
+        note(f"{hidden} finding{'s' if hidden != 1 else ''} below --min-severity "
+             f"{minimum.value} not shown")
+    return shown
 
 
 @app.command()
@@ -106,6 +123,7 @@ def scan(
         "when their object words do not match exactly.",
     ),
     strict: bool = STRICT_OPT,
+    min_severity: Severity = MIN_SEVERITY_OPT,
     max_tools: int = typer.Option(
         DEFAULT_MAX_SCAN_TOOLS, "--max-tools", help="Imported-tool limit."
     ),
@@ -159,7 +177,8 @@ def scan(
         )
         loaded.insert(0, t.fetch_catalog(target, fetch))
     result = scan_catalogs(loaded, options)
-    _finish(result.findings, result.stats, format, output, fail_on, strict, "scan")
+    _finish(result.findings, result.stats, format, output, fail_on, strict, "scan",
+            min_severity)
 
 
 @app.command()

@@ -18,7 +18,7 @@ import typer
 from histor_sign._escape import inert_line
 from histor_sign._limits import MAX_FIRST_INDEX
 from histor_sign._sigstore_trust import Trust
-from histor_sign.cli.app import FLAGS, PROG, OutputFormat, app, emit, warn
+from histor_sign.cli.app import FLAGS, PROG, OutputFormat, app, emit, json_document, warn
 from histor_sign.errors import UsageError
 from histor_sign.models import GITHUB_ACTIONS_ISSUER
 
@@ -206,8 +206,9 @@ def sign(
             help="Envelope to write, e.g. release.envelope.json. Also writes "
             "release.statement.json "
             "(the exact signed bytes), release.sigstore.json (the Sigstore bundle) and "
-            "release.intoto.sigstore.json (the in-toto attestation) beside it; "
-            "for other names a trailing .json is replaced.",
+            "release.intoto.sigstore.json (the in-toto attestation) beside it, and with "
+            "--snapshot release.manifest.json (the manifest's canonical bytes, the "
+            "attestation's manifest subject); for other names a trailing .json is replaced.",
         ),
     ],
     identity_token: Annotated[
@@ -237,24 +238,32 @@ def sign(
             "--snapshot", metavar="FILE",
             help="The fetch snapshot the statement was built from: its capture context and "
             "a digest per prompt, per resource template and of the instructions go into the "
-            "in-toto attestation. Its tools must be the statement's.",
+            "in-toto attestation, and its tools give the manifest's canonical bytes "
+            "(X.manifest.json; the statement holds only their digest). Its tools must be "
+            "the statement's.",
         ),
     ] = None,
 ) -> None:
     """Sign a revision statement keyless with Sigstore, verify the fresh bundle, and write
     the envelope, statement bytes and bundle atomically."""
+    from dataclasses import replace
+
     from histor_sign.canonical import read_json_file
-    from histor_sign.layout import attestation_path, companion_paths
+    from histor_sign.layout import attestation_path, companion_paths, manifest_path
     from histor_sign.models import Statement
-    from histor_sign.signing import sign_statement
+    from histor_sign.signing import reserve_signed_outputs, sign_statement
 
     trust = trust_from_flags(staging=staging, trust_config=trust_config)
     stmt = Statement.from_json(read_json_file(statement), statement)
-    capture, surface = _snapshot_evidence(snapshot, stmt) if snapshot else (None, None)
+    capture, surface, manifest = (_snapshot_evidence(snapshot, stmt) if snapshot
+                                  else (None, None, b""))
     warn(trust.warning())
-    signed = sign_statement(stmt, trust=trust, identity_token=identity_token,
-                            capture=capture, surface=surface)
-    signed.write(output)
+    with reserve_signed_outputs(output, len(stmt.to_bytes()),
+                                manifest=bool(manifest)) as reserved:
+        signed = sign_statement(stmt, trust=trust, identity_token=identity_token,
+                                capture=capture, surface=surface)
+        signed = replace(signed, manifest_json=manifest)
+        signed.write(output, reserved)
     statement_path, bundle_path = companion_paths(output)
     env = signed.envelope
     log = env.transparency_log
@@ -267,6 +276,7 @@ def sign(
                 f"  bundle    {bundle_path}",
                 f"  attestation {attestation_path(output)} (in-toto, "
                 f"{len(signed.attestation_json)} part(s))",
+                *([f"  manifest  {manifest_path(output)}"] if manifest else []),
                 f"  log index {log.log_index} (log id {log.log_id})",
             ]
         ),
@@ -276,12 +286,13 @@ def sign(
 
 def _snapshot_evidence(
     path: str, statement: "Statement"
-) -> "tuple[dict[str, Any], dict[str, Any] | None]":
-    """(capture, surface digests) of ``sign --snapshot``; the snapshot's tools must be the
-    statement's, so the attestation cannot carry another fetch's context."""
+) -> "tuple[dict[str, Any], dict[str, Any] | None, bytes]":
+    """(capture, surface digests, manifest bytes) of ``sign --snapshot``; the snapshot's
+    tools must be the statement's, so the attestation cannot carry another fetch's context
+    and the manifest bytes hash to the signed manifestDigest."""
     from histor_sign.canonical import read_json_file
     from histor_sign.models import Snapshot
-    from histor_sign.revision import digests, surface_json
+    from histor_sign.revision import digests, manifest_bytes, surface_json
 
     snap = Snapshot.from_json(read_json_file(path), path)
     manifest, _ = digests(snap)
@@ -290,7 +301,7 @@ def _snapshot_evidence(
             f"--snapshot: {path} is not the catalog the statement was built from (manifest "
             f"digest {manifest}, the statement's {statement.manifest_digest})"
         )
-    return snap.capture, surface_json(snap)
+    return snap.capture, surface_json(snap), manifest_bytes(snap)
 
 
 _VerifyEnvelope = Annotated[
@@ -405,7 +416,7 @@ def verify(
         if len(reports) == 2:
             document["attestation"] = reports[1].to_json()
             document["verified"] = all(r.ok for r in reports)
-        emit(json.dumps(document, indent=2, ensure_ascii=False), None)
+        emit(json_document(document), None)
     else:
         emit("\n".join(r.to_text() for r in reports), None)
     for report in reports:
@@ -450,11 +461,21 @@ _DevSigstorePort = Annotated[
     int, typer.Option("--port", min=0, max=65535, help="Port to bind (0 = any free port).")
 ]
 _DevSigstoreTokenFor = Annotated[
-    str | None,
+    list[str] | None,
     typer.Option(
         "--token-for",
         help="Mint a GitHub-Actions-style identity token for this workflow identity "
-        "(https://github.com/OWNER/REPO/.github/workflows/FILE.yml@REF).",
+        "(https://github.com/OWNER/REPO/.github/workflows/FILE.yml@REF). Repeat it with one "
+        "--token-out each (in the same order) for several identities.",
+    ),
+]
+_DevSigstoreState = Annotated[
+    Path | None,
+    typer.Option(
+        "--state", metavar="DIR",
+        help="Keep the instance's keys, certificates and log in DIR across restarts (0600 "
+        "state file), so releases signed before a restart still verify and chain on the "
+        "same trust root. Use a fixed --port to keep its URLs too.",
     ),
 ]
 _DevSigstoreTokenRepository = Annotated[
@@ -465,8 +486,9 @@ _DevSigstoreTokenRepository = Annotated[
     ),
 ]
 _DevSigstoreTokenOut = Annotated[
-    Path | None,
-    typer.Option("--token-out", help="File to write the minted token to (never printed)."),
+    list[Path] | None,
+    typer.Option("--token-out", help="File to write the minted token to (never printed); "
+                 "one per --token-for."),
 ]
 _DevSigstoreTokenLifetime = Annotated[
     int, typer.Option("--token-lifetime", min=1, max=86400, help="Token lifetime in seconds.")
@@ -509,6 +531,21 @@ _DevSigstoreFirstIndex = Annotated[
 ]
 
 
+def _check_token_flags(
+    token_for: list[str], token_out: list[Path], github_env_out: Path | None
+) -> None:
+    """--token-for pairs with --token-out in order; --github-env-out takes one identity."""
+    if (token_out or github_env_out) and not token_for:
+        raise UsageError("--token-out and --github-env-out need --token-for IDENTITY")
+    if token_for and not (token_out or github_env_out):
+        raise UsageError("--token-for needs --token-out FILE or --github-env-out FILE")
+    if token_out and len(token_out) != len(token_for):
+        raise UsageError(f"give one --token-out per --token-for ({len(token_for)} identities, "
+                         f"{len(token_out)} --token-out)")
+    if github_env_out is not None and len(token_for) != 1:
+        raise UsageError("--github-env-out takes exactly one --token-for identity")
+
+
 @app.command("dev-sigstore")
 def dev_sigstore(
     trust_config_out: _DevSigstoreTrustConfigOut,
@@ -523,6 +560,7 @@ def dev_sigstore(
     rekor_version: _DevSigstoreRekorVersion = 1,
     tsa: _DevSigstoreTsa = None,
     first_index: _DevSigstoreFirstIndex = 1,
+    state: _DevSigstoreState = None,
 ) -> None:
     """Run a LOCAL, UNTRUSTED Sigstore instance (Fulcio, Rekor v1 or v2, optional RFC 3161
     timestamp authority, GitHub-style OIDC) in the foreground, for tests and offline demos.
@@ -532,17 +570,17 @@ def dev_sigstore(
 
     if host not in ("127.0.0.1", "localhost", "::1"):
         raise UsageError("dev-sigstore binds loopback only (--host 127.0.0.1, localhost or ::1)")
-    if (token_out or github_env_out) and not token_for:
-        raise UsageError("--token-out and --github-env-out need --token-for IDENTITY")
-    if token_for and not (token_out or github_env_out):
-        raise UsageError("--token-for needs --token-out FILE or --github-env-out FILE")
+    _check_token_flags(token_for or [], token_out or [], github_env_out)
     if rekor_version == 2 and tsa is False:
         raise UsageError(
             "--rekor-version 2 needs --tsa: its log entries carry no time, so a signature "
             "could never be checked against its certificate's validity"
         )
-    instance = LocalSigstore(host=host, port=port, rekor_version=rekor_version, tsa=tsa,
-                             first_index=first_index)
+    try:
+        instance = LocalSigstore(host=host, port=port, rekor_version=rekor_version, tsa=tsa,
+                                 first_index=first_index, state=state)
+    except ValueError as exc:
+        raise UsageError(f"--state: {exc}") from None
     try:
         instance.start()
     except OSError as exc:
@@ -556,26 +594,26 @@ def dev_sigstore(
             files[trusted_root_out] = (
                 json.dumps(instance.trust_config["trustedRoot"], indent=2) + "\n"
             ).encode()
-        if token_for:
-            try:
-                if token_out is not None:
-                    token = instance.mint_token(
-                        token_for, repository=token_repository, lifetime=token_lifetime
-                    )
-                    files[token_out] = token.encode()
-                if github_env_out is not None:
-                    env = instance.github_env(token_for, repository=token_repository)
-                    files[github_env_out] = "".join(f"{k}={v}\n" for k, v in env.items()).encode()
-            except ValueError as exc:
-                raise UsageError(str(exc)) from None
-        # The token (and the env lines carrying it) are secrets: 0600 whatever the umask.
-        write_all_atomic(files, private=[p for p in (token_out, github_env_out) if p])
+        try:
+            for identity, out in zip(token_for or [], token_out or [], strict=False):
+                files[out] = instance.mint_token(identity, repository=token_repository,
+                                                 lifetime=token_lifetime).encode()
+            if github_env_out is not None and token_for:
+                env = instance.github_env(token_for[0], repository=token_repository)
+                files[github_env_out] = "".join(f"{k}={v}\n" for k, v in env.items()).encode()
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        # The tokens (and the env lines carrying one) are secrets: 0600 whatever the umask.
+        write_all_atomic(files, private=[*(token_out or []),
+                                         *([github_env_out] if github_env_out else [])])
         warn(
             "dev-sigstore is a LOCAL, UNTRUSTED Sigstore instance for tests and demos: anyone "
             "can mint any identity here. Never use its trust config for real releases."
         )
+        kept = (f"; state in {state} ({'restored' if instance.restored else 'new'}, "
+                f"{len(instance.log.tree)} log entries)") if state is not None else ""
         sys.stderr.write(inert_line(
-            f"{PROG}: dev-sigstore listening on {instance.url} (Rekor v{rekor_version}, "
+            f"{PROG}: dev-sigstore listening on {instance.url}{kept} (Rekor v{rekor_version}, "
             f"{'with' if instance.tsa else 'no'} timestamp authority, first log index "
             f"{first_index}); trust config {trust_config_out}"
         ) + "\n")
@@ -586,3 +624,40 @@ def dev_sigstore(
     finally:
         signal.signal(signal.SIGTERM, previous)
         instance.stop()
+
+
+@app.command("attest-github")
+def attest_github(
+    attestation: Annotated[Path, typer.Argument(
+        metavar="ATTESTATION", help="The release's intoto.sigstore.json (part 1; further parts "
+        "beside it are published too).")],
+    repository: Annotated[str, typer.Option(
+        "--repository", metavar="OWNER/REPO", envvar="GITHUB_REPOSITORY",
+        help="The repository the attestation is stored for. Default: $GITHUB_REPOSITORY.")],
+    token_env: Annotated[str, typer.Option(
+        "--token-env", metavar="NAME",
+        help="Environment variable holding a token allowed 'attestations: write'.")]
+    = "GITHUB_TOKEN",
+    api_url: Annotated[str, typer.Option(
+        "--api-url", envvar="GITHUB_API_URL", help="GitHub REST API base URL.")]
+    = "https://api.github.com",
+) -> None:
+    """Publish the in-toto attestation to GitHub's attestations store, so that
+    'gh attestation verify' (gh >= 2.49) finds it. Exit codes: 0 published, 2 bad input or
+    GitHub refused it."""
+    import os
+
+    from histor_sign.canonical import read_bytes
+    from histor_sign.github_attestations import publish_attestations
+    from histor_sign.layout import part_paths
+
+    token = os.environ.get(token_env, "").strip()
+    if not token:
+        raise UsageError(f"--token-env: environment variable {token_env} is not set or empty")
+    paths = [attestation]
+    while (more := part_paths(attestation, len(paths) + 1)[-1]).exists():
+        paths.append(more)
+    ids = publish_attestations([(str(p), read_bytes(str(p))) for p in paths], repository,
+                               token=token, api_url=api_url)
+    emit("\n".join(f"published {p} to {repository} as attestation {i}"
+                   for p, i in zip(paths, ids, strict=True)), None)

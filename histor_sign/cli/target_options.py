@@ -23,14 +23,14 @@ from histor_sign._limits import (
     DEFAULT_TIMEOUT,
     DEFAULT_TOTAL_TIMEOUT,
 )
-from histor_sign.cli.app import warn
+from histor_sign.cli.app import note, warn
 from histor_sign.errors import UsageError
 from histor_sign.mcp._target import (
     FetchOptions,
     Target,
     parse_header,
 )
-from histor_sign.models import Catalog, Tool
+from histor_sign.models import SERVER_LOCATION_PREFIX, Catalog, Tool
 
 if TYPE_CHECKING:
     from histor_sign.models import Snapshot
@@ -143,8 +143,10 @@ def fetch_options_from_flags(
     max_bytes: int = DEFAULT_MAX_RECEIVED_BYTES,
     protocol: ProtocolChoice | str = ProtocolChoice.auto,
     allow_duplicates: bool = False,
+    quiet: bool = False,
 ) -> FetchOptions:
-    """Build :class:`FetchOptions`, with a progress line when stderr is a terminal."""
+    """Build :class:`FetchOptions`, with a progress line when stderr is a terminal (never
+    with ``quiet``)."""
     return FetchOptions(
         timeout=timeout,
         total_timeout=total_timeout,
@@ -153,7 +155,7 @@ def fetch_options_from_flags(
         max_bytes=max_bytes,
         protocol=ProtocolChoice(protocol).value,
         allow_duplicates=allow_duplicates,
-        progress=_print_progress if sys.stderr.isatty() else None,
+        progress=_print_progress if sys.stderr.isatty() and not quiet else None,
     )
 
 
@@ -172,16 +174,34 @@ def _progress_line(options: FetchOptions) -> Iterator[None]:
             sys.stderr.flush()
 
 
-def fetch_snapshot(target: Target, options: FetchOptions) -> "Snapshot":
+def fetch_snapshot(target: Target, options: FetchOptions, *, summary: bool = False) -> "Snapshot":
     """Fetch, keeping the terminal progress line tidy on success and on error, then print
-    the fetch's warnings (skipped banner lines, lists the server did not serve)."""
+    the fetch's warnings (skipped banner lines, lists the server did not serve) and, with
+    ``summary``, one line saying what was fetched (on stderr, terminal or not)."""
     from histor_sign.mcp._client import fetch
 
     with _progress_line(options):
         snapshot = fetch(target, options)
     for warning in snapshot.warnings:
         warn(warning)
+    if summary:
+        note(fetch_summary(snapshot))
     return snapshot
+
+
+def fetch_summary(snapshot: "Snapshot") -> str:
+    """``fetched 8 tools in 3 pages from example-notes (stdio)``: the server by its own
+    name (escaped when printed), never the command line."""
+    n, pages = len(snapshot.tools), snapshot.capture.get("pages", 1)
+    name = snapshot.server_location().removeprefix(SERVER_LOCATION_PREFIX)
+    return (f"fetched {n} tool{'s' if n != 1 else ''} in {pages} page"
+            f"{'s' if pages != 1 else ''} from {name} ({snapshot.capture.get('transport')})")
+
+
+QUIET_OPTION = typer.Option(
+    False, "--quiet", "-q",
+    help="No progress or summary line on stderr (warnings and errors still show).",
+)
 
 
 def tools_from_file_or_target(
@@ -230,5 +250,7 @@ def snapshot_or_catalog_file(path: str, *, max_tools: int | None = None) -> "Sna
 
 
 def fetch_catalog(target: Target, options: FetchOptions) -> Catalog:
-    """Fetch and import as a catalog whose source names the target (no secrets)."""
-    return fetch_snapshot(target, options).to_catalog(target.label())
+    """Fetch and import as a catalog whose findings name the server (``mcp-server:NAME``),
+    never the command line or URL it was reached by."""
+    snapshot = fetch_snapshot(target, options)
+    return snapshot.to_catalog(snapshot.server_location())

@@ -3,7 +3,6 @@
 publisher (a pin-store entry, ``--server``, or an explicit identity pin)."""
 
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -13,7 +12,7 @@ import typer
 from histor_sign._escape import printable
 from histor_sign.canonical import JsonValue
 from histor_sign.cli._server_json import ServerJsonOpt, pin_from_server_json
-from histor_sign.cli.app import PROG, OutputFormat, app, emit, warn
+from histor_sign.cli.app import PROG, OutputFormat, app, emit, json_document, warn
 from histor_sign.cli.signing_commands import (
     OfflineOpt,
     OwnerIdOpt,
@@ -296,4 +295,59 @@ def verified_json(document: dict[str, Any], verified: "VerifiedForUse | None") -
     """A command's JSON document with the ``verified`` member added when there is one."""
     if verified is not None:
         document = {**document, "verified": verified.to_json()}
-    return json.dumps(document, indent=2, ensure_ascii=False)
+    return json_document(document)
+
+
+_TrustName = Annotated[str, typer.Argument(metavar="NAME", help="The pinned server name.")]
+_TrustFormat = Annotated[OutputFormat, typer.Option("--format", "-f", help="human or json.")]
+
+
+@trust_app.command("show")
+def trust_show(
+    server: _TrustName,
+    pins: PinsOpt = None,
+    format: _TrustFormat = OutputFormat.human,
+) -> None:
+    """Show one pinned server: who may sign it, where it is published, the revision
+    pinned. Exit codes: 0 shown, 2 not pinned or bad input."""
+    store = load_store(pins)
+    entry = store.get(server)
+    if entry is None:
+        raise UsageError(f"{printable(server, 200)} is not pinned in {store.path}")
+    if format is OutputFormat.json:
+        emit(json_document({"pins": str(store.path), "server": server, **entry.to_json()}),
+             None)
+        return
+    emit("\n".join([f"{printable(server, 200)} in {store.path}", *_entry_lines(entry)]), None)
+
+
+@trust_app.command("update")
+def trust_update(
+    server: _TrustName,
+    pins: PinsOpt = None,
+    format: _TrustFormat = OutputFormat.human,
+    trusted_root: TrustedRootOpt = None,
+    trust_config: VerifyTrustConfigOpt = None,
+    staging: VerifyStagingOpt = False,
+    offline: OfflineOpt = False,
+) -> None:
+    """Follow a pinned server's chain now: verify every revision from the pinned one to the
+    latest under the pin, advance the pin, and show what changed (each change with its kind
+    and risk). Exit codes: 0 current or advanced, 1 a rollback, fork or broken chain (the
+    pin is left as it was), 2 not pinned or bad input."""
+    from histor_sign.pins import update_pin
+
+    store = load_store(pins)
+    entry = store.get(server)
+    if entry is None:
+        raise UsageError(f"{printable(server, 200)} is not pinned in {store.path}: pin it "
+                         f"first with {_trust_add_hint(server)}")
+    flags = VerifyFlags(None, GITHUB_ACTIONS_ISSUER, None, None, None, None, trusted_root,
+                        trust_config, staging, offline)
+    trust = flags.trust_for_pin(entry)
+    warn(trust.warning())
+    update = update_pin(store, server, trust=trust)
+    if format is OutputFormat.json:
+        emit(json_document(update.to_json()), None)
+    else:
+        emit(update.to_text(), None)

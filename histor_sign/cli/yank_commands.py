@@ -2,14 +2,13 @@
 (:mod:`histor_sign.yank`), signed with the same flags as ``release``."""
 
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from histor_sign._escape import printable
-from histor_sign.cli.app import OutputFormat, app, emit
+from histor_sign.cli.app import OutputFormat, app, emit, json_document
 from histor_sign.cli.release_commands import _ReleaseIdentityToken, _ReleaseTrustConfig
 
 
@@ -46,11 +45,11 @@ def yank(
                             identity_token=identity_token)
     y = outcome.yank
     if format is OutputFormat.json:
-        emit(json.dumps({"server": y.server, "revision": y.revision,
-                         "manifestDigest": y.statement.manifest_digest, "reason": y.reason,
-                         "signer": {"issuer": y.issuer, "identity": y.identity},
-                         "transparencyLog": y.transparency_log.to_json(),
-                         "yank": str(outcome.path)}, indent=2, ensure_ascii=False), None)
+        emit(json_document({"server": y.server, "revision": y.revision,
+                            "manifestDigest": y.statement.manifest_digest, "reason": y.reason,
+                            "signer": {"issuer": y.issuer, "identity": y.identity},
+                            "transparencyLog": y.transparency_log.to_json(),
+                            "yank": str(outcome.path)}), None)
         return
     emit("\n".join([
         f"yanked {printable(y.server)} revision {y.revision}",

@@ -1,6 +1,7 @@
 """Tool collisions: the catalog scan (TC001–TC005, TC010, TC011) and the replay of observed calls
 (TC006–TC009) — lexical candidates, bounded schema intersection, witnesses."""
 
+from histor_sign.collisions._partition import Mapper, dask_mapper, local_mapper
 from histor_sign.collisions._replay import ReplayOptions, ReplayResult, replay, replay_paths
 from histor_sign.collisions._scanner import (
     ScanOptions,
@@ -12,6 +13,17 @@ from histor_sign.collisions._scanner import (
 )
 
 __all__ = [
-    "ReplayOptions", "ReplayResult", "ScanOptions", "ScanResult", "replay", "replay_paths",
-    "scan", "scan_catalogs", "scan_paths", "scan_tools",
+    "Mapper",
+    "ReplayOptions",
+    "ReplayResult",
+    "ScanOptions",
+    "ScanResult",
+    "dask_mapper",
+    "local_mapper",
+    "replay",
+    "replay_paths",
+    "scan",
+    "scan_catalogs",
+    "scan_paths",
+    "scan_tools",
 ]

@@ -10,7 +10,9 @@ areas (``event``, ``log``, ``table``, ``message``, ``ticket``) is not in it at a
 nothing about the area.
 
 Written for this project (no outside source; same licence as the project). It lists subject
-areas of tools in general — it is not tuned to any labeled pair.
+areas of tools in general — it is not tuned to any labeled pair. :data:`OBJECT_ALIASES` is
+the same kind of list for the objects a name names: abbreviations and the words two platforms
+use for one thing (a GitHub pull request is a GitLab merge request).
 """
 
 from __future__ import annotations
@@ -62,6 +64,37 @@ AREAS: dict[str, tuple[str, ...]] = {
     "time": ("timezone", "clock", "utc"),
 }
 
+
+
+#: Name words (lower case, singular) and word pairs that name one object kind → its one
+#: spelling: abbreviations (``mr``, ``repo``, ``db``), the words two platforms use for one
+#: thing (pull request / merge request), and plain synonyms (folder / directory).
+OBJECT_ALIASES: dict[tuple[str, ...], str] = {
+    ("pull", "request"): "pr", ("merge", "request"): "pr", ("mr",): "pr",
+    ("repo",): "repository", ("dir",): "directory", ("folder",): "directory",
+    ("doc",): "document", ("msg",): "message", ("db",): "database", ("img",): "image",
+    ("config",): "configuration", ("cfg",): "configuration", ("env",): "environment",
+    ("org",): "organization", ("organisation",): "organization",
+}
+
+
+def canonical_words(words: list[str]) -> list[str]:
+    """Name words with each alias of :data:`OBJECT_ALIASES` replaced by its one spelling
+    (``get_merge_request_notes`` and ``mr_notes`` name one object); other words unchanged."""
+    out: list[str] = []
+    k = 0
+    while k < len(words):
+        pair = tuple(w.lower() for w in words[k:k + 2])
+        if len(pair) == 2 and pair in OBJECT_ALIASES:
+            out.append(OBJECT_ALIASES[pair])
+            k += 2
+            continue
+        low = words[k].lower()
+        one = OBJECT_ALIASES.get((low,)) or OBJECT_ALIASES.get((low[:-1],)) \
+            if low.endswith("s") else OBJECT_ALIASES.get((low,))
+        out.append(one or words[k])
+        k += 1
+    return out
 
 
 def word_areas(normalize: Callable[[str], str]) -> dict[str, frozenset[str]]:

@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from histor_sign._limits import DEFAULT_MAX_PARTNERS
-from histor_sign.collisions._domains import word_areas
+from histor_sign.collisions._domains import canonical_words, word_areas
 
 #: Action classes and the words that name them. A model asked to "show" something may call a
 #: ``get`` or ``read`` tool, so reading words share one class; writing words that change an
@@ -65,17 +65,23 @@ ACTION_GROUPS: dict[str, tuple[str, ...]] = {
              "finish"),
     "move": ("move", "mv", "transfer"),
     "copy": ("copy", "cp", "duplicate", "clone"),
+    "upsert": ("upsert", "apply"),
+    # Verbs that work out a value ("the distance from A to B"), and British spellings of
+    # interface verbs: one class each.
+    "calculate": ("calculate", "compute", "estimate", "measure"),
+    "summarize": ("summarize", "summarise"),
+    "analyze": ("analyze", "analyse"),
     # Interface actions: each its own class, with no effect implied.
     **{w: (w,) for w in ("click", "fill", "hover", "navigate", "select", "type", "press",
                           "scroll", "drag", "evaluate", "screenshot", "convert", "translate",
-                          "summarize", "analyze", "validate", "check", "compare", "sort",
-                          "count", "calculate", "compute", "estimate", "login", "logout",
-                          "authenticate", "follow", "unfollow", "book", "purchase", "toggle",
+                          "validate", "check", "compare", "sort", "count", "login",
+                          "logout", "authenticate", "follow", "unfollow", "book", "purchase",
+                          "toggle",
                           "protect", "unprotect", "lock", "unlock", "merge", "split",
                           "parse", "install", "deploy", "sync", "import", "export",
                           "archive", "restore", "approve", "reject", "assign", "schedule",
                           "subscribe", "unsubscribe", "share", "invite", "connect",
-                          "disconnect", "enable", "disable", "activate", "deactivate", "apply",
+                          "disconnect", "enable", "disable", "activate", "deactivate",
                           "render", "resize", "crop", "rotate", "record", "play", "pause",
                           "resume", "undo", "redo", "wait", "commit", "push", "pull",
                           "checkout", "reset", "stage", "retweet", "format", "manage", "reply",
@@ -99,7 +105,11 @@ STATEMENT_PAIRS: frozenset[frozenset[str]] = frozenset(
     frozenset(p) for p in (("get", "run"), ("modify", "run")))
 #: Action classes that do the same to one object (``add_task_to_section`` moves the task
 #: there, as ``move_task`` does).
-EQUIVALENT: frozenset[frozenset[str]] = frozenset({frozenset(("attach", "move"))})
+EQUIVALENT: frozenset[frozenset[str]] = frozenset(frozenset(p) for p in (
+    ("attach", "move"),
+    # create-or-update ("apply this manifest", "upsert the record") does what a create
+    # does to a new object and what an update does to an existing one
+    ("upsert", "create"), ("upsert", "modify")))
 ACTIONS: dict[str, str] = {}
 for _canon, _words in ACTION_GROUPS.items():
     for _word in _words:
@@ -110,7 +120,7 @@ ACTION_EFFECTS: dict[str, str] = {
     "get": "read-only", "list": "read-only", "describe": "read-only", "search": "read-only",
     "create": "write", "modify": "write", "send": "write", "run": "write", "stop": "write",
     "move": "write", "copy": "write", "delete": "destructive", "attach": "write",
-    "detach": "write", "archive": "write",
+    "detach": "write", "archive": "write", "upsert": "write",
 }
 
 #: Words that change count, representation or extra output of the same object, not the object.
@@ -125,7 +135,11 @@ VARIANT_WORDS = frozenset(
 POST_WORDS = frozenset("of in on for at to into from with by via using per within under over"
                        .split())
 #: A qualifier introduced by these words is a filter or source variant (``get_weather_by_city``).
-QUALIFIER_STARTS = frozenset({"with", "by", "from", "using", "via"})
+QUALIFIER_STARTS = frozenset({"with", "by", "from", "using", "via", "for"})
+#: Qualifiers that name the scope a collection is taken from (``get_tasks_for_project``: the
+#: tasks, scoped by a project): the object stays the head noun; two different scopes are two
+#: requests, a scope and none are one request ("the tasks in project X").
+SCOPE_STARTS = frozenset({"for"})
 
 STOPWORDS = frozenset(
     "a an the and or of to in on for with by from at as is are be this that it its into "
@@ -149,11 +163,17 @@ BOILERPLATE_WORDS = 5
 BOILERPLATE_MAX_WORDS = 200
 
 
+#: Plural endings that add "es" to the singular (``status`` → ``statuses``).
+_ES_PLURALS = ("sses", "uses", "shes", "ches", "xes", "zzes")
+
+
 def singular(token: str) -> str:
     """Lowercase and strip a plural (``entities`` → ``entity``, ``files`` → ``file``)."""
     t = token.lower()
     if len(t) > 4 and t.endswith("ies"):
         return t[:-3] + "y"
+    if len(t) > 4 and t.endswith(_ES_PLURALS) and not t.endswith("aches"):
+        return t[:-2]  # statuses, addresses, matches, boxes (not caches)
     if len(t) > 3 and t.endswith("s") and not t.endswith(("ss", "us", "is")):
         return t[:-1]
     return t
@@ -407,6 +427,7 @@ class Profile:
         if namespaced:
             domain = frozenset({singular(words[0])})
             words = words[1:]
+        words = canonical_words(words)
         nouns = {singular(w) for w in words}
         action, action_word, inferred, at = "", "", False, -1
         for k, word in enumerate(words):
@@ -435,7 +456,7 @@ class Profile:
         objects: list[str] = []
         variants: set[str] = set()
         kinds: set[str] = set()
-        qualified = post = False
+        qualified = post = scoped = False
         head = ""
         for k, word in enumerate(words):
             low = word.lower()
@@ -443,6 +464,7 @@ class Profile:
                 continue
             if low in QUALIFIER_STARTS and objects and action != "detach":
                 qualified = True  # (what a tool detaches from is its container, an object)
+                scoped = low in SCOPE_STARTS
             if low in POST_WORDS and objects:
                 post = True  # "code of cities": the head noun came before "of"
             if qualified or low in STOPWORDS:
@@ -450,6 +472,9 @@ class Profile:
                 kind = ARG_KINDS.get(singular(low))
                 if qualified and kind is not None:
                     kinds.add(kind)
+                elif scoped and low not in STOPWORDS and low not in QUALIFIER_STARTS:
+                    # "tags for a task" vs "tags for a workspace": two scopes, two requests
+                    kinds.add(f"in {singular(low)}")
                 continue
             token = singular(low)
             if token in brands and len(words) > 1 and not re.search(
@@ -508,6 +533,9 @@ class Similarity:
     variants: tuple[str, ...] = ()  # name words ignored as variants where the names differ
     #: two contrasting action classes (:data:`CONTRASTING`) on the same object
     contrasting: bool = False
+    #: one of two tools that change data does it to every item (``mark_all_todos_done`` vs
+    #: ``mark_todo_done``): a request for one item reaching it changes items nobody named
+    bulk: bool = False
 
     @property
     def score(self) -> float:
@@ -539,6 +567,8 @@ class Similarity:
         view = self._json()
         if self.contrasting:
             view["contrastingActions"] = True
+        if self.bulk:
+            view["bulk"] = True
         return view
 
     def _json(self) -> dict[str, object]:
@@ -762,10 +792,12 @@ def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
             return None
         basis, objects = "description", a.objects & b.objects
     # What the finding shows is built only for pairs that are confusable.
+    bulk = (("all" in a.variants) != ("all" in b.variants) and bool(objects)
+            and a.effect not in (None, "read-only") and b.effect not in (None, "read-only"))
     return Similarity(basis, a.action, (a.action_word, b.action_word), tuple(sorted(objects)),
                       score, tuple(sorted(a.description & b.description)),
                       (a.inferred_action, b.inferred_action),
-                      tuple(sorted(a.variants ^ b.variants)))
+                      tuple(sorted(a.variants ^ b.variants)), bulk=bulk)
 
 
 #: Partners per tool (docs/scan.md, "Scale"); partners beyond it are reported, not dropped.

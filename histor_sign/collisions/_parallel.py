@@ -12,6 +12,14 @@ input schemas — by the SHA-256 of their RFC 8785 bytes — is decided once and
 given to every tool pair with those schemas. A decision depends only on the two schemas (a
 tool's name reaches a decision only through a schema problem, and those pairs are not
 shared), so the report is the same with the cache as without it (``dedupe=False``).
+
+The distinct schema pairs can also be decided by a :data:`~._partition.Mapper` — a pool of
+fresh worker processes, or a Dask cluster: tasks are chunks of schema pairs ordered by their
+digests (a decision's partition is its schema-pair digest), each carrying the two schemas and
+tool names, so a worker holds only what it decides. A forked pool inherits the whole scan
+(every tool, profile and candidate): each worker's resident size starts at the parent's, so
+the memory summed over processes was three times the scan's on two cores. A *forkserver*
+pool's workers start from a small process that has imported only the schema code.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from histor_sign._schema.algebra import Bounds
 from histor_sign._schema.validation import SchemaRoot, prepare_root
@@ -60,6 +69,58 @@ def _root(i: int) -> SchemaRoot:
             root.problem = "tool has no input schema"
         _ROOTS[i] = root
     return root
+
+
+def _prepared(schema: Any, name: str, has_schema: bool) -> SchemaRoot:
+    if has_schema:
+        return prepare_root(schema, name)
+    root = prepare_root({}, name, check=False)
+    root.problem = "tool has no input schema"
+    return root
+
+
+#: One schema pair as a task carries it: (schema, tool name, has a schema) for each side.
+SchemaPair = tuple[Any, str, bool, Any, str, bool]
+
+
+def decide_schema_pairs(task: tuple[list[SchemaPair], Bounds, int, float]) -> list[Decision | None]:
+    """Decide a chunk of schema pairs anywhere (a pool or cluster worker): each schema is
+    prepared once per chunk; pairs not started by ``deadline`` (``time.time()``, the clock
+    machines share) are ``None``."""
+    items, bounds, max_witness_bytes, deadline = task
+    roots: dict[tuple[int, str], SchemaRoot] = {}
+
+    def root(schema: Any, name: str, has_schema: bool) -> SchemaRoot:
+        key = (id(schema), name)
+        found = roots.get(key)
+        if found is None:
+            found = roots[key] = _prepared(schema, name, has_schema)
+        return found
+
+    out: list[Decision | None] = []
+    for sa, na, ha, sb, nb, hb in items:
+        if time.time() >= deadline:
+            out.extend([None] * (len(items) - len(out)))
+            break
+        out.append(decide_roots(root(sa, na, ha), root(sb, nb, hb), bounds,
+                                max_witness_bytes=max_witness_bytes))
+    return out
+
+
+def forkserver_mapper(workers: int) -> Any:
+    """A mapper over a pool of ``workers`` forkserver processes (started from a process that
+    imported only the schema code, not forked from the scan), or None where the platform has
+    no forkserver."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return None
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["histor_sign.collisions._parallel"])
+
+    def run(function: Any, tasks: Sequence[Any]) -> list[Any]:
+        with context.Pool(workers) as pool:
+            return list(pool.imap(function, tasks))
+
+    return run
 
 
 def _decide_chunk(chunk: Sequence[tuple[int, int]]) -> list[Decision | None]:
@@ -113,14 +174,20 @@ def decide_pairs(
     workers: int = 0,
     budget_seconds: float | None = None,
     dedupe: bool = True,
+    mapper: Any = None,
 ) -> Decided:
     """The decision of each ``(i, j)`` pair of ``tools``, in the order of ``pairs``; ``None``
     for each pair not started before ``budget_seconds`` ran out (a started pair finishes
     within its own bound).
 
     ``workers=0`` uses every core this process may run on; ``1`` decides in-process.
-    ``dedupe`` decides each distinct pair of schemas once (module docstring).
+    ``dedupe`` decides each distinct pair of schemas once (module docstring). ``mapper``
+    (a :data:`~._partition.Mapper`) decides them in tasks by schema-pair digest instead of
+    here or in a forked pool; a larger scan without one uses a forkserver pool.
     """
+    if mapper is not None or (dedupe and (workers or default_workers()) > 1):
+        return _decide_mapped(tools, pairs, bounds, max_witness_bytes, workers, budget_seconds,
+                              mapper)
     if not dedupe:
         return Decided(_decide_all(tools, pairs, bounds, max_witness_bytes, workers,
                                    budget_seconds), len(pairs))
@@ -140,6 +207,59 @@ def decide_pairs(
         slot.append(at)
     decided = _decide_all(tools, unique, bounds, max_witness_bytes, workers, budget_seconds)
     return Decided([decided[k] for k in slot], len(unique))
+
+
+def _decide_mapped(
+    tools: Sequence[Tool],
+    pairs: Sequence[tuple[int, int]],
+    bounds: Bounds,
+    max_witness_bytes: int,
+    workers: int,
+    budget_seconds: float | None,
+    mapper: Any,
+) -> Decided:
+    digests = schema_digests(tools, {k for pair in pairs for k in pair})
+    first: dict[tuple[bytes, bytes], int] = {}
+    unique: list[tuple[int, int]] = []
+    keys: list[tuple[bytes, bytes, int]] = []
+    slot: list[int] = []
+    for i, j in pairs:
+        da, db = digests.get(i), digests.get(j)
+        if da is None or db is None:
+            slot.append(len(unique))
+            keys.append((b"", b"", len(unique)))
+            unique.append((i, j))
+            continue
+        at = first.setdefault((da, db), len(unique))
+        if at == len(unique):
+            keys.append((da, db, at))
+            unique.append((i, j))
+        slot.append(at)
+    if mapper is None:
+        if len(unique) < PARALLEL_MIN_PAIRS:
+            decided = _decide_all(tools, unique, bounds, max_witness_bytes, 1, budget_seconds)
+            return Decided([decided[k] for k in slot], len(unique))
+        mapper = forkserver_mapper(workers or default_workers())
+        if mapper is None:  # pragma: no cover - no forkserver on this platform
+            decided = _decide_all(tools, unique, bounds, max_witness_bytes, workers,
+                                  budget_seconds)
+            return Decided([decided[k] for k in slot], len(unique))
+    deadline = math.inf if budget_seconds is None else time.time() + budget_seconds
+    keys.sort()  # partitions by schema-pair digest
+    tasks = []
+    for start in range(0, len(keys), CHUNK_PAIRS):
+        items: list[SchemaPair] = []
+        for _, _, at in keys[start:start + CHUNK_PAIRS]:
+            a, b = tools[unique[at][0]], tools[unique[at][1]]
+            items.append((a.input_schema, a.name, a.has_input_schema,
+                          b.input_schema, b.name, b.has_input_schema))
+        tasks.append((items, bounds, max_witness_bytes, deadline))
+    mapped: list[Decision | None] = [None] * len(unique)
+    done = mapper(decide_schema_pairs, tasks)
+    for start, part in zip(range(0, len(keys), CHUNK_PAIRS), done, strict=True):
+        for (_, _, at), decision in zip(keys[start:start + CHUNK_PAIRS], part, strict=True):
+            mapped[at] = decision
+    return Decided([mapped[k] for k in slot], len(unique))
 
 
 def _decide_all(

@@ -110,6 +110,9 @@ def pair_findings(
         # contrasting actions on one object: what one does is not what the other does
         severity: Severity | None = (Severity.error if "destructive" in (ea, eb)
                                      else Severity.warning)
+    elif similarity is not None and similarity.bulk:
+        # one changes every item, the other the item a request names
+        severity = Severity.error if "destructive" in (ea, eb) else Severity.warning
     else:
         severity = contradiction_severity(ea, eb,
                                           contradictions(a.annotations, b.annotations))
@@ -119,7 +122,10 @@ def pair_findings(
     hint_props["effects"] = [{"effect": ea, "source": how_a}, {"effect": eb, "source": how_b}]
     hint_props["contradictions"] = contradictions(a.annotations, b.annotations)
     hint_props["hints"] = [explicit_hints(a.annotations), explicit_hints(b.annotations)]
-    if ea == eb:  # contrasting actions: the same effect class, a different consequence
+    if similarity is not None and similarity.bulk:
+        effects = (f"{_where(a)} ({ea}, {how_a}) and {_where(b)} ({eb}, {how_b}) change "
+                   "different items: one of them every item")
+    elif ea == eb:  # contrasting actions: the same effect class, a different consequence
         effects = (f"{_where(a)} ({ea}, {how_a}) and {_where(b)} ({eb}, {how_b}) do different "
                    "things to the same object")
     else:

@@ -28,6 +28,11 @@ from histor_sign.collisions._lexical import (
     profiles_of,
 )
 from histor_sign.collisions._parallel import decide_pairs
+from histor_sign.collisions._partition import (
+    Mapper,
+    partitioned_candidates,
+    partitioned_profiles,
+)
 from histor_sign.collisions._shadowing import shadowing_findings
 from histor_sign.models import Catalog, Finding, Tool
 from histor_sign.report._findings import sorted_findings
@@ -71,17 +76,23 @@ def scan(tool_lists: Iterable[ToolsLike], options: ScanOptions | None = None) ->
     return scan_tools([t for tools in tool_lists for t in as_tools(tools)], options)
 
 
-def scan_tools(tools: Sequence[Tool], options: ScanOptions | None = None) -> ScanResult:
+def scan_tools(tools: Sequence[Tool], options: ScanOptions | None = None, *,
+               mapper: Mapper | None = None) -> ScanResult:
     """Scan an already imported list of tools (in catalog order) as one set.
+
+    ``mapper`` runs the scan's partitions (profiles by source, candidates by action block,
+    decisions by schema-pair digest; :mod:`histor_sign.collisions._partition`) — e.g.
+    ``dask_mapper(client)`` on a Dask cluster; the report is the same byte for byte as
+    without one. The scan budget is then measured on the wall clock the machines share.
 
     The cyclic garbage collector is paused for the scan (its objects are acyclic; see
     :mod:`histor_sign.collisions._gc`) and restored afterwards.
     """
     with collector_paused():
-        return _scan(tools, options or ScanOptions())
+        return _scan(tools, options or ScanOptions(), mapper)
 
 
-def _scan(tools: Sequence[Tool], opts: ScanOptions) -> ScanResult:
+def _scan(tools: Sequence[Tool], opts: ScanOptions, mapper: Mapper | None = None) -> ScanResult:
     started = time.monotonic()
     findings: list[Finding] = []
     pairs: dict[tuple[int, int], tuple[str, Similarity | None]] = {}
@@ -104,8 +115,14 @@ def _scan(tools: Sequence[Tool], opts: ScanOptions) -> ScanResult:
             findings.append(rules.normalized_collision(head, tools[i], norm))
             pairs.setdefault((members[0], i), ("normalized name", None))
 
-    profiles = profiles_of([(t.source, t.name, t.description) for t in tools])
-    selected = bounded_candidate_pairs(profiles, opts.threshold, opts.max_partners)
+    triples = [(t.source, t.name, t.description) for t in tools]
+    if mapper is None:
+        profiles = profiles_of(triples)
+        selected = bounded_candidate_pairs(profiles, opts.threshold, opts.max_partners)
+    else:
+        profiles = partitioned_profiles(triples, mapper)
+        selected = partitioned_candidates(profiles, opts.threshold, opts.max_partners, mapper)
+    del triples
     lexical = selected.pairs
     for i, (count, partner) in selected.cut.items():
         findings.append(rules.partners_not_analysed(tools[i], tools[partner], count,
@@ -127,7 +144,7 @@ def _scan(tools: Sequence[Tool], opts: ScanOptions) -> ScanResult:
     decided = decide_pairs(tools, [pair for pair, _ in ordered[:opts.max_candidates]],
                            opts.bounds, max_witness_bytes=opts.max_witness_bytes,
                            workers=opts.workers, budget_seconds=left,
-                           dedupe=opts.schema_pair_cache)
+                           dedupe=opts.schema_pair_cache, mapper=mapper)
     decisions = decided.decisions
 
     counts = {"overlap": 0, "disjoint": 0, "unknown": 0}
@@ -146,9 +163,6 @@ def _scan(tools: Sequence[Tool], opts: ScanOptions) -> ScanResult:
         counts[decision.outcome] += 1
         findings.extend(rules.pair_findings(a, b, decision, sim, basis,
                                             (profiles[i], profiles[j])))
-
-    shadowing = shadowing_findings(tools)
-    findings.extend(shadowing)
     total = len(tools)
     stats = {
         "tools": total,
@@ -159,11 +173,18 @@ def _scan(tools: Sequence[Tool], opts: ScanOptions) -> ScanResult:
         "overlap": counts["overlap"],
         "disjoint": counts["disjoint"],
         "unknown": counts["unknown"],
-        "shadowing": len(shadowing),
+        "shadowing": 0,
         "partnerBoundTools": len(selected.cut),
         "partnersNotAnalysed": sum(count for count, _ in selected.cut.values()),
         "descriptionProbesCut": selected.probes_cut,
     }
+    # The findings hold what they report; the selection's working sets (hundreds of MB at
+    # registry scale) are released before shadowing and the sort, where the scan peaks.
+    del profiles, selected, lexical, pairs, ordered, decided, decisions
+
+    shadowing = shadowing_findings(tools)
+    findings.extend(shadowing)
+    stats["shadowing"] = len(shadowing)
     return ScanResult(findings=sorted_findings(findings), stats=stats)
 
 

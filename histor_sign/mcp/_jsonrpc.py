@@ -126,6 +126,8 @@ class Channel(ABC):
         self.probe_unanswered = False
         self._next_id = 0
         self._abandoned: set[int] = set()
+        #: Request ids already answered, with their method: a second answer is an error.
+        self._answered: dict[int, str] = {}
 
     def new_id(self) -> int:
         self._next_id += 1
@@ -178,12 +180,22 @@ class Channel(ABC):
         """The result if ``message`` answers ``msg_id``; None for a late abandoned answer."""
         got = message.get("id")
         if not same_id(got, msg_id):
-            if isinstance(got, int) and not isinstance(got, bool) and got in self._abandoned:
-                return None
+            if isinstance(got, int) and not isinstance(got, bool):
+                if got in self._answered:
+                    raise FetchError(
+                        f"{source}: protocol error: the server answered request id {got} "
+                        f"({self._answered[got]}) a second time; the first answer was "
+                        "already used, so the fetch stops rather than guess which is meant"
+                    )
+                if got in self._abandoned:
+                    self._abandoned.discard(got)
+                    self._answered[got] = "a request that timed out"
+                    return None
             raise FetchError(
                 f"{source}: response has id {clip(json.dumps(got, ensure_ascii=False), 40)} "
                 f"but the pending {method} request has id {msg_id}"
             )
+        self._answered[msg_id] = method
         if "error" in message:
             raise rpc_error(method, message["error"], source)
         result = message["result"]

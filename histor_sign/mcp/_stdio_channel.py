@@ -153,7 +153,7 @@ class StdioChannel(Channel):
         how = (
             f"exited with code {code}" if code is not None else "closed its standard output"
         )
-        tail = f" (last stderr line: {clip(self._stderr_tail[-1])})" if self._stderr_tail else ""
+        tail = _stderr_tail(list(self._stderr_tail))
         return ServerGone(f"the MCP server {how} before answering {method}{tail}"
                           f"{self._skipped_note()}")
 
@@ -325,6 +325,22 @@ class StdioChannel(Channel):
 
 #: Linux: the server runs under a keeper (``_reaper``): a subreaper with PR_SET_PDEATHSIG.
 _KEEPER = sys.platform == "linux"
+
+
+#: Lines of a dead server's stderr quoted in the error (a Node crash ends with its version
+#: line; the cause is above it).
+STDERR_TAIL_LINES = 5
+
+
+def _stderr_tail(lines: list[str]) -> str:
+    """`` (last stderr line: X)``, or `` (last N stderr lines: A | B | …)``, each clipped and
+    inert; empty without stderr."""
+    last = [clip(line, 160) for line in lines[-STDERR_TAIL_LINES:]]
+    if not last:
+        return ""
+    if len(last) == 1:
+        return f" (last stderr line: {last[0]})"
+    return f" (last {len(last)} stderr lines: {' | '.join(last)})"
 
 
 @functools.cache

@@ -164,6 +164,12 @@ def reaches_threshold(findings: Iterable[Finding], fail_on: FailOn, strict: bool
     return any(effective_severity(f, strict).rank >= floor for f in items)
 
 
+def at_least(findings: Iterable[Finding], minimum: Severity, strict: bool) -> list[Finding]:
+    """The findings whose (effective) severity is ``minimum`` or above: what a report shows
+    under ``--min-severity``. Only what is shown changes; a gate judges every finding."""
+    return [f for f in findings if effective_severity(f, strict).rank >= minimum.rank]
+
+
 def sort_key(finding: Finding) -> tuple[Any, ...]:
     """Deterministic order: rule, then the tools' (source, index), then the call, message."""
     call = finding.call

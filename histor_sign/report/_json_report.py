@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from histor_sign._version import JSON_SCHEMA_VERSION
 from histor_sign.models import Finding
 from histor_sign.report._findings import count_by_severity, effective_severity, sorted_findings
 
@@ -58,5 +59,6 @@ def iter_json(
     yield '{\n  "findings": '
     yield from array_lines((one_line(finding_document(f, strict=strict), sort_keys=True)
                             for f in sorted_findings(findings)), 1)
-    yield ',\n  "summary": ' + pretty(summary_of(findings, strict=strict, stats=stats), 1,
-                                      sort_keys=True) + "\n}\n"
+    # Members in sorted order, as the rest of the report (schemaVersion: docs/api.md).
+    summary = pretty(summary_of(findings, strict=strict, stats=stats), 1, sort_keys=True)
+    yield f',\n  "schemaVersion": {JSON_SCHEMA_VERSION},\n  "summary": {summary}\n}}\n'

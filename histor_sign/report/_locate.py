@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from histor_sign._limits import DEFAULT_MAX_FILE_BYTES
 from histor_sign.canonical import escape_pointer_token, read_bytes
+from histor_sign.models import SERVER_LOCATION_PREFIX
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
 
@@ -80,7 +81,7 @@ def pointer_lines(text: str, wanted: set[str]) -> dict[str, int]:
 
 def lines_for(source: str, pointers: Iterable[str]) -> dict[str, int]:
     """Line numbers for pointers into a file (empty when the file cannot be read)."""
-    if source == "-":
+    if source == "-" or source.startswith(SERVER_LOCATION_PREFIX):
         return {}
     try:
         text = read_bytes(source, max_bytes=DEFAULT_MAX_FILE_BYTES).decode("utf-8", "replace")

@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 from histor_sign._escape import inert_text, printable, whole_lines
 from histor_sign._version import __version__
-from histor_sign.models import Finding, ToolRef
+from histor_sign.models import SERVER_LOCATION_PREFIX, Finding, ToolRef
 from histor_sign.report._findings import RULES, effective_severity, sorted_findings
 from histor_sign.report._json_report import array_lines, one_line, pretty
 from histor_sign.report._locate import lines_for
@@ -25,6 +25,8 @@ def artifact_uri(source: str) -> str:
     since every result names the few sources again."""
     if source == "-":
         return "stdin"
+    if source.startswith(SERVER_LOCATION_PREFIX):  # a live server, not a file
+        return SERVER_LOCATION_PREFIX + quote(source[len(SERVER_LOCATION_PREFIX):], safe="")
     path = PurePath(source)
     if path.is_absolute():
         return Path(source).as_uri()

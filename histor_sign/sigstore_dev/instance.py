@@ -62,6 +62,7 @@ class LocalSigstore:
         rekor_version: int = 1,
         tsa: bool | None = None,
         first_index: int = 1,
+        state: str | Path | None = None,
     ) -> None:
         self._own_directory = directory is None
         self.directory = Path(directory) if directory is not None else None
@@ -83,6 +84,14 @@ class LocalSigstore:
         self.trust_config: dict[str, Any] = {}
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        #: ``--state DIR``: keys and log kept across restarts (see :mod:`.state`).
+        self.state = Path(state) if state is not None else None
+        self.restored = False
+        self._state_lock = threading.Lock()
+        if self.state is not None:
+            from histor_sign.sigstore_dev import state as kept
+
+            self.restored = kept.load(self, self.state)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> LocalSigstore:
@@ -104,11 +113,19 @@ class LocalSigstore:
         self.trusted_root_path.write_text(
             json.dumps(self.trust_config["trustedRoot"], indent=2) + "\n"
         )
+        self._save_state()
         self._thread = threading.Thread(
             target=self._server.serve_forever, name="dev-sigstore", daemon=True
         )
         self._thread.start()
         return self
+
+    def _save_state(self) -> None:
+        if self.state is not None:
+            from histor_sign.sigstore_dev import state as kept
+
+            with self._state_lock:
+                kept.save(self, self.state)
 
     def stop(self) -> None:
         if self._server is not None:
@@ -219,6 +236,7 @@ class LocalSigstore:
 
     def _log_entry(self, request: dict[str, Any]) -> dict[str, Any]:
         response = self.log.add(request)
+        self._save_state()
         entry = next(iter(response.values()))
         if "corrupt-set" in self.faults:
             entry["verification"]["signedEntryTimestamp"] = base64.b64encode(
@@ -230,6 +248,7 @@ class LocalSigstore:
 
     def _log_entry_v2(self, request: dict[str, Any]) -> dict[str, Any]:
         entry = self.log.add(request)
+        self._save_state()
         if "corrupt-inclusion-proof" in self.faults:
             entry["inclusionProof"]["rootHash"] = base64.b64encode(bytes(32)).decode()
         return entry

@@ -77,6 +77,11 @@ class MerkleTree:
         with self._lock:
             return list(self._leaves)
 
+    def restore(self, hashes: list[bytes]) -> None:
+        """Replace the leaves with ``hashes`` (from :meth:`snapshot`; ``dev-sigstore --state``)."""
+        with self._lock:
+            self._leaves = list(hashes)
+
     def root(self, size: int | None = None) -> bytes:
         leaves = self.snapshot()[:size]
         return _root(leaves) if leaves else _empty_root()

@@ -124,7 +124,7 @@ class TokenIssuer:
     """
 
     def __init__(self) -> None:
-        self._key = ec.generate_private_key(ec.SECP256R1())
+        self.key = ec.generate_private_key(ec.SECP256R1())
         self._requests: dict[str, WorkflowIdentity] = {}
         self._lock = threading.Lock()
 
@@ -138,14 +138,14 @@ class TokenIssuer:
     ) -> str:
         now = int(time.time()) if issued_at is None else issued_at
         return jwt.encode(
-            who.claims(audience=audience, now=now, lifetime=lifetime), self._key, algorithm="ES256"
+            who.claims(audience=audience, now=now, lifetime=lifetime), self.key, algorithm="ES256"
         )
 
     def verify(self, token: str) -> dict[str, Any]:
         """Claims of a token this issuer minted for Sigstore; raises ``jwt`` errors otherwise."""
         claims: dict[str, Any] = jwt.decode(
             token,
-            self._key.public_key(),
+            self.key.public_key(),
             algorithms=["ES256"],
             audience=SIGSTORE_AUDIENCE,
             issuer=GITHUB_ACTIONS_ISSUER,

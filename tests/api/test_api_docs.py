@@ -21,7 +21,9 @@ def blocks() -> list[str]:
 def test_the_page_has_examples_for_every_step() -> None:
     text = "\n".join(blocks())
     for call in ("hs.fetch(", "hs.load_tools(", "hs.build_statement(", "hs.sign(", "hs.verify(",
-                 "hs.compare(", "hs.check_served(", "hs.scan(", "hs.Guard.from_envelope(", "hs.release("):
+                 "hs.compare(", "hs.check_served(", "hs.scan(", "hs.Guard.from_envelope(", "hs.release(",
+                 "hs.check_binding(", "hs.LockFile.", "hs.check_locked(", "hs.yank_revision(",
+                 "hs.monitor_log("):
         assert call in text, call
 
 

@@ -6,6 +6,7 @@ digest per prompt, per resource template and of the instructions in the predicat
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import shlex
 import sys
@@ -72,6 +73,13 @@ def test_release_and_sign_attest_the_surface_and_verify_checks_it(tmp_path: Path
                          str(tmp_path / "s" / "rev.envelope.json"), "--identity-token", token,
                          "--trust-config", str(trust), "--snapshot", str(snapshot))
         assert signed.code == 0, signed.stderr
+        # sign writes the manifest's canonical bytes beside its group, as release does:
+        # the file whose SHA-256 is the signed manifestDigest (the attestation's subject).
+        manifest = tmp_path / "s" / "rev.manifest.json"
+        assert f"manifest  {manifest}" in signed.stdout
+        assert manifest.read_bytes() == (tmp_path / "r1" / "manifest.json").read_bytes()
+        assert "sha256:" + hashlib.sha256(manifest.read_bytes()).hexdigest() == (
+            stmt.manifest_digest)
         # Another fetch's snapshot is refused before anything is signed.
         mismatch = run_cli("sign", str(tmp_path / "statement.json"), "-o",
                            str(tmp_path / "x" / "rev.envelope.json"), "--identity-token", token,

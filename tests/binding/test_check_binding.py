@@ -178,3 +178,22 @@ def test_a_revision_without_artifacts_binds_nothing(
     gone = run_cli("check", "--server", bound.server, "--artifact", str(bound.wheel), *common)
     assert gone.code == 1 and "publishes no attestation" in gone.stderr
     shutil.rmtree(base / "out")
+
+
+def test_a_verified_attestation_marks_the_pin_attested(
+    bound: BoundRelease, pins: list[str], tmp_path: Path
+) -> None:
+    """As with ``check --server``: once an artifact check verified the attestation under the
+    pin, a later revision without one is a broken chain, not an unsigned surface."""
+    path = tmp_path / "pins.json"
+    shutil.copyfile(pins[1], path)  # a pin recorded before this publisher attested
+    doc = json.loads(path.read_text())
+    doc["servers"][bound.server]["attested"] = False
+    path.write_text(json.dumps(doc))
+    common = ["--pins", str(path), *pins[2:]]
+    refused = run_cli("check", "--server", bound.server, "--artifact", str(tmp_path), *common)
+    assert_clean_error(refused)  # bad input: the pin is not touched
+    assert json.loads(path.read_text()) == doc
+    run = run_cli("check", "--server", bound.server, "--artifact", str(bound.wheel), *common)
+    assert run.code == 0, run.stderr
+    assert json.loads(path.read_text())["servers"][bound.server]["attested"] is True

@@ -21,6 +21,7 @@ def test_digest_human_and_json() -> None:
     assert "sha256:4f97f46c59c1d9185c9c12fc012e1da949abebd79764ce1af124ac8a86a9ed30" in human.stdout
     as_json = run_cli("digest", "--format", "json", str(EXAMPLE))
     assert json.loads(as_json.stdout) == {
+        "schemaVersion": 1,
         "manifestDigest": "sha256:4f97f46c59c1d9185c9c12fc012e1da949abebd79764ce1af124ac8a86a9ed30",
         "toolDigests": {
             "search": "sha256:896aa19c0d891787f6a9f964ef5dbbde7fc840099a33a465678bc152df6fb7e0"

@@ -49,10 +49,10 @@ def test_a_10k_realistic_catalog_scans_with_each_schema_pair_decided_once(
         tmp_path: Path) -> None:
     gen = generator()
     counts = gen.write(10_000, tmp_path / "mirror")
-    assert counts["tools"] == 10_000 and counts["servers"] > 1_000
+    assert counts["tools"] == 10_000 and counts["servers"] > 500  # the real servers (benchmarks/data) are larger
     files = sorted(str(p) for p in (tmp_path / "mirror").glob("*.json"))
     catalogs = [parse_catalog(json.loads(Path(f).read_text()), f) for f in files]
-    result = scan_catalogs(catalogs, ScanOptions(budget_seconds=None))
+    result = scan_catalogs(catalogs, ScanOptions(budget_seconds=None, max_candidates=1_000_000))
     stats = result.stats
     assert stats["tools"] == 10_000
     assert stats["overlap"] > 1_000

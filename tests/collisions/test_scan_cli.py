@@ -133,7 +133,7 @@ def test_json_output_is_deterministic_and_stdin_works() -> None:
     assert one.code == two.code == 1
     assert one.stdout == two.stdout
     doc = json.loads(one.stdout)
-    assert list(doc) == ["findings", "summary"]
+    assert list(doc) == ["findings", "schemaVersion", "summary"]
     assert all(t["source"] == "-" for f in doc["findings"] for t in f["tools"])
 
 
@@ -203,6 +203,26 @@ def test_a_large_report_streams_the_same_value_to_stdout_and_to_a_file(tmp_path:
         assert json.loads(shown.stdout) == json.loads(out.read_text(encoding="utf-8"))
 
 
+def test_live_scan_locations_name_the_server_never_the_command_line(tmp_path: Path) -> None:
+    # `scan --stdio` scans what the server serves; its findings point at the server by its
+    # own name, never at the command line (runner paths, a secret passed as an argument).
+    import shlex
+    import sys
+
+    command = shlex.join([sys.executable, "-m", "histor_sign.demo.example_server",
+                          "--collision", "--page-size", "2"])
+    for fmt in ("sarif", "json", "human"):
+        run = run_cli("scan", "--stdio", command, "--server-is-trusted-code", "-f", fmt,
+                      "--fail-on", "never")
+        assert run.code == 0, run.stderr
+        assert sys.executable not in run.stdout, fmt
+        assert "example_server" not in run.stdout and "--page-size" not in run.stdout, fmt
+        if fmt == "sarif":
+            results = json.loads(run.stdout)["runs"][0]["results"]
+            assert results
+            uris = {loc["physicalLocation"]["artifactLocation"]["uri"]
+                    for r in results for loc in r["locations"]}
+            assert uris == {"mcp-server:example-notes"}, uris
 def test_disjoint_confusables_are_tc011_notes_in_json_and_sarif(tmp_path: Path) -> None:
     """TC003 keeps ToolClash's meaning (a proven overlap with a witness), so a TC003 filter
     never sees a disjoint pair; the disjoint confusable pair has its own rule id, a note."""

@@ -114,7 +114,13 @@ HOSTILE: dict[str, tuple[Callable[[dict[str, Any]], object], str]] = {
     "entry claims signed": (lambda d: d["servers"]["notes"].update(trust="publisher-signed"),
                             "trust must be"),
     "package claimed": (lambda d: d["servers"]["notes"].update(package={"npm": "x@1"}),
-                        "package must be null"),
+                        "missing ecosystem"),
+    "package digest not hex": (lambda d: d["servers"]["notes"].update(package={
+        "ecosystem": "npm", "name": "x", "version": "1", "digests": {"sha512": "Z" * 128}}),
+        "must be null or an npm package"),
+    "package of pypi": (lambda d: d["servers"]["notes"].update(package={
+        "ecosystem": "pypi", "name": "x", "version": "1", "digests": {"sha256": "0" * 64}}),
+        "must be null or an npm package"),
     "edited definition": (_set_tool_description, "manifestDigest does not match"),
     "edited digest": (_set_digest, "toolDigests does not match"),
     "edited surface": (lambda d: d["servers"]["notes"]["snapshot"].update(instructions="x"),

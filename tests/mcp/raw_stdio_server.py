@@ -120,8 +120,9 @@ def main() -> None:
             if SCENARIO.startswith("surface-changed"):
                 caps = ('{"tools":{},"prompts":{"listChanged":true},'
                         '"resources":{"listChanged":true}}')
-            out('{"jsonrpc":"2.0","id":%d,"result":{"protocolVersion":"%s","capabilities":'
-                '%s,"serverInfo":{"name":"raw","version":"1"}}}' % (msg_id, requested, caps))
+            for _ in range(2 if SCENARIO == "init-twice" else 1):  # -twice: a second answer
+                out('{"jsonrpc":"2.0","id":%d,"result":{"protocolVersion":"%s","capabilities":'
+                    '%s,"serverInfo":{"name":"raw","version":"1"}}}' % (msg_id, requested, caps))
             continue
         if method is not None and msg_id is None:
             continue  # notifications
@@ -231,8 +232,23 @@ def handle(msg_id: int, cursor: str | None, walks: int) -> None:
             sys.stderr.write("fatal: boom\n")
             sys.stderr.flush()
             os._exit(3)
+    elif s == "node-crash":  # what a crashing Node server prints: the cause, then its version
+        sys.stderr.write("node:internal/modules/cjs/loader:1228\n  throw err;\n  ^\n\n"
+                         "Error: Cannot find module '/app/dist/index.js'\x1b[2J\n"
+                         "    at Module._resolveFilename (node:internal/modules:1225:15)\n"
+                         "  code: 'MODULE_NOT_FOUND',\n}\n\nNode.js v20.20.2\n")
+        sys.stderr.flush()
+        os._exit(1)
     elif s == "oversized":
         out(page(msg_id, [tool("big", ',"description":"%s"' % ("x" * 300_000))]))
+    elif s == "answer-twice":  # page 1 answered twice, the second with other tools
+        if cursor is None:
+            out(page(msg_id, [tool("a")], nxt="2"))
+            out(page(msg_id, [tool("evil")], nxt="2"))
+        else:
+            out(page(msg_id, [tool("b")]))
+    elif s == "init-twice":
+        out(page(msg_id, [tool("a")]))
     elif s == "wrong-id":
         out(page(msg_id + 100, [tool("a")]))
     elif s == "rpc-error":

@@ -48,8 +48,19 @@ def fetch(tmp_path: Path, scenario: str, *flags: str, subprocess: bool = False):
                                   "JSON-RPC error -32601"),
         ("crash", (), "exited with code 3 before answering tools/list (last stderr line: "
                       "fatal: boom)"),
+        # A Node crash ends with its version line: the cause above it is shown too, inert.
+        ("node-crash", (), "exited with code 1 before answering tools/list (last 5 stderr "
+                           "lines: Error: Cannot find module '/app/dist/index.js'\\u001b[2J | "
+                           "at Module._resolveFilename (node:internal/modules:1225:15) | "
+                           "code: 'MODULE_NOT_FOUND', | } | Node.js v20.20.2)"),
         ("oversized", ("--max-bytes", "100000"), "more than --max-bytes 100000 bytes"),
         ("wrong-id", (), "response has id 102 but the pending tools/list request has id 2"),
+        # The same request id answered twice: a protocol error naming it, never the first
+        # answer taken silently.
+        ("answer-twice", (), "protocol error: the server answered request id 2 (tools/list) "
+                             "a second time"),
+        ("init-twice", (), "protocol error: the server answered request id 1 (initialize) "
+                           "a second time"),
         ("rpc-error", (), "tools/list with JSON-RPC error -32603: database down"),
         ("tool-not-object", (), "tool at page 1 item 1 (#/tools/1) is not a JSON object"),
         ("name-not-string", (), "tool at page 1 item 1 (#/tools/1) has no string \"name\""),

@@ -10,7 +10,9 @@ those variables.
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
 import http.server
 import json
 import os
@@ -208,6 +210,7 @@ def test_action_exposes_every_release_output_and_the_issue_inputs() -> None:
     release_keys = {"gate", *OUTPUT_NAMES, "revision", "manifest-digest", "log-index"}
     assert set(ACTION["outputs"]) >= release_keys
     for name in ("server", "server-version", "identity", "stdio", "url", "tools", "headers",
+                 "artifacts",
                  "bearer-token-env", "previous", "publish", "fail-on", "strict", "policy",
                  "staging", "trust-config", "upload-sarif", "python-version"):
         assert ACTION["inputs"][name]["description"]
@@ -238,6 +241,9 @@ def test_two_job_release_of_a_streamable_http_server(tmp_path: Path) -> None:
     defs.write_text(json.dumps(build_tools()))
     helpers, (peer, url) = _sdk_http_peer(defs)
     secret = "mcp-bearer-4f1c9e0d2b7a"
+    package = tmp_path / "acme_search-2.0.0.tar.gz"  # an sdist, bound through `artifacts`
+    package.write_bytes(b"sdist bytes")
+    image = f"oci:ghcr.io/acme/search@sha256:{'ab' * 32}"
     origin = _origin(tmp_path)
     try:
         with LocalSigstore(directory=tmp_path / "sigstore") as sigstore:
@@ -262,6 +268,7 @@ def test_two_job_release_of_a_streamable_http_server(tmp_path: Path) -> None:
             release_step = next(s for s in workflow["jobs"]["sign"]["steps"]
                                 if s.get("id") == "release")
             release_step["with"]["trust-config"] = str(sigstore.trust_config_path)
+            release_step["with"]["artifacts"] = f"{package}\n  {image}\n"
             result = runner.run_workflow(workflow)
             logs = "\n".join(f"--- {s.name} ({s.code})\n{s.log}" for s in runner.log)
             assert result == {"snapshot": 0, "sign": 0}, logs
@@ -274,6 +281,12 @@ def test_two_job_release_of_a_streamable_http_server(tmp_path: Path) -> None:
     snapshot = json.loads((chain / "1.tools.snapshot.json").read_text())
     assert snapshot["capture"]["transport"] == "streamable-http"
     assert snapshot["capture"]["pages"] == (len(build_tools()) + 1) // 2  # pages of 2
+    bundle = json.loads((chain / "1.intoto.sigstore.json").read_text())
+    subjects = json.loads(base64.b64decode(bundle["dsseEnvelope"]["payload"]))["subject"]
+    bound = {s["name"]: s["digest"]["sha256"] for s in subjects}
+    assert bound["pkg:pypi/acme-search@2.0.0?file_name=acme_search-2.0.0.tar.gz"] == (
+        hashlib.sha256(b"sdist bytes").hexdigest())
+    assert ("ab" * 32) in bound.values()
     published = "".join(p.read_text() for p in chain.iterdir())
     assert secret not in logs and secret not in published
 

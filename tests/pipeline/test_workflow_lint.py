@@ -67,3 +67,41 @@ def test_third_party_actions_are_pinned_by_commit(tmp_path: Path) -> None:
             if not uses or uses.startswith("./") or uses.startswith("histor-sign/"):
                 continue
             assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", uses), f"{path}: {uses}"
+
+
+@pytest.mark.parametrize("path", ACTIONS, ids=lambda p: p.parent.name)
+def test_every_action_input_reaches_a_step(path: Path) -> None:
+    """An input that no step reads is silently ignored by GitHub: each one is passed on
+    (as an environment variable, never spliced into a script) or used by a step."""
+    action = yaml.safe_load(path.read_text())
+    steps = yaml.safe_dump(action["runs"]["steps"])
+    for name in action["inputs"]:
+        assert f"inputs.{name} " in steps or f"inputs.{name}}}" in steps, f"{path}: {name}"
+    for step in action["runs"]["steps"]:
+        assert "${{ inputs." not in step.get("run", ""), f"{path}: inputs spliced into a script"
+
+
+def test_release_script_passes_each_artifact_once(tmp_path: Path) -> None:
+    """The action's ``artifacts`` input (newline- or space-separated) becomes one
+    ``--artifact`` per path or oci: reference, blank lines ignored, no glob expansion."""
+    fake = tmp_path / "histor-sign"
+    fake.write_text('#!/usr/bin/env bash\nprintf "%s\\n" "$@" > "$HS_ARGS_OUT"\n')
+    fake.chmod(0o755)
+    out = tmp_path / "args"
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "dist" / "b-1-py3-none-any.whl").write_bytes(b"")  # a glob would match it
+    env = {"PATH": "/usr/bin:/bin", "HISTOR_SIGN_BIN": str(fake), "HS_ARGS_OUT": str(out),
+           "HS_TRUST_CONFIG": "tc.json", "HS_SERVER": "io.github.o/n", "HS_SERVER_VERSION": "1",
+           "HS_OUT_DIR": "out", "HS_TOOLS": "tools.json",
+           "HS_ARTIFACTS": "dist/a-1.tgz  dist/*.whl\n\n  oci:ghcr.io/o/n@sha256:" + "0" * 64 + "\n"}
+    proc = subprocess.run(["bash", str(REPO / "action" / "release.sh")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    args = out.read_text().splitlines()
+    given = [args[i + 1] for i, arg in enumerate(args) if arg == "--artifact"]
+    assert given == ["dist/a-1.tgz", "dist/*.whl", "oci:ghcr.io/o/n@sha256:" + "0" * 64]
+    env["HS_ARTIFACTS"] = ""
+    proc = subprocess.run(["bash", str(REPO / "action" / "release.sh")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "--artifact" not in out.read_text().splitlines()

@@ -83,7 +83,7 @@ def test_json_report_shape_and_determinism() -> None:
     two = render(list(reversed(findings)), "json", stats={"tools": 4})
     assert one == two
     doc = json.loads(one)
-    assert list(doc) == ["findings", "summary"]
+    assert list(doc) == ["findings", "schemaVersion", "summary"]
     assert doc["summary"]["error"] == 1 and doc["summary"]["tools"] == 4
     for f in doc["findings"]:
         assert f["rule"] in RULES

@@ -38,7 +38,7 @@ def reference_json(findings: list[Finding], stats: dict[str, Any]) -> dict[str, 
         doc["severity"] = effective_severity(f, False).value
         items.append(doc)
     counts = {s: sum(1 for d in items if d["severity"] == s) for s in ("error", "warning", "note")}
-    return json.loads(json.dumps({"findings": items,
+    return json.loads(json.dumps({"schemaVersion": 1, "findings": items,
                                   "summary": {"findings": len(items), **counts, **stats}}))
 
 

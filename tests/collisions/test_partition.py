@@ -1,0 +1,105 @@
+"""Past one machine: the scan's partitions (profiles by source, candidates by action block,
+decisions by schema-pair digest) give the same report byte for byte in one process, in a
+pool of fresh workers, or on a Dask cluster."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from histor_sign.catalog import tools_from_dicts
+from histor_sign.collisions import ScanOptions, _parallel, local_mapper, scan_tools
+from histor_sign.collisions._lexical import bounded_candidate_pairs, profiles_of
+from histor_sign.collisions._partition import (
+    action_blocks,
+    partitioned_candidates,
+    partitioned_profiles,
+)
+from histor_sign.models import Tool
+from histor_sign.report._render import render
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def generator() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "realistic_catalog", REPO / "benchmarks" / "realistic_catalog.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["realistic_catalog"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def realistic_tools(n: int) -> list[Tool]:
+    return [t for name, items in generator().realistic_catalog(n)
+            for t in tools_from_dicts(items, name)]
+
+
+def report(tools: list[Tool], **kwargs: Any) -> str:
+    options = ScanOptions(max_tools=len(tools), max_candidates=10_000_000,
+                          budget_seconds=None, workers=kwargs.pop("workers", 1))
+    result = scan_tools(tools, options, **kwargs)
+    return "".join(render(result.findings, "json", stats=result.stats, command="scan"))
+
+
+def test_action_blocks_cover_every_tool_with_an_action_once() -> None:
+    tools = realistic_tools(2_000)
+    profiles = profiles_of([(t.source, t.name, t.description) for t in tools])
+    blocks = action_blocks(profiles)
+    flat = [i for block in blocks for i in block]
+    assert sorted(flat) == [i for i, p in enumerate(profiles) if p.action]
+    assert all(block == sorted(block) for block in blocks)
+    # a contrasting pair of classes (delete vs archive) shares a block
+    where = {profiles[block[0]].action: n for n, block in enumerate(blocks)}
+    assert len(blocks) > 3 and len(where) == len(blocks)
+
+
+@pytest.mark.parametrize("per_tool", [8, 2, None])
+def test_partitioned_selection_is_the_global_selection(per_tool: int | None) -> None:
+    tools = realistic_tools(3_000)
+    triples = [(t.source, t.name, t.description) for t in tools]
+    profiles = profiles_of(triples)
+    assert partitioned_profiles(triples) == profiles
+    whole = bounded_candidate_pairs(profiles, 0.4, per_tool)
+    parts = partitioned_candidates(profiles, 0.4, per_tool)
+    assert list(parts.pairs.items()) == list(whole.pairs.items())
+    assert list(parts.cut.items()) == list(whole.cut.items())
+    assert parts.probes_cut == whole.probes_cut
+    assert len(whole.pairs) > 1_000
+
+
+def test_a_mapper_and_a_worker_pool_give_the_single_process_report(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    tools = realistic_tools(3_000)
+    single = report(tools)
+    assert '"overlap"' in single
+    assert report(tools, mapper=local_mapper) == single
+    # decisions by schema-pair digest in a pool of fresh (forkserver) workers
+    monkeypatch.setattr(_parallel, "PARALLEL_MIN_PAIRS", 1)
+    started = []
+    real = _parallel.forkserver_mapper
+    monkeypatch.setattr(_parallel, "forkserver_mapper",
+                        lambda workers: started.append(workers) or real(workers))
+    assert report(tools, workers=2) == single
+    assert started == [2]
+
+
+@pytest.mark.slow
+def test_dask_gives_the_single_process_report_byte_for_byte() -> None:
+    distributed = pytest.importorskip("distributed")
+    from histor_sign.collisions import dask_mapper
+
+    tools = realistic_tools(20_000)
+    single = report(tools)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        on_dask = report(tools, mapper=dask_mapper(client))
+    assert on_dask == single
+    assert single.count("\n") > 20_000
