@@ -208,6 +208,33 @@ def write_all_atomic(
         _write_into(given, data, reserved.fds.pop(given, None) if reserved is not None else None)
 
 
+class AlreadyExists(OperationalError):
+    """:func:`create_exclusive` found its path taken (by an earlier or a concurrent writer)."""
+
+
+def create_exclusive(path: str | Path, data: Content) -> None:
+    """Create ``path`` with ``data`` only if nothing is there yet, atomically: the complete,
+    fsynced file is staged and then hard-linked to ``path``, which the kernel does only
+    when the name is free. Of two concurrent writers exactly one succeeds; the other gets
+    :class:`AlreadyExists` and has changed nothing. A reader never sees a partial file. A
+    symbolic link at ``path`` (dangling or not) counts as taken and is never followed."""
+    path = Path(path)
+    try:
+        tmp = _stage(path, data, private=False, fresh=True)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+    try:
+        os.link(tmp, path, follow_symlinks=False)
+    except FileExistsError:
+        raise AlreadyExists(f"{_shown(path)} already exists") from None
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    _fsync_dir(path.parent)
+
+
 def _target(path: Path) -> Path | None:
     """The regular file to replace for ``path`` (symlinks followed), or None to write into it."""
     if _through_proc(path):

@@ -51,7 +51,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from histor_sign._atomic import write_all_atomic
+from histor_sign._atomic import (
+    AlreadyExists,
+    create_exclusive,
+    locked_beside,
+    write_all_atomic,
+    write_atomic,
+)
 from histor_sign._escape import printable
 from histor_sign._limits import DEFAULT_MAX_FILE_BYTES, DEFAULT_TIMEOUT
 from histor_sign.canonical import JsonValue, parse_json, read_bytes
@@ -142,11 +148,21 @@ def publish_yank(
             param="revision",
         )
     path = directory / YANK_NAME.format(n=revision)
-    if path.exists():
-        raise InputError(f"revision {revision} of {printable(server)} is already yanked "
-                         f"({path}); a yank is never overwritten", param="revision")
-    write_all_atomic({path: yank, directory / YANK_ATTESTATION_NAME.format(n=revision):
-                      attestation})
+    taken = InputError(f"revision {revision} of {printable(server)} is already yanked "
+                       f"({path}); a yank is never overwritten", param="revision")
+    # Serialised with any other yank of this chain on this machine (so a loser never
+    # replaces the winner's attestation); the yank itself is then created exclusively, so
+    # even a writer that ignores the lock can never replace a published yank.
+    with locked_beside(path):
+        if os.path.lexists(path):
+            raise taken
+        # The attestation first: without its yank it means nothing (a crash leaves an
+        # orphan the next yank replaces); the yank's exclusive creation publishes both.
+        write_atomic(directory / YANK_ATTESTATION_NAME.format(n=revision), attestation)
+        try:
+            create_exclusive(path, yank)
+        except AlreadyExists:
+            raise taken from None
     return path
 
 

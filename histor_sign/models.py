@@ -841,12 +841,13 @@ class YankStatement:
         return cls(value["server"], rev, digest, value["identity"], value["reason"])
 
 
-def validate_yank_reason(reason: Any, source: str = "reason") -> str:
-    """A yank's reason: 1–:data:`MAX_YANK_REASON` characters of printable text."""
+def validate_yank_reason(reason: Any, source: str = "reason", what: str = "yank") -> str:
+    """A yank's reason (or another publisher's statement of why, ``what``: a monitor
+    acknowledgement): 1–:data:`MAX_YANK_REASON` characters of printable text."""
     if (not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_YANK_REASON
             or not reason.isprintable()):
         raise InputError(
-            f"{source}: a yank reason must be printable text of 1 to {MAX_YANK_REASON} "
+            f"{source}: a {what} reason must be printable text of 1 to {MAX_YANK_REASON} "
             "characters (no control characters or line breaks)"
         )
     return reason

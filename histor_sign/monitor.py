@@ -31,6 +31,16 @@ when nothing is published yet) and trusts the current checkpoint as signed by th
 
 The chain is read after the entries, so a release published while the monitor ran is
 found; a release signed but not yet published is an alarm until it is.
+
+**Acknowledgements**: an unpublished-signature alarm blocks the state, so it is raised
+again on every run until the publisher acts. Once investigated (the run was the
+publisher's own, say, or its revision is yanked), the publisher acknowledges that entry
+explicitly (``acknowledge`` with a ``reason``): the acknowledgement is bound to the log,
+the index *and* the SHA-256 of the entry's body, may only be given for an entry that
+alarms in the same run (never in advance), and is recorded in the state file with its
+reason and time. Such an entry is then reported as acknowledged (a note, with the reason)
+instead of an alarm; every run lists the acknowledgements the state holds. A log
+inconsistency can never be acknowledged.
 """
 
 from __future__ import annotations
@@ -38,8 +48,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -77,7 +87,9 @@ STATE_VERSION = 1
 #: Revisions of the chain the monitor indexes.
 MAX_CHAIN_REVISIONS = 1000
 
-ALARM, WARNING = "alarm", "warning"
+ALARM, WARNING, ACKNOWLEDGED = "alarm", "warning", "acknowledged"
+#: Acknowledgements a state file holds (each is bound to one entry).
+MAX_ACKNOWLEDGEMENTS = 1000
 #: The rule of each kind of event (see :data:`histor_sign.report._findings.RULES`).
 RULE_OF = {"unpublished-signature": "HM001", "other-workflow-signature": "HM002",
            "log-inconsistent": "HM003"}
@@ -429,12 +441,15 @@ class MonitorState:
     root: bytes
     checkpoint: str
     next_index: int
+    acknowledged: tuple[Acknowledgement, ...] = ()
 
     def to_bytes(self) -> bytes:
         return (json.dumps({
             "version": STATE_VERSION, "logId": self.log_id, "origin": self.origin,
             "treeSize": self.size, "rootHash": self.root.hex(), "checkpoint": self.checkpoint,
             "nextIndex": self.next_index,
+            **({"acknowledged": [a.to_json() for a in self.acknowledged]}
+               if self.acknowledged else {}),
         }, indent=2) + "\n").encode()
 
     @classmethod
@@ -446,7 +461,8 @@ class MonitorState:
         doc = parse_json(read_bytes(str(path), max_bytes=MAX_MONITOR_STATE_BYTES), source)
         keys = {"version", "logId", "origin", "treeSize", "rootHash", "checkpoint",
                 "nextIndex"}
-        if not isinstance(doc, dict) or set(doc) != keys or doc["version"] != STATE_VERSION:
+        if (not isinstance(doc, dict) or not keys <= set(doc) <= keys | {"acknowledged"}
+                or doc["version"] != STATE_VERSION):
             raise InputError(f"{source}: not a histor-sign monitor state (version "
                              f"{STATE_VERSION}: {', '.join(sorted(keys))})")
         size, nxt = doc["treeSize"], doc["nextIndex"]
@@ -461,7 +477,54 @@ class MonitorState:
         if len(root) != 32 or not all(isinstance(doc[k], str)
                                       for k in ("logId", "origin", "checkpoint")):
             raise InputError(f"{source}: rootHash, logId, origin and checkpoint are malformed")
-        return cls(doc["logId"], doc["origin"], size, root, doc["checkpoint"], nxt)
+        acknowledged = Acknowledgement.load_all(doc.get("acknowledged", []), source)
+        return cls(doc["logId"], doc["origin"], size, root, doc["checkpoint"], nxt,
+                   acknowledged)
+
+
+@dataclass(frozen=True)
+class Acknowledgement:
+    """The publisher's word that an alarming entry was investigated: bound to the entry's
+    log index and the SHA-256 of its body (so it covers that entry and no other), with the
+    signer the entry named, the reason and when (UTC) it was given."""
+
+    log_index: int
+    entry_sha256: str
+    identity: str
+    reason: str
+    at: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"logIndex": self.log_index, "entrySha256": self.entry_sha256,
+                "identity": self.identity, "reason": self.reason, "at": self.at}
+
+    @classmethod
+    def load_all(cls, value: Any, source: str) -> tuple[Acknowledgement, ...]:
+        from histor_sign.models import validate_yank_reason
+
+        shape = {"logIndex", "entrySha256", "identity", "reason", "at"}
+        if not isinstance(value, list) or len(value) > MAX_ACKNOWLEDGEMENTS:
+            raise InputError(f"{source}: acknowledged must be a list of at most "
+                             f"{MAX_ACKNOWLEDGEMENTS} entries")
+        out: list[Acknowledgement] = []
+        for n, item in enumerate(value):
+            where = f"{source}: acknowledged[{n}]"
+            if (not isinstance(item, dict) or set(item) != shape
+                    or not isinstance(item["logIndex"], int)
+                    or isinstance(item["logIndex"], bool) or item["logIndex"] < 0
+                    or not all(isinstance(item[k], str)
+                               for k in ("entrySha256", "identity", "at"))
+                    or len(item["entrySha256"]) != 64
+                    or item["entrySha256"].strip("0123456789abcdef")):
+                raise InputError(f"{where}: needs {', '.join(sorted(shape))} (logIndex an "
+                                 "integer, entrySha256 64 hex digits)")
+            reason = validate_yank_reason(item["reason"], f"{where}.reason", "acknowledgement")
+            out.append(cls(item["logIndex"], item["entrySha256"], printable(item["identity"],
+                                                                          1000),
+                           reason, printable(item["at"], 40)))
+        if len({a.log_index for a in out}) != len(out):
+            raise InputError(f"{source}: an entry is acknowledged twice")
+        return tuple(out)
 
 
 # ---------------------------------------------------------------------- the run
@@ -498,6 +561,9 @@ class MonitorResult:
     publisher_entries: int
     events: tuple[MonitorEvent, ...] = field(default=())
     stored: bool = False
+    #: Every acknowledgement the state holds after this run (stored or, with ``stored``
+    #: False, as it would have been stored): listed on each run, never hidden.
+    acknowledged: tuple[Acknowledgement, ...] = field(default=())
 
     @property
     def alarm(self) -> bool:
@@ -515,6 +581,7 @@ class MonitorResult:
             "complete": self.complete, "publisherEntries": self.publisher_entries,
             "checkpointStored": self.stored, "state": str(self.state_path),
             "events": [e.to_json() for e in self.events],
+            "acknowledged": [a.to_json() for a in self.acknowledged],
         }
 
     def to_text(self) -> str:
@@ -532,17 +599,26 @@ class MonitorResult:
         lines += [f"  {e.level:<8} {RULE_OF[e.kind]} "
                   + (f"entry {e.log_index}: " if e.log_index is not None else "")
                   + printable(e.message, 500) for e in self.events]
+        if self.acknowledged:
+            lines.append(f"  {len(self.acknowledged)} acknowledged entr"
+                         f"{'y' if len(self.acknowledged) == 1 else 'ies'} in the state:")
+            lines += [f"    entry {a.log_index} ({printable(a.identity, 200)}), {a.at}: "
+                      f"{printable(a.reason)}" for a in self.acknowledged]
         return "\n".join(lines)
 
     def findings(self) -> list[Finding]:
         """The events as findings (SARIF/JSON reports): each located at the state file,
         named by its log entry."""
+        from histor_sign.models import Severity
         from histor_sign.report._findings import new_finding
 
         return [new_finding(RULE_OF[e.kind], e.message, [ToolRef(
             f"log entry {e.log_index}" if e.log_index is not None else "log",
             str(self.state_path), e.log_index if e.log_index is not None else -1)],
-            properties={"logIndex": e.log_index, "identity": e.identity})
+            # An acknowledged alarm stays in the report, as a note.
+            severity=Severity.note if e.level == ACKNOWLEDGED else None,
+            properties={"logIndex": e.log_index, "identity": e.identity,
+                        **({"acknowledged": True} if e.level == ACKNOWLEDGED else {})})
             for e in self.events]
 
 
@@ -605,6 +681,8 @@ def monitor(
     rekor_url: str | None = None,
     max_entries: int = DEFAULT_MAX_LOG_ENTRIES,
     timeout: float = DEFAULT_TIMEOUT,
+    acknowledge: Collection[int] = (),
+    reason: str | None = None,
 ) -> MonitorResult:
     """One monitoring run for ``server`` (see the module doc): verify that the log extends
     the checkpoint stored in ``since``, read up to ``max_entries`` new entries, judge each
@@ -615,6 +693,11 @@ def monitor(
     publisher's own latest revision does not meet), :class:`InputError` for a malformed
     state file or a state of another log, and an operational error when the log cannot be
     read (the state is then left as it was).
+
+    ``acknowledge``: log indexes of unpublished-signature alarms the publisher has
+    investigated, with ``reason`` (see the module doc). Each must alarm in this very run,
+    else :class:`InputError` and nothing is stored; they are recorded only with a state
+    that is stored (a run with another alarm records none).
     """
     from histor_sign.verification import load_bundle_certificate
     from histor_sign.verification._certificate import certificate_facts
@@ -622,6 +705,20 @@ def monitor(
 
     if max_entries < 1:
         raise UsageError("`max_entries` must be at least 1", param="max_entries")
+    requested = set(acknowledge)
+    if requested and reason is None:
+        raise UsageError("`acknowledge` needs `reason`: why the entry is no threat",
+                         param="reason", alternatives=("acknowledge",))
+    if reason is not None:
+        if not requested:
+            raise UsageError("`reason` goes with `acknowledge`", param="reason",
+                             alternatives=("acknowledge",))
+        from histor_sign.models import validate_yank_reason
+
+        try:
+            validate_yank_reason(reason, "`reason`", "acknowledgement")
+        except InputError as exc:
+            raise UsageError(exc.message, param="reason") from None
     pins, repository_pins = identity_policy(server, repository, workflow, ref_pattern)
     state_path = Path(since)
     state = MonitorState.load(state_path)
@@ -647,11 +744,14 @@ def monitor(
     except LogInconsistent as exc:
         raise VerificationFailed(f"{log.base}: {exc}") from None
 
+    held = state.acknowledged if state is not None else ()
+
     def result(first: int, nxt: int, publisher: int, events: list[MonitorEvent],
-               stored: bool = False) -> MonitorResult:
+               stored: bool = False,
+               acknowledged: tuple[Acknowledgement, ...] = held) -> MonitorResult:
         return MonitorResult(server, log.base, state_path,
                              state.size if state is not None else None, new.size, first, nxt,
-                             publisher, tuple(events), stored)
+                             publisher, tuple(events), stored, acknowledged)
 
     problem = _inconsistency(state, new, log)
     if problem is not None:
@@ -664,18 +764,34 @@ def monitor(
         first = new.size if start is None else min(start, new.size)
     end = min(new.size, first + max_entries)
     events: list[MonitorEvent] = []
+    acks = _Acknowledging({a.log_index: a for a in held}, requested, reason)
     try:
         matched = _judge(log.entries(first, end, new), pins, repository_pins,
                          lambda: _published(read_chain(location, timeout), key.log_id),
-                         _published(chain, key.log_id), events)
+                         _published(chain, key.log_id), events, acks)
     except LogInconsistent as exc:
         return result(first, first, 0, [MonitorEvent(ALARM, "log-inconsistent", str(exc))])
-    done = result(first, end, matched, events)
-    if done.alarm:
-        return done
+    unused = sorted(requested - {a.log_index for a in acks.given})
+    if unused:
+        raise InputError(
+            f"cannot acknowledge entr{'y' if len(unused) == 1 else 'ies'} "
+            f"{', '.join(map(str, unused))}: no unpublished-signature alarm in this run "
+            f"(entries {first}..{end} read); only an entry that alarms can be acknowledged, "
+            "never in advance; nothing was stored", param="acknowledge")
+    if len(held) + len(acks.given) > MAX_ACKNOWLEDGEMENTS:
+        raise LimitExceeded(f"the state file holds at most {MAX_ACKNOWLEDGEMENTS} "
+                            "acknowledgements; nothing was stored")
+    acknowledged = (*held, *acks.given)
+    done = result(first, end, matched, events, acknowledged=acknowledged)
+    if done.alarm:  # nothing stored, so no acknowledgement recorded: say so
+        given = {a.log_index for a in acks.given}
+        events = [replace(e, level=ALARM, message=e.message + "; NOT recorded: this run has "
+                          "another alarm (acknowledge or resolve it too)")
+                  if e.level == ACKNOWLEDGED and e.log_index in given else e for e in events]
+        return result(first, end, matched, events)
     write_atomic(state_path, MonitorState(key.log_id.hex(), new.origin, new.size, new.root,
-                                          new.note, end).to_bytes())
-    return result(first, end, matched, events, stored=True)
+                                          new.note, end, acknowledged).to_bytes())
+    return result(first, end, matched, events, stored=True, acknowledged=acknowledged)
 
 
 #: :func:`monitor` under the name the package exports (``histor_sign.monitor`` is this
@@ -711,10 +827,43 @@ def _inconsistency(state: MonitorState | None, new: Checkpoint,
     return None
 
 
+@dataclass
+class _Acknowledging:
+    """The acknowledgements a run honours (``held``, from the state), the indexes asked to
+    be acknowledged now and why, and those given in this run."""
+
+    held: dict[int, Acknowledgement]
+    requested: set[int]
+    reason: str | None
+    given: list[Acknowledgement] = field(default_factory=list)
+
+    def event(self, index: int, body: bytes, facts: CertificateFacts) -> MonitorEvent | None:
+        """The acknowledged event for an alarming entry, or None: it still alarms."""
+        import datetime as dt
+        import hashlib
+
+        digest = hashlib.sha256(body).hexdigest()
+        signer = printable(facts.identity or "?")
+        ack = self.held.get(index)
+        if ack is not None and ack.entry_sha256 == digest:
+            return MonitorEvent(ACKNOWLEDGED, "unpublished-signature",
+                                f"signed by {signer}, no document of the published chain; "
+                                f"acknowledged {ack.at}: {ack.reason}", index, facts.identity)
+        if index in self.requested and ack is None and self.reason is not None:
+            at = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace(
+                "+00:00", "Z")
+            self.given.append(Acknowledgement(index, digest, facts.identity or "?",
+                                              self.reason, at))
+            return MonitorEvent(ACKNOWLEDGED, "unpublished-signature",
+                                f"signed by {signer}, no document of the published chain; "
+                                f"acknowledged now: {self.reason}", index, facts.identity)
+        return None
+
+
 def _judge(
     entries: Iterator[tuple[int, bytes]], pins: Pins, repository_pins: Pins,
     reread: Callable[[], dict[int, bytes]], bodies: dict[int, bytes],
-    events: list[MonitorEvent],
+    events: list[MonitorEvent], acks: _Acknowledging,
 ) -> int:
     """Judge every entry; append events; return how many were the publisher's, published."""
     from histor_sign.verification.policy import identity_problems
@@ -742,9 +891,16 @@ def _judge(
         if bodies.get(index) == body:
             matched += 1
             continue
+        acknowledged = acks.event(index, body, facts)
+        if acknowledged is not None:
+            events.append(acknowledged)
+            continue
+        held = acks.held.get(index)
         events.append(MonitorEvent(
             ALARM, "unpublished-signature",
             f"signed by {printable(facts.identity or '?')}, which the identity policy "
-            "matches, but it is no revision, attestation or yank of the published chain",
+            "matches, but it is no revision, attestation or yank of the published chain"
+            + ("; the entry is NOT the one acknowledged at this index (its body differs)"
+               if held is not None else ""),
             index, facts.identity))
     return matched

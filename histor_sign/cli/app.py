@@ -240,6 +240,7 @@ FLAGS: dict[str, str] = {
     "max_entries": "--max-entries",
     "revision": "--revision",
     "reason": "--reason",
+    "acknowledge": "--acknowledge",
     # outputs
     "out_dir": "--out-dir",
 }

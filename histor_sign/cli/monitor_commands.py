@@ -63,6 +63,15 @@ def monitor(
         "--format", "-f", help="human, json or sarif (code scanning).")] = MonitorFormat.human,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", help="Write the report here instead of stdout.")] = None,
+    acknowledge: Annotated[list[int] | None, typer.Option(
+        "--acknowledge", metavar="LOG_INDEX", min=0,
+        help="An unpublished-signature alarm you have investigated (repeatable; needs "
+        "--reason): recorded in the state file, bound to the entry's body, and reported as "
+        "acknowledged on later runs. Only an entry that alarms in this run.")] = None,
+    reason: Annotated[str | None, typer.Option(
+        "--reason", metavar="TEXT",
+        help="Why the acknowledged entries are no threat (kept in the state file).")
+    ] = None,
 ) -> None:
     """Check the transparency log for signatures in the publisher's name.
 
@@ -70,7 +79,9 @@ def monitor(
     the next run resumes), and reports each entry the identity policy matches that is no
     revision, attestation or yank of the published chain (alarm), and entries from the
     repository by other workflows or refs (warning). A log that shrinks or forks is an
-    alarm. Exit codes: 0 no alarm, 1 alarm, 2 bad input or the log could not be read
+    alarm. An alarm repeats on every run until acknowledged (--acknowledge LOG_INDEX
+    --reason TEXT) once investigated; a log inconsistency cannot be acknowledged.
+    Exit codes: 0 no alarm, 1 alarm, 2 bad input or the log could not be read
     (the stored checkpoint is then left as it was).
     """
     from histor_sign.monitor import monitor as run_monitor
@@ -80,7 +91,8 @@ def monitor(
     warn(trust.warning())
     result = run_monitor(server, repository=repository, revisions=revisions, since=since,
                          trust=trust, workflow=workflow, ref_pattern=ref_pattern,
-                         rekor_url=rekor_url, max_entries=max_entries, timeout=timeout)
+                         rekor_url=rekor_url, max_entries=max_entries, timeout=timeout,
+                         acknowledge=acknowledge or (), reason=reason)
     if format is MonitorFormat.sarif:
         from histor_sign.report._render import render_pieces
 

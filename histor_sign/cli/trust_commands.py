@@ -257,6 +257,10 @@ def _entry_lines(entry: "PinEntry", *, learned: bool = False) -> list[str]:
         f"  revision       {entry.revision} (manifest {entry.manifest_digest})",
         f"  signed by      {printable(entry.signer)}",
         f"  envelope       {printable(entry.location)}",
+        # A yanked revision stays refused under this pin (and its reason is the publisher's
+        # text, bounded when the pin file is read: escaped).
+        *(f"  yanked         revision {n}: {printable(reason)}"
+          for n, reason in entry.yanked),
     ]
 
 

@@ -350,7 +350,8 @@ class Proxy:
                     revision = await self._verified(verifying)
                     await self._open(message, revision)
                 except _Ended as ended:
-                    self.notice(f"{PREFIX}: {ended.message}")
+                    # Not noticed here: the outcome carries the one line (the CLI's exit
+                    # line), so a refusal is said once, like every other ending.
                     self.audit.record("session-refused", server=self.server,
                                       reason=ended.message)
                     await self._reply_error(message, REFUSED, f"{PREFIX}: {ended.message}")

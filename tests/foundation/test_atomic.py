@@ -504,3 +504,45 @@ def test_pieces_that_fail_leave_the_old_file(tmp_path: Path) -> None:
         write_atomic(out, pieces())
     assert out.read_bytes() == b"old report\n"
     assert hidden(tmp_path) == []
+
+
+def test_create_exclusive_writes_a_new_file_and_never_replaces_one(tmp_path: Path) -> None:
+    path = tmp_path / "1.yank.envelope.json"
+    atomic.create_exclusive(path, b"first")
+    assert path.read_bytes() == b"first"
+    with pytest.raises(atomic.AlreadyExists):
+        atomic.create_exclusive(path, b"second")
+    assert path.read_bytes() == b"first"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]  # no staged leftover
+
+
+def test_create_exclusive_treats_a_dangling_link_as_taken(tmp_path: Path) -> None:
+    link = tmp_path / "yank.json"
+    link.symlink_to(tmp_path / "elsewhere.json")
+    with pytest.raises(atomic.AlreadyExists):
+        atomic.create_exclusive(link, b"data")
+    assert link.is_symlink() and not (tmp_path / "elsewhere.json").exists()
+
+
+def test_create_exclusive_has_one_winner_among_concurrent_writers(tmp_path: Path) -> None:
+    path = tmp_path / "claimed.json"
+    start = threading.Barrier(8)
+    won: list[bytes] = []
+    lost: list[bytes] = []
+
+    def writer(data: bytes) -> None:
+        start.wait()
+        try:
+            atomic.create_exclusive(path, data)
+            won.append(data)
+        except atomic.AlreadyExists:
+            lost.append(data)
+
+    threads = [threading.Thread(target=writer, args=(b"writer %d" % i * 4096,))
+               for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(won) == 1 and len(lost) == 7
+    assert path.read_bytes() == won[0]

@@ -277,3 +277,92 @@ def test_a_state_file_of_another_log_or_malformed_is_bad_input(v1: World) -> Non
     v1.state.write_text("{}")
     run = v1.monitor()
     assert run.code == 2 and "not a histor-sign monitor state" in run.stderr
+
+
+ACK_REASON = "our own run from a test branch; its token is revoked"
+
+
+def test_an_investigated_alarm_is_acknowledged_explicitly_and_reported_so(v1: World) -> None:
+    """An unpublished signature alarms on every run until the publisher acknowledges each of
+    its entries with a reason; the acknowledgement is bound to the entry's body, recorded
+    in the state, and reported on every later run, never silently."""
+    assert v1.report()[0] == 0
+    stored = v1.state.read_bytes()
+    rogue = logged(v1.sign(WF, 3))  # the envelope and its attestation: two entries
+    assert len(rogue) == 2
+    for _ in range(2):  # it alarms again and again
+        assert v1.report()[0] == 1
+    assert v1.state.read_bytes() == stored
+
+    # Not in advance, and not an entry that raised no alarm: bad input, nothing stored.
+    for index in (rogue[-1] + 5, 0):
+        run = v1.monitor("--acknowledge", str(index), "--reason", ACK_REASON)
+        assert run.code == 2 and run.stdout == "", run.stdout
+        (line,) = error_lines(run.stderr)
+        assert f"cannot acknowledge entry {index}: no unpublished-signature alarm" in line
+    for flags in (("--acknowledge", str(rogue[0])), ("--reason", ACK_REASON),
+                  ("--acknowledge", str(rogue[0]), "--reason", "two\nlines")):
+        run = v1.monitor(*flags)
+        assert run.code == 2 and len(error_lines(run.stderr)) == 1, run.stderr
+    assert v1.state.read_bytes() == stored
+
+    # One of two: the other still alarms, so nothing is recorded, and the report says so.
+    code, report = v1.report("--acknowledge", str(rogue[0]), "--reason", ACK_REASON)
+    assert code == 1 and not report["checkpointStored"] and report["acknowledged"] == []
+    assert indexes(alarms(report)) == rogue
+    assert "NOT recorded" in next(e for e in report["events"]
+                                  if e["logIndex"] == rogue[0])["message"]
+    assert v1.state.read_bytes() == stored
+
+    # Both: recorded with the entry's digest, the signer, the reason and the time.
+    code, report = v1.report("--acknowledge", str(rogue[0]), "--acknowledge", str(rogue[1]),
+                             "--reason", ACK_REASON)
+    assert code == 0 and report["checkpointStored"] and alarms(report) == []
+    assert {(e["level"], e["rule"], e["logIndex"]) for e in report["events"]} == {
+        ("acknowledged", "HM001", i) for i in rogue}
+    state = json.loads(v1.state.read_text())
+    assert state["nextIndex"] == v1.size()
+    acks = state["acknowledged"]
+    assert [a["logIndex"] for a in acks] == rogue and report["acknowledged"] == acks
+    assert all(a["reason"] == ACK_REASON and a["identity"] == WF
+               and len(a["entrySha256"]) == 64 and a["at"].endswith("Z") for a in acks)
+
+    # Every later run lists them.
+    text = v1.monitor()
+    assert text.code == 0 and "2 acknowledged entries in the state:" in text.stdout
+    assert f"    entry {rogue[0]} ({WF}), " in text.stdout and ACK_REASON in text.stdout
+
+    # Read again (the cursor set back): reported as acknowledged, not an alarm ...
+    state["nextIndex"] = rogue[0]
+    v1.state.write_text(json.dumps(state))
+    code, report = v1.report()
+    assert code == 0 and {e["level"] for e in report["events"]} == {"acknowledged"}
+    assert all("acknowledged 20" in e["message"] for e in report["events"])
+    # ... but an acknowledgement covers that very entry only: another body alarms.
+    state["nextIndex"] = rogue[0]
+    state["acknowledged"][0]["entrySha256"] = "0" * 64
+    v1.state.write_text(json.dumps(state))
+    code, report = v1.report()
+    assert code == 1 and indexes(alarms(report)) == [rogue[0]]
+    assert "NOT the one acknowledged" in alarms(report)[0]["message"]
+
+
+def test_a_log_inconsistency_cannot_be_acknowledged(v1: World) -> None:
+    assert v1.report()[0] == 0
+    stored = v1.state.read_bytes()
+    v1.inst.log.rewrite(v1.size() - 3)
+    run = v1.monitor("--acknowledge", "0", "--reason", ACK_REASON, "--format", "json")
+    assert run.code == 1
+    report = json.loads(run.stdout)
+    assert [e["rule"] for e in alarms(report)] == ["HM003"] and report["acknowledged"] == []
+    assert v1.state.read_bytes() == stored
+
+
+def test_sarif_reports_an_acknowledged_entry_as_a_note(v1: World) -> None:
+    rogue = logged(v1.sign(WF, 3))
+    flags = [f for i in rogue for f in ("--acknowledge", str(i))]
+    run = v1.monitor(*flags, "--reason", ACK_REASON, "--format", "sarif")
+    assert run.code == 0, run.stderr
+    results = json.loads(run.stdout)["runs"][0]["results"]
+    assert {(r["ruleId"], r["level"]) for r in results} == {("HM001", "note")}
+    assert len(results) == len(rogue)

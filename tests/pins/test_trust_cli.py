@@ -318,3 +318,23 @@ def test_pin_records_its_trust_root_and_check_uses_it(client: Client) -> None:
     # A flag still wins over the recorded root.
     again = client.run("check", "--server", SERVER, client.served(1))
     assert again.code == 0, again.stdout + again.stderr
+
+
+def test_trust_list_shows_the_yanked_revisions_of_a_pin(tmp_path: Path) -> None:
+    """A pin remembers the revisions its publisher yanked (they stay refused); the human
+    listing names each, in revision order, with its reason."""
+    pins = tmp_path / "pins.json"
+    entry = {"envelope": "https://example.invalid/revisions/latest.envelope.json",
+             "issuer": "https://token.actions.githubusercontent.com",
+             "manifestDigest": "sha256:" + "d" * 64, "repository": "example/notes-server",
+             "revision": 3, "workflow": ".github/workflows/sign.yml", "attested": False,
+             "ownerId": "1000001", "repositoryId": "2000001", "refPattern": None,
+             "signer": "https://github.com/example/notes-server/.github/workflows/sign.yml"
+                       "@refs/heads/main",
+             "yanked": {"2": "description injected by a dependency", "1": "broken build"}}
+    pins.write_text(json.dumps({"version": 2, "servers": {"io.github.example/notes": entry}}))
+    listed = run_main("trust", "list", "--pins", str(pins))
+    assert listed.code == 0, listed.stderr
+    yanked = [line for line in listed.stdout.splitlines() if "yanked" in line]
+    assert yanked == ["  yanked         revision 1: broken build",
+                      "  yanked         revision 2: description injected by a dependency"]

@@ -19,6 +19,7 @@ import os
 import subprocess
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -89,14 +90,19 @@ def _published(origin: Path, base: Path) -> Path:
     return client / "revisions" / SERVER
 
 
+def _actions_cache(factory: pytest.TempPathFactory) -> Path:
+    """GitHub keeps a repository's actions/cache across workflow runs: the wheel cache that
+    the session's first job fills (the cold path, which downloads the locked files) serves
+    the later jobs and tests (the warm path, hash-checked again on each install)."""
+    shared = factory.getbasetemp() / "actions-cache"
+    shared.mkdir(exist_ok=True)
+    return shared
+
+
 @pytest.fixture(autouse=True)
 def _repository_actions_cache(tmp_path_factory: pytest.TempPathFactory,
                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """GitHub keeps a repository's actions/cache across workflow runs: the wheel cache that
-    this module's first job fills (the cold path, which downloads the locked files) serves
-    the later jobs and tests (the warm path, hash-checked again on each install)."""
-    shared = tmp_path_factory.getbasetemp() / "actions-cache"
-    shared.mkdir(exist_ok=True)
+    shared = _actions_cache(tmp_path_factory)
     post_init = Runner.__post_init__
 
     def __post_init__(self: Runner) -> None:
@@ -104,6 +110,50 @@ def _repository_actions_cache(tmp_path_factory: pytest.TempPathFactory,
         self.caches = shared
 
     monkeypatch.setattr(Runner, "__post_init__", __post_init__)
+
+
+@dataclass
+class Released:
+    """The first release of the module's server through the release workflow, on a live
+    local Sigstore instance: the release test goes on from it, the monitor test watches
+    the log it wrote (so the action is installed for a release once per module, not per
+    test)."""
+
+    base: Path
+    origin: Path
+    sigstore: LocalSigstore
+    runner: Runner
+    first: dict[str, int]
+    logs: str
+    token_requests: list[str]
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Released]:
+    base = tmp_path_factory.mktemp("released")
+    origin = _origin(base)
+    token_requests: list[str] = []
+    with LocalSigstore(directory=base / "sigstore") as sigstore:
+        def id_token_env() -> dict[str, str]:
+            token_requests.append("sign")
+            return sigstore.github_env(IDENTITY)
+
+        runner = Runner(
+            base, github={"event_name": "release", "sha": "0" * 40, "token": "x",
+                          "repository": "example/notes-server",
+                          "event": {"release": {"tag_name": "v1.0.0"}}},
+            id_token_env=id_token_env,
+            extra_env={"PATH": f"{_gh_shim(base)}{os.pathsep}{os.environ['PATH']}",
+                       "NO_PROXY": "127.0.0.1,localhost", "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+        )
+        runner.caches = _actions_cache(tmp_path_factory)  # set up before the autouse patch
+        workflow = _workflow(base, sigstore.trust_config_path)
+        assert set(workflow["jobs"]) == {"snapshot", "sign"}
+        assert "id-token" not in workflow["jobs"]["snapshot"]["permissions"]
+        # First release: no branch yet, so no previous; revision 1 starts the chain.
+        first = runner.run_workflow(workflow)
+        logs = "\n".join(f"--- {s.name} ({s.code})\n{s.log}" for s in runner.log)
+        yield Released(base, origin, sigstore, runner, first, logs, token_requests)
 
 
 @pytest.fixture
@@ -121,55 +171,47 @@ def loopback_files(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 
 
 def test_two_job_release_chains_forward_and_clients_check_it(
-    tmp_path: Path, loopback_files: tuple[str, Path]
+    released: Released, tmp_path: Path, loopback_files: tuple[str, Path]
 ) -> None:
-    origin = _origin(tmp_path)
-    token_requests: list[str] = []
-    with LocalSigstore(directory=tmp_path / "sigstore") as sigstore:
-        def id_token_env() -> dict[str, str]:
-            token_requests.append("sign")
-            return sigstore.github_env(IDENTITY)
+    runner, origin, sigstore, base = (released.runner, released.origin, released.sigstore,
+                                      released.base)
+    workflow = _workflow(tmp_path, sigstore.trust_config_path)
+    assert released.first == {"snapshot": 0, "sign": 0}, released.logs
+    assert released.token_requests == ["sign"]  # the job that ran the server had no token
+    chain = _published(origin, tmp_path)
+    assert sorted(p.name for p in chain.iterdir()) == [
+        "1.envelope.json", "1.intoto.sigstore.json", "1.manifest.json",
+        "1.tools.snapshot.json", "latest.envelope.json", "latest.intoto.sigstore.json",
+        "latest.manifest.json"]
+    rev1 = json.loads((chain / "latest.envelope.json").read_text())
+    assert rev1["revision"] == 1 and rev1["serverVersion"] == "v1.0.0"
 
-        shim = _gh_shim(tmp_path)
-        runner = Runner(
-            tmp_path, github={"event_name": "release", "sha": "0" * 40, "token": "x",
-                              "event": {"release": {"tag_name": "v1.0.0"}}},
-            id_token_env=id_token_env,
-            extra_env={"PATH": f"{shim}{os.pathsep}{os.environ['PATH']}",
-                       "NO_PROXY": "127.0.0.1,localhost", "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
-        )
-        workflow = _workflow(tmp_path, sigstore.trust_config_path)
-        assert set(workflow["jobs"]) == {"snapshot", "sign"}
-        assert "id-token" not in workflow["jobs"]["snapshot"]["permissions"]
+    # Second release, another tag: the previous revision is found on the branch.
+    runner.github["event"]["release"]["tag_name"] = "v1.1.0"
+    runner.log.clear()
+    second = runner.run_workflow(workflow)
+    logs = "\n".join(f"--- {s.name} ({s.code})\n{s.log}" for s in runner.log)
+    assert second == {"snapshot": 0, "sign": 0}, logs
+    assert released.token_requests == ["sign", "sign"]
+    chain = _published(origin, tmp_path)
+    latest = json.loads((chain / "latest.envelope.json").read_text())
+    stmt = latest
+    assert stmt["revision"] == 2 and stmt["serverVersion"] == "v1.1.0"
+    assert stmt["previousManifestDigest"] == rev1["manifestDigest"]
+    assert (chain / "1.envelope.json").read_bytes() != (chain / "latest.envelope.json").read_bytes()
+    assert (chain / "2.envelope.json").read_bytes() == (chain / "latest.envelope.json").read_bytes()
+    assert "histor-release/envelope.json" in (base / "gh.log").read_text()
+    assert "--clobber" in (base / "gh.log").read_text()
 
-        # First release: no branch yet, so no previous; revision 1 starts the chain.
-        first = runner.run_workflow(workflow)
-        logs = "\n".join(f"--- {s.name} ({s.code})\n{s.log}" for s in runner.log)
-        assert first == {"snapshot": 0, "sign": 0}, logs
-        assert token_requests == ["sign"]  # the job that ran the server had no token
-        chain = _published(origin, tmp_path)
-        assert sorted(p.name for p in chain.iterdir()) == [
-            "1.envelope.json", "1.intoto.sigstore.json", "1.manifest.json",
-            "1.tools.snapshot.json", "latest.envelope.json", "latest.intoto.sigstore.json",
-            "latest.manifest.json"]
-        rev1 = json.loads((chain / "latest.envelope.json").read_text())
-        assert rev1["revision"] == 1 and rev1["serverVersion"] == "v1.0.0"
+    sigstore.stop()  # started again for the module's later tests, on another port
+    try:
+        _clients_check(sigstore, chain, loopback_files)
+    finally:
+        sigstore.start()
 
-        # Second release, another tag: the previous revision is found on the branch.
-        runner.github["event"]["release"]["tag_name"] = "v1.1.0"
-        second = runner.run_workflow(workflow)
-        logs = "\n".join(f"--- {s.name} ({s.code})\n{s.log}" for s in runner.log)
-        assert second == {"snapshot": 0, "sign": 0}, logs
-        chain = _published(origin, tmp_path)
-        latest = json.loads((chain / "latest.envelope.json").read_text())
-        stmt = latest
-        assert stmt["revision"] == 2 and stmt["serverVersion"] == "v1.1.0"
-        assert stmt["previousManifestDigest"] == rev1["manifestDigest"]
-        assert (chain / "1.envelope.json").read_bytes() != (chain / "latest.envelope.json").read_bytes()
-        assert (chain / "2.envelope.json").read_bytes() == (chain / "latest.envelope.json").read_bytes()
-        assert "histor-release/envelope.json" in (tmp_path / "gh.log").read_text()
-        assert "--clobber" in (tmp_path / "gh.log").read_text()
 
+def _clients_check(sigstore: LocalSigstore, chain: Path,
+                   loopback_files: tuple[str, Path]) -> None:
     # A client, after the instance is gone: verify and check from the file and over HTTP.
     trust = str(sigstore.trust_config_path)
     verify = ("--verify", "--cert-identity", IDENTITY, "--trust-config", trust)
@@ -303,45 +345,41 @@ def _monitor_workflow(base: Path, trust_config: Path) -> dict[str, Any]:
 
 
 def test_monitor_workflow_stores_a_clean_checkpoint_and_fails_on_a_rogue_signature(
-    tmp_path: Path,
+    released: Released, tmp_path: Path,
 ) -> None:
-    """``init --monitor``'s workflow after a release: the read-only job passes and the
-    git-only job commits the checkpoint to the branch; a signature by the release workflow
-    that was never published fails the monitor job, and the checkpoint stays."""
+    """``init --monitor``'s workflow after a release by the release workflow (the module's,
+    on a copy of its repository): the read-only job passes and the git-only job commits the
+    checkpoint to the branch; a signature by the release workflow that was never published
+    fails the monitor job, and the checkpoint stays."""
     from histor_sign._sigstore_trust import Trust
     from histor_sign.revision import build_statement
     from histor_sign.signing import sign_statement
 
-    origin = _origin(tmp_path)
-    with LocalSigstore(directory=tmp_path / "sigstore") as sigstore:
-        runner = Runner(
-            tmp_path, github={"event_name": "release", "sha": "0" * 40, "token": "x",
-                              "repository": "example/notes-server",
-                              "event": {"release": {"tag_name": "v1.0.0"}}},
-            id_token_env=lambda: sigstore.github_env(IDENTITY),
-            extra_env={"PATH": f"{_gh_shim(tmp_path)}{os.pathsep}{os.environ['PATH']}",
-                       "NO_PROXY": "127.0.0.1,localhost", "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
-        )
-        release = runner.run_workflow(_workflow(tmp_path, sigstore.trust_config_path))
-        assert release == {"snapshot": 0, "sign": 0}
+    assert released.first == {"snapshot": 0, "sign": 0}, released.logs
+    sigstore = released.sigstore
+    origin = tmp_path / "origin.git"  # this repository, as the release workflow left it
+    _git("clone", "-q", "--bare", str(released.origin), str(origin))
+    runner = Runner(tmp_path, github=dict(released.runner.github), id_token_env=dict,
+                    extra_env=released.runner.extra_env)
+    assert _published(origin, tmp_path).joinpath("1.envelope.json").is_file()
 
-        monitor = _monitor_workflow(tmp_path, sigstore.trust_config_path)
-        assert monitor["jobs"]["monitor"]["permissions"] == {"contents": "read"}
-        first = runner.run_workflow(monitor)
-        logs = "\n".join(f"--- {s.name} ({s.code})\n{s.log}" for s in runner.log)
-        assert first == {"monitor": 0, "store": 0}, logs
-        checkpoint = _published(origin, tmp_path) / "monitor.checkpoint.json"
-        stored = json.loads(checkpoint.read_text())
-        assert stored["nextIndex"] == stored["treeSize"] == len(sigstore.log.tree)
+    monitor = _monitor_workflow(tmp_path, sigstore.trust_config_path)
+    assert monitor["jobs"]["monitor"]["permissions"] == {"contents": "read"}
+    first = runner.run_workflow(monitor)
+    logs = "\n".join(f"--- {s.name} ({s.code})\n{s.log}" for s in runner.log)
+    assert first == {"monitor": 0, "store": 0}, logs
+    checkpoint = _published(origin, tmp_path) / "monitor.checkpoint.json"
+    stored = json.loads(checkpoint.read_text())
+    assert stored["nextIndex"] == stored["treeSize"] == len(sigstore.log.tree)
 
-        rogue = build_statement(tools=[{"name": "x", "inputSchema": {"type": "object"}}],
-                                server=SERVER, identity=IDENTITY, server_version="9")
-        sign_statement(rogue, trust=Trust.from_trust_config(sigstore.trust_config_path),
-                       identity_token=sigstore.mint_token(IDENTITY))
-        runner.log.clear()
-        second = runner.run_workflow(monitor)
-        logs = "\n".join(f"--- {s.name} ({s.code})\n{s.log}" for s in runner.log)
-        assert second == {"monitor": 1}, logs  # the store job is skipped
-        assert "ALARM:" in logs and "HM001" in logs
-        assert json.loads((_published(origin, tmp_path) / "monitor.checkpoint.json")
-                          .read_text()) == stored
+    rogue = build_statement(tools=[{"name": "x", "inputSchema": {"type": "object"}}],
+                            server=SERVER, identity=IDENTITY, server_version="9")
+    sign_statement(rogue, trust=Trust.from_trust_config(sigstore.trust_config_path),
+                   identity_token=sigstore.mint_token(IDENTITY))
+    runner.log.clear()
+    second = runner.run_workflow(monitor)
+    logs = "\n".join(f"--- {s.name} ({s.code})\n{s.log}" for s in runner.log)
+    assert second == {"monitor": 1}, logs  # the store job is skipped
+    assert "ALARM:" in logs and "HM001" in logs
+    assert json.loads((_published(origin, tmp_path) / "monitor.checkpoint.json")
+                      .read_text()) == stored

@@ -184,7 +184,8 @@ def test_unpinned_server_is_refused_at_initialize(world: World, tmp_path: Path) 
     assert "error" in answer and "is not pinned" in answer["error"]["message"]
     assert code == 1
     lines = [line for line in err.splitlines() if "warning" not in line]
-    assert len(lines) == 2 and "is not pinned" in lines[0]  # the refusal, and the exit line
+    assert len(lines) == 1, err  # one clear line: the refusal is the exit line
+    assert lines[0].startswith("histor-sign: refused to serve ") and "is not pinned" in lines[0]
     assert "Traceback" not in err
     assert not log.exists()  # the upstream was never started
 

@@ -190,6 +190,8 @@ def test_check_refuses_a_yanked_latest_and_follows_to_the_next_revision(
     assert_yank_refusal(client(publisher, tmp_path, "check", "--server", SERVER,
                                served(tmp_path, 2)), 2)
     assert pinned(tmp_path)["yanked"] == {"2": REASON}
+    listed = run_cli("trust", "list", "--pins", str(tmp_path / "pins.json"))
+    assert listed.code == 0 and f"  yanked         revision 2: {REASON}\n" in listed.stdout
     # The yank cannot be rolled back: served without it, revision 2 stays refused.
     (publisher.directory / "2.yank.envelope.json").unlink()
     assert_yank_refusal(client(publisher, tmp_path, "check", "--server", SERVER,
