@@ -12,9 +12,13 @@ itself refuses. The guarantee this buys: every value :func:`parse_json` accepts 
 from its own :func:`canonical_bytes` to an equal value, and :func:`canonical_bytes` refuses
 exactly what ``rfc8785.dumps`` refuses (raising :class:`InputError`).
 
-Parsing uses the C ``json`` scanner with hooks that mark violations instead of raising;
-only when a mark was made do we walk the tree to find the pointer, so the happy path
-stays close to ``json.loads`` speed. Canonicalization uses ``json.dumps`` where its output
+Parsing uses the C ``json`` scanner, which builds every object itself: a hook only counts
+their members, and the colons outside strings (counted at C speed) must match, so a
+duplicate key is caught without building pair lists; integers go through a hook only when a
+16-digit run exists. Floats and NaN/Infinity go through hooks that mark violations instead
+of raising. Only when a sign of a violation was seen does the strict reader (every object's
+pairs judged by a hook) parse again and walk the tree to name the pointer, so the happy
+path stays close to ``json.loads`` speed. Canonicalization uses ``json.dumps`` where its output
 provably equals JCS (checked per value) and falls back to the ``rfc8785`` package otherwise.
 """
 
@@ -89,7 +93,10 @@ def pointer_parts(ptr: str) -> list[str]:
     return [unescape_pointer_token(token) for token in ptr[1:].split("/")]
 
 
-def _make_hooks(state: _ParseState) -> dict[str, Any]:
+def _make_hooks(state: _ParseState, *, pairs: bool = True, ints: bool = True) -> dict[str, Any]:
+    """The scanner hooks that mark violations; ``pairs``/``ints`` leave out the object and
+    integer hooks (the fast reader checks those another way)."""
+
     def on_object(pairs: list[tuple[str, Any]]) -> Any:
         obj = dict(pairs)
         if len(obj) != len(pairs):
@@ -120,7 +127,7 @@ def _make_hooks(state: _ParseState) -> dict[str, Any]:
 
     def on_float(text: str) -> Any:
         value = float(text)
-        if value in (float("inf"), float("-inf")):
+        if value == _INF or value == -_INF:
             state.violations += 1
             return _Violation(f"number {_clip(text)} is outside the range of a double")
         try:
@@ -143,12 +150,12 @@ def _make_hooks(state: _ParseState) -> dict[str, Any]:
             return _Violation(f"number {_clip(text)} is an integer outside ±(2^53−1)")
         return value
 
-    return {
-        "object_pairs_hook": on_object,
-        "parse_constant": on_constant,
-        "parse_int": on_int,
-        "parse_float": on_float,
-    }
+    hooks: dict[str, Any] = {"parse_constant": on_constant, "parse_float": on_float}
+    if pairs:
+        hooks["object_pairs_hook"] = on_object
+    if ints:
+        hooks["parse_int"] = on_int
+    return hooks
 
 
 def _clip(text: str, limit: int = 40) -> str:
@@ -198,9 +205,15 @@ def parse_json(
         raise InputError(f"{source}: invalid UTF-8 at byte {exc.start}") from None
     if not text.strip():
         raise InputError(f"{source}: empty file, expected a JSON document")
+    long_digits = _has_long_digit_run(data)
+    pair_count = _PairCount()
     state = _ParseState()
     try:
-        value = json.loads(text, **_make_hooks(state))
+        # The fast reader: the C scanner builds the objects itself (the hook only counts
+        # their members); integers go through a hook only when the text holds a run of
+        # 16 digits somewhere, as only such a run can spell one outside ±(2^53−1).
+        value = json.loads(text, object_hook=pair_count, **_make_hooks(state, pairs=False,
+                                                                        ints=long_digits))
     except RecursionError:
         raise LimitExceeded(
             f"{source}: JSON nesting is deeper than the limit of {max_depth}"
@@ -209,11 +222,58 @@ def parse_json(
         raise InputError(
             f"{source}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
-    if state.violations or _LONE_SURROGATE_HINT.search(data):
+    structure = _structure(data)
+    # Every member of every object is one ':' outside strings and the objects the scanner
+    # built hold pair_count.members of them: fewer means some object repeated a key.
+    if (
+        state.violations
+        or structure.count(b":") != pair_count.members
+        or _LONE_SURROGATE_HINT.search(data)
+    ):
+        value = _parse_strict(text, source, max_depth)
         _raise_first_violation(value, source)
-    if nesting_depth(data, max_depth) > max_depth:
+    if _depth_of_structure(structure, max_depth) > max_depth:
         raise LimitExceeded(f"{source}: JSON nesting is deeper than the limit of {max_depth}")
     return value
+
+
+class _PairCount:
+    """The fast reader's ``object_hook``: counts the members of the objects it is given
+    (a duplicate key leaves one member fewer than the text spells) and returns them as
+    they are."""
+
+    __slots__ = ("members",)
+
+    def __init__(self) -> None:
+        self.members = 0
+
+    def __call__(self, obj: dict[str, Any]) -> dict[str, Any]:
+        self.members += len(obj)
+        return obj
+
+
+def _parse_strict(text: str, source: str, max_depth: int) -> JsonValue:
+    """The strict reader: every object's pairs judged by a hook (duplicates marked where
+    they are), every integer judged. Slower than the fast reader; used when the fast one
+    saw a sign of a violation, so that the first violation can be named with its pointer.
+    Accepts exactly what the fast reader accepts and builds an equal value."""
+    state = _ParseState()
+    try:
+        return json.loads(text, **_make_hooks(state))
+    except RecursionError:  # pragma: no cover - the fast reader raised it first
+        raise LimitExceeded(
+            f"{source}: JSON nesting is deeper than the limit of {max_depth}"
+        ) from None
+
+
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_SIXTEEN_ZEROS = b"0" * _SAFE_INTEGER_DIGITS
+
+
+def _has_long_digit_run(data: bytes) -> bool:
+    """Whether ``data`` holds 16 consecutive ASCII digits anywhere (inside strings too:
+    a false alarm only costs the integer hook)."""
+    return _SIXTEEN_ZEROS in data.translate(_DIGITS_AS_ZERO)
 
 
 def _inert(_value: Any) -> None:
@@ -239,22 +299,32 @@ def is_json_syntax(text: str) -> bool:
     return True
 
 
-_KEEP_QUOTES_AND_BRACKETS = bytes(b for b in range(256) if b not in b'"[]{}')
+_KEEP_QUOTES_BRACKETS_COLONS = bytes(b for b in range(256) if b not in b'"[]{}:')
 
 
-def nesting_depth(data: bytes, limit: int) -> int:
-    """Nesting depth of a *valid* JSON text, computed at C speed; stops past ``limit``.
+def _structure(data: bytes) -> bytes:
+    """The brackets and colons of a *valid* JSON text that lie outside strings, in order,
+    computed at C speed.
 
     Escaped backslashes and quotes are dropped first (left to right, as JSON pairs them),
-    then everything but quotes and brackets; string bodies then hold no quotes and are
-    dropped. Each pass removes the innermost bracket pairs, so the passes count the depth.
+    then everything but quotes, brackets and colons; string bodies then hold no quotes.
     """
     reduced = data.replace(b"\\\\", b"").replace(b'\\"', b"")
-    reduced = reduced.translate(None, _KEEP_QUOTES_AND_BRACKETS)
+    reduced = reduced.translate(None, _KEEP_QUOTES_BRACKETS_COLONS)
     # '""' is an empty string body or a close/open junction with nothing between: safe
     # to drop. What is left alternates outside/inside string bodies around each quote.
     reduced = reduced.replace(b'""', b"")
-    brackets = b"".join(reduced.split(b'"')[::2]) if b'"' in reduced else reduced
+    return b"".join(reduced.split(b'"')[::2]) if b'"' in reduced else reduced
+
+
+def nesting_depth(data: bytes, limit: int) -> int:
+    """Nesting depth of a *valid* JSON text, computed at C speed; stops past ``limit``."""
+    return _depth_of_structure(_structure(data), limit)
+
+
+def _depth_of_structure(structure: bytes, limit: int) -> int:
+    """Each pass removes the innermost bracket pairs, so the passes count the depth."""
+    brackets = structure.translate(None, b":")
     depth = 0
     while brackets and depth <= limit:
         # Mark innermost pairs first so one pass never removes two levels.
@@ -483,6 +553,7 @@ def fits_json_bound(value: Any, max_bytes: int) -> bool:
                     return False
                 size += 26
             elif kind is dict or kind is list:
+                size += 1  # its comma; its brackets are counted when it is popped
                 push(item)
             else:
                 return False

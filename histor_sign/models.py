@@ -163,7 +163,11 @@ def tool_from_object(obj: Any, source: str, index: int, ptr: str) -> Tool:
             "result or fetch snapshot holding one, or an array of MCP, OpenAI or Anthropic tools"
         )
     schema = holder.get(schema_key) if has_schema and schema_key else None
-    return Tool(
+    # The state Tool's generated __init__ would set, without its eight frozen-dataclass
+    # object.__setattr__ calls (the larger part of importing a tool): a catalog imports
+    # thousands. Equal to Tool(...) with the same fields; nothing else is checked there.
+    tool = object.__new__(Tool)
+    vars(tool).update(
         name=name,
         raw=obj,
         source=source,
@@ -173,6 +177,7 @@ def tool_from_object(obj: Any, source: str, index: int, ptr: str) -> Tool:
         input_schema=schema,
         has_input_schema=has_schema,
     )
+    return tool
 
 
 def _type_name(value: Any) -> str:
@@ -222,8 +227,9 @@ def parse_catalog(document: JsonValue, source: str, *, max_tools: int | None = N
             f"{source}: {len(items)} tools is more than `max_tools` {max_tools}",
             limit="max_tools", value=max_tools,
         )
+    prefix = pointer(base) + "/"  # an index needs no escaping: pointer([*base, i])
     tools = tuple(
-        tool_from_object(obj, source, i, pointer([*base, i])) for i, obj in enumerate(items)
+        tool_from_object(obj, source, i, f"{prefix}{i}") for i, obj in enumerate(items)
     )
     return Catalog(source=source, tools=tools, shape=shape, capture=capture)
 

@@ -317,3 +317,10 @@ def test_pointer_escapes_each_token(parts: list[str | int]) -> None:
     expected = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
     assert pointer(parts) == expected
     assert pointer_parts(pointer(parts)) == [str(p) for p in parts]
+
+
+def test_fits_json_bound_counts_the_commas_between_nested_containers() -> None:
+    value = [[], [], [], [None]]  # 17 canonical bytes
+    assert len(canonical_bytes(value)) == 17
+    assert not fits_json_bound(value, 16)
+    assert fits_json_bound(value, 64)

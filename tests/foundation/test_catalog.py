@@ -74,3 +74,19 @@ def test_projection_keeps_only_sent_fields() -> None:
     [tool] = parse_catalog({"tools": [raw]}, "c").tools
     assert tool.projected() == {"name": "a", "inputSchema": SCHEMA, "annotations": None}
     assert tool.raw is raw
+
+
+def test_an_imported_tool_equals_one_built_by_its_constructor() -> None:
+    import dataclasses
+
+    from histor_sign.models import Tool
+
+    obj = {"name": "t", "inputSchema": {"type": "object"}, "description": "d"}
+    catalog = parse_catalog({"result": {"tools": [{"name": "s", "inputSchema": {}}, obj]}}, "f")
+    tool = catalog.tools[1]
+    assert tool == Tool(name="t", raw=obj, source="f", index=1, pointer="/result/tools/1",
+                        provider=Provider.MCP, input_schema={"type": "object"},
+                        has_input_schema=True)
+    assert tool.ref.pointer == "/result/tools/1" and tool.ref is tool.ref
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        tool.name = "other"  # type: ignore[misc]
