@@ -32,6 +32,7 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
@@ -362,3 +363,16 @@ def read_github_output(text: str) -> dict[str, str]:
             key, value = line.split("=", 1)
             outputs[key] = value
     return outputs
+
+
+def load_benchmark(name: str) -> ModuleType:
+    """Import ``benchmarks/NAME.py`` (not a package) by path, registered in ``sys.modules``
+    under ``name`` so the dataclasses and worker processes inside it can find it."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

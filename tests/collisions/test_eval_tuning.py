@@ -4,27 +4,19 @@ a test; its figures are reported once, by ``benchmarks/eval_scan.py``, in docs/s
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from cli_harness import REPO
+from cli_harness import REPO, load_benchmark
 
 TUNING = REPO / "benchmarks" / "data" / "pairs-tuning.json"
 CATALOGS = REPO / "benchmarks" / "data" / "real-servers"
 
 
 def eval_scan() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("eval_scan", REPO / "benchmarks" /
-                                                  "eval_scan.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["eval_scan"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("eval_scan")
 
 
 needs_tuning = pytest.mark.skipif(

@@ -4,13 +4,12 @@ pool of fresh workers, or on a Dask cluster."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from cli_harness import load_benchmark
 
 from histor_sign.catalog import tools_from_dicts
 from histor_sign.collisions import ScanOptions, _parallel, local_mapper, scan_tools
@@ -27,13 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "realistic_catalog", REPO / "benchmarks" / "realistic_catalog.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["realistic_catalog"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("realistic_catalog")
 
 
 def realistic_tools(n: int) -> list[Tool]:

@@ -3,28 +3,20 @@ them forks and releases of real ones, real descriptions — and its 10,000-tool 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from cli_harness import REPO, run_cli
+from cli_harness import load_benchmark, run_cli
 
 from histor_sign.collisions import ScanOptions, scan_catalogs
 from histor_sign.models import parse_catalog
 
 
 def generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "realistic_catalog", REPO / "benchmarks" / "realistic_catalog.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["realistic_catalog"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("realistic_catalog")
 
 
 def test_the_generator_publishes_forks_and_releases_of_real_servers() -> None:

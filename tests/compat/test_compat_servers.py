@@ -10,27 +10,20 @@ not installed is skipped, and so is every server once ``HISTOR_COMPAT_BUDGET`` s
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 import time
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from cli_harness import load_benchmark
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parent.parent.parent
 
 
 def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "compat_servers", REPO / "benchmarks" / "compat_servers.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["compat_servers"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("compat_servers")
 
 
 compat = _load()

@@ -9,15 +9,14 @@ the scanner.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from cli_harness import load_benchmark
 
 REPO = Path(__file__).resolve().parent.parent.parent
 DATA = REPO / "benchmarks" / "data"
@@ -25,12 +24,7 @@ HALVES = ("tuning", "heldout")
 
 
 def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark(name)
 
 
 def _pairs(half: str) -> dict[str, Any]:
