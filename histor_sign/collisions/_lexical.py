@@ -35,12 +35,15 @@ import math
 import re
 import zlib
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from itertools import chain
 
 from histor_sign._limits import DEFAULT_MAX_PARTNERS
+from histor_sign.collisions._caseless import cannot_match
 from histor_sign.collisions._domains import canonical_words, word_areas
+from histor_sign.collisions._prefix_join import jaccard, similar_pairs
 
 #: Action classes and the words that name them. A model asked to "show" something may call a
 #: ``get`` or ``read`` tool, so reading words share one class; writing words that change an
@@ -229,14 +232,22 @@ def _stable_hash(token: str) -> int:
     return zlib.crc32(token.encode("utf-8", "surrogatepass"))
 
 
+@lru_cache(maxsize=65_536)
+def _chunk_tokens(chunk: str) -> tuple[tuple[int, str], ...]:
+    """The tokens of one whitespace-free chunk of text, each keyed by its stable hash (the
+    sample's order). A word never spans whitespace, so a description's tokens are the union of
+    its distinct chunks' tokens: each repeated chunk ("the", "file,") is read once."""
+    return tuple((_stable_hash(t), t) for word in _WORD.findall(chunk)
+                 for t in _word_tokens(word))
+
+
 def description_tokens(text: str) -> frozenset[str]:
-    out: set[str] = set()
-    for word in _WORD.findall(text[:MAX_DESCRIPTION_CHARS]):
-        out.update(_word_tokens(word))
-    if len(out) > MAX_DESCRIPTION_TOKENS:
-        return frozenset(heapq.nsmallest(MAX_DESCRIPTION_TOKENS, out,
-                                         key=lambda t: (_stable_hash(t), t)))
-    return frozenset(out)
+    chunks = set(text[:MAX_DESCRIPTION_CHARS].split())
+    keyed: Collection[tuple[int, str]] = set(chain.from_iterable(map(_chunk_tokens, chunks)))
+    if len(keyed) > MAX_DESCRIPTION_TOKENS:
+        # the bottom-k by (hash, token): a token's hash is the same wherever it occurs
+        keyed = sorted(keyed)[:MAX_DESCRIPTION_TOKENS]
+    return frozenset(t for _, t in keyed)
 
 
 def _prefixed_verb(word: str) -> bool:
@@ -256,78 +267,6 @@ def _verb(word: str) -> str:
     return low[:-1] if low.endswith("s") and not low.endswith("ss") else low
 
 
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    if not a or not b:
-        return 0.0
-    inter = len(a & b)
-    return inter / (len(a) + len(b) - inter)
-
-
-def similar_pairs(sets: Sequence[frozenset[str]], threshold: float, *,
-                  max_postings: int | None = None,
-                  cut: dict[int, tuple[int, int]] | None = None) -> dict[tuple[int, int], float]:
-    """Every pair (i < j) with Jaccard ≥ threshold, via prefix filtering (no all-pairs loop).
-
-    With the positional filter of PPJoin (Xiao et al., WWW 2008): tokens in a global
-    rarest-first order, so when a probe meets set ``j`` at positions ``px``/``py`` every
-    earlier common token has been counted already, and the overlap can grow by at most
-    ``1 + min(|x| - px - 1, |y| - py - 1)``; a pair that cannot reach the overlap a Jaccard
-    of ``threshold`` needs is dropped before it is scored. Exact: the same pairs as scoring
-    all of them — unless ``max_postings`` is given: then a probe reads only the last
-    ``max_postings`` sets of a token's list (the nearest in size) and keeps only its
-    ``max_postings`` most similar partners, so the work and the output per set are bounded;
-    ``cut[i]`` records for set ``i`` how many entries or partners it left and the first of
-    them (those pairs are unexamined, not disjoint).
-    """
-    freq: Counter[str] = Counter()
-    for s in sets:
-        freq.update(s)
-    order = sorted((i for i, s in enumerate(sets) if s), key=lambda i: (len(sets[i]), i))
-    index: dict[str, list[tuple[int, int]]] = {}
-    result: dict[tuple[int, int], float] = {}
-    ratio = threshold / (1 + threshold)
-    for i in order:
-        tokens = sorted(sets[i], key=lambda t: (freq[t], t))
-        size = len(tokens)
-        prefix = size - math.ceil(threshold * size - 1e-9) + 1
-        min_size = threshold * size - 1e-9
-        overlap: dict[int, int] = {}  # common tokens so far; -1 once pruned
-        for px, token in enumerate(tokens[:prefix]):
-            postings = index.get(token, [])
-            if max_postings is not None and len(postings) > max_postings:
-                skipped = len(postings) - max_postings
-                if cut is not None:
-                    count, first = cut.get(i, (0, postings[0][0]))
-                    cut[i] = (count + skipped, first)
-                postings = postings[skipped:]
-            for j, py in postings:
-                seen = overlap.get(j, 0)
-                if seen < 0:
-                    continue
-                other = len(sets[j])
-                if other < min_size:
-                    continue
-                need = math.ceil(ratio * (size + other) - 1e-9)
-                reach = seen + 1 + min(size - px - 1, other - py - 1)
-                overlap[j] = seen + 1 if reach >= need else -1
-            index.setdefault(token, []).append((i, px))
-        found: list[tuple[float, int]] = []
-        for j, seen in overlap.items():
-            if seen > 0:
-                score = jaccard(sets[i], sets[j])
-                if score >= threshold - 1e-12:
-                    found.append((score, j))
-        if max_postings is not None and len(found) > max_postings:
-            found.sort(key=lambda f: (-f[0], f[1]))
-            if cut is not None:
-                count, first = cut.get(i, (0, found[max_postings][1]))
-                cut[i] = (count + len(found) - max_postings, first)
-            del found[max_postings:]
-        for score, j in found:
-            result[(min(i, j), max(i, j))] = score
-    return result
-
-
 #: Objects that are statements a tool runs: ``read_query``, ``execute_query`` and a tool named
 #: ``query`` all run one; "run this SQL" reaches a read and a run tool (their effects decide:
 #: TC004 when one is read-only), a write and a run tool alike — not a read and a write tool,
@@ -335,6 +274,11 @@ def similar_pairs(sets: Sequence[frozenset[str]], threshold: float, *,
 STATEMENTS = frozenset({"query", "sql", "statement", "command"})
 #: A description that says so makes a tool read-only when it states no hints.
 _READ_ONLY = re.compile(r"\bread[- ]?only\b", re.IGNORECASE)
+
+
+def _says_read_only(text: str) -> bool:
+    return not cannot_match(text, ("read",)) and _READ_ONLY.search(text) is not None
+
 #: Source-name words that say nothing about a tool (``mcp-server-x``).
 SOURCE_NOISE = frozenset("mcp server tool tools json yaml catalog tmp api client".split())
 
@@ -494,7 +438,7 @@ class Profile:
                 # a participle ("diff staged", "issues closed") modifies, it is no head
                 head = head if post or (token.endswith("ed") and len(token) > 4) else token
         desc = description_tokens(_strip(description, boilerplate))
-        stated = "read-only" if _READ_ONLY.search(description[:MAX_DESCRIPTION_CHARS]) else None
+        stated = "read-only" if _says_read_only(description[:MAX_DESCRIPTION_CHARS]) else None
         if action_word.lower() in STATEMENTS and not objects:
             # a tool named "query": the noun; what it does is the description's verb
             first = _FIRST_WORD.search(description)

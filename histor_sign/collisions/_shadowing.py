@@ -28,6 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from histor_sign.collisions._caseless import cannot_match
 from histor_sign.models import Finding, Severity, Tool
 from histor_sign.report._findings import new_finding
 
@@ -91,6 +92,8 @@ def steering(tool: Tool, names: _Names) -> list[tuple[Steering, list[str]]]:
     """The steering sentences of ``tool``'s description, each with the other tools named."""
     text = tool.description[:MAX_DESCRIPTION_CHARS]
     out: list[tuple[Steering, list[str]]] = []
+    if cannot_match(text, AWAY + ORDER):  # no imperative, so no steering sentence
+        return out
     for sentence in _SENTENCE.finditer(text):
         body = sentence.group()
         imperatives = list(_IMPERATIVE.finditer(body))
