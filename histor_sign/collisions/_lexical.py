@@ -36,9 +36,10 @@ import re
 import zlib
 from collections import Counter, defaultdict
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from itertools import chain
+from typing import Any
 
 from histor_sign._limits import DEFAULT_MAX_PARTNERS
 from histor_sign.collisions._caseless import cannot_match
@@ -480,6 +481,8 @@ class Similarity:
     #: one of two tools that change data does it to every item (``mark_all_todos_done`` vs
     #: ``mark_todo_done``): a request for one item reaching it changes items nobody named
     bulk: bool = False
+    #: the JSON view once built (:meth:`to_json`); not part of the value
+    _view: dict[str, object] | None = field(default=None, compare=False, repr=False)
 
     @property
     def score(self) -> float:
@@ -506,14 +509,19 @@ class Similarity:
                 f"{words})")
 
     def to_json(self) -> dict[str, object]:
-        """The JSON view. Its arrays are this object's own (immutable) tuples, not copies:
-        a registry-scale scan keeps one view per candidate pair."""
-        view = self._json()
-        if self.contrasting:
-            view["contrastingActions"] = True
-        if self.bulk:
-            view["bulk"] = True
-        return view
+        """The JSON view, built once and shared by every finding that reports this object
+        (read it, never change it): a registry-scale scan has hundreds of thousands of
+        candidate pairs but few distinct similarities (forks repeat them, and candidate
+        selection gives equal ones one object). Its arrays are this object's own tuples."""
+        if self._view is None:
+            view = self._json()
+            if self.contrasting:
+                view["contrastingActions"] = True
+            if self.bulk:
+                view["bulk"] = True
+            object.__setattr__(self, "_view", view)  # a cache, not part of the value
+            return view
+        return self._view
 
     def _json(self) -> dict[str, object]:
         return {
@@ -612,6 +620,7 @@ def profiles_of(tools: Sequence[tuple[str, str, str]]) -> list[Profile]:
         by_source[source].append(i)
     out: list[Profile] = [Profile("", "", False, frozenset(), frozenset(), frozenset())
                           ] * len(tools)
+    shared: dict[frozenset[str], frozenset[str]] = {}
     for source, idx in by_source.items():
         namespace, boilerplate = source_context([tools[i][1] for i in idx],
                                                 [tools[i][2] for i in idx])
@@ -625,9 +634,21 @@ def profiles_of(tools: Sequence[tuple[str, str, str]]) -> list[Profile]:
         for i, p in zip(idx, mine, strict=True):
             context = (p.description | p.domain) & words
             areas = areas_of(p.description | p.objects | p.domain) or source_areas
-            out[i] = replace(p, source=source, domain_words=words, context=context,
-                             areas=areas)
+            out[i] = _shared_sets(replace(p, source=source, domain_words=words,
+                                          context=context, areas=areas), shared)
     return out
+
+
+def _shared_sets(profile: Profile, shared: dict[frozenset[str], frozenset[str]]) -> Profile:
+    """``profile`` with each word set replaced by the equal set seen first: forks and
+    releases repeat names and descriptions, so a registry's profiles share most of their
+    sets (the 100,000-tool realistic mirror has 3,152 distinct description sets)."""
+    sets: dict[str, Any] = {}
+    for f in fields(profile):
+        value = getattr(profile, f.name)
+        if isinstance(value, frozenset):
+            sets[f.name] = shared.setdefault(value, value)
+    return replace(profile, **sets)
 
 
 #: Same object words with a namespace dropped from one name only, across sources
@@ -868,10 +889,11 @@ def bounded_candidate_pairs(
                     if group_of[members[x]] != group_of[members[y]])
         probes_cut += len(local)
     out: dict[tuple[int, int], Similarity] = {}
+    shared: dict[Similarity, Similarity] = {}  # forks repeat pairs: one object per value
     for i, j in sorted(keys):
         sim = similarity(profiles[i], profiles[j], threshold)
         if sim is not None:
-            out[(i, j)] = sim
+            out[(i, j)] = shared.setdefault(sim, sim)
     return Candidates(out, dict(sorted(cut.items())), probes_cut)
 
 

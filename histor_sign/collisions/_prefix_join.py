@@ -32,6 +32,8 @@ BITMAP_BITS = 4096
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a or not b:
         return 0.0
+    if a is b:  # one shared set (forks): what the division below gives
+        return 1.0
     inter = len(a & b)
     return inter / (len(a) + len(b) - inter)
 
@@ -62,7 +64,8 @@ class _Join:
         self.sets, self.threshold = sets, threshold
         self.max_postings, self.cut = max_postings, cut
         self.sizes = [len(s) for s in sets]
-        self.index: dict[str, list[tuple[int, int]]] = {}
+        #: token → (set, its tokens after this one, its size) per probed prefix holding it
+        self.index: dict[str, list[tuple[int, int, int]]] = {}
         self.probed: list[int] = []  # set numbers in probe order (ascending size)
         self.probed_sizes: list[int] = []
         self.bitmaps: dict[int, int] = {}
@@ -84,7 +87,7 @@ class _Join:
                                        for other in range(size + 1)]
         return out
 
-    def window(self, i: int, token: str) -> list[tuple[int, int]]:
+    def window(self, i: int, token: str) -> list[tuple[int, int, int]]:
         """The posting entries of ``token`` probe ``i`` reads: all, or the last
         ``max_postings`` (nearest in size), the others counted in ``cut[i]``."""
         postings = self.index.get(token, [])
@@ -125,7 +128,7 @@ class _Join:
         if alive is not None and not alive:  # no partner: only the bookkeeping
             for px, token in enumerate(prefix):
                 self.window(i, token)  # the cut counts, as a full probe keeps them
-                self.index.setdefault(token, []).append((i, px))
+                self.index.setdefault(token, []).append((i, size - px - 1, size))
         else:
             keep = set(alive) if alive is not None else None
             for j, seen in self._overlaps(i, prefix, min_size).items():
@@ -140,21 +143,19 @@ class _Join:
     def _overlaps(self, i: int, prefix: list[str], min_size: float) -> dict[int, int]:
         """Common prefix tokens per earlier set met (-1 once the positional filter pruned
         it), indexing ``i``'s prefix as it goes."""
-        size, sizes = self.sizes[i], self.sizes
+        size = self.sizes[i]
         needs = self.needs(size)
         overlap: dict[int, int] = {}
         for px, token in enumerate(prefix):
-            rest = size - px - 1
-            for j, py in self.window(i, token):
+            rest = size - px - 1  # tokens of i after this one
+            for j, left, other in self.window(i, token):
                 seen = overlap.get(j, 0)
-                if seen < 0:
+                if seen < 0 or other < min_size:
                     continue
-                other = sizes[j]
-                if other < min_size:
-                    continue
-                reach = seen + 1 + min(rest, other - py - 1)
-                overlap[j] = seen + 1 if reach >= needs[other] else -1
-            self.index.setdefault(token, []).append((i, px))
+                seen += 1  # the positional filter: can the overlap still reach the need?
+                overlap[j] = seen if seen + (rest if rest < left else left) >= needs[other] \
+                    else -1
+            self.index.setdefault(token, []).append((i, rest, size))
         return overlap
 
 
