@@ -109,7 +109,10 @@ EQUIVALENT: frozenset[frozenset[str]] = frozenset(frozenset(p) for p in (
     ("attach", "move"),
     # create-or-update ("apply this manifest", "upsert the record") does what a create
     # does to a new object and what an update does to an existing one
-    ("upsert", "create"), ("upsert", "modify")))
+    ("upsert", "create"), ("upsert", "modify"),
+    # get-all and list return one collection ("show my projects": get_projects or
+    # list_projects) — unless one of them reads one identified item (:func:`_one_collection`)
+    ("get", "list")))
 ACTIONS: dict[str, str] = {}
 for _canon, _words in ACTION_GROUPS.items():
     for _word in _words:
@@ -416,11 +419,13 @@ class Profile:
     stated: str | None = None
     #: how many items it returns, as the name and description say: "all", "one", or ""
     cardinality: str = ""
+    #: the name writes its head noun in the plural (``get_projects``: a collection)
+    plural: bool = False
 
     @classmethod
     def of(cls, name: str, description: str, namespace: frozenset[str] = frozenset(),
-           boilerplate: Boilerplate = ((), ()), brands: frozenset[str] = frozenset()
-           ) -> Profile:
+           boilerplate: Boilerplate = ((), ()), brands: frozenset[str] = frozenset(),
+           repeated: frozenset[str] = frozenset()) -> Profile:
         words = [w for w in split_identifier(name) if w]
         namespaced = len(words) > 1 and words[0].lower() in namespace
         domain: frozenset[str] = frozenset()
@@ -456,7 +461,7 @@ class Profile:
         objects: list[str] = []
         variants: set[str] = set()
         kinds: set[str] = set()
-        qualified = post = scoped = False
+        qualified = post = scoped = plural = False
         head = ""
         for k, word in enumerate(words):
             low = word.lower()
@@ -492,8 +497,9 @@ class Profile:
             elif not (inferred and ACTIONS.get(token) == action) and token not in objects:
                 objects.append(token)
                 # a participle ("diff staged", "issues closed") modifies, it is no head
-                head = head if post or (token.endswith("ed") and len(token) > 4) else token
-        desc = description_tokens(_strip(description, boilerplate))
+                if not (post or (token.endswith("ed") and len(token) > 4)):
+                    head, plural = token, low != token
+        desc = description_tokens(_strip(drop_sentences(description, repeated), boilerplate))
         stated = "read-only" if _READ_ONLY.search(description[:MAX_DESCRIPTION_CHARS]) else None
         if action_word.lower() in STATEMENTS and not objects:
             # a tool named "query": the noun; what it does is the description's verb
@@ -510,7 +516,8 @@ class Profile:
         cardinality = "all" if many and not one else "one" if one and not many else ""
         return cls(action, action_word, inferred, frozenset(objects), frozenset(variants), desc,
                    namespaced, head=head, domain=domain,
-                   kinds=frozenset(kinds), stated=stated, cardinality=cardinality)
+                   kinds=frozenset(kinds), stated=stated, cardinality=cardinality,
+                   plural=plural)
 
     @property
     def effect(self) -> str | None:
@@ -601,6 +608,37 @@ def _strip(description: str, boilerplate: Boilerplate) -> str:
     return " ".join(words)
 
 
+#: A sentence (a run of text up to ``.``, ``;``, ``!``, ``?`` or a line break) is a source's
+#: boilerplate when this many of its descriptions repeat it word for word ...
+REPEATED_SENTENCE_TOOLS = 3
+#: ... and it has at least this many words (a template's usage note, not "Returns JSON.").
+REPEATED_SENTENCE_WORDS = 5
+_SENTENCE_END = re.compile(r"(?<=[.;!?])\s+|\n+")
+
+
+def _sentences(description: str) -> list[str]:
+    return [" ".join(s.split()) for s in _SENTENCE_END.split(description[:MAX_DESCRIPTION_CHARS])]
+
+
+def repeated_sentences(descriptions: Sequence[str]) -> frozenset[str]:
+    """Sentences that :data:`REPEATED_SENTENCE_TOOLS` or more of a source's descriptions
+    repeat word for word (a framework's template: "Use this for the specific operation
+    described; choose a sibling tool …"): they say nothing about what one tool does, and
+    shared they make unrelated tools look alike. Boilerplate anywhere in the description,
+    where :func:`source_context` finds it only at the start or end."""
+    counts: Counter[str] = Counter()
+    for d in descriptions:
+        counts.update({s for s in _sentences(d) if len(s.split()) >= REPEATED_SENTENCE_WORDS})
+    return frozenset(s for s, c in counts.items() if c >= REPEATED_SENTENCE_TOOLS)
+
+
+def drop_sentences(description: str, repeated: frozenset[str]) -> str:
+    """The description without the source's repeated sentences (where it has any)."""
+    if not repeated:
+        return description
+    return " ".join(s for s in _sentences(description) if s not in repeated)
+
+
 def _common_prefix(split: Sequence[Sequence[str]], need: int) -> tuple[str, ...]:
     """The longest word prefix at least ``need`` of the word lists start with (and go on)."""
     prefix: tuple[str, ...] = ()
@@ -674,13 +712,14 @@ def profiles_of(tools: Sequence[tuple[str, str, str]]) -> list[Profile]:
         # the source's name says what it is about (a server slug, a file name)
         named = frozenset(singular(w) for w in split_identifier(source) if len(w) > 1)
         brands = frozenset(w for w in named if w not in SOURCE_NOISE and w not in ACTIONS)
-        mine = [Profile.of(tools[i][1], tools[i][2], namespace, boilerplate, brands)
+        repeated = repeated_sentences([tools[i][2] for i in idx])
+        mine = [Profile.of(tools[i][1], tools[i][2], namespace, boilerplate, brands, repeated)
                 for i in idx]
         words = _domain_words(mine)
         source_areas = areas_of(words | named)
         for i, p in zip(idx, mine, strict=True):
             context = (p.description | p.domain) & words
-            areas = areas_of(p.description | p.objects | p.domain) or source_areas
+            areas = areas_of(p.description | p.objects | p.domain) | source_areas
             out[i] = replace(p, source=source, domain_words=words, context=context,
                              areas=areas)
     return out
@@ -729,6 +768,25 @@ def other_domains(a: Profile, b: Profile, threshold: float) -> bool:
     return jaccard(a.description - common, b.description - common) < threshold
 
 
+#: The read actions that return a collection when neither reads one identified item.
+COLLECTION = frozenset(("get", "list"))
+
+
+#: The verbs of the get class that ask for items, not for their content (``read_file``,
+#: ``open_page`` read what is inside one).
+COLLECTION_VERBS = frozenset(("get", "fetch", "retrieve", "obtain", "getter"))
+
+
+def _one_collection(a: Profile, b: Profile) -> bool:
+    """A get and a list on the same object words return the same collection when the get
+    asks for items in the plural or all of them (``get_projects``; not ``get_issue`` by id,
+    not ``read_file``: its content) and neither reads one identified item."""
+    get = a if a.action == "get" else b
+    return (a.objects == b.objects and "one" not in (a.cardinality, b.cardinality)
+            and get.action_word.lower() in COLLECTION_VERBS
+            and (get.plural or get.cardinality == "all"))
+
+
 def _contrasting(a: Profile, b: Profile, threshold: float) -> Similarity | None:
     """Two contrasting action classes (:data:`CONTRASTING`) on the same object (one object
     narrows the other with the same head noun: the tag of ``remove_tag_from_task`` is the tag
@@ -740,6 +798,8 @@ def _contrasting(a: Profile, b: Profile, threshold: float) -> Similarity | None:
             other_domains(a, b, threshold):
         return None
     if a.kinds and b.kinds and a.kinds.isdisjoint(b.kinds):
+        return None
+    if pair == COLLECTION and not _one_collection(a, b):
         return None
     return Similarity("name", f"{a.action}|{b.action}", (a.action_word, b.action_word),
                       tuple(sorted(a.objects)), jaccard(a.description, b.description),
