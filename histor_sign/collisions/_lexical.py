@@ -499,7 +499,7 @@ class Profile:
                 # a participle ("diff staged", "issues closed") modifies, it is no head
                 if not (post or (token.endswith("ed") and len(token) > 4)):
                     head, plural = token, low != token
-        desc = description_tokens(_strip(drop_sentences(description, repeated), boilerplate))
+        desc = description_tokens(drop_sentences(_strip(description, boilerplate), repeated))
         stated = "read-only" if _READ_ONLY.search(description[:MAX_DESCRIPTION_CHARS]) else None
         if action_word.lower() in STATEMENTS and not objects:
             # a tool named "query": the noun; what it does is the description's verb
