@@ -131,7 +131,8 @@ VARIANT_WORDS = frozenset(
     "all multiple many batch bulk single one each detail details full complete current "
     "recursive tree html markdown md text txt plain json png jpeg jpg svg csv xml raw "
     "formatted content contents blank empty auto simple basic advanced quick iframe frame "
-    "date range period latest recent today daily list web internet online tool"
+    "date range period latest recent today daily list web internet online tool "
+    "nearby near around"
     .split()
 )
 #: Prepositions after which name words modify the head noun before them (``code_of_cities``).
@@ -360,6 +361,10 @@ ARG_KINDS: dict[str, str] = {
 #: Variant words that ask for *now* (``get_current_stock_price``): a request for a date is
 #: told apart from one for now.
 NOW_WORDS = frozenset({"current", "latest", "today", "now"})
+#: Variant words that ask for what is near a place (``search_nearby``): a request for "cafés
+#: near me" reaches it and the plain search alike, so they name a kind only for told-apart
+#: pairs whose other side names another.
+NEAR_WORDS = frozenset({"nearby", "near", "around"})
 #: Descriptions that say a tool returns every item, or one identified item.
 _ALL = re.compile(r"\b(all|every|list of)\b", re.IGNORECASE)
 _FIRST_SENTENCE = re.compile(r"[^.!?\n]*")
@@ -494,6 +499,8 @@ class Profile:
                 variants.add(low)
                 if token in NOW_WORDS:
                     kinds.add("now")
+                elif token in NEAR_WORDS:
+                    kinds.add("place")
             elif not (inferred and ACTIONS.get(token) == action) and token not in objects:
                 objects.append(token)
                 # a participle ("diff staged", "issues closed") modifies, it is no head
@@ -808,6 +815,20 @@ def _contrasting(a: Profile, b: Profile, threshold: float) -> Similarity | None:
                       tuple(sorted(a.variants ^ b.variants)), contrasting=not statement)
 
 
+#: Name words that ask for the details of one identified item (``search_detail``: the POI a
+#: search found, by its id).
+DETAIL_WORDS = frozenset({"detail", "details"})
+
+
+def _search_vs_one(a: Profile, b: Profile) -> bool:
+    """A search (list class) vs a tool of the same class whose name says it reads one
+    identified item — its details, or by id: a search request and a "details of this one"
+    request differ. (A search "by name" is a filter, not an identity.)"""
+    def one(p: Profile) -> bool:
+        return "id" in p.kinds or bool(DETAIL_WORDS & p.variants)
+    return a.action == "list" and one(a) != one(b)
+
+
 def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
     """The confusability of two profiles, or None when a model would tell them apart.
 
@@ -825,7 +846,7 @@ def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
         return _contrasting(a, b, threshold)
     if a.kinds and b.kinds and a.kinds.isdisjoint(b.kinds):
         return None
-    if {a.cardinality, b.cardinality} == {"all", "one"}:
+    if {a.cardinality, b.cardinality} == {"all", "one"} or _search_vs_one(a, b):
         return None  # every item vs one identified item: the request says which
     if other_domains(a, b, threshold):
         return None
