@@ -112,7 +112,9 @@ EQUIVALENT: frozenset[frozenset[str]] = frozenset(frozenset(p) for p in (
     ("upsert", "create"), ("upsert", "modify"),
     # get-all and list return one collection ("show my projects": get_projects or
     # list_projects) — unless one of them reads one identified item (:func:`_one_collection`)
-    ("get", "list")))
+    ("get", "list"),
+    # working out a value is getting it ("calculate the distance", a tool named "distance")
+    ("calculate", "get")))
 ACTIONS: dict[str, str] = {}
 for _canon, _words in ACTION_GROUPS.items():
     for _word in _words:
@@ -258,6 +260,23 @@ def _verb(word: str) -> str:
         if low.endswith(cut) and low[: -len(cut)] in ACTIONS:
             return low[: -len(cut)]
     return low[:-1] if low.endswith("s") and not low.endswith("ss") else low
+
+
+def _unlisted_action(words: Sequence[str], verb: str, nouns: set[str]) -> tuple[str, str, int]:
+    """(action, action word, its position in the name: -1 for none) for a name
+    with no word of the synonym table. A name word the description starts with is the verb
+    (``kubectl_scale``: "Scale a deployment"). A description that starts with no verb at all
+    (none in Latin letters, or the name's own noun: "Weather of a city") leaves a name of
+    nouns, which asks for that thing (``maps_distance``, ``weather``): a get of all its words.
+    Otherwise the name's first word is the action, as written. Never "read from the
+    description": the name decides in each case."""
+    lows = [w.lower() for w in words]
+    if verb and verb in lows:
+        at = lows.index(verb)
+        return verb, words[at], at
+    if not verb or verb in nouns:
+        return "get", words[0], -1
+    return lows[0], words[0], 0
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -456,7 +475,7 @@ class Profile:
             if verb in ACTIONS and first is not None and verb not in nouns:
                 action, action_word, inferred = ACTIONS[verb], first.group(), True
             elif words:
-                action, action_word, at = words[0].lower(), words[0], 0
+                action, action_word, at = _unlisted_action(words, verb, nouns)
         # "add X to Y" attaches an existing X, "remove X from Y" detaches it: relation
         # actions, not "create X" or "delete X"
         if at >= 0 and action in RELATIONS:
