@@ -99,7 +99,9 @@ RELATIONS: dict[str, tuple[str, str]] = {"create": ("to", "attach"),
 #: "add the label": create it, or attach it). Such a pair is confusable and its effects
 #: contradict (TC004), whatever the effect hints say.
 CONTRASTING: frozenset[frozenset[str]] = frozenset(frozenset(p) for p in (
-    ("delete", "detach"), ("delete", "stop"), ("delete", "archive"), ("create", "attach")))
+    ("delete", "detach"), ("delete", "stop"), ("delete", "archive"), ("create", "attach"),
+    # turning a thing off keeps it, deleting it does not ("remove this user's access")
+    ("delete", "disable"), ("delete", "deactivate")))
 #: Action classes that run the same statement (``read_query`` / ``execute_query``).
 STATEMENT_PAIRS: frozenset[frozenset[str]] = frozenset(
     frozenset(p) for p in (("get", "run"), ("modify", "run")))
