@@ -56,7 +56,7 @@ ACTION_GROUPS: dict[str, tuple[str, ...]] = {
                "mkdir", "touch"),
     "modify": ("update", "modify", "edit", "change", "set", "patch", "alter", "replace",
                "append", "write", "save", "store", "put", "persist", "upload", "overwrite",
-               "mark", "rename"),
+               "mark", "rename", "upgrade"),
     "delete": ("delete", "remove", "erase", "destroy", "drop", "purge", "unlink", "rm", "del",
                "wipe", "clear", "rmdir"),
     "send": ("send", "post", "publish", "submit", "notify"),
