@@ -264,19 +264,29 @@ def _verb(word: str) -> str:
     return low[:-1] if low.endswith("s") and not low.endswith("ss") else low
 
 
-def _unlisted_action(words: Sequence[str], verb: str, nouns: set[str]) -> tuple[str, str, int]:
-    """(action, action word, its position in the name: -1 for none) for a name
-    with no word of the synonym table. A name word the description starts with is the verb
-    (``kubectl_scale``: "Scale a deployment"). A description that starts with no verb at all
-    (none in Latin letters, or the name's own noun: "Weather of a city") leaves a name of
-    nouns, which asks for that thing (``maps_distance``, ``weather``): a get of all its words.
-    Otherwise the name's first word is the action, as written. Never "read from the
-    description": the name decides in each case."""
+#: Words after which a description's first word is a verb with its object ("Scale a
+#: deployment"), not a noun ("Weather of a city").
+_DETERMINERS = frozenset("a an the all one each every this that these those your my some any "
+                         "multiple".split())
+_NEXT_WORD = re.compile(r"\W*([A-Za-z]+)")
+
+
+def _unlisted_action(words: Sequence[str], verb: str, after: str, nouns: set[str]
+                     ) -> tuple[str, str, int]:
+    """(action, action word, its position in the name: -1 for none) for a name with no word
+    of the synonym table; ``verb`` is the description's first word (as :func:`_verb` reads
+    it) and ``after`` the text after it. A name word the description starts with, followed
+    by a determiner, is the verb (``kubectl_scale``: "Scale a deployment"). A description
+    that starts with no verb at all (none in Latin letters, or the name's own noun:
+    "Weather of a city") leaves a name of nouns, which asks for that thing
+    (``maps_distance``, ``weather``): a get of all its words. Otherwise the name's first
+    word is the action, as written."""
     lows = [w.lower() for w in words]
-    if verb and verb in lows:
+    nxt = _NEXT_WORD.match(after)
+    if verb in lows and nxt is not None and nxt.group(1).lower() in _DETERMINERS:
         at = lows.index(verb)
         return verb, words[at], at
-    if not verb or verb in nouns:
+    if not verb or verb in nouns or verb in lows:
         return "get", words[0], -1
     return lows[0], words[0], 0
 
@@ -477,7 +487,8 @@ class Profile:
             if verb in ACTIONS and first is not None and verb not in nouns:
                 action, action_word, inferred = ACTIONS[verb], first.group(), True
             elif words:
-                action, action_word, at = _unlisted_action(words, verb, nouns)
+                after = description[first.end():first.end() + 40] if first else ""
+                action, action_word, at = _unlisted_action(words, verb, after, nouns)
         # "add X to Y" attaches an existing X, "remove X from Y" detaches it: relation
         # actions, not "create X" or "delete X"
         if at >= 0 and action in RELATIONS:
