@@ -208,7 +208,17 @@ name: histor-monitor
 on:
   schedule:
     - cron: "23 * * * *"
+  # Run by hand to acknowledge an alarm you investigated (its log index and why).
   workflow_dispatch:
+    inputs:
+      acknowledge:
+        description: Log indexes of investigated alarms (commas or spaces)
+        required: false
+        default: ""
+      reason:
+        description: Why they are no threat (one line, kept in the checkpoint)
+        required: false
+        default: ""
 permissions: {{}}
 jobs:
   monitor:
@@ -229,6 +239,8 @@ jobs:
           workflow: {_q(workflow)}
 {pattern}          revisions: {PUBLISHED_BRANCH}/revisions
           checkpoint: {_q(f"{PUBLISHED_BRANCH}/{checkpoint}")}
+          acknowledge: ${{{{ inputs.acknowledge }}}}
+          reason: ${{{{ inputs.reason }}}}
       - uses: {UPLOAD_ARTIFACT}
         with:
           name: histor-monitor-checkpoint
