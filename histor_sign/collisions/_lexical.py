@@ -286,8 +286,8 @@ def _unlisted_action(words: Sequence[str], verb: str, after: str, nouns: set[str
     if verb in lows and nxt is not None and nxt.group(1).lower() in _DETERMINERS:
         at = lows.index(verb)
         return verb, words[at], at
-    if not verb or verb in nouns or verb in lows:
-        return "get", words[0], -1
+    if (not verb or verb in nouns or verb in lows) and STATEMENTS.isdisjoint(nouns):
+        return "get", words[0], -1  # (a statement is run, not read: ``sql``)
     return lows[0], words[0], 0
 
 

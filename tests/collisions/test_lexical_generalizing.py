@@ -75,6 +75,8 @@ def test_a_name_of_nouns_asks_for_that_thing() -> None:
     assert not distance.inferred_action
     weather = Profile.of("weather", "Weather of a city: temperature and rain")
     assert (weather.action, weather.objects) == ("get", frozenset({"weather"}))
+    # a statement is run, not read, whatever the description's language
+    assert Profile.of("sql", "执行 SQL 语句").action == "run"
     # working a value out is getting it
     calc = Profile.of("distance_tool", "Calculate the distance between two coordinates")
     assert calc.action == "calculate" and calc.objects == {"distance"}
