@@ -9,19 +9,23 @@ class) applied to an **object** (the remaining name words), the way a model read
   word that most tools of the same source start with (``git_``, ``playwright_``) is the
   server's **namespace** and ignored;
 * the **action** is the first name word found in :data:`ACTIONS`; a name without one takes the
-  description's first word (``git_status``: "Shows the working tree status" → ``get``);
+  description's first word (``git_status``: "Shows the working tree status" → ``get``), and
+  a name of nouns with no verb before them asks for that thing (``maps_distance``: ``get``);
 * the **object** is the other name words, plural-stripped, without **variant words** that only
   change count, format or extra output (``multiple``, ``all``, ``html``, ``text``, ``tree``) and
   without anything after ``with``/``by``/``from`` (``get_weather_by_city`` is a variant of
   ``get_weather``);
-* the **description** tokens (stop words dropped) without the source's boilerplate (tokens in
-  most of the source's descriptions).
+* the **description** tokens (stop words dropped) without the source's boilerplate (a prefix
+  or suffix most of its descriptions share, and sentences several of them repeat).
 
 Two tools are candidates when they have the same action class and
 
 1. the same non-empty object (``basis`` ``name``, score 1), or
 2. one object extends the other (or one name has none) and description similarity
-   (Jaccard) at least the threshold (``basis`` ``description``).
+   (Jaccard) at least the threshold (``basis`` ``description``);
+
+or contrasting or equivalent action classes on one object (:data:`CONTRASTING`,
+:data:`EQUIVALENT`: delete vs archive, get-all vs list, …; docs/scan.md).
 
 Candidates are found by grouping (action, object) and, per action, the prefix-filtering
 all-pairs algorithm (Bayardo et al., WWW 2007) on description tokens, so no all-pairs loop is
@@ -392,9 +396,10 @@ ARG_KINDS: dict[str, str] = {
 #: Variant words that ask for *now* (``get_current_stock_price``): a request for a date is
 #: told apart from one for now.
 NOW_WORDS = frozenset({"current", "latest", "today", "now"})
-#: Variant words that ask for what is near a place (``search_nearby``): a request for "cafés
-#: near me" reaches it and the plain search alike, so they name a kind only for told-apart
-#: pairs whose other side names another.
+#: Variant words that ask for what is near a place (``search_nearby``, ``around_search``):
+#: "cafés near X" reaches it and the plain search alike; they name the argument kind
+#: ``place``, so a nearby search is told apart only from a tool whose name names another
+#: kind (``…_by_id``).
 NEAR_WORDS = frozenset({"nearby", "near", "around"})
 #: Descriptions that say a tool returns every item, or one identified item.
 _ALL = re.compile(r"\b(all|every|list of)\b", re.IGNORECASE)
