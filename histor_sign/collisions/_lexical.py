@@ -613,7 +613,10 @@ _SENTENCE_END = re.compile(r"(?<=[.;!?])\s+|\n+")
 
 
 def _sentences(description: str) -> list[str]:
-    return [" ".join(s.split()) for s in _SENTENCE_END.split(description[:MAX_DESCRIPTION_CHARS])]
+    text = description[:MAX_DESCRIPTION_CHARS]
+    if not any(end in text for end in ".;!?\n"):  # one sentence: the split has no place
+        return [" ".join(text.split())]
+    return [" ".join(s.split()) for s in _SENTENCE_END.split(text)]
 
 
 def repeated_sentences(descriptions: Sequence[str]) -> frozenset[str]:
@@ -624,7 +627,9 @@ def repeated_sentences(descriptions: Sequence[str]) -> frozenset[str]:
     where :func:`source_context` finds it only at the start or end."""
     counts: Counter[str] = Counter()
     for d in descriptions:
-        counts.update({s for s in _sentences(d) if len(s.split()) >= REPEATED_SENTENCE_WORDS})
+        # (a sentence's words are joined by single spaces)
+        counts.update({s for s in _sentences(d)
+                       if s.count(" ") + 1 >= REPEATED_SENTENCE_WORDS and s})
     return frozenset(s for s, c in counts.items() if c >= REPEATED_SENTENCE_TOOLS)
 
 

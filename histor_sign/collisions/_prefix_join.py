@@ -87,6 +87,18 @@ class _Join:
                                        for other in range(size + 1)]
         return out
 
+    def _index_only(self, i: int, prefix: list[str]) -> None:
+        """Index ``i``'s prefix and count the entries a full probe would have cut."""
+        size, bound = self.sizes[i], self.max_postings
+        for px, token in enumerate(prefix):
+            postings = self.index.get(token)
+            if postings is None:
+                self.index[token] = [(i, size - px - 1, size)]
+                continue
+            if bound is not None and len(postings) > bound:
+                self.window(i, token)  # the cut counts, as a full probe keeps them
+            postings.append((i, size - px - 1, size))
+
     def window(self, i: int, token: str) -> list[tuple[int, int, int]]:
         """The posting entries of ``token`` probe ``i`` reads: all, or the last
         ``max_postings`` (nearest in size), the others counted in ``cut[i]``."""
@@ -126,9 +138,7 @@ class _Join:
         alive = self.reachable(i, prefix, min_size)
         found: list[tuple[float, int]] = []
         if alive is not None and not alive:  # no partner: only the bookkeeping
-            for px, token in enumerate(prefix):
-                self.window(i, token)  # the cut counts, as a full probe keeps them
-                self.index.setdefault(token, []).append((i, size - px - 1, size))
+            self._index_only(i, prefix)
         else:
             keep = set(alive) if alive is not None else None
             for j, seen in self._overlaps(i, prefix, min_size).items():
