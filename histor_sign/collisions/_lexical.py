@@ -722,21 +722,25 @@ def profiles_of(tools: Sequence[tuple[str, str, str]]) -> list[Profile]:
         for i, p in zip(idx, mine, strict=True):
             context = (p.description | p.domain) & words
             areas = areas_of(p.description | p.objects | p.domain) | source_areas
-            out[i] = _shared_sets(replace(p, source=source, domain_words=words,
-                                          context=context, areas=areas), shared)
+            out[i] = replace(p, source=source, **_shared_sets(
+                p, shared, domain_words=words, context=context, areas=areas))
     return out
 
 
-def _shared_sets(profile: Profile, shared: dict[frozenset[str], frozenset[str]]) -> Profile:
-    """``profile`` with each word set replaced by the equal set seen first: forks and
-    releases repeat names and descriptions, so a registry's profiles share most of their
-    sets (the 100,000-tool realistic mirror has 3,152 distinct description sets)."""
-    sets: dict[str, Any] = {}
-    for f in fields(profile):
-        value = getattr(profile, f.name)
-        if isinstance(value, frozenset):
-            sets[f.name] = shared.setdefault(value, value)
-    return replace(profile, **sets)
+def _shared_sets(profile: Profile, shared: dict[frozenset[str], frozenset[str]],
+                 **sets: frozenset[str]) -> dict[str, Any]:
+    """``profile``'s word sets, with ``sets`` in place of its own, each replaced by the equal
+    set seen first: forks and releases repeat names and descriptions, so a registry's
+    profiles share most of their sets (the 100,000-tool realistic mirror has 3,152 distinct
+    description sets)."""
+    for name in _WORD_SETS:
+        value = sets.get(name, getattr(profile, name))
+        sets[name] = shared.setdefault(value, value)
+    return sets
+
+
+#: The :class:`Profile` fields that hold word sets.
+_WORD_SETS = tuple(f.name for f in fields(Profile) if str(f.type).startswith("frozenset"))
 
 
 #: Same object words with a namespace dropped from one name only, across sources
