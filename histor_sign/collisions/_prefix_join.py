@@ -70,6 +70,7 @@ class _Join:
         self.probed_sizes: list[int] = []
         self.bitmaps: dict[int, int] = {}
         self._needs: dict[int, list[int]] = {}
+        self._limits: dict[int, list[int]] = {}
 
     def bitmap(self, i: int) -> int:
         bits = self.bitmaps.get(i)
@@ -124,10 +125,30 @@ class _Join:
                 reads += len(postings) if bound is None else min(len(postings), bound)
         if len(self.probed) - start >= reads:
             return None
-        size, bits = self.sizes[i], self.bitmap(i)
+        bits, sizes, limits = self.bitmap(i), self.sizes, self.limits(self.sizes[i])
         return [j for j in self.probed[start:]
-                if _can_reach(size, self.sizes[j], (bits ^ self.bitmap(j)).bit_count(),
-                              self.threshold)]
+                if (bits ^ self.bitmap(j)).bit_count() <= limits[sizes[j]]]
+
+    def limits(self, size: int) -> list[int]:
+        """For a set of ``size`` tokens: per size of an earlier set, the most bits their
+        bitmaps may differ in and still :func:`_can_reach` the threshold (-1: none) — the
+        test is monotone in the bits, so a binary search of it finds the edge exactly."""
+        out = self._limits.get(size)
+        if out is None:
+            out = self._limits[size] = [self._limit(size, other) for other in range(size + 1)]
+        return out
+
+    def _limit(self, x: int, y: int) -> int:
+        low, high = -1, x + y  # _can_reach holds at low (or low is -1), fails above high
+        if _can_reach(x, y, high, self.threshold):
+            return high
+        while high - low > 1:
+            mid = (low + high) // 2
+            if _can_reach(x, y, mid, self.threshold):
+                low = mid
+            else:
+                high = mid
+        return low
 
     def probe(self, i: int, tokens: list[str]) -> list[tuple[float, int]]:
         """(score, j) of every earlier set ``j`` the probe of ``i`` meets whose Jaccard

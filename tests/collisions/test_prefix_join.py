@@ -10,7 +10,13 @@ from collections.abc import Sequence
 
 import pytest
 
-from histor_sign.collisions._prefix_join import _bitmap, _can_reach, jaccard, similar_pairs
+from histor_sign.collisions._prefix_join import (
+    _bitmap,
+    _can_reach,
+    _Join,
+    jaccard,
+    similar_pairs,
+)
 
 
 def plain_join(sets: Sequence[frozenset[str]], threshold: float, max_postings: int | None,
@@ -99,3 +105,13 @@ def test_the_bitmap_bound_never_rejects_a_pair_that_reaches_the_threshold() -> N
         for threshold in (0.1, 0.4, score):
             if score >= threshold - 1e-12:
                 assert _can_reach(len(a), len(b), bits, threshold)
+
+
+@pytest.mark.parametrize("threshold", [0.1, 0.25, 0.4, 0.62, 1.0])
+def test_the_bit_limits_are_the_edge_of_the_bitmap_test(threshold: float) -> None:
+    join = _Join([], threshold, None, None)
+    for x in range(1, 70, 3):  # (a probed set is never empty)
+        limits = join.limits(x)
+        for y in range(x + 1):
+            reach = [b for b in range(x + y + 1) if _can_reach(x, y, b, threshold)]
+            assert reach == list(range(limits[y] + 1))
