@@ -333,19 +333,41 @@ def _depth_of_structure(structure: bytes, limit: int) -> int:
     return depth
 
 
-def _raise_first_violation(value: Any, source: str) -> None:
-    for path, node in _walk(value):
-        where = pointer(path) or "/"
+def _violates(value: Any) -> bool:
+    """Whether any node breaks a rule :func:`_raise_first_violation` names — without the
+    paths it spells: a valid document with escaped surrogate pairs (emoji) comes here, and
+    in a registry mirror such documents were most of the read time."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
         if isinstance(node, _Violation):
-            raise InputError(f"{source}: {node.reason} at {where}")
+            return True
+        if isinstance(node, str):
+            if not node.isascii() and _is_lone_surrogate_str(node):
+                return True
+        elif isinstance(node, dict):
+            if any(not key.isascii() and _is_lone_surrogate_str(key) for key in node):
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+def _raise_first_violation(value: Any, source: str) -> None:
+    if not _violates(value):
+        return
+    for path, node in _walk(value):
+        if isinstance(node, _Violation):
+            raise InputError(f"{source}: {node.reason} at {pointer(path) or '/'}")
         if isinstance(node, str) and _is_lone_surrogate_str(node):
-            raise InputError(f"{source}: string contains a lone UTF-16 surrogate at {where}")
+            raise InputError(f"{source}: string contains a lone UTF-16 surrogate at "
+                             f"{pointer(path) or '/'}")
         if isinstance(node, dict):
             for key in node:
                 if _is_lone_surrogate_str(key):
-                    raise InputError(
-                        f"{source}: object key contains a lone UTF-16 surrogate at {where}"
-                    )
+                    raise InputError(f"{source}: object key contains a lone UTF-16 surrogate "
+                                     f"at {pointer(path) or '/'}")
 
 
 def read_json_file(
