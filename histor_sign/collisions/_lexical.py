@@ -254,13 +254,30 @@ def _chunk_tokens(chunk: str) -> tuple[tuple[int, str], ...]:
                  for t in _word_tokens(word))
 
 
+#: Texts up to this long are remembered with what was read from them (a registry repeats its
+#: descriptions: forks and releases), at most :data:`REMEMBERED_TEXTS` of them — a few MB.
+REMEMBERED_CHARS = 1024
+REMEMBERED_TEXTS = 4096
+
+
 def description_tokens(text: str) -> frozenset[str]:
+    """The description's tokens (stop words dropped, at most :data:`MAX_DESCRIPTION_TOKENS`:
+    a bottom-k sample by stable hash); equal short texts give one shared set."""
+    if len(text) <= REMEMBERED_CHARS:
+        return _remembered_tokens(text)
+    return _description_tokens(text)
+
+
+def _description_tokens(text: str) -> frozenset[str]:
     chunks = set(text[:MAX_DESCRIPTION_CHARS].split())
     keyed: Collection[tuple[int, str]] = set(chain.from_iterable(map(_chunk_tokens, chunks)))
     if len(keyed) > MAX_DESCRIPTION_TOKENS:
         # the bottom-k by (hash, token): a token's hash is the same wherever it occurs
         keyed = sorted(keyed)[:MAX_DESCRIPTION_TOKENS]
     return frozenset(t for _, t in keyed)
+
+
+_remembered_tokens = lru_cache(maxsize=REMEMBERED_TEXTS)(_description_tokens)
 
 
 def _prefixed_verb(word: str) -> bool:
@@ -612,11 +629,20 @@ REPEATED_SENTENCE_WORDS = 5
 _SENTENCE_END = re.compile(r"(?<=[.;!?])\s+|\n+")
 
 
-def _sentences(description: str) -> list[str]:
+def _sentences(description: str) -> tuple[str, ...]:
+    if len(description) <= REMEMBERED_CHARS:
+        return _remembered_sentences(description)
+    return _split_sentences(description)
+
+
+def _split_sentences(description: str) -> tuple[str, ...]:
     text = description[:MAX_DESCRIPTION_CHARS]
     if not any(end in text for end in ".;!?\n"):  # one sentence: the split has no place
-        return [" ".join(text.split())]
-    return [" ".join(s.split()) for s in _SENTENCE_END.split(text)]
+        return (" ".join(text.split()),)
+    return tuple(" ".join(s.split()) for s in _SENTENCE_END.split(text))
+
+
+_remembered_sentences = lru_cache(maxsize=REMEMBERED_TEXTS)(_split_sentences)
 
 
 def repeated_sentences(descriptions: Sequence[str]) -> frozenset[str]:
