@@ -22,8 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _harness import Case, run_cases, run_command
 
-from histor_sign.canonical import parse_json
-from histor_sign.models import parse_catalog
+from histor_sign.models import parse_catalog_bytes
 from histor_sign.revision import digests
 
 
@@ -73,7 +72,8 @@ def one_pass_rfc8785(data: bytes) -> str:
 
 
 def ours(data: bytes) -> str:
-    return digests(parse_catalog(parse_json(data, "bench"), "bench").tools)[0]
+    """Read, import and digest, as the ``digest`` command does (``load_catalog``)."""
+    return digests(parse_catalog_bytes(data, "bench").tools)[0]
 
 
 _BASELINE_SCRIPT = """\

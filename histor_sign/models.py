@@ -18,7 +18,16 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeAlias
 
-from histor_sign.canonical import JsonValue, canonical_bytes, pointer, read_json_file, sha256_digest
+from histor_sign._limits import DEFAULT_MAX_FILE_BYTES
+from histor_sign.canonical import (
+    JsonValue,
+    canonical_bytes,
+    jcs_of_vouched_many,
+    parse_json_vouched,
+    pointer,
+    read_json_file,
+    sha256_digest,
+)
 from histor_sign.errors import InputError, LimitExceeded
 
 #: The seven fields a tool is projected onto for digests, in the order MCP defines them.
@@ -64,7 +73,15 @@ class ToolRef:
 
 @dataclass(frozen=True)
 class Tool:
-    """One imported tool: the object as found (evidence) plus where it came from."""
+    """One imported tool: the object as found (evidence) plus where it came from.
+
+    ``raw`` is evidence and is not to be modified. A tool imported by
+    :func:`parse_catalog_bytes` (what ``load_catalog`` and the CLI read files with) keeps
+    the RFC 8785 bytes of its projection as read, and :meth:`canonical_projection` — hence
+    its digest — returns those: a later change to ``raw`` does not reach them. Any other
+    tool (``parse_catalog`` of a value, a tool built or ``dataclasses.replace``-d by a
+    caller) computes them from ``raw`` when asked.
+    """
 
     name: str
     raw: Mapping[str, Any]
@@ -96,6 +113,11 @@ class Tool:
         """MCP annotations if the tool has an object of them, else an empty mapping."""
         value = self.raw.get("annotations") if self.provider == Provider.MCP else None
         return value if isinstance(value, dict) else {}
+
+    def canonical_projection(self) -> bytes:
+        """The RFC 8785 bytes of :meth:`projected` (what the tool's digest hashes)."""
+        kept = vars(self).get("_jcs")
+        return kept if kept is not None else canonical_bytes(self.projected())
 
     def projected(self) -> dict[str, Any]:
         """The seven-field projection used for digests (only keys the server sent)."""
@@ -196,6 +218,29 @@ def _type_name(value: Any) -> str:
 
 def parse_catalog(document: JsonValue, source: str, *, max_tools: int | None = None) -> Catalog:
     """Import tools from a parsed document of any supported shape."""
+    return _import_catalog(document, source, max_tools, vouched=False)
+
+
+def parse_catalog_bytes(
+    data: bytes, source: str, *, max_tools: int | None = None,
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+) -> Catalog:
+    """Read a catalog document strictly (:func:`~histor_sign.canonical.parse_json`) and
+    import its tools, as ``parse_catalog(parse_json(data, source), source)`` does.
+
+    The document goes from the reader to the import with no other code in between, so
+    when the reader vouches for it (:func:`~histor_sign.canonical.parse_json_vouched`)
+    each MCP tool's canonical projection is written at import time by the fast exact
+    serialiser and kept (see :class:`Tool`): a digest of a catalog read from bytes then
+    needs no second look at its values.
+    """
+    document, vouched = parse_json_vouched(data, source, max_bytes=max_bytes)
+    return _import_catalog(document, source, max_tools, vouched=vouched)
+
+
+def _import_catalog(
+    document: JsonValue, source: str, max_tools: int | None, *, vouched: bool
+) -> Catalog:
     capture: Mapping[str, Any] | None = None
     items: Any
     if isinstance(document, list):
@@ -231,6 +276,12 @@ def parse_catalog(document: JsonValue, source: str, *, max_tools: int | None = N
     tools = tuple(
         tool_from_object(obj, source, i, f"{prefix}{i}") for i, obj in enumerate(items)
     )
+    if vouched:
+        mcp = [tool for tool in tools if tool.provider == Provider.MCP]
+        # Each projection: parts of the vouched document under the seven ASCII field names.
+        for tool, jcs in zip(mcp, jcs_of_vouched_many([t.projected() for t in mcp]),
+                             strict=True):
+            vars(tool)["_jcs"] = jcs
     return Catalog(source=source, tools=tools, shape=shape, capture=capture)
 
 

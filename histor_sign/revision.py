@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 
 def _tool_bytes(tool: Tool) -> bytes:
-    return canonical_bytes(tool.projected())
+    return tool.canonical_projection()
 
 
 def tool_digest(tool: Tool) -> str:
