@@ -19,7 +19,8 @@ duplicate key is caught without building pair lists; integers go through a hook 
 of raising. Only when a sign of a violation was seen does the strict reader (every object's
 pairs judged by a hook) parse again and walk the tree to name the pointer, so the happy
 path stays close to ``json.loads`` speed. Canonicalization uses ``json.dumps`` where its output
-provably equals JCS (checked per value) and falls back to the ``rfc8785`` package otherwise.
+provably equals JCS (checked per value) and falls back to the ``rfc8785`` package otherwise;
+what the reader vouches for (:func:`parse_json_vouched`) is written by ``orjson``.
 """
 
 from __future__ import annotations
@@ -129,7 +130,12 @@ def _make_hooks(state: _ParseState, *, pairs: bool = True, ints: bool = True) ->
         state.violations += 1
         return _Violation(f"integer {_clip(text)} is outside ±(2^53−1)")
 
+    accepted: dict[str, Any] = {}  # text -> value: a catalog repeats its numbers
+
     def on_float(text: str) -> Any:
+        known = accepted.get(text)
+        if known is not None:
+            return known
         value = float(text)
         if value == _INF or value == -_INF:
             state.violations += 1
@@ -147,12 +153,14 @@ def _make_hooks(state: _ParseState, *, pairs: bool = True, ints: bool = True) ->
         if value.is_integer():
             if abs(value) <= MAX_SAFE_INTEGER:
                 # Below 2^53 JCS prints an integral double as that integer; so does int.
-                return int(value)
+                accepted[text] = int(value)
+                return accepted[text]
             # JCS would print this double as a bare integer (1e20 -> 100000000000000000000),
             # which on_int rejects: refuse it here too, so every accepted value re-reads.
             state.violations += 1
             return _Violation(f"number {_clip(text)} is an integer outside ±(2^53−1)")
         state.floats.add(value)
+        accepted[text] = value
         return value
 
     hooks: dict[str, Any] = {"parse_constant": on_constant, "parse_float": on_float}
