@@ -165,24 +165,24 @@ def _classify(obj: Mapping[str, Any]) -> tuple[str, Mapping[str, Any], str | Non
 
 def tool_from_object(obj: Any, source: str, index: int, ptr: str) -> Tool:
     """Import one tool object, checking only what every later step relies on."""
-    where = f"{source}#{ptr}"
     if not isinstance(obj, dict):
-        raise InputError(f"{where}: a tool must be a JSON object, got {_type_name(obj)}")
+        raise InputError(f"{source}#{ptr}: a tool must be a JSON object, got {_type_name(obj)}")
     provider, holder, schema_key = _classify(obj)
     name = holder.get("name")
     if not isinstance(name, str):
         missing = "missing" if name is None and "name" not in holder else _type_name(name)
-        raise InputError(f"{where}: tool name must be a string, got {missing}")
+        raise InputError(f"{source}#{ptr}: tool name must be a string, got {missing}")
     if name == "":
-        raise InputError(f"{where}: tool name must not be empty")
+        raise InputError(f"{source}#{ptr}: tool name must not be empty")
     has_schema = schema_key is not None and schema_key in holder
     if provider == Provider.MCP and not has_schema:
         nested = (" (it looks like a server entry with its tools nested inside)"
                   if "tools" in obj else "")
         raise InputError(
-            f"{where}: {name!r} is not an MCP tool: it has no \"inputSchema\"{nested}; expected "
-            "a tool list: {\"tools\": [{\"name\": ..., \"inputSchema\": {...}}]}, a JSON-RPC "
-            "result or fetch snapshot holding one, or an array of MCP, OpenAI or Anthropic tools"
+            f"{source}#{ptr}: {name!r} is not an MCP tool: it has no \"inputSchema\"{nested}; "
+            "expected a tool list: {\"tools\": [{\"name\": ..., \"inputSchema\": {...}}]}, "
+            "a JSON-RPC result or fetch snapshot holding one, or an array of MCP, OpenAI or "
+            "Anthropic tools"
         )
     schema = holder.get(schema_key) if has_schema and schema_key else None
     # The state Tool's generated __init__ would set, without its eight frozen-dataclass
