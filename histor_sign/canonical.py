@@ -544,9 +544,8 @@ def jcs_of_vouched_many(values: list[JsonValue]) -> list[bytes]:
     """
     if not values:
         return []
-    items: list[Any] = [values[0]]
-    for value in values[1:]:
-        items += (_PART_END, value)
+    items: list[Any] = [_PART_END] * (2 * len(values) - 1)
+    items[::2] = values
     try:
         out = orjson.dumps(items, option=_ORJSON_SORTED)
     except orjson.JSONEncodeError:  # nesting orjson refuses: each value on its own

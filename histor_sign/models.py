@@ -153,10 +153,10 @@ class Catalog:
 
 def _classify(obj: Mapping[str, Any]) -> tuple[str, Mapping[str, Any], str | None]:
     """Return (provider, the object holding name/description, schema key or None)."""
-    fn = obj.get("function")
-    if obj.get("type") == "function" and isinstance(fn, dict):
-        return Provider.OPENAI_CHAT, fn, "parameters"
     if obj.get("type") == "function":
+        fn = obj.get("function")
+        if isinstance(fn, dict):
+            return Provider.OPENAI_CHAT, fn, "parameters"
         return Provider.OPENAI_RESPONSES, obj, "parameters"
     if "input_schema" in obj and "inputSchema" not in obj:
         return Provider.ANTHROPIC, obj, "input_schema"
@@ -278,10 +278,12 @@ def _import_catalog(
     )
     if vouched:
         mcp = [tool for tool in tools if tool.provider == Provider.MCP]
-        # Each projection: parts of the vouched document under the seven ASCII field names.
-        for tool, jcs in zip(mcp, jcs_of_vouched_many([t.projected() for t in mcp]),
-                             strict=True):
-            vars(tool)["_jcs"] = jcs
+        # Each projection (Tool.projected of an MCP tool): parts of the vouched document
+        # under the seven ASCII field names.
+        projections = [{k: raw[k] for k in PROJECTED_FIELDS if k in raw}
+                       for raw in (tool.raw for tool in mcp)]
+        for tool, jcs in zip(mcp, jcs_of_vouched_many(projections), strict=True):
+            tool.__dict__["_jcs"] = jcs
     return Catalog(source=source, tools=tools, shape=shape, capture=capture)
 
 
