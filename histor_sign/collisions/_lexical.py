@@ -934,6 +934,7 @@ class Candidates:
     probes_cut: int = 0
 
 
+@lru_cache(maxsize=REMEMBERED_TEXTS)  # (forks share their description sets)
 def _sketch(tokens: frozenset[str]) -> tuple[int, ...]:
     """Bottom-4 hashes of a description: tools with similar words sort next to each other."""
     return tuple(heapq.nsmallest(4, (_stable_hash(t) for t in tokens)))

@@ -176,17 +176,24 @@ class _Join:
         it), indexing ``i``'s prefix as it goes."""
         size = self.sizes[i]
         needs = self.needs(size)
+        index, bound = self.index, self.max_postings
         overlap: dict[int, int] = {}
         for px, token in enumerate(prefix):
             rest = size - px - 1  # tokens of i after this one
-            for j, left, other in self.window(i, token):
+            postings = index.get(token)
+            if postings is None:  # nothing to meet
+                index[token] = [(i, rest, size)]
+                continue
+            read = postings if bound is None or len(postings) <= bound \
+                else self.window(i, token)
+            for j, left, other in read:
                 seen = overlap.get(j, 0)
                 if seen < 0 or other < min_size:
                     continue
                 seen += 1  # the positional filter: can the overlap still reach the need?
                 overlap[j] = seen if seen + (rest if rest < left else left) >= needs[other] \
                     else -1
-            self.index.setdefault(token, []).append((i, rest, size))
+            postings.append((i, rest, size))
         return overlap
 
 
