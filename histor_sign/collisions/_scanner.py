@@ -139,6 +139,11 @@ def _scan(tools: Sequence[Tool], opts: ScanOptions, mapper: Mapper | None = None
         return (basis == "lexical", -(sim.score if sim else 1.0), i, j)
 
     ordered = sorted(pairs.items(), key=priority)
+    # ``ordered`` holds every pair now: the selection's dicts (a hundred MB at registry
+    # scale) are released before the decisions and the findings, which reuse their memory
+    cut = (len(selected.cut), sum(count for count, _ in selected.cut.values()),
+           selected.probes_cut)
+    del pairs, lexical, selected
     left = (None if opts.budget_seconds is None
             else max(0.0, opts.budget_seconds - (time.monotonic() - started)))
     decided = decide_pairs(tools, [pair for pair, _ in ordered[:opts.max_candidates]],
@@ -174,13 +179,13 @@ def _scan(tools: Sequence[Tool], opts: ScanOptions, mapper: Mapper | None = None
         "disjoint": counts["disjoint"],
         "unknown": counts["unknown"],
         "shadowing": 0,
-        "partnerBoundTools": len(selected.cut),
-        "partnersNotAnalysed": sum(count for count, _ in selected.cut.values()),
-        "descriptionProbesCut": selected.probes_cut,
+        "partnerBoundTools": cut[0],
+        "partnersNotAnalysed": cut[1],
+        "descriptionProbesCut": cut[2],
     }
-    # The findings hold what they report; the selection's working sets (hundreds of MB at
-    # registry scale) are released before shadowing and the sort, where the scan peaks.
-    del profiles, selected, lexical, pairs, ordered, decided, decisions
+    # The findings hold what they report; the profiles and the ordered pairs are released
+    # before shadowing and the sort, where the scan peaks.
+    del profiles, ordered, decided, decisions
 
     shadowing = shadowing_findings(tools)
     findings.extend(shadowing)
