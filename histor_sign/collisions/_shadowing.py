@@ -125,11 +125,16 @@ def shadowing_findings(tools: Sequence[Tool]) -> list[Finding]:
     """TC010 for every (describing tool, named tool) pair, at the strongest imperative."""
     names = _Names(tools)
     findings: list[Finding] = []
+    # what a description says depends on it and the tool's own name only: forks repeat both
+    said: dict[tuple[str, str], list[tuple[Steering, list[str]]]] = {}
     for tool in tools:
         if not tool.description:
             continue
+        key = (tool.name, tool.description)
+        if key not in said:
+            said[key] = steering(tool, names)
         best: dict[int, Steering] = {}
-        for found, named in steering(tool, names):
+        for found, named in said[key]:
             for name in named:
                 targets = names.by_name[name]
                 # a name the describing tool's own source serves is that tool's sibling:
