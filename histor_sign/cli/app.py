@@ -12,7 +12,6 @@ from typing import Any, NoReturn
 import typer
 from typer.core import TyperGroup
 
-from histor_sign._atomic import write_atomic
 from histor_sign._escape import inert_line, inert_text, printable, whole_lines
 from histor_sign._version import JSON_SCHEMA_VERSION, __version__
 from histor_sign.errors import HistorError
@@ -180,6 +179,8 @@ def emit(text: str | Iterable[str], output: Path | None, *, colors: bool = False
         for run in runs:
             say(run, colors=colors)
     else:
+        from histor_sign._atomic import write_atomic  # only a command writing a file needs it
+
         write_atomic(output, (run.encode("utf-8") for run in runs))
 
 
