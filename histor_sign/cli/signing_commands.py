@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from histor_sign._escape import inert_line
-from histor_sign._gc import collector_paused
 from histor_sign._limits import MAX_FIRST_INDEX
 from histor_sign._sigstore_trust import Trust
 from histor_sign.cli.app import FLAGS, PROG, OutputFormat, app, emit, json_document, warn
@@ -349,7 +348,6 @@ _VerifyAnyWorkflow = Annotated[
 
 
 @app.command()
-@collector_paused()  # one bounded batch: see histor_sign._gc (sigstore's import graph)
 def verify(
     envelope: _VerifyEnvelope = None,
     cert_identity: CertIdentityOpt = None,

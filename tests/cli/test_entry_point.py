@@ -1,0 +1,142 @@
+"""The process's entry point (``histor_sign.cli.entry_point``): a one-shot command (``verify``)
+runs with the cyclic collector paused and ends its process without the interpreter's
+teardown (``end_process``), and nothing a user sees changes — the same stdout, stderr and
+exit code as ``main`` run in-process, for a pass, a failed check, bad input, help and JSON.
+``end_process`` falls back to the usual exit whenever that exit could differ."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cli_harness import cli_env, run_cli_in_process, run_cli_subprocess
+from sigstore_testkit import WF_ALICE, SignedSet
+
+from histor_sign.cli.app import COMMANDS, ONE_SHOT, command_name, end_process
+
+
+class _Exited(BaseException):
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+@pytest.fixture
+def no_real_exit(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """``os._exit`` raises instead of ending pytest, and the atexit handlers that
+    ``end_process`` would run are recorded, not run (they are pytest's own)."""
+    calls: list[str] = []
+
+    def fake_exit(code: int) -> None:
+        raise _Exited(code)
+
+    monkeypatch.setattr(os, "_exit", fake_exit)
+    monkeypatch.setattr(atexit, "_run_exitfuncs", lambda: calls.append("atexit"))
+    yield calls
+
+
+def test_end_process_flushes_runs_atexit_and_exits_with_the_code(
+    no_real_exit: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "gettrace", lambda: None)  # a coverage or debugger tracer
+    monkeypatch.setattr(sys, "getprofile", lambda: None)
+    with pytest.raises(_Exited) as exited:
+        end_process(3)
+    assert exited.value.code == 3
+    assert no_real_exit == ["atexit"]
+
+
+@pytest.mark.parametrize("why", ["not an int", "a thread", "a tracer", "a closed pipe"])
+def test_end_process_leaves_it_to_the_usual_exit_when_that_could_differ(
+    why: str, no_real_exit: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "gettrace", lambda: None)
+    monkeypatch.setattr(sys, "getprofile", lambda: None)
+    code: object = 0
+    if why == "not an int":
+        code = "a message Python prints"
+    elif why == "a thread":
+        monkeypatch.setattr(threading, "active_count", lambda: 2)
+    elif why == "a tracer":
+        monkeypatch.setattr(sys, "gettrace", lambda: print)
+    else:
+        class Broken:
+            def flush(self) -> None:
+                raise BrokenPipeError
+
+        monkeypatch.setattr(sys, "stdout", Broken())
+    assert end_process(code) is None  # returned: the caller exits the usual way
+    assert no_real_exit == []
+
+
+def test_only_one_shot_commands_leave_the_usual_exit() -> None:
+    assert ONE_SHOT <= set(COMMANDS)
+    assert command_name(["--debug", "verify", "x"]) == "verify"
+    assert command_name(["--help"]) is None
+
+
+PROBE = """
+import atexit, gc, sys
+import histor_sign.verification as verification
+real = verification.verify
+def spy(*args, **kwargs):
+    print("GC-DURING:%s" % gc.isenabled(), file=sys.stderr, flush=True)
+    return real(*args, **kwargs)
+verification.verify = spy
+atexit.register(lambda: print("ATEXIT-RAN", file=sys.stderr))
+sys.argv = ["histor-sign", *sys.argv[1:]]
+from histor_sign.cli import entry_point
+entry_point()
+"""
+
+
+@pytest.mark.slow
+def test_verify_runs_with_the_collector_paused_and_atexit_handlers_still_run(
+    signed_set: SignedSet,
+) -> None:
+    args = ["verify", str(signed_set.rev1), "--trust-config", str(signed_set.trust_config),
+            "--cert-identity", WF_ALICE, "--offline"]
+    done = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True,
+                          text=True, env=cli_env(), timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "GC-DURING:False" in done.stderr.splitlines()
+    assert done.stderr.splitlines()[-1] == "ATEXIT-RAN"
+    assert done.stdout.startswith("VERIFIED: io.github.alice/docs revision 1")
+
+
+def _tampered(signed_set: SignedSet, tmp: Path) -> Path:
+    text = signed_set.rev1.read_text().replace('"revision": 1', '"revision": 7', 1)
+    assert text != signed_set.rev1.read_text()
+    out = tmp / "tampered.envelope.json"
+    out.write_text(text)
+    return out
+
+
+@pytest.mark.slow
+def test_a_process_says_and_exits_exactly_what_main_does(
+    signed_set: SignedSet, tmp_path: Path
+) -> None:
+    trust = ["--trust-config", str(signed_set.trust_config)]
+    pin = ["--cert-identity", WF_ALICE]
+    lines = [
+        ["verify", str(signed_set.rev1), *trust, *pin, "--offline"],
+        ["verify", str(signed_set.rev2), *trust, *pin, "--previous", str(signed_set.rev1),
+         "--tools", str(signed_set.tools_v2), "--format", "json"],
+        ["verify", str(_tampered(signed_set, tmp_path)), *trust, *pin],  # a failed check
+        ["verify", str(signed_set.rev1), *trust, "--cert-identity", "https://x.example/y"],
+        ["verify", str(tmp_path / "missing.envelope.json"), *trust, *pin],  # bad input
+        ["verify", str(signed_set.rev1), *trust],  # no signer pinned: usage error
+        ["verify", "--help"],
+    ]
+    codes = set()
+    for argv in lines:
+        here, there = run_cli_in_process(*argv), run_cli_subprocess(*argv, timeout=300)
+        assert (there.code, there.stdout, there.stderr) == \
+            (here.code, here.stdout, here.stderr), argv
+        codes.add(here.code)
+    assert codes == {0, 1, 2}
