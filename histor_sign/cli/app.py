@@ -323,12 +323,17 @@ def main(argv: list[str] | None = None) -> NoReturn:
 def entry_point() -> NoReturn:
     """The process's entry point (the ``histor-sign`` script and ``python -m histor_sign``):
     :func:`main`, and for a :data:`ONE_SHOT` command with the cyclic collector paused from
-    the start and the process ended by :func:`end_process` as soon as its output is out.
+    the start, the modules it imports but never uses left unrun
+    (:mod:`histor_sign.cli._deferred`) and the process ended by :func:`end_process` as soon
+    as its output is out.
 
     In-process callers (tests, scripts) call :func:`main`, which only raises
     :class:`SystemExit`: the process and its collector stay theirs."""
     if command_name(sys.argv[1:]) not in ONE_SHOT:
         main()
+    from histor_sign.cli._deferred import defer_unused_imports
+
+    defer_unused_imports()
     try:
         with collector_paused():
             main()

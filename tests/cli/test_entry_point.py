@@ -1,11 +1,13 @@
 """The process's entry point (``histor_sign.cli.entry_point``): a one-shot command (``verify``)
-runs with the cyclic collector paused and ends its process without the interpreter's
-teardown (``end_process``), and nothing a user sees changes — the same stdout, stderr and
+runs with the cyclic collector paused and the modules it imports but never uses unrun
+(``cli/_deferred.py``), and ends its process without the interpreter's teardown
+(``end_process``), and nothing a user sees changes — the same stdout, stderr and
 exit code as ``main`` run in-process, for a pass, a failed check, bad input, help and JSON.
 ``end_process`` falls back to the usual exit whenever that exit could differ."""
 
 from __future__ import annotations
 
+import ast
 import atexit
 import os
 import subprocess
@@ -18,6 +20,7 @@ import pytest
 from cli_harness import cli_env, run_cli_in_process, run_cli_subprocess
 from sigstore_testkit import WF_ALICE, SignedSet
 
+from histor_sign.cli._deferred import DEFERRED
 from histor_sign.cli.app import COMMANDS, ONE_SHOT, command_name, end_process
 
 
@@ -83,12 +86,17 @@ def test_only_one_shot_commands_leave_the_usual_exit() -> None:
 PROBE = """
 import atexit, gc, sys
 import histor_sign.verification as verification
+from histor_sign.cli._deferred import DEFERRED
 real = verification.verify
 def spy(*args, **kwargs):
     print("GC-DURING:%s" % gc.isenabled(), file=sys.stderr, flush=True)
     return real(*args, **kwargs)
 verification.verify = spy
-atexit.register(lambda: print("ATEXIT-RAN", file=sys.stderr))
+def report():
+    state = {m: type(sys.modules[m]).__name__ for m in sorted(DEFERRED) if m in sys.modules}
+    print("DEFERRED:%s" % state, file=sys.stderr)
+    print("ATEXIT-RAN", file=sys.stderr)
+atexit.register(report)
 sys.argv = ["histor-sign", *sys.argv[1:]]
 from histor_sign.cli import entry_point
 entry_point()
@@ -96,7 +104,7 @@ entry_point()
 
 
 @pytest.mark.slow
-def test_verify_runs_with_the_collector_paused_and_atexit_handlers_still_run(
+def test_verify_runs_with_the_collector_paused_its_unused_imports_unrun_and_atexit_handlers(
     signed_set: SignedSet,
 ) -> None:
     args = ["verify", str(signed_set.rev1), "--trust-config", str(signed_set.trust_config),
@@ -104,9 +112,45 @@ def test_verify_runs_with_the_collector_paused_and_atexit_handlers_still_run(
     done = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True,
                           text=True, env=cli_env(), timeout=300, check=False)
     assert done.returncode == 0, done.stderr
-    assert "GC-DURING:False" in done.stderr.splitlines()
-    assert done.stderr.splitlines()[-1] == "ATEXIT-RAN"
+    lines = done.stderr.splitlines()
+    assert "GC-DURING:False" in lines
+    assert lines[-1] == "ATEXIT-RAN"
+    state = ast.literal_eval(lines[-2].removeprefix("DEFERRED:"))
+    # imported by sigstore's graph, never run: jwt and id (OIDC), platformdirs (TUF cache)
+    assert {"jwt", "id", "platformdirs"} <= set(state)
+    assert set(state.values()) == {"_LazyModule"}
     assert done.stdout.startswith("VERIFIED: io.github.alice/docs revision 1")
+
+
+SAME_MODULE = """
+import sys
+if sys.argv[1] == "deferred":
+    from histor_sign.cli._deferred import defer_unused_imports
+    defer_unused_imports()
+import importlib
+module = importlib.import_module(sys.argv[2])
+kind = type(module).__name__
+names = sorted(vars(module))  # a first use: the module runs now
+print(kind, type(sys.modules[sys.argv[2]]).__name__, sys.modules[sys.argv[2]] is module, names)
+"""
+
+
+@pytest.mark.parametrize("name", sorted(DEFERRED))
+def test_a_deferred_module_is_the_usual_module_once_used(name: str) -> None:
+    """Deferring changes when a module runs, not what it is: on first use it holds exactly
+    the names a plain import gives, in the same ``sys.modules`` entry."""
+    def run(how: str) -> list[str]:
+        done = subprocess.run([sys.executable, "-c", SAME_MODULE, how, name],
+                              capture_output=True, text=True, env=cli_env(), timeout=120,
+                              check=False)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split(" ", 3)
+
+    kind, after, same, names = run("deferred")
+    assert (kind, after, same) == ("_LazyModule", "module", "True")
+    plain = run("plain")
+    assert plain[:3] == ["module", "module", "True"]
+    assert names == plain[3]
 
 
 def _tampered(signed_set: SignedSet, tmp: Path) -> Path:
