@@ -12,6 +12,15 @@ args=(monitor --server "$HS_SERVER" --repository "$HS_REPOSITORY" --revisions "$
 [[ -n "${HS_REKOR_URL:-}" ]] && args+=(--rekor-url "$HS_REKOR_URL")
 [[ "${HS_STAGING:-false}" == "true" ]] && args+=(--staging)
 [[ -n "${HS_TRUST_CONFIG:-}" ]] && args+=(--trust-config "$HS_TRUST_CONFIG")
+# acknowledge: log indexes separated by commas or spaces, each one --acknowledge flag.
+for index in ${HS_ACKNOWLEDGE//,/ }; do
+  if [[ ! "$index" =~ ^[0-9]+$ ]]; then
+    echo "histor-sign: error: the acknowledge input must be log indexes separated by commas or spaces" >&2
+    exit 2
+  fi
+  args+=(--acknowledge "$index")
+done
+[[ -n "${HS_REASON:-}" ]] && args+=(--reason "$HS_REASON")
 
 report="${RUNNER_TEMP:-/tmp}/histor-monitor.txt"
 status=0

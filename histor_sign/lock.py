@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -37,7 +37,7 @@ from histor_sign._escape import printable
 from histor_sign._limits import MAX_LOCK_DEPTH, MAX_LOCK_FILE_BYTES
 from histor_sign.canonical import parse_json, read_bytes
 from histor_sign.drift import DriftResult, SurfaceBaseline, compare
-from histor_sign.errors import InputError, UsageError
+from histor_sign.errors import CheckFailed, InputError, UsageError
 from histor_sign.models import Catalog, Snapshot, Statement, SurfaceDigests
 from histor_sign.revision import digests, surface_digests, surface_json
 
@@ -233,13 +233,29 @@ class LockCheck:
     lock_path: Path
     #: The fetched snapshot, kept so an accepted change can be promoted into the lock.
     served: Snapshot | None = None
+    #: The package evidence of what ran now (``package`` JSON), when the check ran the
+    #: locked command itself; None when nothing ran (a file) or no evidence was found.
+    observed_package: Mapping[str, Any] | None = None
+    #: Whether the package was compared: the entry records one and the check ran a command.
+    package_compared: bool = False
+
+    @property
+    def package_problem(self) -> str | None:
+        """Why the code that ran is not the locked package, or None. A lock that records a
+        package is a claim about code: a run that cannot show the same package (another
+        digest or version, or no evidence at all) fails, whatever the definitions say."""
+        if not self.package_compared:
+            return None
+        return _package_problem(self.entry.package, self.observed_package)
 
     @property
     def matches(self) -> bool:
-        return self.drift.matches
+        return self.drift.matches and self.package_problem is None
 
     def reaches(self, level: Risk | str) -> bool:
-        return self.drift.reaches(level)
+        """A package change reaches every level: the definitions may be unchanged while
+        the code behind them is not."""
+        return self.drift.reaches(level) or self.package_problem is not None
 
     def headline(self) -> str:
         """``some-server in mcp.lock · locked (trust on first use), not publisher-signed``."""
@@ -248,19 +264,33 @@ class LockCheck:
     def to_text(self) -> str:
         """The drift report as ``check --server`` prints it, with the locked baseline as the
         headline instead of a signer; where the triage says "signed" it means locked."""
-        lines = [f"{self.drift.headline()} · {self.headline()}"]
+        problem = self.package_problem
+        differs = ", but the package that ran is not the locked one" if problem else ""
+        lines = [f"{self.drift.headline()}{differs} · {self.headline()}"]
         body = [_DIFF_LABELS.get(line, line) for line in self.drift.to_text().splitlines()[1:]]
         lines += body
         if body and any(t.changes for t in self.drift.tools):
             lines.append("  (\"signed\" above means the locked definitions: nobody signed them)")
+        if problem is not None:
+            lines.append(f"  PACKAGE {problem}")
+        elif self.package_compared and self.entry.package is not None:
+            lines.append(f"  package {_package_label(self.entry.package)}: as locked")
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
         """The drift document of ``check``, with ``locked`` where a signed check has
         ``verified``; ``revision`` is null (a lock has none) and ``signed*`` members hold the
         locked values."""
+        locked = self.entry.package
         return {**self.drift.to_json(), "revision": None,
-                "locked": {**self.entry.summary_json(), "file": str(self.lock_path)}}
+                "locked": {**self.entry.summary_json(), "file": str(self.lock_path)},
+                "package": {
+                    "locked": _plain(locked) if locked is not None else None,
+                    "observed": (_plain(self.observed_package)
+                                 if self.observed_package is not None else None),
+                    "compared": self.package_compared and locked is not None,
+                    "problem": self.package_problem,
+                }}
 
 
 #: The drift's description diff names its sides signed/current; here the old side is locked.
@@ -303,6 +333,20 @@ class LockedRevision:
         """``notes in mcp.lock · locked (trust on first use), not publisher-signed``."""
         return f"{printable(self.entry.name)} in {printable(self.source)} · {TRUST}"
 
+    def require_package(self, command: Sequence[str] | None, cwd: str | Path | None) -> None:
+        """Refuse to serve (:class:`CheckFailed`) when the entry records a package and the
+        stdio ``command`` about to run is not shown to run that very package (another one,
+        or no evidence; a URL server, ``command`` None, shows none)."""
+        if self.entry.package is None:
+            return
+        from histor_sign.artifacts import npm_package_run_by
+
+        evidence = npm_package_run_by(command, cwd) if command is not None else None
+        problem = _package_problem(self.entry.package,
+                                   _package_json(evidence) if evidence is not None else None)
+        if problem is not None:
+            raise CheckFailed(problem)
+
     def audit_json(self) -> dict[str, Any]:
         """What the proxy's session-start record says about the baseline."""
         return {"revision": None, "manifestDigest": self.entry.manifest_digest,
@@ -319,17 +363,25 @@ def locked_revision(path: str | Path, server: str | None = None,
 
 
 def check_locked(lock: LockFile, served: Snapshot | Catalog,
-                 server: str | None = None) -> LockCheck:
+                 server: str | None = None, *, ran_command: bool = False,
+                 package: InstalledEvidence | None = None) -> LockCheck:
     """Compare ``served`` with its entry in ``lock`` (by name, ``server``, else the only entry or
     the one locked from the same target): tools field by field with the triage, the surface
     against the locked digests (a plain catalog, not a fetch snapshot, leaves the surface
     not compared and cannot be promoted). Raises :class:`UsageError` for no such entry,
-    :class:`InputError` for a served catalog that is not MCP tools."""
+    :class:`InputError` for a served catalog that is not MCP tools.
+
+    ``ran_command``: ``served`` comes from running a stdio command just now, and
+    ``package`` is the evidence of the npm package it ran
+    (:func:`histor_sign.artifacts.npm_package_run_by`, None when there is none). An entry
+    that records a package is then compared with it too (:attr:`LockCheck.package_problem`);
+    a file of served tools is not evidence of any code and leaves the package uncompared."""
     entry = lock.entry(server, _target_of(served))
     drift = compare(entry.statement(), served, entry.snapshot, source=str(lock.path),
                     signed_surface=entry.surface, surface_baseline=SurfaceBaseline.LOCKED)
     return LockCheck(entry, drift, lock.path,
-                     served if isinstance(served, Snapshot) else None)
+                     served if isinstance(served, Snapshot) else None,
+                     _package_json(package) if package is not None else None, ran_command)
 
 
 def promote(lock: LockFile, check: LockCheck,
@@ -419,6 +471,33 @@ def _package_json(evidence: InstalledEvidence) -> Mapping[str, Any]:
     return MappingProxyType({"ecosystem": evidence.ecosystem, "name": name,
                              "version": evidence.version,
                              "digests": dict(sorted(evidence.digests.items()))})
+
+
+def _package_problem(locked: Mapping[str, Any] | None,
+                     observed: Mapping[str, Any] | None) -> str | None:
+    """Why the package shown to run (``observed``, None: nothing shown) is not the
+    ``locked`` one, or None (also when nothing is locked)."""
+    if locked is None:
+        return None
+    if observed is None:
+        return (f"the locked npm package {_package_label(locked)} is not what runs now: "
+                "no installed package with lockfile integrity was found for the command")
+    if _plain(observed) != _plain(locked):
+        return (f"the npm package changed: locked {_package_label(locked)}, now "
+                f"{_package_label(observed)}")
+    return None
+
+
+def _plain(package: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``package`` mapping as plain JSON values (comparable, printable)."""
+    return {**package, "digests": dict(package["digests"])}
+
+
+def _package_label(package: Mapping[str, Any]) -> str:
+    """``@acme/search@2.3.0 (sha512 0a1b2c3d4e5f…)``, escaped."""
+    algorithm = "sha512" if "sha512" in package["digests"] else min(package["digests"])
+    return (f"{printable(str(package['name']), 200)}@{printable(str(package['version']), 80)}"
+            f" ({algorithm} {package['digests'][algorithm][:12]}…)")
 
 
 def _parse_package(value: Any, where: str) -> Mapping[str, Any] | None:

@@ -699,41 +699,17 @@ def monitor(
     else :class:`InputError` and nothing is stored; they are recorded only with a state
     that is stored (a run with another alarm records none).
     """
-    from histor_sign.verification import load_bundle_certificate
-    from histor_sign.verification._certificate import certificate_facts
-    from histor_sign.verification.policy import identity_problems
-
     if max_entries < 1:
         raise UsageError("`max_entries` must be at least 1", param="max_entries")
     requested = set(acknowledge)
-    if requested and reason is None:
-        raise UsageError("`acknowledge` needs `reason`: why the entry is no threat",
-                         param="reason", alternatives=("acknowledge",))
-    if reason is not None:
-        if not requested:
-            raise UsageError("`reason` goes with `acknowledge`", param="reason",
-                             alternatives=("acknowledge",))
-        from histor_sign.models import validate_yank_reason
-
-        try:
-            validate_yank_reason(reason, "`reason`", "acknowledgement")
-        except InputError as exc:
-            raise UsageError(exc.message, param="reason") from None
+    _check_acknowledge_request(requested, reason)
     pins, repository_pins = identity_policy(server, repository, workflow, ref_pattern)
     state_path = Path(since)
     state = MonitorState.load(state_path)
     location = _chain_location(revisions, server)
     chain = read_chain(location, timeout)
     key = _choose_log(trust, rekor_url, chain)
-    if chain.latest_bundle is not None:
-        facts = certificate_facts(load_bundle_certificate(chain.latest_bundle))
-        problems = identity_problems(facts, pins)
-        if problems:
-            raise UsageError(
-                f"the identity policy does not match the publisher's own latest revision "
-                f"(signed by {printable(chain.latest_identity or '?')}: {'; '.join(problems)}),"
-                " so it would never match its signatures; fix `repository`, `workflow` or "
-                "`ref_pattern`", param="workflow")
+    _check_policy_meets_latest(chain, pins)
     if state is not None and state.log_id != key.log_id.hex():
         raise InputError(f"checkpoint file {state_path} is for log {state.log_id}, not "
                          f"{key.log_id.hex()} ({key.base_url})")
@@ -771,16 +747,7 @@ def monitor(
                          _published(chain, key.log_id), events, acks)
     except LogInconsistent as exc:
         return result(first, first, 0, [MonitorEvent(ALARM, "log-inconsistent", str(exc))])
-    unused = sorted(requested - {a.log_index for a in acks.given})
-    if unused:
-        raise InputError(
-            f"cannot acknowledge entr{'y' if len(unused) == 1 else 'ies'} "
-            f"{', '.join(map(str, unused))}: no unpublished-signature alarm in this run "
-            f"(entries {first}..{end} read); only an entry that alarms can be acknowledged, "
-            "never in advance; nothing was stored", param="acknowledge")
-    if len(held) + len(acks.given) > MAX_ACKNOWLEDGEMENTS:
-        raise LimitExceeded(f"the state file holds at most {MAX_ACKNOWLEDGEMENTS} "
-                            "acknowledgements; nothing was stored")
+    _check_acknowledged(requested, acks, len(held), first, end)
     acknowledged = (*held, *acks.given)
     done = result(first, end, matched, events, acknowledged=acknowledged)
     if done.alarm:  # nothing stored, so no acknowledgement recorded: say so
@@ -792,6 +759,58 @@ def monitor(
     write_atomic(state_path, MonitorState(key.log_id.hex(), new.origin, new.size, new.root,
                                           new.note, end, acknowledged).to_bytes())
     return result(first, end, matched, events, stored=True, acknowledged=acknowledged)
+
+
+def _check_acknowledge_request(requested: set[int], reason: str | None) -> None:
+    """``acknowledge`` and ``reason`` come together, and the reason is one printable line."""
+    if requested and reason is None:
+        raise UsageError("`acknowledge` needs `reason`: why the entry is no threat",
+                         param="reason", alternatives=("acknowledge",))
+    if reason is not None:
+        if not requested:
+            raise UsageError("`reason` goes with `acknowledge`", param="reason",
+                             alternatives=("acknowledge",))
+        from histor_sign.models import validate_yank_reason
+
+        try:
+            validate_yank_reason(reason, "`reason`", "acknowledgement")
+        except InputError as exc:
+            raise UsageError(exc.message, param="reason") from None
+
+
+def _check_policy_meets_latest(chain: _Chain, pins: Pins) -> None:
+    """A policy the publisher's own latest revision does not meet would never match its
+    signatures: every entry would alarm. That is a mistake in the policy, said at start."""
+    from histor_sign.verification import load_bundle_certificate
+    from histor_sign.verification._certificate import certificate_facts
+    from histor_sign.verification.policy import identity_problems
+
+    if chain.latest_bundle is None:
+        return
+    problems = identity_problems(certificate_facts(load_bundle_certificate(chain.latest_bundle)),
+                                 pins)
+    if problems:
+        raise UsageError(
+            f"the identity policy does not match the publisher's own latest revision "
+            f"(signed by {printable(chain.latest_identity or '?')}: {'; '.join(problems)}),"
+            " so it would never match its signatures; fix `repository`, `workflow` or "
+            "`ref_pattern`", param="workflow")
+
+
+def _check_acknowledged(requested: set[int], acks: _Acknowledging, held: int, first: int,
+                        end: int) -> None:
+    """Every acknowledgement asked for met an alarm of this run, and the state file has
+    room for them; else nothing is stored."""
+    unused = sorted(requested - {a.log_index for a in acks.given})
+    if unused:
+        raise InputError(
+            f"cannot acknowledge entr{'y' if len(unused) == 1 else 'ies'} "
+            f"{', '.join(map(str, unused))}: no unpublished-signature alarm in this run "
+            f"(entries {first}..{end} read); only an entry that alarms can be acknowledged, "
+            "never in advance; nothing was stored", param="acknowledge")
+    if held + len(acks.given) > MAX_ACKNOWLEDGEMENTS:
+        raise LimitExceeded(f"the state file holds at most {MAX_ACKNOWLEDGEMENTS} "
+                            "acknowledgements; nothing was stored")
 
 
 #: :func:`monitor` under the name the package exports (``histor_sign.monitor`` is this

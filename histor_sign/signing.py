@@ -240,12 +240,8 @@ def sign_statement(
     would only spend a log entry. ``require_owned_namespace=False`` signs it anyway — for
     producing the squatting envelopes that verifier tests must reject.
     """
-    from histor_sign.attestation import (
-        build_attestation,
-        public_capture,
-        verify_attestation_bundle,
-    )
-    from histor_sign.verification import log_entry_of, verify_artifact_bundle
+    from histor_sign.attestation import build_attestation, public_capture
+    from histor_sign.verification import log_entry_of
 
     trust = trust or Trust.production()
     stmt = statement_of(statement, "statement")
@@ -264,49 +260,10 @@ def sign_statement(
         else None,
     )
     config = trust.client_trust_config()
-    try:
-        from sigstore.dsse import Statement as InTotoStatement
-        from sigstore.sign import SigningContext
-
-        context = SigningContext.from_trust_config(config)
-        with context.signer(who.token, cache=True) as signer:
-            bundle = signer.sign_artifact(data)
-            attestations = [signer.sign_dsse(InTotoStatement(s)) for s in statements]
-        bundle_text: str = bundle.to_json()
-        attestation_texts = [a.to_json() for a in attestations]
-    except HistorError:
-        raise
-    except Exception as exc:
-        raise _signing_failure(exc) from None
-
-    from histor_sign.verification.policy import Pins
-
-    try:
-        verify_artifact_bundle(
-            data,
-            bundle_text,
-            trusted_root=config.trusted_root,
-            pins=Pins(cert_identity=who.identity, issuer=who.issuer),
-        )
-    except VerificationFailed as exc:
-        raise SigningError(
-            f"the fresh bundle does not verify against the trust root ({exc}); "
-            "nothing was written"
-        ) from None
+    bundle_text, attestation_texts = _sigstore_sign(config, who, data, statements)
+    _verify_fresh(config, who, data, bundle_text, attestation_texts)
     import json
 
-    for text in attestation_texts:
-        try:
-            _, facts = verify_attestation_bundle(
-                json.loads(text), trusted_root=config.trusted_root
-            )
-        except VerificationFailed as exc:
-            raise SigningError(
-                f"the fresh attestation does not verify against the trust root ({exc}); "
-                "nothing was written"
-            ) from None
-        if who.identity not in facts.sans or facts.issuer != who.issuer:
-            raise SigningError("the fresh attestation's certificate names another identity")
     bundle_doc = json.loads(bundle_text)
     envelope = SignedEnvelope(
         statement=stmt,
@@ -325,6 +282,58 @@ def sign_bytes(data: bytes, *, who: TokenIdentity, trust: Trust) -> dict[str, An
     bundle fully before returning its JSON document (:func:`sign_documents` without
     in-toto statements)."""
     return sign_documents(data, (), who=who, trust=trust)[0]
+
+
+def _sigstore_sign(config: Any, who: TokenIdentity, data: bytes,
+                   statements: Sequence[bytes]) -> tuple[str, list[str]]:
+    """One signer (one certificate) for the revision bytes and every attestation part:
+    (bundle JSON, attestation bundle JSONs). Any failure of the signing services is a
+    :class:`SigningError` that says what to do."""
+    try:
+        from sigstore.dsse import Statement as InTotoStatement
+        from sigstore.sign import SigningContext
+
+        context = SigningContext.from_trust_config(config)
+        with context.signer(who.token, cache=True) as signer:
+            bundle = signer.sign_artifact(data)
+            attestations = [signer.sign_dsse(InTotoStatement(s)) for s in statements]
+        return bundle.to_json(), [a.to_json() for a in attestations]
+    except HistorError:
+        raise
+    except Exception as exc:
+        raise _signing_failure(exc) from None
+
+
+def _verify_fresh(config: Any, who: TokenIdentity, data: bytes, bundle_text: str,
+                  attestation_texts: Sequence[str]) -> None:
+    """Verify what was just signed against the trust root it was signed under, and that
+    every certificate names the token's identity; nothing is written otherwise."""
+    import json
+
+    from histor_sign.attestation import verify_attestation_bundle
+    from histor_sign.verification import verify_artifact_bundle
+    from histor_sign.verification.policy import Pins
+
+    try:
+        verify_artifact_bundle(data, bundle_text, trusted_root=config.trusted_root,
+                               pins=Pins(cert_identity=who.identity, issuer=who.issuer))
+    except VerificationFailed as exc:
+        raise SigningError(
+            f"the fresh bundle does not verify against the trust root ({exc}); "
+            "nothing was written"
+        ) from None
+    for text in attestation_texts:
+        try:
+            _, facts = verify_attestation_bundle(
+                json.loads(text), trusted_root=config.trusted_root
+            )
+        except VerificationFailed as exc:
+            raise SigningError(
+                f"the fresh attestation does not verify against the trust root ({exc}); "
+                "nothing was written"
+            ) from None
+        if who.identity not in facts.sans or facts.issuer != who.issuer:
+            raise SigningError("the fresh attestation's certificate names another identity")
 
 
 def sign_documents(

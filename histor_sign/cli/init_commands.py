@@ -56,12 +56,10 @@ def _action(action: str, sub: str = "") -> str:
     return f"{repo}/{sub}@{ref}" if sub else action
 
 
-def render_workflow(
-    server: str, stdio: str | None, url: str | None, *, single_job: bool, action: str,
-    build: str | None,
-) -> str:
-    """The workflow text for this server (two-job unless ``single_job``)."""
-    head = f"""# Signs the complete tools/list of {server} on every published release and keeps the
+def _workflow_head(server: str) -> str:
+    """The release workflow's header: release-only trigger, no default permissions, one
+    chain writer at a time."""
+    return f"""# Signs the complete tools/list of {server} on every published release and keeps the
 # chain on the histor-revisions branch (revisions/{server}/latest.envelope.json), where
 # clients read it. Written by `{PROG} init`; pin the histor-sign action to a commit SHA.
 name: sign-tools
@@ -76,6 +74,14 @@ concurrency:
   cancel-in-progress: false
 jobs:
 """
+
+
+def render_workflow(
+    server: str, stdio: str | None, url: str | None, *, single_job: bool, action: str,
+    build: str | None,
+) -> str:
+    """The workflow text for this server (two-job unless ``single_job``)."""
+    head = _workflow_head(server)
     sign_with = (
         f"          server: {_q(server)}\n"
         "          server-version: ${{ github.event.release.tag_name || github.sha }}\n"
@@ -202,7 +208,17 @@ name: histor-monitor
 on:
   schedule:
     - cron: "23 * * * *"
+  # Run by hand to acknowledge an alarm you investigated (its log index and why).
   workflow_dispatch:
+    inputs:
+      acknowledge:
+        description: Log indexes of investigated alarms (commas or spaces)
+        required: false
+        default: ""
+      reason:
+        description: Why they are no threat (one line, kept in the checkpoint)
+        required: false
+        default: ""
 permissions: {{}}
 jobs:
   monitor:
@@ -223,6 +239,8 @@ jobs:
           workflow: {_q(workflow)}
 {pattern}          revisions: {PUBLISHED_BRANCH}/revisions
           checkpoint: {_q(f"{PUBLISHED_BRANCH}/{checkpoint}")}
+          acknowledge: ${{{{ inputs.acknowledge }}}}
+          reason: ${{{{ inputs.reason }}}}
       - uses: {UPLOAD_ARTIFACT}
         with:
           name: histor-monitor-checkpoint
@@ -284,70 +302,95 @@ def _init_monitor(
     )
 
 
+_InitServer = Annotated[
+    str | None,
+    typer.Option("--server", help="Registry name, io.github.OWNER/NAME (another "
+                 "namespace is written with a warning: clients cannot pin it by "
+                 "repository). Default: io.github.OWNER/REPO of --repository."),
+]
+
+_InitRepository = Annotated[
+    str | None,
+    typer.Option("--repository", metavar="OWNER/REPO",
+                 help="The GitHub repository that signs (with --monitor: the signing "
+                 "repository). Default: read from this checkout's origin remote (git "
+                 "remote get-url origin); else, with --monitor, the repository the "
+                 "workflow runs in."),
+]
+
+_InitStdio = Annotated[
+    str | None,
+    typer.Option("--stdio", metavar="COMMAND", help="Command that starts the server."),
+]
+
+_InitUrl = Annotated[
+    str | None, typer.Option("--url", help="Streamable HTTP endpoint of the server.")
+]
+
+_InitSingleJob = Annotated[
+    bool,
+    typer.Option(
+        "--single-job",
+        help="One job that runs the server and signs. In one job the server can obtain "
+        "the signing token (it reads it from /proc as the same user): only for your own "
+        "server code.",
+    ),
+]
+
+_InitBuild = Annotated[
+    str | None,
+    typer.Option("--build", metavar="COMMAND", help="Build step run before the server."),
+]
+
+_InitAction = Annotated[
+    str,
+    typer.Option(
+        "--action", metavar="OWNER/REPO@REF",
+        help="The histor-sign action to use, or ./ in its own repo. Pin a full commit "
+        "SHA (OWNER/REPO@<40 hex digits>), as GitHub's security hardening guide "
+        "recommends: a tag can be moved. The default is this version's release tag "
+        "because init cannot look up the commit it names (it works offline); until "
+        "you pin a SHA it says so after writing the workflow.",
+    ),
+]
+
+_InitOutput = Annotated[
+    Path, typer.Option("--output", "-o", help="Where to write the workflow.")
+]
+
+_InitForce = Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")]
+
+_InitMonitor = Annotated[bool, typer.Option(
+    "--monitor",
+    help="Write the hourly transparency-log monitor instead (read-only; the checkpoint "
+    "is kept on the histor-revisions branch). Default output: "
+    ".github/workflows/histor-monitor.yml.")]
+
+_InitWorkflow = Annotated[str, typer.Option(
+    "--workflow", metavar="PATH",
+    help="With --monitor: the workflow file that signs the releases.")
+]
+
+_InitRefPattern = Annotated[str | None, typer.Option(
+    "--ref-pattern", metavar="GLOB",
+    help="With --monitor: the refs releases are signed from (others are warnings). "
+    "Default: any ref of the workflow is the publisher's.")]
+
+
 @app.command()
 def init(
-    server: Annotated[
-        str | None,
-        typer.Option("--server", help="Registry name, io.github.OWNER/NAME (another "
-                     "namespace is written with a warning: clients cannot pin it by "
-                     "repository). Default: io.github.OWNER/REPO of --repository."),
-    ] = None,
-    repository: Annotated[
-        str | None,
-        typer.Option("--repository", metavar="OWNER/REPO",
-                     help="The GitHub repository that signs (with --monitor: the signing "
-                     "repository). Default: read from this checkout's origin remote (git "
-                     "remote get-url origin); else, with --monitor, the repository the "
-                     "workflow runs in."),
-    ] = None,
-    stdio: Annotated[
-        str | None,
-        typer.Option("--stdio", metavar="COMMAND", help="Command that starts the server."),
-    ] = None,
-    url: Annotated[
-        str | None, typer.Option("--url", help="Streamable HTTP endpoint of the server.")
-    ] = None,
-    single_job: Annotated[
-        bool,
-        typer.Option(
-            "--single-job",
-            help="One job that runs the server and signs. In one job the server can obtain "
-            "the signing token (it reads it from /proc as the same user): only for your own "
-            "server code.",
-        ),
-    ] = False,
-    build: Annotated[
-        str | None,
-        typer.Option("--build", metavar="COMMAND", help="Build step run before the server."),
-    ] = None,
-    action: Annotated[
-        str,
-        typer.Option(
-            "--action", metavar="OWNER/REPO@REF",
-            help="The histor-sign action to use, or ./ in its own repo. Pin a full commit "
-            "SHA (OWNER/REPO@<40 hex digits>), as GitHub's security hardening guide "
-            "recommends: a tag can be moved. The default is this version's release tag "
-            "because init cannot look up the commit it names (it works offline); until "
-            "you pin a SHA it says so after writing the workflow.",
-        ),
-    ] = DEFAULT_ACTION,
-    output: Annotated[
-        Path, typer.Option("--output", "-o", help="Where to write the workflow.")
-    ] = _RELEASE_WORKFLOW,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
-    monitor: Annotated[bool, typer.Option(
-        "--monitor",
-        help="Write the hourly transparency-log monitor instead (read-only; the checkpoint "
-        "is kept on the histor-revisions branch). Default output: "
-        ".github/workflows/histor-monitor.yml.")] = False,
-    workflow: Annotated[str, typer.Option(
-        "--workflow", metavar="PATH",
-        help="With --monitor: the workflow file that signs the releases.")
-    ] = ".github/workflows/sign.yml",
-    ref_pattern: Annotated[str | None, typer.Option(
-        "--ref-pattern", metavar="GLOB",
-        help="With --monitor: the refs releases are signed from (others are warnings). "
-        "Default: any ref of the workflow is the publisher's.")] = None,
+    server: _InitServer = None,
+    repository: _InitRepository = None,
+    stdio: _InitStdio = None,
+    url: _InitUrl = None,
+    single_job: _InitSingleJob = False,
+    build: _InitBuild = None,
+    action: _InitAction = DEFAULT_ACTION,
+    output: _InitOutput = _RELEASE_WORKFLOW,
+    force: _InitForce = False,
+    monitor: _InitMonitor = False,
+    workflow: _InitWorkflow = ".github/workflows/sign.yml",
+    ref_pattern: _InitRefPattern = None,
 ) -> None:
     """Write the release workflow for this server (or, with --monitor, the transparency-log
     monitor) and say what to commit."""
@@ -363,7 +406,15 @@ def init(
     if output_exists(output) and not force:
         raise UsageError(f"{output} exists (--force overwrites it)")
     if monitor:
-        return _init_monitor(server, action, output, workflow, ref_pattern, repository)
+        _init_monitor(server, action, output, workflow, ref_pattern, repository)
+    else:
+        _init_release(server, repository, stdio, url, single_job=single_job, build=build,
+                      action=action, output=output)
+
+
+def _init_release(server: str, repository: str | None, stdio: str | None, url: str | None, *,
+                  single_job: bool, build: str | None, action: str, output: Path) -> None:
+    """Write the release workflow and say what to commit next."""
     if (stdio is None) == (url is None):
         raise UsageError("give exactly one of --stdio COMMAND or --url URL")
     if namespace_owner(server) is None:

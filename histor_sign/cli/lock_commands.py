@@ -85,7 +85,10 @@ def lock(
     options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)
     if update:
         current = LockFile.load(output)
-        result = check_locked(current, _observed(snapshot, target, options), server)
+        served = _observed(snapshot, target, options)
+        evidence = _package(snapshot, target)
+        result = check_locked(current, served, server,
+                              ran_command=_ran_command(snapshot, target), package=evidence)
         if format is OutputFormat.json:
             emit(json_document({**result.to_json(),
                                 "accepted": accept and not result.matches}), None)
@@ -97,7 +100,7 @@ def lock(
             warn(f"nothing written: review the changes above, then run again with --accept "
                  f"to promote them into {printable(str(output))}")
             raise typer.Exit(1)
-        promote(current, result, _package(snapshot, target)).write()
+        promote(current, result, evidence).write()
         if format is OutputFormat.human:
             emit(f"accepted: {printable(result.entry.name)} updated in "
                  f"{printable(str(output))}", None)
@@ -115,6 +118,12 @@ def lock(
     emit(f"locked {printable(entry.name)} in {printable(str(output))}: "
          f"{len(entry.tool_digests)} tools, manifest {entry.manifest_digest} · "
          "locked (trust on first use), not publisher-signed", None)
+
+
+def _ran_command(path: str | None, target: Target | None) -> bool:
+    """Whether the served tools come from a stdio command run now (package evidence can
+    then be compared), not from a file or a URL."""
+    return path is None and target is not None and target.command is not None
 
 
 def _package(path: str | None, target: Target | None) -> "InstalledEvidence | None":
@@ -161,7 +170,8 @@ def check_lock(
     served = t.served_from_file_or_target(
         tools, target, options, what="the served tools (TOOLS_FILE)"
     )
-    result = check_locked(current, served, server)
+    result = check_locked(current, served, server, ran_command=_ran_command(tools, target),
+                          package=_package(tools, target))
     if format is OutputFormat.json:
         emit(json_document(result.to_json()), output)
     else:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from histor_sign.guard import Policy
     from histor_sign.mcp import FetchOptions, Target
     from histor_sign.models import Catalog, SignedEnvelope, Snapshot
-    from histor_sign.pipeline import ReleaseOutcome
+    from histor_sign.pipeline import ReleaseOutcome, ReleaseRequest
 
 #: The command a release's summary.md shows for verifying the envelope it wrote.
 VERIFY_COMMAND = (f"{PROG} verify {{envelope}} --repository {{repository}} "
@@ -203,9 +203,15 @@ _ReleaseMinSeverity = Annotated[
 ]
 
 
+_ReleaseServer = Annotated[
+    str, typer.Option("--server", help="Registry name, io.github.OWNER/NAME.")
+]
+_ReleaseStaging = Annotated[bool, typer.Option("--staging", help="Sign with Sigstore staging.")]
+
+
 @app.command()
 def release(
-    server: Annotated[str, typer.Option("--server", help="Registry name, io.github.OWNER/NAME.")],
+    server: _ReleaseServer,
     server_version: _ReleaseServerVersion,
     stdio: str | None = t.STDIO_OPTION,
     url: str | None = t.URL_OPTION,
@@ -221,7 +227,7 @@ def release(
     threshold: _ReleaseThreshold = DEFAULT_SCAN_THRESHOLD,
     policy: _ReleasePolicy = None,
     identity_token: _ReleaseIdentityToken = None,
-    staging: Annotated[bool, typer.Option("--staging", help="Sign with Sigstore staging.")] = False,
+    staging: _ReleaseStaging = False,
     trust_config: _ReleaseTrustConfig = None,
     header: list[str] | None = t.HEADER_OPTION,
     bearer_token_env: str | None = t.BEARER_OPTION,
@@ -246,9 +252,7 @@ def release(
     from histor_sign.cli.scan_commands import parse_threshold
     from histor_sign.cli.signing_commands import trust_from_flags
     from histor_sign.collisions import ScanOptions
-    from histor_sign.errors import GateFailed
-    from histor_sign.pipeline import ReleaseOutcome, ReleaseRequest
-    from histor_sign.pipeline import release as run_release
+    from histor_sign.pipeline import ReleaseRequest
 
     target = t.target_from_flags(stdio, url, header, bearer_token_env, required=tools is None,
                                  trusted_code=server_is_trusted_code)
@@ -276,13 +280,24 @@ def release(
         target = replace(target, guarded_secrets=(identity_token.strip(),))
     served = _served_tools(tools, target, options, max_tools, summary=not quiet)
     warn(trust.warning())
+    _release_and_report(served, request, min_severity)
+
+
+def _release_and_report(served: "Snapshot | Catalog", request: "ReleaseRequest",
+                        min_severity: Severity) -> None:
+    """Run the release pipeline and print what it found, signed and published; a failed
+    gate prints its findings and exits 1 (nothing signed)."""
+    from histor_sign.errors import GateFailed
+    from histor_sign.pipeline import ReleaseOutcome
+    from histor_sign.pipeline import release as run_release
+
     try:
         outcome = run_release(served, request)
     except GateFailed as exc:
         assert isinstance(exc.outcome, ReleaseOutcome)
         _report(exc.outcome, min_severity)
-        fail(f"release gate failed: findings at --fail-on {fail_on.value}; nothing was "
-             f"signed (see {exc.outcome.files['sarif']})", 1)
+        fail(f"release gate failed: findings at --fail-on {request.fail_on.value}; nothing "
+             f"was signed (see {exc.outcome.files['sarif']})", 1)
     _report(outcome, min_severity)  # findings, then what was signed and written
     for path in outcome.published:
         sys.stdout.write(f"  {'published':<11} {path}\n")

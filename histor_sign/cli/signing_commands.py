@@ -192,57 +192,65 @@ class VerifyFlags:
         )
 
 
+_SignStatement = Annotated[
+    str,
+    typer.Argument(help="Revision statement JSON (from 'histor-sign build'), or - for stdin."),
+]
+_SignOutput = Annotated[
+    Path,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Envelope to write, e.g. release.envelope.json. Also writes "
+        "release.statement.json "
+        "(the exact signed bytes), release.sigstore.json (the Sigstore bundle) and "
+        "release.intoto.sigstore.json (the in-toto attestation) beside it, and with "
+        "--snapshot release.manifest.json (the manifest's canonical bytes, the "
+        "attestation's manifest subject); for other names a trailing .json is replaced.",
+    ),
+]
+_SignIdentityToken = Annotated[
+    str | None,
+    typer.Option(
+        "--identity-token",
+        envvar="SIGSTORE_IDENTITY_TOKEN",
+        show_envvar=True,
+        help="OIDC identity token. Default: ambient credentials (GitHub Actions with "
+        "'permissions: id-token: write').",
+    ),
+]
+_SignStaging = Annotated[
+    bool, typer.Option("--staging", help="Use Sigstore staging (testing only).")
+]
+_SignTrustConfig = Annotated[
+    Path | None,
+    typer.Option(
+        "--trust-config",
+        help="Sigstore ClientTrustConfig JSON naming the Fulcio/Rekor to use (e.g. the file "
+        "written by 'histor-sign dev-sigstore'). Default: public-good production.",
+    ),
+]
+_SignSnapshot = Annotated[
+    str | None,
+    typer.Option(
+        "--snapshot", metavar="FILE",
+        help="The fetch snapshot the statement was built from: its capture context and "
+        "a digest per prompt, per resource template and of the instructions go into the "
+        "in-toto attestation, and its tools give the manifest's canonical bytes "
+        "(X.manifest.json; the statement holds only their digest). Its tools must be "
+        "the statement's.",
+    ),
+]
+
+
 @app.command()
 def sign(
-    statement: Annotated[
-        str,
-        typer.Argument(help="Revision statement JSON (from 'histor-sign build'), or - for stdin."),
-    ],
-    output: Annotated[
-        Path,
-        typer.Option(
-            "--output",
-            "-o",
-            help="Envelope to write, e.g. release.envelope.json. Also writes "
-            "release.statement.json "
-            "(the exact signed bytes), release.sigstore.json (the Sigstore bundle) and "
-            "release.intoto.sigstore.json (the in-toto attestation) beside it, and with "
-            "--snapshot release.manifest.json (the manifest's canonical bytes, the "
-            "attestation's manifest subject); for other names a trailing .json is replaced.",
-        ),
-    ],
-    identity_token: Annotated[
-        str | None,
-        typer.Option(
-            "--identity-token",
-            envvar="SIGSTORE_IDENTITY_TOKEN",
-            show_envvar=True,
-            help="OIDC identity token. Default: ambient credentials (GitHub Actions with "
-            "'permissions: id-token: write').",
-        ),
-    ] = None,
-    staging: Annotated[
-        bool, typer.Option("--staging", help="Use Sigstore staging (testing only).")
-    ] = False,
-    trust_config: Annotated[
-        Path | None,
-        typer.Option(
-            "--trust-config",
-            help="Sigstore ClientTrustConfig JSON naming the Fulcio/Rekor to use (e.g. the file "
-            "written by 'histor-sign dev-sigstore'). Default: public-good production.",
-        ),
-    ] = None,
-    snapshot: Annotated[
-        str | None,
-        typer.Option(
-            "--snapshot", metavar="FILE",
-            help="The fetch snapshot the statement was built from: its capture context and "
-            "a digest per prompt, per resource template and of the instructions go into the "
-            "in-toto attestation, and its tools give the manifest's canonical bytes "
-            "(X.manifest.json; the statement holds only their digest). Its tools must be "
-            "the statement's.",
-        ),
-    ] = None,
+    statement: _SignStatement,
+    output: _SignOutput,
+    identity_token: _SignIdentityToken = None,
+    staging: _SignStaging = False,
+    trust_config: _SignTrustConfig = None,
+    snapshot: _SignSnapshot = None,
 ) -> None:
     """Sign a revision statement keyless with Sigstore, verify the fresh bundle, and write
     the envelope, statement bytes and bundle atomically."""

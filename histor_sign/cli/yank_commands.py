@@ -9,7 +9,11 @@ import typer
 
 from histor_sign._escape import printable
 from histor_sign.cli.app import OutputFormat, app, emit, json_document
-from histor_sign.cli.release_commands import _ReleaseIdentityToken, _ReleaseTrustConfig
+from histor_sign.cli.release_commands import (
+    _ReleaseIdentityToken,
+    _ReleaseStaging,
+    _ReleaseTrustConfig,
+)
 
 
 @app.command()
@@ -24,7 +28,7 @@ def yank(
         help="The chain directory the revision was published into (as for 'release'); "
         "the yank is published beside it as <n>.yank.envelope.json.")],
     identity_token: _ReleaseIdentityToken = None,
-    staging: Annotated[bool, typer.Option("--staging", help="Sign with Sigstore staging.")] = False,
+    staging: _ReleaseStaging = False,
     trust_config: _ReleaseTrustConfig = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f",
                                                  help="human or json.")] = OutputFormat.human,

@@ -75,6 +75,12 @@ OBJECT_ALIASES: dict[tuple[str, ...], str] = {
     ("doc",): "document", ("msg",): "message", ("db",): "database", ("img",): "image",
     ("config",): "configuration", ("cfg",): "configuration", ("env",): "environment",
     ("org",): "organization", ("organisation",): "organization",
+    # general abbreviations and plain synonyms of API object names (not from any catalog)
+    ("mail",): "email", ("proj",): "project", ("pkg",): "package", ("ns",): "namespace",
+    ("k8s",): "kubernetes", ("attr",): "attribute", ("param",): "parameter",
+    ("perm",): "permission", ("func",): "function", ("fn",): "function",
+    ("photo",): "image", ("picture",): "image", ("pic",): "image",
+    ("src",): "source", ("dest",): "destination", ("dst",): "destination",
 }
 
 

@@ -9,19 +9,23 @@ class) applied to an **object** (the remaining name words), the way a model read
   word that most tools of the same source start with (``git_``, ``playwright_``) is the
   server's **namespace** and ignored;
 * the **action** is the first name word found in :data:`ACTIONS`; a name without one takes the
-  description's first word (``git_status``: "Shows the working tree status" → ``get``);
+  description's first word (``git_status``: "Shows the working tree status" → ``get``), and
+  a name of nouns with no verb before them asks for that thing (``maps_distance``: ``get``);
 * the **object** is the other name words, plural-stripped, without **variant words** that only
   change count, format or extra output (``multiple``, ``all``, ``html``, ``text``, ``tree``) and
   without anything after ``with``/``by``/``from`` (``get_weather_by_city`` is a variant of
   ``get_weather``);
-* the **description** tokens (stop words dropped) without the source's boilerplate (tokens in
-  most of the source's descriptions).
+* the **description** tokens (stop words dropped) without the source's boilerplate (a prefix
+  or suffix most of its descriptions share, and sentences several of them repeat).
 
 Two tools are candidates when they have the same action class and
 
 1. the same non-empty object (``basis`` ``name``, score 1), or
 2. one object extends the other (or one name has none) and description similarity
-   (Jaccard) at least the threshold (``basis`` ``description``).
+   (Jaccard) at least the threshold (``basis`` ``description``);
+
+or contrasting or equivalent action classes on one object (:data:`CONTRASTING`,
+:data:`EQUIVALENT`: delete vs archive, get-all vs list, …; docs/scan.md).
 
 Candidates are found by grouping (action, object) and, per action, the prefix-filtering
 all-pairs algorithm (Bayardo et al., WWW 2007) on description tokens, so no all-pairs loop is
@@ -56,7 +60,7 @@ ACTION_GROUPS: dict[str, tuple[str, ...]] = {
                "mkdir", "touch"),
     "modify": ("update", "modify", "edit", "change", "set", "patch", "alter", "replace",
                "append", "write", "save", "store", "put", "persist", "upload", "overwrite",
-               "mark", "rename"),
+               "mark", "rename", "upgrade"),
     "delete": ("delete", "remove", "erase", "destroy", "drop", "purge", "unlink", "rm", "del",
                "wipe", "clear", "rmdir"),
     "send": ("send", "post", "publish", "submit", "notify"),
@@ -99,7 +103,9 @@ RELATIONS: dict[str, tuple[str, str]] = {"create": ("to", "attach"),
 #: "add the label": create it, or attach it). Such a pair is confusable and its effects
 #: contradict (TC004), whatever the effect hints say.
 CONTRASTING: frozenset[frozenset[str]] = frozenset(frozenset(p) for p in (
-    ("delete", "detach"), ("delete", "stop"), ("delete", "archive"), ("create", "attach")))
+    ("delete", "detach"), ("delete", "stop"), ("delete", "archive"), ("create", "attach"),
+    # turning a thing off keeps it, deleting it does not ("remove this user's access")
+    ("delete", "disable"), ("delete", "deactivate")))
 #: Action classes that run the same statement (``read_query`` / ``execute_query``).
 STATEMENT_PAIRS: frozenset[frozenset[str]] = frozenset(
     frozenset(p) for p in (("get", "run"), ("modify", "run")))
@@ -109,7 +115,12 @@ EQUIVALENT: frozenset[frozenset[str]] = frozenset(frozenset(p) for p in (
     ("attach", "move"),
     # create-or-update ("apply this manifest", "upsert the record") does what a create
     # does to a new object and what an update does to an existing one
-    ("upsert", "create"), ("upsert", "modify")))
+    ("upsert", "create"), ("upsert", "modify"),
+    # get-all and list return one collection ("show my projects": get_projects or
+    # list_projects) — unless one of them reads one identified item (:func:`_one_collection`)
+    ("get", "list"),
+    # working out a value is getting it ("calculate the distance", a tool named "distance")
+    ("calculate", "get")))
 ACTIONS: dict[str, str] = {}
 for _canon, _words in ACTION_GROUPS.items():
     for _word in _words:
@@ -128,7 +139,8 @@ VARIANT_WORDS = frozenset(
     "all multiple many batch bulk single one each detail details full complete current "
     "recursive tree html markdown md text txt plain json png jpeg jpg svg csv xml raw "
     "formatted content contents blank empty auto simple basic advanced quick iframe frame "
-    "date range period latest recent today daily list web internet online tool"
+    "date range period latest recent today daily list web internet online tool "
+    "nearby near around"
     .split()
 )
 #: Prepositions after which name words modify the head noun before them (``code_of_cities``).
@@ -256,6 +268,33 @@ def _verb(word: str) -> str:
     return low[:-1] if low.endswith("s") and not low.endswith("ss") else low
 
 
+#: Words after which a description's first word is a verb with its object ("Scale a
+#: deployment"), not a noun ("Weather of a city").
+_DETERMINERS = frozenset("a an the all one each every this that these those your my some any "
+                         "multiple".split())
+_NEXT_WORD = re.compile(r"\W*([A-Za-z]+)")
+
+
+def _unlisted_action(words: Sequence[str], verb: str, after: str, nouns: set[str]
+                     ) -> tuple[str, str, int]:
+    """(action, action word, its position in the name: -1 for none) for a name with no word
+    of the synonym table; ``verb`` is the description's first word (as :func:`_verb` reads
+    it) and ``after`` the text after it. A name word the description starts with, followed
+    by a determiner, is the verb (``kubectl_scale``: "Scale a deployment"). A description
+    that starts with no verb at all (none in Latin letters, or the name's own noun:
+    "Weather of a city") leaves a name of nouns, which asks for that thing
+    (``maps_distance``, ``weather``): a get of all its words. Otherwise the name's first
+    word is the action, as written."""
+    lows = [w.lower() for w in words]
+    nxt = _NEXT_WORD.match(after)
+    if verb in lows and nxt is not None and nxt.group(1).lower() in _DETERMINERS:
+        at = lows.index(verb)
+        return verb, words[at], at
+    if (not verb or verb in nouns or verb in lows) and STATEMENTS.isdisjoint(nouns):
+        return "get", words[0], -1  # (a statement is run, not read: ``sql``)
+    return lows[0], words[0], 0
+
+
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a or not b:
         return 0.0
@@ -357,6 +396,11 @@ ARG_KINDS: dict[str, str] = {
 #: Variant words that ask for *now* (``get_current_stock_price``): a request for a date is
 #: told apart from one for now.
 NOW_WORDS = frozenset({"current", "latest", "today", "now"})
+#: Variant words that ask for what is near a place (``search_nearby``, ``around_search``):
+#: "cafés near X" reaches it and the plain search alike; they name the argument kind
+#: ``place``, so a nearby search is told apart only from a tool whose name names another
+#: kind (``…_by_id``).
+NEAR_WORDS = frozenset({"nearby", "near", "around"})
 #: Descriptions that say a tool returns every item, or one identified item.
 _ALL = re.compile(r"\b(all|every|list of)\b", re.IGNORECASE)
 _FIRST_SENTENCE = re.compile(r"[^.!?\n]*")
@@ -416,11 +460,13 @@ class Profile:
     stated: str | None = None
     #: how many items it returns, as the name and description say: "all", "one", or ""
     cardinality: str = ""
+    #: the name writes its head noun in the plural (``get_projects``: a collection)
+    plural: bool = False
 
     @classmethod
     def of(cls, name: str, description: str, namespace: frozenset[str] = frozenset(),
-           boilerplate: Boilerplate = ((), ()), brands: frozenset[str] = frozenset()
-           ) -> Profile:
+           boilerplate: Boilerplate = ((), ()), brands: frozenset[str] = frozenset(),
+           repeated: frozenset[str] = frozenset()) -> Profile:
         words = [w for w in split_identifier(name) if w]
         namespaced = len(words) > 1 and words[0].lower() in namespace
         domain: frozenset[str] = frozenset()
@@ -446,7 +492,8 @@ class Profile:
             if verb in ACTIONS and first is not None and verb not in nouns:
                 action, action_word, inferred = ACTIONS[verb], first.group(), True
             elif words:
-                action, action_word, at = words[0].lower(), words[0], 0
+                after = description[first.end():first.end() + 40] if first else ""
+                action, action_word, at = _unlisted_action(words, verb, after, nouns)
         # "add X to Y" attaches an existing X, "remove X from Y" detaches it: relation
         # actions, not "create X" or "delete X"
         if at >= 0 and action in RELATIONS:
@@ -456,7 +503,7 @@ class Profile:
         objects: list[str] = []
         variants: set[str] = set()
         kinds: set[str] = set()
-        qualified = post = scoped = False
+        qualified = post = scoped = plural = False
         head = ""
         for k, word in enumerate(words):
             low = word.lower()
@@ -489,11 +536,14 @@ class Profile:
                 variants.add(low)
                 if token in NOW_WORDS:
                     kinds.add("now")
+                elif token in NEAR_WORDS:
+                    kinds.add("place")
             elif not (inferred and ACTIONS.get(token) == action) and token not in objects:
                 objects.append(token)
                 # a participle ("diff staged", "issues closed") modifies, it is no head
-                head = head if post or (token.endswith("ed") and len(token) > 4) else token
-        desc = description_tokens(_strip(description, boilerplate))
+                if not (post or (token.endswith("ed") and len(token) > 4)):
+                    head, plural = token, low != token
+        desc = description_tokens(drop_sentences(_strip(description, boilerplate), repeated))
         stated = "read-only" if _READ_ONLY.search(description[:MAX_DESCRIPTION_CHARS]) else None
         if action_word.lower() in STATEMENTS and not objects:
             # a tool named "query": the noun; what it does is the description's verb
@@ -510,7 +560,8 @@ class Profile:
         cardinality = "all" if many and not one else "one" if one and not many else ""
         return cls(action, action_word, inferred, frozenset(objects), frozenset(variants), desc,
                    namespaced, head=head, domain=domain,
-                   kinds=frozenset(kinds), stated=stated, cardinality=cardinality)
+                   kinds=frozenset(kinds), stated=stated, cardinality=cardinality,
+                   plural=plural)
 
     @property
     def effect(self) -> str | None:
@@ -601,6 +652,37 @@ def _strip(description: str, boilerplate: Boilerplate) -> str:
     return " ".join(words)
 
 
+#: A sentence (a run of text up to ``.``, ``;``, ``!``, ``?`` or a line break) is a source's
+#: boilerplate when this many of its descriptions repeat it word for word ...
+REPEATED_SENTENCE_TOOLS = 3
+#: ... and it has at least this many words (a template's usage note, not "Returns JSON.").
+REPEATED_SENTENCE_WORDS = 5
+_SENTENCE_END = re.compile(r"(?<=[.;!?])\s+|\n+")
+
+
+def _sentences(description: str) -> list[str]:
+    return [" ".join(s.split()) for s in _SENTENCE_END.split(description[:MAX_DESCRIPTION_CHARS])]
+
+
+def repeated_sentences(descriptions: Sequence[str]) -> frozenset[str]:
+    """Sentences that :data:`REPEATED_SENTENCE_TOOLS` or more of a source's descriptions
+    repeat word for word (a framework's template: "Use this for the specific operation
+    described; choose a sibling tool …"): they say nothing about what one tool does, and
+    shared they make unrelated tools look alike. Boilerplate anywhere in the description,
+    where :func:`source_context` finds it only at the start or end."""
+    counts: Counter[str] = Counter()
+    for d in descriptions:
+        counts.update({s for s in _sentences(d) if len(s.split()) >= REPEATED_SENTENCE_WORDS})
+    return frozenset(s for s, c in counts.items() if c >= REPEATED_SENTENCE_TOOLS)
+
+
+def drop_sentences(description: str, repeated: frozenset[str]) -> str:
+    """The description without the source's repeated sentences (where it has any)."""
+    if not repeated:
+        return description
+    return " ".join(s for s in _sentences(description) if s not in repeated)
+
+
 def _common_prefix(split: Sequence[Sequence[str]], need: int) -> tuple[str, ...]:
     """The longest word prefix at least ``need`` of the word lists start with (and go on)."""
     prefix: tuple[str, ...] = ()
@@ -674,13 +756,14 @@ def profiles_of(tools: Sequence[tuple[str, str, str]]) -> list[Profile]:
         # the source's name says what it is about (a server slug, a file name)
         named = frozenset(singular(w) for w in split_identifier(source) if len(w) > 1)
         brands = frozenset(w for w in named if w not in SOURCE_NOISE and w not in ACTIONS)
-        mine = [Profile.of(tools[i][1], tools[i][2], namespace, boilerplate, brands)
+        repeated = repeated_sentences([tools[i][2] for i in idx])
+        mine = [Profile.of(tools[i][1], tools[i][2], namespace, boilerplate, brands, repeated)
                 for i in idx]
         words = _domain_words(mine)
         source_areas = areas_of(words | named)
         for i, p in zip(idx, mine, strict=True):
             context = (p.description | p.domain) & words
-            areas = areas_of(p.description | p.objects | p.domain) or source_areas
+            areas = areas_of(p.description | p.objects | p.domain) | source_areas
             out[i] = replace(p, source=source, domain_words=words, context=context,
                              areas=areas)
     return out
@@ -729,6 +812,25 @@ def other_domains(a: Profile, b: Profile, threshold: float) -> bool:
     return jaccard(a.description - common, b.description - common) < threshold
 
 
+#: The read actions that return a collection when neither reads one identified item.
+COLLECTION = frozenset(("get", "list"))
+
+
+#: The verbs of the get class that ask for items, not for their content (``read_file``,
+#: ``open_page`` read what is inside one).
+COLLECTION_VERBS = frozenset(("get", "fetch", "retrieve", "obtain", "getter"))
+
+
+def _one_collection(a: Profile, b: Profile) -> bool:
+    """A get and a list on the same object words return the same collection when the get
+    asks for items in the plural or all of them (``get_projects``; not ``get_issue`` by id,
+    not ``read_file``: its content) and neither reads one identified item."""
+    get = a if a.action == "get" else b
+    return (a.objects == b.objects and "one" not in (a.cardinality, b.cardinality)
+            and get.action_word.lower() in COLLECTION_VERBS
+            and (get.plural or get.cardinality == "all"))
+
+
 def _contrasting(a: Profile, b: Profile, threshold: float) -> Similarity | None:
     """Two contrasting action classes (:data:`CONTRASTING`) on the same object (one object
     narrows the other with the same head noun: the tag of ``remove_tag_from_task`` is the tag
@@ -741,11 +843,27 @@ def _contrasting(a: Profile, b: Profile, threshold: float) -> Similarity | None:
         return None
     if a.kinds and b.kinds and a.kinds.isdisjoint(b.kinds):
         return None
+    if pair == COLLECTION and not _one_collection(a, b):
+        return None
     return Similarity("name", f"{a.action}|{b.action}", (a.action_word, b.action_word),
                       tuple(sorted(a.objects)), jaccard(a.description, b.description),
                       tuple(sorted(a.description & b.description)),
                       (a.inferred_action, b.inferred_action),
                       tuple(sorted(a.variants ^ b.variants)), contrasting=not statement)
+
+
+#: Name words that ask for the details of one identified item (``search_detail``: the POI a
+#: search found, by its id).
+DETAIL_WORDS = frozenset({"detail", "details"})
+
+
+def _search_vs_one(a: Profile, b: Profile) -> bool:
+    """A search (list class) vs a tool of the same class whose name says it reads one
+    identified item — its details, or by id: a search request and a "details of this one"
+    request differ. (A search "by name" is a filter, not an identity.)"""
+    def one(p: Profile) -> bool:
+        return "id" in p.kinds or bool(DETAIL_WORDS & p.variants)
+    return a.action == "list" and one(a) != one(b)
 
 
 def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
@@ -765,7 +883,7 @@ def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
         return _contrasting(a, b, threshold)
     if a.kinds and b.kinds and a.kinds.isdisjoint(b.kinds):
         return None
-    if {a.cardinality, b.cardinality} == {"all", "one"}:
+    if {a.cardinality, b.cardinality} == {"all", "one"} or _search_vs_one(a, b):
         return None  # every item vs one identified item: the request says which
     if other_domains(a, b, threshold):
         return None

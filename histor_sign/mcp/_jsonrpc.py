@@ -63,6 +63,19 @@ class ServerGone(FetchError):
     """The stdio server exited or closed its output before answering."""
 
 
+#: The member names of a JSON-RPC 2.0 message (its envelope and both of its bodies).
+_MESSAGE_MEMBERS = frozenset({"jsonrpc", "id", "method", "params", "result", "error"})
+
+
+def is_foreign_object(value: object) -> bool:
+    """True for a JSON object that shares no member name with a JSON-RPC message: a log
+    record some stdio servers print before they serve (an OpenTelemetry preamble), which a
+    stdio reader may pass over as it passes over a text banner. An object with any of the
+    names claims to be a message and is judged as one; arrays and scalars are never
+    foreign objects."""
+    return isinstance(value, dict) and _MESSAGE_MEMBERS.isdisjoint(value)
+
+
 def clip(text: str, limit: int = 200) -> str:
     """One printable line of at most ``limit`` characters (for server-controlled text)."""
     return printable(text.strip(), limit=limit)

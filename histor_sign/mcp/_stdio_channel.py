@@ -2,8 +2,9 @@
 
 Hygiene the spec asks for and real servers need: stderr is drained concurrently (a full
 pipe would deadlock the server), notifications and server requests met while waiting are
-handled, a line that is not JSON at all (a start-up banner) is skipped — counted, bounded,
-never recorded — as the official SDKs do, and shutdown is close stdin → wait → SIGTERM →
+handled, a line that is not JSON at all (a start-up banner) or a JSON object with no
+JSON-RPC member (a log record) is skipped — counted, bounded, never recorded — as the
+official SDKs do, and shutdown is close stdin → wait → SIGTERM →
 wait → SIGKILL, sent to the server's own process group so helpers it spawned go too.
 :meth:`aclose` runs on every exit path, including cancellation (Ctrl-C), and falls back to
 a synchronous SIGKILL.
@@ -31,6 +32,7 @@ from histor_sign.mcp._jsonrpc import (
     ServerGone,
     clip,
     encode,
+    is_foreign_object,
     notification,
     reply_to_server_request,
 )
@@ -68,6 +70,10 @@ class StdioChannel(Channel):
         self.skipped_lines = 0
         self.skipped_bytes = 0
         self._first_skipped: str | None = None
+        #: The same for JSON objects that are no JSON-RPC message (log records).
+        self.skipped_records = 0
+        self.skipped_record_bytes = 0
+        self._first_record: str | None = None
 
     async def start(self) -> None:
         argv = self.argv
@@ -159,15 +165,42 @@ class StdioChannel(Channel):
 
     # --- non-JSON output (a start-up banner) -------------------------------------------
 
-    def _skip(self, line: bytes, source: str, error: InputError) -> None:
-        """Skip ``line``, which the strict reader refused with ``error``, if it is not JSON
-        at all (not UTF-8, or not JSON by the grammar) and the bounds allow; else raise.
+    def _skip(self, line: bytes, source: str, error: InputError | None) -> None:
+        """Skip ``line`` if the bounds allow, else raise. ``error`` is why the strict reader
+        refused it; such a line is skipped only if it is not JSON at all (not UTF-8, or not
+        JSON by the grammar). ``None`` means it parsed as a JSON object sharing no member
+        name with a JSON-RPC message (:func:`is_foreign_object`: a log record).
 
-        Only parsed JSON-RPC messages are ever used or recorded, so skipping text that is
-        not one cannot change what a snapshot holds. JSON that breaks I-JSON (duplicate
-        keys, numbers out of range, a byte order mark) is never skipped: that is a message,
-        and a hostile one.
+        Only parsed JSON-RPC messages are ever used or recorded, so skipping what is not
+        one cannot change what a snapshot holds. JSON that breaks I-JSON (duplicate keys,
+        numbers out of range, a byte order mark) is never skipped: that is a message, and a
+        hostile one; nor is JSON that claims to be a message and is malformed.
         """
+        if error is None:
+            self.skipped_records += 1
+            self.skipped_record_bytes += len(line)
+            if self._first_record is None:
+                self._first_record = line.decode("utf-8", "replace")
+            reason = f"{source}: a JSON object that is not a JSON-RPC message"
+        else:
+            self._refuse_json(line, error)
+            self.skipped_lines += 1
+            self.skipped_bytes += len(line)
+            if self._first_skipped is None:
+                self._first_skipped = line.decode("utf-8", "replace")
+            reason = error.message
+        if (self.skipped_lines + self.skipped_records > MAX_SKIPPED_STDOUT_LINES
+                or self.skipped_bytes + self.skipped_record_bytes > MAX_SKIPPED_STDOUT_BYTES):
+            raise FetchError(
+                f"{reason}; the server wrote more non-JSON output on its standard "
+                f"output than is skipped (at most {MAX_SKIPPED_STDOUT_LINES} lines and "
+                f"{MAX_SKIPPED_STDOUT_BYTES} bytes: a start-up banner is skipped, a stream "
+                "that is not JSON-RPC is not)"
+            )
+
+    @staticmethod
+    def _refuse_json(line: bytes, error: InputError) -> None:
+        """Raise ``error`` unless ``line`` is not JSON at all (only such text is a banner)."""
         if isinstance(error, LimitExceeded):
             raise error
         try:
@@ -176,41 +209,42 @@ class StdioChannel(Channel):
             text = None
         if text is not None and is_json_syntax(text.lstrip("\ufeff")):
             raise error
-        self.skipped_lines += 1
-        self.skipped_bytes += len(line)
-        if self._first_skipped is None:
-            self._first_skipped = line.decode("utf-8", "replace")
-        if (self.skipped_lines > MAX_SKIPPED_STDOUT_LINES
-                or self.skipped_bytes > MAX_SKIPPED_STDOUT_BYTES):
-            raise FetchError(
-                f"{error.message}; the server wrote more non-JSON output on its standard "
-                f"output than is skipped (at most {MAX_SKIPPED_STDOUT_LINES} lines and "
-                f"{MAX_SKIPPED_STDOUT_BYTES} bytes: a start-up banner is skipped, a stream "
-                "that is not JSON-RPC is not)"
-            )
 
     def _skipped_note(self) -> str:
-        if not self.skipped_lines:
-            return ""
-        n = self.skipped_lines
-        return (f"; {n} non-JSON line{'s' if n != 1 else ''} on its standard output "
-                f"{'were' if n != 1 else 'was'} skipped, the first: "
-                f"{clip(self._first_skipped or '', 80)!r}")
+        note = ""
+        if self.skipped_lines:
+            n = self.skipped_lines
+            note += (f"; {n} non-JSON line{'s' if n != 1 else ''} on its standard output "
+                     f"{'were' if n != 1 else 'was'} skipped, the first: "
+                     f"{clip(self._first_skipped or '', 80)!r}")
+        if self.skipped_records:
+            n = self.skipped_records
+            note += (f"; {n} JSON object{'s' if n != 1 else ''} that {'are' if n != 1 else 'is'}"
+                     f" not JSON-RPC {'were' if n != 1 else 'was'} skipped, the first: "
+                     f"{clip(self._first_record or '', 80)!r}")
+        return note
 
     def warnings(self) -> list[str]:
-        if not self.skipped_lines:
-            return []
-        n = self.skipped_lines
-        return [
-            f"skipped {n} non-JSON line{'s' if n != 1 else ''} ({self.skipped_bytes} bytes) "
-            f"on the MCP server's standard output, the first: "
-            f"{clip(self._first_skipped or '', 80)!r}; only JSON-RPC messages are read or "
-            "recorded"
-        ]
+        out = []
+        if self.skipped_lines:
+            n = self.skipped_lines
+            out.append(
+                f"skipped {n} non-JSON line{'s' if n != 1 else ''} ({self.skipped_bytes} "
+                f"bytes) on the MCP server's standard output, the first: "
+                f"{clip(self._first_skipped or '', 80)!r}; only JSON-RPC messages are read "
+                "or recorded")
+        if self.skipped_records:
+            n = self.skipped_records
+            out.append(
+                f"skipped {n} JSON object{'s' if n != 1 else ''} with no JSON-RPC member "
+                f"({self.skipped_record_bytes} bytes, log records) on the MCP server's "
+                f"standard output, the first: {clip(self._first_record or '', 80)!r}; only "
+                "JSON-RPC messages are read or recorded")
+        return out
 
     def timed_out(self, method: str, timeout: float) -> RequestTimeout:
         base = super().timed_out(method, timeout)
-        if not self.skipped_lines:
+        if not self.skipped_lines and not self.skipped_records:
             return base
         return RequestTimeout(base.message + self._skipped_note(), param="timeout")
 
@@ -238,6 +272,9 @@ class StdioChannel(Channel):
                 message = self.parse(line, source)
             except InputError as error:
                 self._skip(line, source, error)
+                continue
+            if is_foreign_object(message):
+                self._skip(line, source, None)
                 continue
             kind = self.classify(message, source)
             if kind == "notification":

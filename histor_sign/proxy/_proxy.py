@@ -313,6 +313,7 @@ class Proxy:
         from histor_sign.pins import PinStore, latest_for_use
 
         if self.locked is not None:
+            self.locked.require_package(self.target.command, self.target.cwd)
             return self.locked
         store = self.store if isinstance(self.store, PinStore) else PinStore.load(self.store)
         with using(VerifiedCache(store.path)):

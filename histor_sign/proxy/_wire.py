@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from histor_sign.canonical import parse_json
 from histor_sign.errors import FetchError, HistorError, InputError
-from histor_sign.mcp._jsonrpc import clip, encode
+from histor_sign.mcp._jsonrpc import clip, encode, is_foreign_object
 
 if TYPE_CHECKING:
     from histor_sign.mcp._http_channel import HttpChannel
@@ -45,17 +45,19 @@ class ByteSink(Protocol):
     async def drain(self) -> None: ...
 
 
-#: Decides whether a line the strict reader refused may be skipped: returns to skip it,
-#: raises (a :class:`HistorError`) to end the session. ``(line, where, error)``.
-Skipper = Callable[[bytes, str, InputError], None]
+#: Decides whether a line may be skipped: returns to skip it, raises (a
+#: :class:`HistorError`) to end the session. ``(line, where, error)``: ``error`` is why the
+#: strict reader refused the line, or None for a JSON object with no JSON-RPC member.
+Skipper = Callable[[bytes, str, InputError | None], None]
 
 
 class LineReader:
     """Newline-framed messages from a byte stream, each at most ``limit`` bytes.
 
     ``skip`` (the stdio upstream's: :meth:`StdioChannel._skip`, the fetch's own bounded
-    rule) lets a line that is not JSON at all — a start-up banner — be passed over; without
-    it every line must be one strict JSON-RPC message.
+    rule) lets a line that is not JSON at all — a start-up banner — or a JSON object with no
+    JSON-RPC member — a log record — be passed over; without it every line must be one
+    strict JSON-RPC message.
     """
 
     def __init__(self, source: ByteSource, limit: int, peer: str,
@@ -89,6 +91,12 @@ class LineReader:
                 continue
             except HistorError as exc:
                 raise WireError(f"{where} is not strict JSON: {exc.message}") from None
+            if self.skip is not None and is_foreign_object(value):
+                try:
+                    self.skip(line, where, None)
+                except HistorError as refused:
+                    raise WireError(refused.message) from None
+                continue
             return check_message(value, where)
 
     async def _line(self) -> bytes | None:

@@ -14,7 +14,7 @@ import itertools
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
@@ -22,10 +22,23 @@ from cryptography.hazmat.primitives import serialization
 from histor_sign._atomic import write_atomic
 
 if TYPE_CHECKING:
-    from histor_sign.sigstore_dev.instance import LocalSigstore
+    from histor_sign.sigstore_dev.fulcio import CertificateAuthority
+    from histor_sign.sigstore_dev.oidc import TokenIssuer
+    from histor_sign.sigstore_dev.rekor import TransparencyLog
+    from histor_sign.sigstore_dev.tsa import TimestampAuthority
 
 STATE_FILE = "dev-sigstore.state.json"
 STATE_TYPE = "histor.dev-sigstore-state/v1"
+
+
+class KeptParts(Protocol):
+    """What a state file keeps: the parts of a running instance (``LocalSigstore`` has
+    them), named structurally so this module need not know the instance that uses it."""
+
+    ca: CertificateAuthority
+    log: TransparencyLog
+    tokens: TokenIssuer
+    tsa: TimestampAuthority | None
 
 
 def _key_pem(key: Any) -> str:
@@ -47,7 +60,7 @@ def _cert(pem: str) -> x509.Certificate:
     return x509.load_pem_x509_certificate(pem.encode())
 
 
-def save(instance: LocalSigstore, directory: Path) -> None:
+def save(instance: KeptParts, directory: Path) -> None:
     """Write the state of ``instance`` into ``directory`` (atomically, ``0600``)."""
     ca, log, tsa = instance.ca, instance.log, instance.tsa
     doc: dict[str, Any] = {
@@ -67,7 +80,7 @@ def save(instance: LocalSigstore, directory: Path) -> None:
                  private=True)
 
 
-def load(instance: LocalSigstore, directory: Path) -> bool:
+def load(instance: KeptParts, directory: Path) -> bool:
     """Restore ``instance`` from ``directory`` when it holds a state file (True), else leave
     it as created (False). A state of another Rekor version or with/without a timestamp
     authority than asked for is :class:`ValueError`."""

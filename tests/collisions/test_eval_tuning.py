@@ -31,12 +31,18 @@ def test_tuning_half_floor() -> None:
     assert doc["half"] == "tuning" and doc["format"] == "histor.labeled-pairs/v1"
     figures = eval_scan().evaluate(TUNING, CATALOGS).figures
     print(json.dumps(figures, indent=1))
-    # the floor under the figures measured after the lexicon classes of issue 24 (0.91 /
-    # 0.50, TC004 4 of 7, no false TC004 error; 0.90 / 0.47 and 3 of 7 before them); the
-    # issue's targets (0.85 at 0.75, TC004 0.6) are not reached
+    # the floor under the figures measured after the generalizing rules of issue 24 (0.91 /
+    # 0.53, within 0.89 / 0.44, across 0.92 / 0.58, TC004 4 of 7, no false TC004 error;
+    # 0.91 / 0.50 before them); the issue's targets (0.85 at 0.75, TC004 0.6) are not
+    # reached: 12 of the 58 positives have disjoint schemas (TC011), so TC003|TC004 recall
+    # is at most 0.79 on this half
     both = figures["scores"]["all"]["TC003|TC004"]
-    assert both["precision"] >= 0.85
-    assert both["recall"] >= 0.48
+    assert both["precision"] >= 0.88
+    assert both["recall"] >= 0.52
+    within = figures["scores"]["within"]["TC003|TC004"]
+    cross = figures["scores"]["cross"]["TC003|TC004"]
+    assert within["precision"] >= 0.85 and within["recall"] >= 0.42
+    assert cross["precision"] >= 0.88 and cross["recall"] >= 0.55
     assert figures["tc004"]["recall"] >= 0.55
     assert figures["gate"]["falseTc004Per100"] <= 1.0
 

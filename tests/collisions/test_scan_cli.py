@@ -230,7 +230,7 @@ def test_disjoint_confusables_are_tc011_notes_in_json_and_sarif(tmp_path: Path) 
     strs = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
     cat = write(tmp_path, "c.json", {"tools": [
         mcp_tool("search_docs", strs, "Search the documentation"),
-        mcp_tool("search_docs_by_id", ints, "Search the documentation"),
+        mcp_tool("search_docs_by_tag", ints, "Search the documentation"),
         mcp_tool("find_docs", strs, "Search the documentation")]})
     run = run_cli("scan", "--format", "json", "--fail-on", "warning", cat)
     doc = json.loads(run.stdout)
@@ -248,7 +248,7 @@ def test_disjoint_confusables_are_tc011_notes_in_json_and_sarif(tmp_path: Path) 
     assert ("TC011", "note") in levels and ("TC003", "warning") in levels
     alone = write(tmp_path, "d.json", {"tools": [
         mcp_tool("search_docs", strs, "Search the documentation"),
-        mcp_tool("search_docs_by_id", ints, "Search the documentation")]})
+        mcp_tool("search_docs_by_tag", ints, "Search the documentation")]})
     assert run_cli("scan", "--fail-on", "warning", alone).code == 0
 
 

@@ -119,3 +119,62 @@ def test_lock_of_the_npm_peer_records_its_package(tmp_path: Path) -> None:
     other = tmp_path / "other.lock"
     assert run_cli("lock", str(snapshot), "-o", str(other), "--server", "e").code == 0
     assert json.loads(other.read_text())["servers"]["e"]["package"] is None
+
+
+def _peer_command() -> tuple[Path, str]:
+    entry = REPO / "tests" / "peers" / "node_modules" / "@modelcontextprotocol" / \
+        "server-everything"
+    if not (entry / "dist" / "index.js").is_file() or shutil.which("node") is None:
+        pytest.skip("the npm peer is not installed (npm ci --prefix tests/peers)")
+    return entry, f"node {entry / 'dist' / 'index.js'} stdio"
+
+
+def test_check_lock_compares_the_package_that_runs(tmp_path: Path) -> None:
+    """A lock that records a package is a claim about code: ``check --lock`` of the same
+    command compares the package that runs now, and fails (exit 1, both named) when the
+    locked one is another — though every definition matches — or when nothing shows which
+    package runs; a file of served tools is no evidence of code and leaves it uncompared."""
+    entry, command = _peer_command()
+    path = tmp_path / "mcp.lock"
+    flags = ("--server-is-trusted-code", "--server", "everything")
+    assert run_cli("lock", "--stdio", command, "-o", str(path), *flags).code == 0
+
+    same = run_cli("check", "--lock", str(path), "--stdio", command, *flags)
+    assert same.code == 0, same.stderr
+    assert "package @modelcontextprotocol/server-everything@" in same.stdout
+    assert "as locked" in same.stdout
+
+    doc = json.loads(path.read_text())
+    locked = doc["servers"]["everything"]["package"]["digests"]["sha512"]
+    doc["servers"]["everything"]["package"]["digests"]["sha512"] = "0" * 128
+    other = tmp_path / "other.lock"
+    other.write_text(json.dumps(doc))
+    changed = run_cli("check", "--lock", str(other), "--stdio", command, *flags,
+                      "--format", "json")
+    assert changed.code == 1, changed.stderr
+    report = json.loads(changed.stdout)
+    assert report["package"]["compared"] is True
+    assert report["package"]["observed"]["digests"]["sha512"] == locked
+    assert report["package"]["problem"].startswith("the npm package changed: locked "
+                                                   "@modelcontextprotocol/server-everything@")
+    # Every definition matches: only the package fails the check.
+    assert report["status"] == "match"
+    assert report["signedManifestDigest"] == report["currentManifestDigest"]
+
+    # The same server run from a path that shows no package: fail closed, say why.
+    alias = tmp_path / "srv"
+    alias.symlink_to(entry, target_is_directory=True)
+    unproven = run_cli("check", "--lock", str(path), "--stdio",
+                       f"node {alias / 'dist' / 'index.js'} stdio", *flags)
+    assert unproven.code == 1
+    assert "PACKAGE the locked npm package @modelcontextprotocol/server-everything@" in \
+        unproven.stdout and "no installed package with lockfile integrity" in unproven.stdout
+
+    # The served tools from a file: the definitions are compared, the package is not.
+    snapshot = tmp_path / "snap.json"
+    assert run_cli("fetch", "--stdio", command, "--server-is-trusted-code", "-o",
+                   str(snapshot)).code == 0
+    from_file = run_cli("check", "--lock", str(other), str(snapshot), "--server",
+                        "everything", "--format", "json")
+    assert from_file.code == 0, from_file.stderr
+    assert json.loads(from_file.stdout)["package"]["compared"] is False

@@ -73,6 +73,16 @@ def main() -> None:
     if SCENARIO == "non-json":
         for n in range(101):  # one more than is skipped
             out(f"log line {n}")
+    if SCENARIO == "log-records":
+        # What @elastic/mcp-server-elasticsearch prints before serving: an OpenTelemetry
+        # record, one JSON object per line with no JSON-RPC member.
+        out('{"resource":{"attributes":{"service.name":"es-mcp"}},"severityText":"INFO",'
+            '"body":"telemetry \\u001b[2J started"}')
+    if SCENARIO == "log-records-flood":
+        for n in range(101):  # one more than is skipped
+            out(f'{{"level":"info","msg":"record {n}"}}')
+    if SCENARIO == "claims-message":
+        out('{"id":7,"msg":"not a log record: it claims to be a message"}')
     if SCENARIO == "non-json-long":
         out("x" * 70_000)  # more bytes than are skipped
     walks = 0
@@ -195,7 +205,8 @@ def surface_list(msg_id: int, method: str, cursor: str | None, walk: int) -> Non
 
 def handle(msg_id: int, cursor: str | None, walks: int) -> None:
     s = SCENARIO
-    if s in ("legacy", "modern", "banner", "version-error", "stderr-flood", "stubborn",
+    if s in ("legacy", "modern", "banner", "log-records", "version-error", "stderr-flood",
+             "stubborn",
              "setsid-legacy", "served-empty", "probe-crash", "probe-exit", *NOT_SERVED):
         # Unknown fields, odd key order, raw UTF-8, and "" as a real cursor.
         if cursor is None:
@@ -207,6 +218,8 @@ def handle(msg_id: int, cursor: str | None, walks: int) -> None:
         elif cursor == "":
             if s in ("banner", "banner-not-served"):
                 out("tools/list page 2 requested")  # a log line between messages
+            if s == "log-records":
+                out('{"severityText":"DEBUG","body":"tools/list page 2 requested"}')
             out(page(msg_id, [tool("write", ',"_meta":{"com.example/x":1}')]))
         if s == "stubborn":
             pass
@@ -223,7 +236,7 @@ def handle(msg_id: int, cursor: str | None, walks: int) -> None:
         os._exit(4)
     elif s == "hang-probe":
         out(page(msg_id, [tool("only")]))
-    elif s in ("non-json", "non-json-long"):
+    elif s in ("non-json", "non-json-long", "log-records-flood", "claims-message"):
         out(page(msg_id, [tool("a")]))
     elif s == "crash":
         if cursor is None:

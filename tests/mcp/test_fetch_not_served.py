@@ -87,6 +87,20 @@ def test_a_banner_is_skipped_counted_and_never_recorded(tmp_path: Path) -> None:
     assert not [t for t in BANNER_TEXT if t in snapshot_text]
 
 
+def test_log_records_with_no_json_rpc_member_are_skipped_like_a_banner(tmp_path: Path) -> None:
+    """An OpenTelemetry record on stdout (the Elasticsearch server's preamble) is JSON but
+    no message: skipped, counted apart from text lines, never recorded; the tools are those
+    of the same server without it, byte for byte."""
+    run, doc = _fetch_cli(tmp_path, "log-records")
+    _, reference = _fetch_cli(tmp_path, "legacy")
+    assert doc["tools"] == reference["tools"]
+    (warning,) = _warnings(run.stderr)
+    assert "skipped 2 JSON objects with no JSON-RPC member" in warning
+    assert "non-JSON" not in warning and "\x1b" not in run.stderr
+    assert "service.name" in warning  # the first one, clipped and escaped
+    assert "telemetry" not in json.dumps(doc) and "tools/list page 2" not in json.dumps(doc)
+
+
 def test_banner_and_lists_not_served_together(tmp_path: Path) -> None:
     run, doc = _fetch_cli(tmp_path, "banner-not-served")
     assert [t["name"] for t in doc["tools"]] == TOOL_NAMES

@@ -43,6 +43,11 @@ def fetch(tmp_path: Path, scenario: str, *flags: str, subprocess: bool = False):
                          "output than is skipped (at most 100 lines and 65536 bytes"),
         ("non-json-long", (), "server stdout line 1: not valid JSON"),
         ("non-json-long", (), "more non-JSON output on its standard output than is skipped"),
+        # Log records are skipped within the same bounds; an object with a JSON-RPC member
+        # claims to be a message and is judged as one.
+        ("log-records-flood", (), "server stdout line 101: a JSON object that is not a "
+                                  "JSON-RPC message; the server wrote more non-JSON output"),
+        ("claims-message", (), "server stdout line 1: not a JSON-RPC 2.0 message"),
         ("not-served-bad-code", (), "server answered prompts/list with JSON-RPC error oops: "
                                     "Method not found\\u001b[2J"),
         ("not-served-page-2", (), "prompts/list page 2: server answered prompts/list with "

@@ -147,9 +147,12 @@ class Runner:
         self.runs = 0
 
     # ------------------------------------------------------------------ workflow level
-    def run_workflow(self, workflow: dict[str, Any]) -> dict[str, int]:
-        """Run every job in ``needs:`` order; return each job's exit code (skipped: absent)."""
+    def run_workflow(self, workflow: dict[str, Any],
+                     inputs: dict[str, str] | None = None) -> dict[str, int]:
+        """Run every job in ``needs:`` order; return each job's exit code (skipped: absent).
+        ``inputs``: a ``workflow_dispatch`` run's inputs (a scheduled run has none)."""
         self.runs += 1
+        self.inputs = dict(inputs or {})
         run_dir = self.base / f"run-{self.runs}"
         self.artifacts = run_dir / "artifacts"
         self.artifacts.mkdir(parents=True)
@@ -183,7 +186,7 @@ class Runner:
         if permissions.get("id-token") == "write":
             env.update(self.id_token_env())
         ctx: dict[str, Any] = {"github": self.github, "runner": {"temp": str(temp)},
-                               "_success": True, "steps": {}}
+                               "inputs": self.inputs, "_success": True, "steps": {}}
         job_state = {"work": work, "workspace": workspace, "env": env, "post": []}
         for step in job["steps"]:
             if not _condition(step, ctx):

@@ -16,6 +16,7 @@ import hashlib
 import http.server
 import json
 import os
+import re
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -374,8 +375,8 @@ def test_monitor_workflow_stores_a_clean_checkpoint_and_fails_on_a_rogue_signatu
 
     rogue = build_statement(tools=[{"name": "x", "inputSchema": {"type": "object"}}],
                             server=SERVER, identity=IDENTITY, server_version="9")
-    sign_statement(rogue, trust=Trust.from_trust_config(sigstore.trust_config_path),
-                   identity_token=sigstore.mint_token(IDENTITY))
+    signed = sign_statement(rogue, trust=Trust.from_trust_config(sigstore.trust_config_path),
+                            identity_token=sigstore.mint_token(IDENTITY))
     runner.log.clear()
     second = runner.run_workflow(monitor)
     logs = "\n".join(f"--- {s.name} ({s.code})\n{s.log}" for s in runner.log)
@@ -383,3 +384,21 @@ def test_monitor_workflow_stores_a_clean_checkpoint_and_fails_on_a_rogue_signatu
     assert "ALARM:" in logs and "HM001" in logs
     assert json.loads((_published(origin, tmp_path) / "monitor.checkpoint.json")
                       .read_text()) == stored
+
+    # Run by hand with the investigated entries' log indexes (the signature and its
+    # attestation, as the alarms name them) and why: they are acknowledged, the run passes
+    # and the checkpoint (with the acknowledgements) is committed.
+    alarmed = sorted({int(n) for n in re.findall(r"HM001 entry (\d+)", logs)})
+    assert signed.envelope.transparency_log.log_index in alarmed and len(alarmed) == 2
+    runner.log.clear()
+    bad = runner.run_workflow(monitor, inputs={"acknowledge": "7; rm -rf /", "reason": "x"})
+    assert bad == {"monitor": 1}
+    assert "the acknowledge input must be log indexes" in "\n".join(s.log for s in runner.log)
+    runner.log.clear()
+    third = runner.run_workflow(monitor, inputs={"acknowledge": ", ".join(map(str, alarmed)),
+                                                 "reason": "our own test signature"})
+    logs = "\n".join(f"--- {s.name} ({s.code})\n{s.log}" for s in runner.log)
+    assert third == {"monitor": 0, "store": 0}, logs
+    kept = json.loads((_published(origin, tmp_path) / "monitor.checkpoint.json").read_text())
+    assert kept["nextIndex"] > stored["nextIndex"]
+    assert "our own test signature" in json.dumps(kept)

@@ -14,6 +14,8 @@ server. Options change what is served, to make drift:
                            after the Nth tools/call, instead of its answer
   --banner                 print human lines on stdout before serving, and one between
                            messages after each tools/call (as chroma-mcp and others do)
+  --log-records            print a JSON log record (no JSON-RPC member) on stdout before
+                           serving and one after each tools/call (an OpenTelemetry preamble)
   --not-served             advertise prompts and resources (as the example server does)
                            but answer their list methods with -32601 (issue 27)
 """
@@ -47,6 +49,7 @@ def main() -> int:
     parser.add_argument("--crash-after", type=int)
     parser.add_argument("--garbage-after", type=int)
     parser.add_argument("--banner", action="store_true")
+    parser.add_argument("--log-records", action="store_true")
     parser.add_argument("--not-served", action="store_true")
     args = parser.parse_args()
     tools = build_tools(args.description)
@@ -59,6 +62,9 @@ def main() -> int:
     calls = 0
     if args.banner:
         sys.stdout.write("Notes server starting on stdio...\n\x1b[32mready\x1b[0m\n\n")
+        sys.stdout.flush()
+    if args.log_records:
+        sys.stdout.write('{"severityText":"INFO","body":"telemetry \\u001b[2J on"}\n')
         sys.stdout.flush()
     with open(args.log, "a", encoding="utf-8") as log:
         for line in sys.stdin:
@@ -91,6 +97,9 @@ def main() -> int:
                                  + "\n")
             if args.banner and message.get("method") == "tools/call":
                 sys.stdout.write(f"handled call {calls}\n")
+            if args.log_records and message.get("method") == "tools/call":
+                sys.stdout.write(json.dumps({"severityText": "DEBUG", "body": f"call {calls}"})
+                                 + "\n")
             sys.stdout.flush()
     return 0
 

@@ -124,3 +124,39 @@ def test_a_bad_lock_is_one_line_before_anything_starts(tmp_path: Path) -> None:
 def test_without_server_or_lock_the_proxy_says_what_to_give(tmp_path: Path) -> None:
     run = run_cli("proxy", "--", *recorder(tmp_path / "up.jsonl"))
     assert run.code == 2 and "--server NAME (pinned) or --lock FILE" in run.stderr
+
+
+def test_a_locked_package_must_be_the_one_that_runs(tmp_path: Path) -> None:
+    """A lock that records the npm package (server-everything run from node_modules) is
+    served only when the command runs that very package: with another locked digest the
+    session is refused — the host's initialize gets the reason, exit 1."""
+    import shutil
+
+    from cli_harness import REPO
+
+    entry = REPO / "tests" / "peers" / "node_modules" / "@modelcontextprotocol" / \
+        "server-everything"
+    if not (entry / "dist" / "index.js").is_file() or shutil.which("node") is None:
+        pytest.skip("the npm peer is not installed (npm ci --prefix tests/peers)")
+    upstream = ["node", str(entry / "dist" / "index.js"), "stdio"]
+    lock = tmp_path / "mcp.lock"
+    assert run_cli("lock", "--stdio", shlex.join(upstream), "--server-is-trusted-code",
+                   "-o", str(lock), "--server", "everything").code == 0
+    init = {"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw-host", "version": "0"}}
+
+    host = RawHost(_argv(lock, "--server-is-trusted-code", upstream=upstream))
+    assert "result" in host.request(0, "initialize", init)
+    code, err = host.finish()
+    assert code == 0, err
+
+    doc = json.loads(lock.read_text())
+    doc["servers"]["everything"]["package"]["digests"]["sha512"] = "0" * 128
+    other = tmp_path / "other.lock"
+    other.write_text(json.dumps(doc))
+    host = RawHost(_argv(other, "--server-is-trusted-code", upstream=upstream))
+    answer = host.request(0, "initialize", init)
+    code, err = host.finish()
+    assert code == 1 and "Traceback" not in err
+    assert "the npm package changed: locked @modelcontextprotocol/server-everything@" in \
+        answer["error"]["message"]

@@ -66,3 +66,24 @@ def test_banner_beyond_the_bound_ends_the_session(world: World, tmp_path: Path) 
     assert 90 <= answers < 200
     assert code == 2 and "Traceback" not in err
     assert "more non-JSON output on its standard output than is skipped" in err
+
+
+def test_log_records_are_skipped_and_said_once(world: World, tmp_path: Path) -> None:
+    """JSON log records with no JSON-RPC member (an OpenTelemetry preamble) are passed over
+    like a banner, within the same bounds, and said on stderr escaped."""
+    log = tmp_path / "up.jsonl"
+    argv = proxy_argv(world, tmp_path, upstream=recorder(log, "--log-records"))
+
+    async def go() -> list[Any]:
+        async with sdk_host(argv, tmp_path / "err") as host:
+            await host.list_tools()
+            return [await host.call_tool("get_note", {"note_id": f"note-{n}"})
+                    for n in range(1, 3)]
+
+    results = asyncio.run(go())
+    assert len(results) == 2 and not any(r.is_error for r in results)
+    assert len(received_calls(log)) == 2
+    err = (tmp_path / "err").read_text()
+    assert "Traceback" not in err and "error:" not in err and "\x1b" not in err
+    said = [line for line in err.splitlines() if "with no JSON-RPC member" in line]
+    assert said and "skipped 3 JSON objects" in said[-1]

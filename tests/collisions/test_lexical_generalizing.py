@@ -1,0 +1,124 @@
+"""Rules of issue 24 that say what makes two tools confusable to a model reading names and
+descriptions, independent of any one corpus: a server's template sentences, a get-all vs a
+list of one collection, a search vs the details of one item, names of nouns, the server's
+subject areas, and reversible vs destructive removal."""
+
+from __future__ import annotations
+
+from histor_sign.collisions import scan_catalogs
+from histor_sign.collisions._domains import canonical_words
+from histor_sign.collisions._lexical import (
+    Profile,
+    drop_sentences,
+    profiles_of,
+    repeated_sentences,
+    similarity,
+)
+from histor_sign.models import parse_catalog
+
+TEMPLATE = ("Use this for the specific operation described; choose a sibling tool when you "
+            "need a different resource. It changes remote state and needs permission.")
+
+
+def test_sentences_a_server_repeats_anywhere_are_boilerplate() -> None:
+    descs = [f"{first} {TEMPLATE} Returns the result." for first in (
+        "Mark every to-do item as done.", "Upload a file for markdown.", "Close an issue.")]
+    repeated = repeated_sentences(descs)
+    assert "It changes remote state and needs permission." in repeated
+    assert "Returns the result." not in repeated  # too short to be a template's note
+    assert drop_sentences(descs[1], repeated).startswith("Upload a file for markdown.")
+    assert "sibling" not in drop_sentences(descs[1], repeated)
+    tools = [("gitlab", n, d) for n, d in zip(("mark_all_todos_done", "upload_markdown",
+                                               "close_issue"), descs, strict=True)]
+    p = profiles_of(tools)
+    assert "sibling" not in p[1].description
+    # the shared template made these look alike (Jaccard 0.8); without it nothing is shared
+    assert similarity(p[0], p[1], 0.4) is None
+    # fewer than three tools repeating a sentence is not a template
+    assert not repeated_sentences(descs[:2])
+
+
+def test_a_get_all_and_a_list_of_the_same_collection_are_one_request() -> None:
+    get = Profile.of("get_projects", "Get all projects in the workspace")
+    assert get.plural and not Profile.of("get_project", "Get one project").plural
+    sim = similarity(get, Profile.of("list_projects", "List projects in the workspace"), 0.4)
+    assert sim is not None and sim.basis == "name" and not sim.contrasting
+    # one identified item is not the collection; reading a file's content is not listing
+    assert similarity(Profile.of("get_project_by_id", "Get a project by its id"),
+                      Profile.of("list_projects", "List projects"), 0.0) is None
+    assert similarity(Profile.of("get_project", "Get a single project"),
+                      Profile.of("list_projects", "List projects"), 0.0) is None
+    assert similarity(Profile.of("read_files", "Read the contents of files"),
+                      Profile.of("search_files", "Search files by name"), 0.0) is None
+    # other object words: other collections
+    assert similarity(get, Profile.of("list_project_members", "List members"), 0.0) is None
+
+
+def test_a_search_near_a_place_is_a_variant_and_the_details_of_one_item_are_not() -> None:
+    tools = [("maps", n, d) for n, d in (
+        ("maps_text_search", "Search places by keywords"),
+        ("maps_around_search", "Search places by keywords around a coordinate"),
+        ("maps_search_detail", "Details of a place a search found, by its id"))]
+    text, around, detail = profiles_of(tools)
+    assert "around" in around.variants and not around.objects
+    assert similarity(text, around, 0.4) is not None
+    assert similarity(around, detail, 0.0) is None
+    assert similarity(text, detail, 0.0) is None
+
+
+def test_a_name_of_nouns_asks_for_that_thing() -> None:
+    # no verb in the name and none the description starts with: a get of the nouns
+    distance = Profile.of("maps_distance", "距离测量 API 可以测量两个坐标之间的距离",
+                          frozenset({"maps"}))
+    assert (distance.action, distance.objects, distance.effect) == (
+        "get", frozenset({"distance"}), "read-only")
+    assert not distance.inferred_action
+    weather = Profile.of("weather", "Weather of a city: temperature and rain")
+    assert (weather.action, weather.objects) == ("get", frozenset({"weather"}))
+    # a statement is run, not read, whatever the description's language
+    assert Profile.of("sql", "执行 SQL 语句").action == "run"
+    # working a value out is getting it
+    calc = Profile.of("distance_tool", "Calculate the distance between two coordinates")
+    assert calc.action == "calculate" and calc.objects == {"distance"}
+    sim = similarity(distance, calc, 0.4)
+    assert sim is not None and sim.basis == "name"
+    # a name word the description starts with is the verb, whatever the table says
+    scale = Profile.of("kubectl_scale", "Scale a Kubernetes deployment")
+    assert (scale.action, scale.objects) == ("scale", frozenset({"kubectl"}))
+    # an unknown first word that is not in the name leaves the name's first word
+    ping = Profile.of("ping", "Verify that the server is responsive")
+    assert ping.action == "ping" and ping.effect is None
+
+
+def test_a_tool_is_in_its_servers_subject_areas_too() -> None:
+    # the filesystem server's edit_file mentions a "git-style diff"; it is still a files tool
+    fs = [("filesystem", n, d) for n, d in (
+        ("read_file", "Read a file in an allowed directory"),
+        ("list_directory", "List a directory"),
+        ("move_file", "Move a file to another directory"),
+        ("edit_file", "Make line-based edits to a text file; returns a git-style diff"))]
+    other = [("commander", n, d) for n, d in (
+        ("write_file", "Write or append to a file"),
+        ("list_processes", "List running processes"),
+        ("read_file", "Read a file from the filesystem"))]
+    p = profiles_of(fs + other)
+    assert {"code", "files"} <= p[3].areas
+    assert similarity(p[3], p[4], 0.4) is not None
+
+
+def test_disabling_or_deactivating_vs_deleting_contradict() -> None:
+    schema = {"type": "object", "properties": {"id": {"type": "string"}}}
+    for verb in ("disable", "deactivate"):
+        cat = parse_catalog({"tools": [
+            {"name": f"{verb}_user", "description": "Turn a user off", "inputSchema": schema},
+            {"name": "delete_user", "description": "Delete a user", "inputSchema": schema}]},
+            "c.json")
+        tc004 = [f for f in scan_catalogs([cat]).findings if f.rule == "TC004"]
+        assert len(tc004) == 1 and tc004[0].severity.value == "error", verb
+        assert tc004[0].properties["similarity"]["contrastingActions"] is True
+
+
+def test_general_abbreviations_name_one_object() -> None:
+    assert canonical_words(["send", "mail"]) == ["send", "email"]
+    assert Profile.of("list_pkgs", "").objects == Profile.of("list_packages", "").objects
+    assert Profile.of("upgrade_release", "").action == "modify"
