@@ -22,8 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _harness import Case, run_cases, run_command
 
-from histor_sign.canonical import parse_json
-from histor_sign.models import parse_catalog
+from histor_sign.models import parse_catalog_bytes
 from histor_sign.revision import digests
 
 
@@ -72,8 +71,15 @@ def one_pass_rfc8785(data: bytes) -> str:
     return hashlib.sha256(b"{" + body + b"}").hexdigest()
 
 
+def loads_alone(data: bytes) -> None:
+    """The floor: ``json.loads``, its value dropped inside the timed call as ``ours`` drops
+    everything it built (returned, the value would be freed after the clock stops)."""
+    json.loads(data)
+
+
 def ours(data: bytes) -> str:
-    return digests(parse_catalog(parse_json(data, "bench"), "bench").tools)[0]
+    """Read, import and digest, as the ``digest`` command does (``load_catalog``)."""
+    return digests(parse_catalog_bytes(data, "bench").tools)[0]
 
 
 _BASELINE_SCRIPT = """\
@@ -105,7 +111,7 @@ def cases(quick: bool = False, tools: int | None = None) -> list[Case]:
         Case(f"digest lib ({label})", "lib", lambda: ours(data),
              lambda: one_pass_rfc8785(data), "one-pass rfc8785 loop", runs),
         Case(f"digest lib ({label})", "lib", lambda: ours(data),
-             lambda: json.loads(data), "json.loads alone", runs, target=3.0),
+             lambda: loads_alone(data), "json.loads alone", runs, target=3.0),
         Case(f"digest command ({label})", "cli",
              lambda: run_command([py, "-m", "histor_sign", "digest", str(path), "-f", "json"]),
              lambda: run_command([py, "-c", _BASELINE_SCRIPT, str(path)]),

@@ -19,7 +19,8 @@ duplicate key is caught without building pair lists; integers go through a hook 
 of raising. Only when a sign of a violation was seen does the strict reader (every object's
 pairs judged by a hook) parse again and walk the tree to name the pointer, so the happy
 path stays close to ``json.loads`` speed. Canonicalization uses ``json.dumps`` where its output
-provably equals JCS (checked per value) and falls back to the ``rfc8785`` package otherwise.
+provably equals JCS (checked per value) and falls back to the ``rfc8785`` package otherwise;
+what the reader vouches for (:func:`parse_json_vouched`) is written by ``orjson``.
 """
 
 from __future__ import annotations
@@ -30,11 +31,13 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from histor_sign._limits import DEFAULT_MAX_DEPTH, DEFAULT_MAX_FILE_BYTES
 from histor_sign.errors import InputError, LimitExceeded, UsageError
@@ -57,6 +60,8 @@ class _Violation:
 @dataclass
 class _ParseState:
     violations: int = 0
+    #: Every float the reader accepted (distinct values; see :func:`_orjson_writes_jcs`).
+    floats: set[float] = field(default_factory=set)
 
 
 # --- RFC 6901 JSON pointers -------------------------------------------------------------
@@ -125,7 +130,12 @@ def _make_hooks(state: _ParseState, *, pairs: bool = True, ints: bool = True) ->
         state.violations += 1
         return _Violation(f"integer {_clip(text)} is outside ±(2^53−1)")
 
+    accepted: dict[str, Any] = {}  # text -> value: a catalog repeats its numbers
+
     def on_float(text: str) -> Any:
+        known = accepted.get(text)
+        if known is not None:
+            return known
         value = float(text)
         if value == _INF or value == -_INF:
             state.violations += 1
@@ -143,11 +153,14 @@ def _make_hooks(state: _ParseState, *, pairs: bool = True, ints: bool = True) ->
         if value.is_integer():
             if abs(value) <= MAX_SAFE_INTEGER:
                 # Below 2^53 JCS prints an integral double as that integer; so does int.
-                return int(value)
+                accepted[text] = int(value)
+                return accepted[text]
             # JCS would print this double as a bare integer (1e20 -> 100000000000000000000),
             # which on_int rejects: refuse it here too, so every accepted value re-reads.
             state.violations += 1
             return _Violation(f"number {_clip(text)} is an integer outside ±(2^53−1)")
+        state.floats.add(value)
+        accepted[text] = value
         return value
 
     hooks: dict[str, Any] = {"parse_constant": on_constant, "parse_float": on_float}
@@ -195,6 +208,24 @@ def parse_json(
     max_bytes: int = DEFAULT_MAX_FILE_BYTES,
 ) -> JsonValue:
     """Parse strict I-JSON from bytes, or raise :class:`InputError` naming where it broke."""
+    return parse_json_vouched(data, source, max_depth=max_depth, max_bytes=max_bytes)[0]
+
+
+def parse_json_vouched(
+    data: bytes,
+    source: str,
+    *,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+) -> tuple[JsonValue, bool]:
+    """:func:`parse_json`, plus whether the reader vouches for :func:`jcs_of_vouched`.
+
+    True means: for the value *as returned* and every part of it, ``orjson.dumps`` with
+    sorted keys writes exactly its RFC 8785 bytes (see :func:`_orjson_writes_jcs`). The
+    promise is about what the reader built: it does not survive a change to the value, so
+    a caller that modifies the value, or lets other code run before it is used, must not
+    rely on it. False only means "not vouched for" (:func:`canonical_bytes` still applies).
+    """
     if len(data) > max_bytes:
         raise LimitExceeded(f"{source}: {len(data)} bytes is more than the limit of {max_bytes}")
     if data.startswith(b"\xef\xbb\xbf"):
@@ -206,14 +237,14 @@ def parse_json(
     if not text.strip():
         raise InputError(f"{source}: empty file, expected a JSON document")
     long_digits = _has_long_digit_run(data)
-    pair_count = _PairCount()
+    object_hook, member_sizes = _member_sizes()
     state = _ParseState()
     try:
         # The fast reader: the C scanner builds the objects itself (the hook only counts
         # their members); integers go through a hook only when the text holds a run of
         # 16 digits somewhere, as only such a run can spell one outside ±(2^53−1).
-        value = json.loads(text, object_hook=pair_count, **_make_hooks(state, pairs=False,
-                                                                        ints=long_digits))
+        value = json.loads(text, object_hook=object_hook, **_make_hooks(state, pairs=False,
+                                                                         ints=long_digits))
     except RecursionError:
         raise LimitExceeded(
             f"{source}: JSON nesting is deeper than the limit of {max_depth}"
@@ -224,32 +255,35 @@ def parse_json(
         ) from None
     structure = _structure(data)
     # Every member of every object is one ':' outside strings and the objects the scanner
-    # built hold pair_count.members of them: fewer means some object repeated a key.
+    # built hold sum(member_sizes) of them: fewer means some object repeated a key.
     if (
         state.violations
-        or structure.count(b":") != pair_count.members
-        or _LONE_SURROGATE_HINT.search(data)
+        or structure.count(b":") != sum(member_sizes)
+        or (b"\\" in data and _LONE_SURROGATE_HINT.search(data))
     ):
         value = _parse_strict(text, source, max_depth)
         _raise_first_violation(value, source)
+        vouched = False  # a surrogate pair escape may spell an astral character
+    else:
+        vouched = _orjson_writes_jcs(data, state.floats)
     if _depth_of_structure(structure, max_depth) > max_depth:
         raise LimitExceeded(f"{source}: JSON nesting is deeper than the limit of {max_depth}")
-    return value
+    return value, vouched
 
 
-class _PairCount:
-    """The fast reader's ``object_hook``: counts the members of the objects it is given
-    (a duplicate key leaves one member fewer than the text spells) and returns them as
-    they are."""
+def _member_sizes() -> tuple[Callable[[dict[str, Any]], dict[str, Any]], list[int]]:
+    """The fast reader's ``object_hook`` and the list it fills: the member count of every
+    object it is given (a duplicate key leaves one member fewer than the text spells);
+    the objects are returned as they are. A closure, not a callable object: it is called
+    once per object, and a plain function call is the cheaper of the two."""
+    sizes: list[int] = []
+    add = sizes.append
 
-    __slots__ = ("members",)
-
-    def __init__(self) -> None:
-        self.members = 0
-
-    def __call__(self, obj: dict[str, Any]) -> dict[str, Any]:
-        self.members += len(obj)
+    def hook(obj: dict[str, Any]) -> dict[str, Any]:
+        add(len(obj))
         return obj
+
+    return hook, sizes
 
 
 def _parse_strict(text: str, source: str, max_depth: int) -> JsonValue:
@@ -309,7 +343,9 @@ def _structure(data: bytes) -> bytes:
     Escaped backslashes and quotes are dropped first (left to right, as JSON pairs them),
     then everything but quotes, brackets and colons; string bodies then hold no quotes.
     """
-    reduced = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    reduced = data
+    if b"\\" in data:  # a text without escapes (one memchr) skips the two passes
+        reduced = data.replace(b"\\\\", b"").replace(b'\\"', b"")
     reduced = reduced.translate(None, _KEEP_QUOTES_BRACKETS_COLONS)
     # '""' is an empty string body or a close/open junction with nothing between: safe
     # to drop. What is left alternates outside/inside string bodies around each quote.
@@ -434,6 +470,92 @@ def _file_kind(mode: int) -> str:
 
 
 # --- RFC 8785 -------------------------------------------------------------------------
+
+#: Sorted keys, compact: the only ``orjson.dumps`` options used (see :func:`jcs_of_vouched`).
+_ORJSON_SORTED = orjson.OPT_SORT_KEYS
+_ASTRAL_LEAD_BYTES = bytes(range(0xF0, 0xF5))
+_ALL_BUT_ASTRAL_LEAD_BYTES = bytes(b for b in range(256) if b not in _ASTRAL_LEAD_BYTES)
+
+
+def _orjson_writes_jcs(data: bytes, floats: set[float]) -> bool:
+    """Whether ``orjson.dumps(v, option=OPT_SORT_KEYS)`` equals RFC 8785 for every part ``v``
+    of what the fast reader built from ``data`` (valid UTF-8 without ``\\uD8..``–``\\uDF..``
+    escapes, which send the reader down its strict path); ``floats`` are the floats it
+    accepted.
+
+    Why the two agree on such a value, node by node (``tests/foundation/test_jcs_orjson.py``
+    checks each claim against ``rfc8785``):
+
+    - Types: the reader builds only exact ``dict``/``list``/``str``/``int``/``float``/
+      ``bool``/``None``, object keys are strings and never repeat (a duplicate is refused).
+    - Literals and integers: ``null``/``true``/``false`` and decimal integers alike; the
+      reader refuses integers outside ±(2^53−1), where JCS would print the double instead.
+    - Strings: both escape exactly ``"``, ``\\`` and U+0000–U+001F (``\\b \\t \\n \\f \\r``,
+      else ``\\u00xx`` in lower case) and write every other code point as UTF-8; the reader
+      refuses lone surrogates.
+    - Key order: orjson sorts keys by code point (UTF-8 byte order), JCS by UTF-16 code
+      units; the two orders differ only between a key with an astral-plane character and
+      one with a character in U+E000–U+FFFF. Checked here: no 4-byte UTF-8 sequence in the
+      text (and no surrogate escape, see above) means no astral character anywhere.
+    - Floats: the reader turns every integral float into an int and accepts only finite
+      ones; each distinct remaining value is written by orjson and by ``rfc8785`` here and
+      must match, so no claim about orjson's float format is needed.
+    """
+    if not data.isascii() and data.translate(None, _ALL_BUT_ASTRAL_LEAD_BYTES):
+        return False
+    if floats:
+        import rfc8785
+
+        for number in floats:
+            if orjson.dumps(number) != rfc8785.dumps(number):
+                return False
+    return True
+
+
+def jcs_of_vouched(value: JsonValue) -> bytes:
+    """RFC 8785 bytes of a value built only of parts of a value that
+    :func:`parse_json_vouched` returned with True, unmodified since, under object keys
+    that are strings without astral-plane characters (a tool's projection, for instance).
+
+    This is ``orjson.dumps`` with sorted keys — several times faster than
+    :func:`canonical_bytes`, which must first establish for an arbitrary value what the
+    reader established while reading (:func:`_orjson_writes_jcs` says why the bytes are
+    exact). orjson refuses nesting deeper than it supports; :func:`canonical_bytes` then
+    answers. For any other value, call :func:`canonical_bytes`.
+    """
+    try:
+        return orjson.dumps(value, option=_ORJSON_SORTED)
+    except orjson.JSONEncodeError:
+        return canonical_bytes(value)
+
+
+#: Raw bytes orjson copies into its output as they are; orjson itself never writes a NUL
+#: byte (U+0000 in a string is written ``\\u0000``), so this one marks where a part ends.
+_PART_END = orjson.Fragment(b"\x00")
+
+
+def jcs_of_vouched_many(values: list[JsonValue]) -> list[bytes]:
+    """``[jcs_of_vouched(v) for v in values]``, in one ``orjson.dumps`` call.
+
+    The values are written as one array, a raw NUL fragment between each two; every value
+    is written exactly as on its own (same options, nothing depends on the neighbours),
+    and ``,NUL,`` occurs nowhere else in orjson's output, so splitting there gives the
+    parts. One call for thousands of small values instead of thousands of calls.
+    """
+    if not values:
+        return []
+    items: list[Any] = [_PART_END] * (2 * len(values) - 1)
+    items[::2] = values
+    try:
+        out = orjson.dumps(items, option=_ORJSON_SORTED)
+    except orjson.JSONEncodeError:  # nesting orjson refuses: each value on its own
+        return [jcs_of_vouched(value) for value in values]
+    parts = out.split(b",\x00,")  # "[" + part + (",NUL," + part)... + "]"
+    if len(parts) != len(values):  # pragma: no cover - the marker is unique
+        return [jcs_of_vouched(value) for value in values]
+    parts[0] = parts[0][1:]
+    parts[-1] = parts[-1][:-1]
+    return parts
 
 _FAST_DUMPS = json.JSONEncoder(
     ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
@@ -572,7 +694,14 @@ def canonical_bytes(value: JsonValue) -> bytes:
     outside ±(2^53−1), NaN and infinities, object keys that are not strings, lone
     surrogates, and types JSON has no spelling for.
     """
-    if _fast_path_ok(value):
+    if type(value) is str:
+        # orjson escapes a string exactly as JCS does (see _orjson_writes_jcs) and refuses
+        # a lone surrogate, which rfc8785 then reports. A manifest names every tool so.
+        try:
+            return orjson.dumps(value)
+        except orjson.JSONEncodeError:
+            pass
+    elif _fast_path_ok(value):
         try:
             return _FAST_DUMPS(value).encode("utf-8")
         except (ValueError, TypeError, UnicodeEncodeError):
@@ -601,12 +730,24 @@ def canonical_object_from_parts(parts: dict[str, bytes]) -> bytes:
 
     Lets the manifest reuse each tool's canonical bytes instead of canonicalizing twice.
     """
+    joined = "".join(parts)
+    if all(type(key) is str for key in parts) and (
+        joined.isascii() or not any(ord(c) > 0xFFFF for c in joined)
+    ):
+        # Exact string keys without astral-plane characters: orjson's code point order is
+        # the UTF-16 order and its escaping is JCS's (see _orjson_writes_jcs); the parts
+        # are copied in as they are. A lone surrogate makes orjson refuse: handled below.
+        try:
+            return orjson.dumps(
+                {key: orjson.Fragment(part) for key, part in parts.items()},
+                option=_ORJSON_SORTED,
+            )
+        except orjson.JSONEncodeError:
+            pass
     out = [b"{"]
-    for i, key in enumerate(sorted(parts, key=utf16_key)):
-        if i:
-            out.append(b",")
-        out.append(canonical_bytes(key))
-        out.append(b":")
-        out.append(parts[key])
+    for key in sorted(parts, key=utf16_key):
+        out += (canonical_bytes(key), b":", parts[key], b",")
+    if len(out) > 1:
+        out.pop()  # the last comma
     out.append(b"}")
     return b"".join(out)

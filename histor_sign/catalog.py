@@ -13,9 +13,17 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from histor_sign._limits import DEFAULT_MAX_FILE_BYTES
-from histor_sign.canonical import JsonValue, pointer, read_json_file
+from histor_sign.canonical import JsonValue, pointer, read_bytes
 from histor_sign.errors import InputError, LimitExceeded
-from histor_sign.models import Catalog, Provider, Snapshot, Tool, parse_catalog, tool_from_object
+from histor_sign.models import (
+    Catalog,
+    Provider,
+    Snapshot,
+    Tool,
+    parse_catalog,
+    parse_catalog_bytes,
+    tool_from_object,
+)
 
 
 def load_catalog(
@@ -23,7 +31,9 @@ def load_catalog(
 ) -> Catalog:
     """Read a catalog file (``-`` for stdin) strictly and import its tools."""
     source = str(path)
-    return parse_catalog(read_json_file(source, max_bytes=max_bytes), source, max_tools=max_tools)
+    return parse_catalog_bytes(
+        read_bytes(source, max_bytes=max_bytes), source, max_tools=max_tools, max_bytes=max_bytes
+    )
 
 
 def load_tools(path: str | Path, *, max_tools: int | None = None) -> Catalog:

@@ -18,7 +18,16 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeAlias
 
-from histor_sign.canonical import JsonValue, canonical_bytes, pointer, read_json_file, sha256_digest
+from histor_sign._limits import DEFAULT_MAX_FILE_BYTES
+from histor_sign.canonical import (
+    JsonValue,
+    canonical_bytes,
+    jcs_of_vouched_many,
+    parse_json_vouched,
+    pointer,
+    read_json_file,
+    sha256_digest,
+)
 from histor_sign.errors import InputError, LimitExceeded
 
 #: The seven fields a tool is projected onto for digests, in the order MCP defines them.
@@ -64,7 +73,15 @@ class ToolRef:
 
 @dataclass(frozen=True)
 class Tool:
-    """One imported tool: the object as found (evidence) plus where it came from."""
+    """One imported tool: the object as found (evidence) plus where it came from.
+
+    ``raw`` is evidence and is not to be modified. A tool imported by
+    :func:`parse_catalog_bytes` (what ``load_catalog`` and the CLI read files with) keeps
+    the RFC 8785 bytes of its projection as read, and :meth:`canonical_projection` — hence
+    its digest — returns those: a later change to ``raw`` does not reach them. Any other
+    tool (``parse_catalog`` of a value, a tool built or ``dataclasses.replace``-d by a
+    caller) computes them from ``raw`` when asked.
+    """
 
     name: str
     raw: Mapping[str, Any]
@@ -96,6 +113,11 @@ class Tool:
         """MCP annotations if the tool has an object of them, else an empty mapping."""
         value = self.raw.get("annotations") if self.provider == Provider.MCP else None
         return value if isinstance(value, dict) else {}
+
+    def canonical_projection(self) -> bytes:
+        """The RFC 8785 bytes of :meth:`projected` (what the tool's digest hashes)."""
+        kept = vars(self).get("_jcs")
+        return kept if kept is not None else canonical_bytes(self.projected())
 
     def projected(self) -> dict[str, Any]:
         """The seven-field projection used for digests (only keys the server sent)."""
@@ -131,10 +153,10 @@ class Catalog:
 
 def _classify(obj: Mapping[str, Any]) -> tuple[str, Mapping[str, Any], str | None]:
     """Return (provider, the object holding name/description, schema key or None)."""
-    fn = obj.get("function")
-    if obj.get("type") == "function" and isinstance(fn, dict):
-        return Provider.OPENAI_CHAT, fn, "parameters"
     if obj.get("type") == "function":
+        fn = obj.get("function")
+        if isinstance(fn, dict):
+            return Provider.OPENAI_CHAT, fn, "parameters"
         return Provider.OPENAI_RESPONSES, obj, "parameters"
     if "input_schema" in obj and "inputSchema" not in obj:
         return Provider.ANTHROPIC, obj, "input_schema"
@@ -143,24 +165,24 @@ def _classify(obj: Mapping[str, Any]) -> tuple[str, Mapping[str, Any], str | Non
 
 def tool_from_object(obj: Any, source: str, index: int, ptr: str) -> Tool:
     """Import one tool object, checking only what every later step relies on."""
-    where = f"{source}#{ptr}"
     if not isinstance(obj, dict):
-        raise InputError(f"{where}: a tool must be a JSON object, got {_type_name(obj)}")
+        raise InputError(f"{source}#{ptr}: a tool must be a JSON object, got {_type_name(obj)}")
     provider, holder, schema_key = _classify(obj)
     name = holder.get("name")
     if not isinstance(name, str):
         missing = "missing" if name is None and "name" not in holder else _type_name(name)
-        raise InputError(f"{where}: tool name must be a string, got {missing}")
+        raise InputError(f"{source}#{ptr}: tool name must be a string, got {missing}")
     if name == "":
-        raise InputError(f"{where}: tool name must not be empty")
+        raise InputError(f"{source}#{ptr}: tool name must not be empty")
     has_schema = schema_key is not None and schema_key in holder
     if provider == Provider.MCP and not has_schema:
         nested = (" (it looks like a server entry with its tools nested inside)"
                   if "tools" in obj else "")
         raise InputError(
-            f"{where}: {name!r} is not an MCP tool: it has no \"inputSchema\"{nested}; expected "
-            "a tool list: {\"tools\": [{\"name\": ..., \"inputSchema\": {...}}]}, a JSON-RPC "
-            "result or fetch snapshot holding one, or an array of MCP, OpenAI or Anthropic tools"
+            f"{source}#{ptr}: {name!r} is not an MCP tool: it has no \"inputSchema\"{nested}; "
+            "expected a tool list: {\"tools\": [{\"name\": ..., \"inputSchema\": {...}}]}, "
+            "a JSON-RPC result or fetch snapshot holding one, or an array of MCP, OpenAI or "
+            "Anthropic tools"
         )
     schema = holder.get(schema_key) if has_schema and schema_key else None
     # The state Tool's generated __init__ would set, without its eight frozen-dataclass
@@ -196,6 +218,29 @@ def _type_name(value: Any) -> str:
 
 def parse_catalog(document: JsonValue, source: str, *, max_tools: int | None = None) -> Catalog:
     """Import tools from a parsed document of any supported shape."""
+    return _import_catalog(document, source, max_tools, vouched=False)
+
+
+def parse_catalog_bytes(
+    data: bytes, source: str, *, max_tools: int | None = None,
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+) -> Catalog:
+    """Read a catalog document strictly (:func:`~histor_sign.canonical.parse_json`) and
+    import its tools, as ``parse_catalog(parse_json(data, source), source)`` does.
+
+    The document goes from the reader to the import with no other code in between, so
+    when the reader vouches for it (:func:`~histor_sign.canonical.parse_json_vouched`)
+    each MCP tool's canonical projection is written at import time by the fast exact
+    serialiser and kept (see :class:`Tool`): a digest of a catalog read from bytes then
+    needs no second look at its values.
+    """
+    document, vouched = parse_json_vouched(data, source, max_bytes=max_bytes)
+    return _import_catalog(document, source, max_tools, vouched=vouched)
+
+
+def _import_catalog(
+    document: JsonValue, source: str, max_tools: int | None, *, vouched: bool
+) -> Catalog:
     capture: Mapping[str, Any] | None = None
     items: Any
     if isinstance(document, list):
@@ -231,6 +276,14 @@ def parse_catalog(document: JsonValue, source: str, *, max_tools: int | None = N
     tools = tuple(
         tool_from_object(obj, source, i, f"{prefix}{i}") for i, obj in enumerate(items)
     )
+    if vouched:
+        mcp = [tool for tool in tools if tool.provider == Provider.MCP]
+        # Each projection (Tool.projected of an MCP tool): parts of the vouched document
+        # under the seven ASCII field names.
+        projections = [{k: raw[k] for k in PROJECTED_FIELDS if k in raw}
+                       for raw in (tool.raw for tool in mcp)]
+        for tool, jcs in zip(mcp, jcs_of_vouched_many(projections), strict=True):
+            tool.__dict__["_jcs"] = jcs
     return Catalog(source=source, tools=tools, shape=shape, capture=capture)
 
 

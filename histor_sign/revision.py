@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 
 def _tool_bytes(tool: Tool) -> bytes:
-    return canonical_bytes(tool.projected())
+    return tool.canonical_projection()
 
 
 def tool_digest(tool: Tool) -> str:
@@ -51,7 +51,7 @@ def tool_digest_parts(tools: ToolsLike) -> dict[str, bytes]:
     imported = as_tools(tools)
     reject_duplicates(imported)
     require_mcp(imported)
-    return {t.name: _tool_bytes(t) for t in imported}
+    return {t.name: t.canonical_projection() for t in imported}
 
 
 def manifest_bytes(tools: ToolsLike) -> bytes:
