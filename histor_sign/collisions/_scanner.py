@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from histor_sign._gc import collector_paused
 from histor_sign._limits import (
     DEFAULT_MAX_CANDIDATES,
     DEFAULT_MAX_FILE_BYTES,
@@ -20,6 +19,7 @@ from histor_sign._limits import (
 from histor_sign._schema.algebra import Bounds
 from histor_sign.catalog import ToolsLike, as_tools, find_duplicates, load_catalogs
 from histor_sign.collisions import _rules as rules
+from histor_sign.collisions._gc import collector_paused
 from histor_sign.collisions._lexical import (
     MAX_PARTNERS_PER_TOOL,
     Similarity,
@@ -86,7 +86,7 @@ def scan_tools(tools: Sequence[Tool], options: ScanOptions | None = None, *,
     without one. The scan budget is then measured on the wall clock the machines share.
 
     The cyclic garbage collector is paused for the scan (its objects are acyclic; see
-    :mod:`histor_sign._gc`) and restored afterwards.
+    :mod:`histor_sign.collisions._gc`) and restored afterwards.
     """
     with collector_paused():
         return _scan(tools, options or ScanOptions(), mapper)

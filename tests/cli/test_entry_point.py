@@ -1,5 +1,5 @@
 """The process's entry point (``histor_sign.cli.entry_point``): a one-shot command (``verify``)
-runs with the cyclic collector paused and the modules it imports but never uses unrun
+runs with the cyclic collector off and the modules it imports but never uses unrun
 (``cli/_deferred.py``), and ends its process without the interpreter's teardown
 (``end_process``), and nothing a user sees changes — the same stdout, stderr and
 exit code as ``main`` run in-process, for a pass, a failed check, bad input, help and JSON.
@@ -104,7 +104,7 @@ entry_point()
 
 
 @pytest.mark.slow
-def test_verify_runs_with_the_collector_paused_its_unused_imports_unrun_and_atexit_handlers(
+def test_verify_runs_with_the_collector_off_its_unused_imports_unrun_and_atexit_handlers(
     signed_set: SignedSet,
 ) -> None:
     args = ["verify", str(signed_set.rev1), "--trust-config", str(signed_set.trust_config),

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from histor_sign._gc import collector_paused
 from histor_sign.catalog import tools_from_dicts
 from histor_sign.collisions import ScanOptions, _scanner, scan_tools
+from histor_sign.collisions._gc import collector_paused
 from histor_sign.models import Tool
 
 

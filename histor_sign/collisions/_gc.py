@@ -3,11 +3,7 @@
 A registry-scale scan allocates millions of small, long-lived, acyclic objects (profiles,
 candidate pairs, decisions, findings). CPython's generational collector re-traverses every
 tracked object at each full collection, which on a 100,000-tool scan cost about a third of
-the wall time and kept touching copy-on-write pages in forked workers. Importing a large
-module graph is the same pattern: ``histor-sign verify`` imports sigstore's ~550 modules
-(pydantic models, cryptography), all of it kept for the life of the process, and the
-collections that import triggers cost about 5–10 % of the command (the CLI's
-``entry_point`` pauses the collector for its one-shot commands). Reference counting
+the wall time and kept touching copy-on-write pages in forked workers. Reference counting
 still frees everything as usual while the collector is paused; only reference *cycles*
 created inside the block wait until it ends, when the collector's previous state is restored
 (collection is never forced, so the caller does not pay for it either).
