@@ -1,3 +1,3 @@
-from histor_sign.cli import main
+from histor_sign.cli import entry_point
 
-main()
+entry_point()

@@ -29,7 +29,6 @@ siblings and temporary files whose process is gone) are removed by the next run.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import fcntl
 import json
@@ -560,6 +559,8 @@ _AT_FDCWD = -100
 
 def _exchange(a: Path, b: Path) -> None:
     """Atomically swap two directory entries (Linux ``renameat2(RENAME_EXCHANGE)``)."""
+    import ctypes  # here: only publishing a directory needs it, and it costs every start-up
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         renameat2 = libc.renameat2

@@ -11,6 +11,6 @@ about half of the time ``histor-sign --help`` spent building its commands.
 """
 
 
-from histor_sign.cli.app import app, main
+from histor_sign.cli.app import app, entry_point, main
 
-__all__ = ["app", "main"]
+__all__ = ["app", "entry_point", "main"]

@@ -380,8 +380,6 @@ def verify(
     """Verify a signed envelope and/or its in-toto attestation: well-formed,
     signature/chain/SCT/inclusion, identity, transparency-log copy, revision chain and tool
     digests — each reported separately."""
-    from histor_sign.attestation import load_attestation, verify_attestation
-    from histor_sign.cli.target_options import snapshot_or_catalog_file
     from histor_sign.models import load_envelope
     from histor_sign.verification import require_signer_pin
     from histor_sign.verification import verify as verify_envelope
@@ -396,9 +394,16 @@ def verify(
     trust = flags.trust()
     # Bad input first (exit 2, one line), then the trust warning, then the checks.
     signed = load_envelope(envelope) if envelope is not None else None
-    attested = load_attestation(attestation) if attestation is not None else None
+    attested = catalog = None
+    if attestation is not None:  # each import only when its flag is given
+        from histor_sign.attestation import load_attestation
+
+        attested = load_attestation(attestation)
     prev = load_envelope(previous) if previous is not None else None
-    catalog = snapshot_or_catalog_file(tools) if tools is not None else None
+    if tools is not None:
+        from histor_sign.cli.target_options import snapshot_or_catalog_file
+
+        catalog = snapshot_or_catalog_file(tools)
     pins = flags.pins()
     unpinned = require_signer_pin(pins, any_workflow_of_owner=any_workflow_of_owner)
     warn(trust.warning())
@@ -410,6 +415,8 @@ def verify(
             previous_source=previous, tools_source=tools,
         ))
     if attested is not None:
+        from histor_sign.attestation import verify_attestation
+
         reports.append(verify_attestation(
             attested, pins=pins, trust=trust, previous=prev, tools=catalog, envelope=signed,
             source=attestation, previous_source=previous, tools_source=tools,

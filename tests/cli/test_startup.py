@@ -15,6 +15,7 @@ import pytest
 import typer
 import typer.core
 from cli_harness import REPO, cli_env, run_cli
+from sigstore_testkit import WF_ALICE, SignedSet
 from typer._coercion import build_runtime_param
 from typer.main import get_command
 
@@ -87,6 +88,47 @@ def test_a_command_imports_only_its_own_command_module() -> None:
     every = sorted(set(COMMANDS.values()))
     assert _loaded("--help") == every
     assert _loaded("no-such-command") == every  # click's suggestions need every name
+
+
+VERIFY_PROBE = """
+import sys
+from histor_sign.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+print("LOADED:" + ",".join(sorted(sys.modules)), "CODE:%s" % code, file=sys.stderr)
+"""
+
+
+@pytest.mark.slow
+def test_verify_imports_a_flags_modules_only_when_the_flag_is_given(
+    signed_set: SignedSet,
+) -> None:
+    """An offline verification of one envelope reads no attestation and no catalog, so it
+    imports neither their modules nor the fetching layer behind ``--tools``; the same
+    command with those flags does (and still verifies)."""
+    base = ["verify", str(signed_set.rev2), "--trust-config", str(signed_set.trust_config),
+            "--cert-identity", WF_ALICE, "--offline"]
+
+    def probe(*extra: str) -> tuple[set[str], str]:
+        done = subprocess.run([sys.executable, "-c", VERIFY_PROBE, *base, *extra],
+                              capture_output=True, text=True, env=cli_env(), timeout=300,
+                              check=False)
+        line = next(x for x in done.stderr.splitlines() if x.startswith("LOADED:"))
+        loaded, code = line.split(" ")
+        return set(loaded[7:].split(",")), code
+
+    flagged = {"histor_sign.attestation", "histor_sign.cli.target_options", "histor_sign.mcp"}
+    loaded, code = probe()
+    assert code == "CODE:0"
+    assert "sigstore.verify" in loaded  # it did verify
+    assert not loaded & flagged
+    loaded, code = probe("--tools", str(signed_set.tools_v2), "--previous",
+                         str(signed_set.rev1), "--attestation",
+                         str(signed_set.rev2).replace(".envelope.json", ".intoto.sigstore.json"))
+    assert code == "CODE:0"
+    assert flagged <= loaded
 
 
 # --- coercion: the fast path gives typer's own values, and hands every other value over ---
