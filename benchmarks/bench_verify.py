@@ -34,6 +34,19 @@ def wall(cmd: list[str], runs: int, expect: int = 0) -> float:
     return times[len(times) // 2]
 
 
+def verify_commands(work: Path, config: Path) -> tuple[list[str], list[str]]:
+    """(histor-sign verify --offline, sigstore verify identity --offline) of the release
+    signed into ``work``: the same bundle, identity and trust config on both sides."""
+    py = sys.executable
+    ours = [py, "-m", "histor_sign", "verify", str(work / "release.envelope.json"),
+            "--cert-identity", WF, "--trust-config", str(config), "--offline"]
+    upstream = [py, "-m", "sigstore", "--trust-config", str(config), "verify", "identity",
+                "--offline", "--bundle", str(work / "release.sigstore.json"),
+                "--cert-identity", WF, "--cert-oidc-issuer", ISSUER,
+                str(work / "release.statement.json")]
+    return ours, upstream
+
+
 def _signed_release(work: Path) -> Path:
     """Sign the example catalog on a local Sigstore instance (stopped afterwards: all that
     follows is offline); the trust config path."""
@@ -63,13 +76,7 @@ def cases(quick: bool = False) -> list[Case]:
 
     work = Path(tempfile.mkdtemp(prefix="bench-verify-"))
     config = _signed_release(work)
-    py = sys.executable
-    ours_cli = [py, "-m", "histor_sign", "verify", str(work / "release.envelope.json"),
-                "--cert-identity", WF, "--trust-config", str(config), "--offline"]
-    upstream_cli = [py, "-m", "sigstore", "--trust-config", str(config), "verify", "identity",
-                    "--offline", "--bundle", str(work / "release.sigstore.json"),
-                    "--cert-identity", WF, "--cert-oidc-issuer", ISSUER,
-                    str(work / "release.statement.json")]
+    ours_cli, upstream_cli = verify_commands(work, config)
     trust = Trust.from_trust_config(config)
     pins = Pins(cert_identity=WF)
     envelope = work / "release.envelope.json"

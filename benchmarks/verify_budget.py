@@ -26,7 +26,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from _harness import bench_env  # noqa: E402
-from bench_verify import ISSUER, WF, _signed_release  # noqa: E402
+from bench_verify import _signed_release, verify_commands  # noqa: E402
 
 GRAPH = "import sigstore.models, sigstore.verify"
 
@@ -50,12 +50,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="verify-budget-"))
     config = _signed_release(work)
     py = sys.executable
-    ours = [py, "-m", "histor_sign", "verify", str(work / "release.envelope.json"),
-            "--cert-identity", WF, "--trust-config", str(config), "--offline"]
-    upstream = [py, "-m", "sigstore", "--trust-config", str(config), "verify", "identity",
-                "--offline", "--bundle", str(work / "release.sigstore.json"),
-                "--cert-identity", WF, "--cert-oidc-issuer", ISSUER,
-                str(work / "release.statement.json")]
+    ours, upstream = verify_commands(work, config)
     env = bench_env()
     rows: dict[str, tuple[list[str], dict[str, str]]] = {
         "bare interpreter (python -c pass)": ([py, "-c", "pass"], env),

@@ -364,20 +364,22 @@ def end_process(code: object) -> None:
     watched = sys.gettrace() is not None or sys.getprofile() is not None
     if not isinstance(code, int) or threading.active_count() > 1 or watched:
         return
-    try:
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
-    except (OSError, ValueError):
+    if not _flushed():
         return
     atexit._run_exitfuncs()  # what the interpreter runs first at exit (logging.shutdown, ...)
+    if _flushed():
+        os._exit(code)
+
+
+def _flushed() -> bool:
+    """Flush stdout and stderr; False when one cannot be (a closed pipe, a closed file)."""
     try:
         for stream in (sys.stdout, sys.stderr):
             if stream is not None:
                 stream.flush()
     except (OSError, ValueError):
-        return
-    os._exit(code)
+        return False
+    return True
 
 
 def internal_error(exc: BaseException) -> NoReturn:
