@@ -47,7 +47,7 @@ NOT_SIGNED = "not-signed"
 APPROVABLE = frozenset({"dry-run-required", "effect-over-budget"})
 
 
-@dataclass
+@dataclass(slots=True)
 class Decision:
     """The guard's answer for one call. ``allowed`` is true only with no reasons."""
 
@@ -92,6 +92,11 @@ def requires_dry_run(tool: Tool, policy: Policy) -> bool:
     if own is not None:
         return own
     return policy.require_dry_run_for_destructive and is_destructive(tool)
+
+
+#: An absent ``arguments`` member on the fast path: not a dict, so the full path decides
+#: (and no empty dict is built per call).
+_NO_ARGUMENTS: Any = object()
 
 
 class _AllowPlan:
@@ -312,10 +317,12 @@ class Guard:
         if type(call) is dict and "name" in call and _PLAIN_KEYS.issuperset(call):
             name = call["name"]
             contract = self._contracts.get(name) if type(name) is str else None
-            args = call.get("arguments", {})
+            args = call.get("arguments", _NO_ARGUMENTS)
             if (contract is not None and contract.plain_name and type(args) is dict
                     and fits_json_bound(args, DEFAULT_MAX_ARGUMENT_BYTES)):
-                plan = contract.plan(self.policy)
+                cached = contract._plan  # the plan made for this policy, else make it
+                plan = (cached[1] if cached is not None and cached[0] is self.policy
+                        else contract.plan(self.policy))
                 if plan is not None and plan.allows(args):
                     return Decision(True, name, [])
         return self._decide(import_call(call))
