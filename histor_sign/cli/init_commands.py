@@ -187,6 +187,44 @@ def _action_sha_hint(action: str) -> str:
             f"ref that can move): --action {repo}@<sha>\n"
             f"    ({tag} cannot be resolved offline here; look it up with: git ls-remote "
             f"https://github.com/{repo} refs/tags/{tag})\n")
+def _monitor_store_job(checkpoint: str) -> str:
+    """The monitor workflow's second job: git only (never histor-sign or the log's answers),
+    it commits the checkpoint of a run without alarms to the revisions branch."""
+    from histor_sign.layout import MONITOR_CHECKPOINT_NAME
+    from histor_sign.pins import PUBLISHED_BRANCH
+
+    return f"""  store:
+    # Commits the checkpoint of a run without alarms to the {PUBLISHED_BRANCH} branch; runs
+    # git only, never histor-sign or the log's answers.
+    needs: monitor
+    runs-on: ubuntu-latest
+    permissions:
+      contents: write
+    concurrency:
+      group: histor-sign-chain
+      cancel-in-progress: false
+    steps:
+      - uses: {CHECKOUT}
+        with:
+          ref: {PUBLISHED_BRANCH}
+      - uses: {DOWNLOAD_ARTIFACT}
+        with:
+          name: histor-monitor-checkpoint
+          path: histor-monitor
+      - name: Commit the checkpoint
+        env:
+          CHECKPOINT: {_q(checkpoint)}
+        run: |
+          cp histor-monitor/{MONITOR_CHECKPOINT_NAME} "$CHECKPOINT"
+          git add "$CHECKPOINT"
+          if git diff --cached --quiet; then exit 0; fi
+          git -c user.name="github-actions[bot]" \\
+            -c user.email="41898282+github-actions[bot]@users.noreply.github.com" \\
+            commit --quiet -m "histor-sign monitor: checkpoint"
+          git push --quiet origin "HEAD:refs/heads/{PUBLISHED_BRANCH}"
+"""
+
+
 def render_monitor_workflow(
     server: str, *, action: str, workflow: str, ref_pattern: str | None,
     repository: str | None,
@@ -247,36 +285,7 @@ jobs:
           path: {_q(f"{PUBLISHED_BRANCH}/{checkpoint}")}
           if-no-files-found: error
 
-  store:
-    # Commits the checkpoint of a run without alarms to the {PUBLISHED_BRANCH} branch; runs
-    # git only, never histor-sign or the log's answers.
-    needs: monitor
-    runs-on: ubuntu-latest
-    permissions:
-      contents: write
-    concurrency:
-      group: histor-sign-chain
-      cancel-in-progress: false
-    steps:
-      - uses: {CHECKOUT}
-        with:
-          ref: {PUBLISHED_BRANCH}
-      - uses: {DOWNLOAD_ARTIFACT}
-        with:
-          name: histor-monitor-checkpoint
-          path: histor-monitor
-      - name: Commit the checkpoint
-        env:
-          CHECKPOINT: {_q(checkpoint)}
-        run: |
-          cp histor-monitor/{MONITOR_CHECKPOINT_NAME} "$CHECKPOINT"
-          git add "$CHECKPOINT"
-          if git diff --cached --quiet; then exit 0; fi
-          git -c user.name="github-actions[bot]" \\
-            -c user.email="41898282+github-actions[bot]@users.noreply.github.com" \\
-            commit --quiet -m "histor-sign monitor: checkpoint"
-          git push --quiet origin "HEAD:refs/heads/{PUBLISHED_BRANCH}"
-"""
+""" + _monitor_store_job(checkpoint)
 
 
 def _init_monitor(
