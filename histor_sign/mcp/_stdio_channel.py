@@ -40,6 +40,40 @@ from histor_sign.mcp._jsonrpc import (
 _CHUNK = 1 << 16
 
 
+class _Skipped:
+    """Lines of one kind skipped on the server's stdout: how many, their bytes, and the
+    first (clipped and escaped when said)."""
+
+    __slots__ = ("bytes", "first", "lines", "plural", "singular")
+
+    def __init__(self, singular: str, plural: str) -> None:
+        self.singular, self.plural = singular, plural
+        self.lines = self.bytes = 0
+        self.first: str | None = None
+
+    def add(self, line: bytes) -> None:
+        self.lines += 1
+        self.bytes += len(line)
+        if self.first is None:
+            self.first = line.decode("utf-8", "replace")
+
+    def _counted(self) -> str:
+        return f"{self.lines} {self.singular if self.lines == 1 else self.plural}"
+
+    def note(self) -> str:
+        """What an error adds (empty when nothing was skipped)."""
+        if not self.lines:
+            return ""
+        return (f"; {self._counted()} on its standard output "
+                f"{'was' if self.lines == 1 else 'were'} skipped, the first: "
+                f"{clip(self.first or '', 80)!r}")
+
+    def warning(self) -> str:
+        return (f"skipped {self._counted()} ({self.bytes} bytes) on the MCP server's standard "
+                f"output, the first: {clip(self.first or '', 80)!r}; only JSON-RPC messages "
+                "are read or recorded")
+
+
 class StdioChannel(Channel):
     """A server started as our subprocess; no per-session state, so the era hooks are no-ops."""
 
@@ -66,14 +100,11 @@ class StdioChannel(Channel):
         self._line_no = 0
         self._stderr_tail: deque[str] = deque(maxlen=5)
         self._stderr_task: asyncio.Task[None] | None = None
-        #: Non-JSON stdout lines skipped so far (a banner), their bytes, and the first one.
-        self.skipped_lines = 0
-        self.skipped_bytes = 0
-        self._first_skipped: str | None = None
-        #: The same for JSON objects that are no JSON-RPC message (log records).
-        self.skipped_records = 0
-        self.skipped_record_bytes = 0
-        self._first_record: str | None = None
+        #: What was skipped on stdout: text that is not JSON (a banner), and JSON objects
+        #: that are no JSON-RPC message (log records).
+        self._text = _Skipped("non-JSON line", "non-JSON lines")
+        self._records = _Skipped("JSON object with no JSON-RPC member",
+                                 "JSON objects with no JSON-RPC member")
 
     async def start(self) -> None:
         argv = self.argv
@@ -177,20 +208,15 @@ class StdioChannel(Channel):
         hostile one; nor is JSON that claims to be a message and is malformed.
         """
         if error is None:
-            self.skipped_records += 1
-            self.skipped_record_bytes += len(line)
-            if self._first_record is None:
-                self._first_record = line.decode("utf-8", "replace")
+            self._records.add(line)
             reason = f"{source}: a JSON object that is not a JSON-RPC message"
         else:
             self._refuse_json(line, error)
-            self.skipped_lines += 1
-            self.skipped_bytes += len(line)
-            if self._first_skipped is None:
-                self._first_skipped = line.decode("utf-8", "replace")
+            self._text.add(line)
             reason = error.message
-        if (self.skipped_lines + self.skipped_records > MAX_SKIPPED_STDOUT_LINES
-                or self.skipped_bytes + self.skipped_record_bytes > MAX_SKIPPED_STDOUT_BYTES):
+        kinds = (self._text, self._records)
+        if (sum(k.lines for k in kinds) > MAX_SKIPPED_STDOUT_LINES
+                or sum(k.bytes for k in kinds) > MAX_SKIPPED_STDOUT_BYTES):
             raise FetchError(
                 f"{reason}; the server wrote more non-JSON output on its standard "
                 f"output than is skipped (at most {MAX_SKIPPED_STDOUT_LINES} lines and "
@@ -211,42 +237,15 @@ class StdioChannel(Channel):
             raise error
 
     def _skipped_note(self) -> str:
-        note = ""
-        if self.skipped_lines:
-            n = self.skipped_lines
-            note += (f"; {n} non-JSON line{'s' if n != 1 else ''} on its standard output "
-                     f"{'were' if n != 1 else 'was'} skipped, the first: "
-                     f"{clip(self._first_skipped or '', 80)!r}")
-        if self.skipped_records:
-            n = self.skipped_records
-            note += (f"; {n} JSON object{'s' if n != 1 else ''} that {'are' if n != 1 else 'is'}"
-                     f" not JSON-RPC {'were' if n != 1 else 'was'} skipped, the first: "
-                     f"{clip(self._first_record or '', 80)!r}")
-        return note
+        return self._text.note() + self._records.note()
 
     def warnings(self) -> list[str]:
-        out = []
-        if self.skipped_lines:
-            n = self.skipped_lines
-            out.append(
-                f"skipped {n} non-JSON line{'s' if n != 1 else ''} ({self.skipped_bytes} "
-                f"bytes) on the MCP server's standard output, the first: "
-                f"{clip(self._first_skipped or '', 80)!r}; only JSON-RPC messages are read "
-                "or recorded")
-        if self.skipped_records:
-            n = self.skipped_records
-            out.append(
-                f"skipped {n} JSON object{'s' if n != 1 else ''} with no JSON-RPC member "
-                f"({self.skipped_record_bytes} bytes, log records) on the MCP server's "
-                f"standard output, the first: {clip(self._first_record or '', 80)!r}; only "
-                "JSON-RPC messages are read or recorded")
-        return out
+        return [k.warning() for k in (self._text, self._records) if k.lines]
 
     def timed_out(self, method: str, timeout: float) -> RequestTimeout:
         base = super().timed_out(method, timeout)
-        if not self.skipped_lines and not self.skipped_records:
-            return base
-        return RequestTimeout(base.message + self._skipped_note(), param="timeout")
+        note = self._skipped_note()
+        return RequestTimeout(base.message + note, param="timeout") if note else base
 
     async def _write(self, message: dict[str, Any], method: str) -> None:
         assert self.proc is not None and self.proc.stdin is not None
