@@ -669,57 +669,38 @@ def fits_json_bound(value: Any, max_bytes: int) -> bool:
     size = 0
     stack = [value]
     pop, push = stack.pop, stack.append
-    # Per member: the key's quotes, colon and comma (6 * len + 4) plus the value's size as
-    # an array item would count it; one loop over items() (the hot path of an allowed call).
     while stack:
         node = pop()
         if type(node) is dict:
-            for key, item in node.items():
+            for key in node:
                 if type(key) is not str or not key.isascii():
                     return False
-                kind = type(item)
-                if kind is str:
-                    if not item.isascii():
-                        return False
-                    size += 6 * (len(key) + len(item)) + 7
-                elif kind is bool or item is None:
-                    size += 6 * len(key) + 10
-                elif kind is int:
-                    if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
-                        return False
-                    size += 6 * len(key) + 22
-                elif kind is float:
-                    if item != item or item in (_INF, -_INF):
-                        return False
-                    size += 6 * len(key) + 30
-                elif kind is dict or kind is list:
-                    size += 6 * len(key) + 5  # its brackets are counted when it is popped
-                    push(item)
-                else:
-                    return False
+                size += 6 * len(key) + 4  # quotes, colon, comma; \u00XX at worst
+            items: Iterable[Any] = node.values()
         else:
-            for item in node:
-                kind = type(item)
-                if kind is str:
-                    if not item.isascii():
-                        return False
-                    size += 6 * len(item) + 3
-                elif kind is bool or item is None:
-                    size += 6
-                elif kind is int:
-                    if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
-                        return False
-                    size += 18
-                elif kind is float:
-                    if item != item or item in (_INF, -_INF):
-                        return False
-                    size += 26
-                elif kind is dict or kind is list:
-                    size += 1  # its comma; its brackets are counted when it is popped
-                    push(item)
-                else:
-                    return False
+            items = node
         size += 2
+        for item in items:
+            kind = type(item)
+            if kind is str:
+                if not item.isascii():
+                    return False
+                size += 6 * len(item) + 3
+            elif kind is bool or item is None:
+                size += 6
+            elif kind is int:
+                if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+                    return False
+                size += 18
+            elif kind is float:
+                if item != item or item in (_INF, -_INF):
+                    return False
+                size += 26
+            elif kind is dict or kind is list:
+                size += 1  # its comma; its brackets are counted when it is popped
+                push(item)
+            else:
+                return False
         if size > max_bytes:
             return False
     return size <= max_bytes

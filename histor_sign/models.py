@@ -278,10 +278,9 @@ def _import_catalog(
     )
     if vouched:
         mcp = [tool for tool in tools if tool.provider == Provider.MCP]
-        # Each projection (Tool.projected of an MCP tool): parts of the vouched document
-        # under the seven ASCII field names.
-        projections = [{k: raw[k] for k in PROJECTED_FIELDS if k in raw}
-                       for raw in (tool.raw for tool in mcp)]
+        # An MCP tool's projection: parts of the vouched document under the seven ASCII
+        # field names.
+        projections = [tool.projected() for tool in mcp]
         for tool, jcs in zip(mcp, jcs_of_vouched_many(projections), strict=True):
             tool.__dict__["_jcs"] = jcs
     return Catalog(source=source, tools=tools, shape=shape, capture=capture)
