@@ -45,6 +45,11 @@ def test_tuning_half_floor() -> None:
     assert cross["precision"] >= 0.88 and cross["recall"] >= 0.55
     assert figures["tc004"]["recall"] >= 0.55
     assert figures["gate"]["falseTc004Per100"] <= 1.0
+    # 46 of the 58 positives admit one call both schemas accept (the TC003 ceiling, 0.79);
+    # of the 25 of those labeled without doubt, the scan found 23
+    reach = figures["reachable"]
+    assert reach["reachable"] == 46 and reach["certain"] == 25
+    assert reach["certainFound"] >= 22
 
 
 def test_scores_count_flags_only_on_labeled_pairs(tmp_path: Path) -> None:
@@ -77,3 +82,34 @@ def test_scores_count_flags_only_on_labeled_pairs(tmp_path: Path) -> None:
     assert figures["tc004"] == {"contradict": 1, "found": 1, "recall": 1.0,
                                 "falseOnLabeled": 0}
     assert figures["gate"]["failed"] == 1 and figures["gate"]["falseTc004Errors"] == 0
+    assert figures["reachable"] == {"positives": 2, "reachable": 2, "ceiling": 1.0, "found": 2,
+                                    "recall": 1.0, "certain": 2, "certainFound": 2}
+    assert figures["scores"]["certain"]["TC003|TC004"]["pairs"] == 3
+
+
+def test_uncertain_pairs_and_disjoint_schemas_are_reported_apart(tmp_path: Path) -> None:
+    """An uncertain positive leaves the "certain" figures; a positive whose schemas admit no
+    common call lowers the ceiling (it can only ever be TC011)."""
+    path = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
+            "additionalProperties": False}
+    url = {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"],
+           "additionalProperties": False}
+    cats = tmp_path / "cats"
+    cats.mkdir()
+    a = [{"name": "read_file", "description": "Read a file", "inputSchema": path}]
+    b = [{"name": "read_file", "description": "Read a file", "inputSchema": path},
+         {"name": "fetch_page", "description": "Fetch a web page", "inputSchema": url}]
+    for slug, tools in (("a", a), ("b", b)):
+        (cats / f"{slug}.json").write_text(json.dumps({"server": slug, "tools": tools}))
+    labels = tmp_path / "pairs.json"
+    labels.write_text(json.dumps({"format": "histor.labeled-pairs/v1", "half": "tuning",
+                                  "servers": ["a", "b"], "pairs": [
+        {"a": "a:read_file", "b": "b:read_file", "label": "overlap", "scope": "cross"},
+        {"a": "a:read_file", "b": "b:fetch_page", "label": "overlap", "scope": "cross",
+         "uncertain": True}]}))
+    figures = eval_scan().evaluate(labels, cats).figures
+    assert figures["reachable"] == {"positives": 2, "reachable": 1, "ceiling": 0.5, "found": 1,
+                                    "recall": 1.0, "certain": 1, "certainFound": 1}
+    certain = figures["scores"]["certain"]["TC003|TC004"]
+    assert (certain["pairs"], certain["positives"], certain["recall"]) == (1, 1, 1.0)
+    assert figures["scores"]["all"]["TC003|TC004"]["recall"] == 0.5
