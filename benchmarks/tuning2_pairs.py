@@ -124,14 +124,14 @@ SERVERS: dict[str, tuple[str, str]] = {
 EXCLUDED: dict[str, tuple[str, str]] = {
     "airbnb": ("airbnb", "same package, @openbnb/mcp-server-airbnb"),
     "hackernews": ("hackernews", "same product (a Hacker News reader); the package differs "
-                   "(@devabdultech/hn-mcp-server vs mcp-hn) but the brief lists it; left out "
-                   "to keep the held-out half's words unseen"),
+                   "(@devabdultech/hn-mcp-server vs mcp-hn); left out to keep the held-out "
+                   "half's words unseen"),
     "playwright": ("ea-playwright", "same package, @executeautomation/playwright-mcp-server"),
     "word-document-server": ("word", "same package, office-word-mcp-server"),
     "wikipedia": ("wikipedia", "same package, wikipedia-mcp (Rudra-ravi/wikipedia-mcp)"),
     "arxiv-mcp-server": ("arxiv", "same package, arxiv-mcp-server (blazickjp)"),
     "mcp-simple-arxiv": ("arxiv", "same product (arXiv search and papers); the package "
-                         "differs (mcp-simple-arxiv) but the brief lists both arxiv servers"),
+                         "differs (mcp-simple-arxiv); left out like the other arXiv server"),
     "fetch": ("mcp-server-fetch", "same package, mcp-server-fetch"),
     "calculator": ("mcp-server-calculator", "same package, mcp-server-calculator"),
     "filesystem": ("server-filesystem", "same package, @modelcontextprotocol/server-filesystem"),
