@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from cli_harness import REPO, load_benchmark
@@ -52,29 +53,36 @@ def test_tuning_half_floor() -> None:
     assert reach["certainFound"] >= 22
 
 
+def evaluate_made_set(tmp_path: Path, servers: dict[str, list[dict[str, Any]]],
+                      pairs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The script's figures on catalogs and labels made here (a tuning-half file)."""
+    cats = tmp_path / "cats"
+    cats.mkdir()
+    for slug, tools in servers.items():
+        (cats / f"{slug}.json").write_text(json.dumps({"server": slug, "tools": tools}))
+    labels = tmp_path / "pairs.json"
+    labels.write_text(json.dumps({"format": "histor.labeled-pairs/v1", "half": "tuning",
+                                  "servers": sorted(servers), "pairs": pairs}))
+    figures: dict[str, Any] = eval_scan().evaluate(labels, cats).figures
+    return figures
+
+
 def test_scores_count_flags_only_on_labeled_pairs(tmp_path: Path) -> None:
     """The script's arithmetic on a two-server set made here: one overlap pair found, one
     contradict pair found as TC004, one distinct pair not flagged."""
     schema = {"type": "object", "properties": {"path": {"type": "string"}},
               "required": ["path"]}
-    cats = tmp_path / "cats"
-    cats.mkdir()
     a = [{"name": "read_file", "description": "Read a file from disk", "inputSchema": schema},
          {"name": "delete_tag", "description": "Delete a tag", "inputSchema": schema},
          {"name": "remove_tag_from_file", "description": "Remove a tag from a file",
           "inputSchema": schema}]
     b = [{"name": "read_file", "description": "Read a file from disk", "inputSchema": schema},
          {"name": "get_weather", "description": "Weather for a city", "inputSchema": schema}]
-    for slug, tools in (("a", a), ("b", b)):
-        (cats / f"{slug}.json").write_text(json.dumps({"server": slug, "tools": tools}))
-    labels = tmp_path / "pairs.json"
-    labels.write_text(json.dumps({"format": "histor.labeled-pairs/v1", "half": "tuning",
-                                  "servers": ["a", "b"], "pairs": [
+    figures = evaluate_made_set(tmp_path, {"a": a, "b": b}, [
         {"a": "a:read_file", "b": "b:read_file", "label": "overlap", "scope": "cross"},
         {"a": "a:delete_tag", "b": "a:remove_tag_from_file", "label": "contradict",
          "scope": "within"},
-        {"a": "a:read_file", "b": "b:get_weather", "label": "distinct", "scope": "cross"}]}))
-    figures = eval_scan().evaluate(labels, cats).figures
+        {"a": "a:read_file", "b": "b:get_weather", "label": "distinct", "scope": "cross"}])
     assert figures["scores"]["all"]["TC003|TC004"] == {
         "pairs": 3, "positives": 2, "flagged": 2, "truePositives": 2, "precision": 1.0,
         "recall": 1.0}
@@ -94,20 +102,13 @@ def test_uncertain_pairs_and_disjoint_schemas_are_reported_apart(tmp_path: Path)
             "additionalProperties": False}
     url = {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"],
            "additionalProperties": False}
-    cats = tmp_path / "cats"
-    cats.mkdir()
     a = [{"name": "read_file", "description": "Read a file", "inputSchema": path}]
     b = [{"name": "read_file", "description": "Read a file", "inputSchema": path},
          {"name": "fetch_page", "description": "Fetch a web page", "inputSchema": url}]
-    for slug, tools in (("a", a), ("b", b)):
-        (cats / f"{slug}.json").write_text(json.dumps({"server": slug, "tools": tools}))
-    labels = tmp_path / "pairs.json"
-    labels.write_text(json.dumps({"format": "histor.labeled-pairs/v1", "half": "tuning",
-                                  "servers": ["a", "b"], "pairs": [
+    figures = evaluate_made_set(tmp_path, {"a": a, "b": b}, [
         {"a": "a:read_file", "b": "b:read_file", "label": "overlap", "scope": "cross"},
         {"a": "a:read_file", "b": "b:fetch_page", "label": "overlap", "scope": "cross",
-         "uncertain": True}]}))
-    figures = eval_scan().evaluate(labels, cats).figures
+         "uncertain": True}])
     assert figures["reachable"] == {"positives": 2, "reachable": 1, "ceiling": 0.5, "found": 1,
                                     "recall": 1.0, "certain": 1, "certainFound": 1}
     certain = figures["scores"]["certain"]["TC003|TC004"]
