@@ -504,7 +504,9 @@ class Profile:
                 objects.append(token)
                 # a participle ("diff staged", "issues closed") modifies, it is no head
                 if not (post or (token.endswith("ed") and len(token) > 4)):
-                    head, plural = token, low != token
+                    # a plural before the verb names the resource type (``pods_get``: one
+                    # pod), after it the items asked for (``get_projects``)
+                    head, plural = token, low != token and k > at
         desc = description_tokens(drop_sentences(_strip(description, boilerplate), repeated))
         stated = "read-only" if _says_read_only(description[:MAX_DESCRIPTION_CHARS]) else None
         if action_word.lower() in STATEMENTS and not objects:

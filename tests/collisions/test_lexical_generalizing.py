@@ -54,6 +54,18 @@ def test_a_get_all_and_a_list_of_the_same_collection_are_one_request() -> None:
     assert similarity(get, Profile.of("list_project_members", "List members"), 0.0) is None
 
 
+def test_a_resource_named_before_its_verb_is_a_type_not_a_count() -> None:
+    """``pods_get`` (a Kubernetes server's resource_verb names) gets one pod: the plural
+    names the resource type, so it is no get-all of the collection ``pods_list`` lists."""
+    get = Profile.of("pods_get", "Get a Kubernetes Pod in the current namespace with the "
+                     "provided name")
+    listing = Profile.of("pods_list", "List all the Kubernetes pods in the current cluster")
+    assert not get.plural and get.objects == listing.objects == {"pod"}
+    assert similarity(get, listing, 0.4) is None
+    # after the verb the plural still asks for the items
+    assert Profile.of("get_pods", "Get the pods of the cluster").plural
+
+
 def test_a_search_near_a_place_is_a_variant_and_the_details_of_one_item_are_not() -> None:
     tools = [("maps", n, d) for n, d in (
         ("maps_text_search", "Search places by keywords"),
