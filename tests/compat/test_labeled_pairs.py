@@ -182,18 +182,19 @@ def test_the_second_tuning_set_is_reproducible(tmp_path: Path) -> None:
     assert skipped and not {(p["a"], p["b"]) for p in drawn["pairs"]} & skipped
 
 
-def test_the_adjudicated_gate_errors_are_held_out_pairs_outside_the_sample() -> None:
-    """The held-out gate's TC004 errors on unlabeled pairs, labeled among decoys: tools of
-    held-out servers, none a pair of the labeled sample, every label a rubric label."""
-    doc = json.loads((DATA / "adjudicated-heldout-gate.json").read_text(encoding="utf-8"))
-    assert doc["format"] == "histor.adjudicated-pairs/v1" and doc["half"] == "heldout"
-    tools, held_out = _tools(), set(_pairs("heldout")["servers"])
-    labeled = {(p["a"], p["b"]) for p in _pairs("heldout")["pairs"]}
+@pytest.mark.parametrize("half", HALVES)
+def test_the_adjudicated_gate_errors_are_pairs_of_the_half_outside_its_sample(half: str) -> None:
+    """Each half's gate TC004 errors on unlabeled pairs, labeled among decoys: tools of the
+    half's servers, none a pair of its labeled sample, every label a rubric label."""
+    doc = json.loads((DATA / f"adjudicated-{half}-gate.json").read_text(encoding="utf-8"))
+    assert doc["format"] == "histor.adjudicated-pairs/v1" and doc["half"] == half
+    tools, servers = _tools(), set(_pairs(half)["servers"])
+    labeled = {(p["a"], p["b"]) for p in _pairs(half)["pairs"]}
     for pair in doc["pairs"]:
         assert pair["label"] in ("overlap", "contradict", "distinct"), pair
         assert (pair["a"], pair["b"]) not in labeled and pair["a"] < pair["b"], pair
         for tid in (pair["a"], pair["b"]):
             slug, name = tid.split(":", 1)
-            assert slug in held_out and name in tools[slug], tid
+            assert slug in servers and name in tools[slug], tid
     flagged = [p for p in doc["pairs"] if p["flaggedTc004Error"]]
     assert flagged and len(flagged) < len(doc["pairs"])  # hidden among decoys
