@@ -341,13 +341,13 @@ class Guard:
         reads); never raises for its content."""
         # A plain {"name", "arguments"} call with object arguments is validated as it is
         # (no import, no bytes built); anything else, and every deny, takes the full path.
-        if type(call) is dict and call.keys() <= _PLAIN_KEYS:
-            name = call.get("name")
-            args = call.get("arguments")
+        if (type(call) is dict and "name" in call and "arguments" in call
+                and (len(call) == 2 or _PLAIN_KEYS.issuperset(call))):
+            name = call["name"]
+            args = call["arguments"]
             if type(name) is str and type(args) is dict:
-                plan = self._plain_plans.get(name)
-                if plan is None:
-                    plan = self._plain_plan(name)
+                plans = self._plain_plans
+                plan = plans[name] if name in plans else self._plain_plan(name)
                 if fits_json_bound(args, DEFAULT_MAX_ARGUMENT_BYTES) and plan.allows(args):
                     return Decision(True, name, [])
         return self._decide(import_call(call))
@@ -361,8 +361,10 @@ class Guard:
         if contract is None:
             return _ALLOWS_NOTHING
         plan = contract.plan(self._policy) if contract.plain_name else None
-        kept = self._plain_plans[name] = plan or _ALLOWS_NOTHING
-        return kept
+        if plan is None:
+            plan = _ALLOWS_NOTHING
+        self._plain_plans[name] = plan
+        return plan
 
     def check_document(self, data: bytes, source: str = "call") -> Decision:
         """Decide a call given as raw bytes; text that is not strict JSON is a deny."""

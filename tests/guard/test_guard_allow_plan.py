@@ -179,3 +179,23 @@ def test_replacing_the_policy_replaces_the_plans() -> None:
     assert guard.check(call).allowed
     guard.policy = Policy.from_dict(SEED_POLICY)
     assert not guard.check(call).allowed
+
+
+OK_ARGS = {"user_id": 42, "email": "ada@example.com", "dry_run": True}
+
+
+@pytest.mark.parametrize("call", [
+    {"name": "update_user_email", "arguments": OK_ARGS},
+    {"name": "update_user_email", "arguments": OK_ARGS, "_meta": {"progressToken": 1}},
+    {"name": "update_user_email", "arguments": OK_ARGS, "extra": 1},
+    {"name": "update_user_email"},
+    {"name": "update_user_email", "arguments": None},
+    {"name": "update_user_email", "arguments": "{\"user_id\": 42}"},
+    {"name": "no_such_tool", "arguments": OK_ARGS},
+    {"name": ["update_user_email"], "arguments": OK_ARGS},
+    {"arguments": OK_ARGS},
+], ids=["plain", "meta", "extra-key", "no-arguments", "null-arguments", "text-arguments",
+        "unknown-tool", "list-name", "no-name"])
+def test_call_shapes_decide_alike(call: dict[str, Any]) -> None:
+    fast, full = _both(SEED_TOOLS, call, SEED_POLICY)
+    assert fast == full
