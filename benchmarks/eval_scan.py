@@ -22,6 +22,12 @@ Figures:
   rubric's confusability does not depend on the schemas.
 * ``TC004`` recall over ``contradict`` pairs, and false TC004 errors per 100 servers: TC004
   errors of the per-server gate runs on pairs labeled other than ``contradict``.
+* the same two scores over the **certain** pairs only (the labeler's ``uncertain`` flag marks
+  pairs where the neighbouring label is as reasonable; the data README asks for both ways),
+  and the **reachable** recall: over the positives whose two schemas admit one call (the
+  schema intersection finds a witness), the only ones TC003 can report — a positive with
+  disjoint schemas is TC011 by definition, so ``reachable / positives`` is TC003|TC004's
+  ceiling on the file.
 
     python benchmarks/eval_scan.py benchmarks/data/pairs-tuning.json [--json OUT]
     python benchmarks/eval_scan.py --legacy     # the older 672-pair set (tests/data)
@@ -43,6 +49,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from histor_sign._schema.witness import OVERLAP, decide  # noqa: E402
 from histor_sign.collisions import ScanOptions, scan_catalogs  # noqa: E402
 from histor_sign.models import Catalog, Finding, Severity, parse_catalog  # noqa: E402
 
@@ -134,9 +141,20 @@ class Evaluation:
         for scope in ("all", "within", "cross"):
             for key in ("TC003|TC004", "TC003|TC004|TC011"):
                 r = f["scores"][scope][key]
-                lines.append(f"  {scope:6} {key:17} precision {r['precision']:.3f} recall "
+                lines.append(f"  {scope:7} {key:17} precision {r['precision']:.3f} recall "
                              f"{r['recall']:.3f} ({r['truePositives']} of {r['positives']} "
                              f"positives; {r['flagged']} labeled pairs flagged)")
+        for key in ("TC003|TC004", "TC003|TC004|TC011"):
+            r = f["scores"]["certain"][key]
+            lines.append(f"  {'certain':7} {key:17} precision {r['precision']:.3f} recall "
+                         f"{r['recall']:.3f} ({r['truePositives']} of {r['positives']} "
+                         f"positives; {r['flagged']} labeled pairs flagged; uncertain pairs "
+                         f"left out)")
+        c = f["reachable"]
+        lines.append(f"  reachable: {c['reachable']} of {c['positives']} positives have a "
+                     f"call both schemas accept (TC003|TC004 ceiling {c['ceiling']:.3f}); "
+                     f"TC003|TC004 finds {c['found']} of them (recall {c['recall']:.3f}); "
+                     f"certain and reachable: {c['certainFound']} of {c['certain']}")
         t = f["tc004"]
         lines.append(f"  TC004 recall {t['recall']:.3f} ({t['found']} of {t['contradict']} "
                      f"contradict pairs); TC004 on labeled non-contradict pairs: "
@@ -153,6 +171,7 @@ def evaluate(path: Path, directory: Path = CATALOGS) -> Evaluation:
     doc = json.loads(path.read_text(encoding="utf-8"))
     pairs = doc["pairs"]
     labels = {frozenset((p["a"], p["b"])): p["label"] for p in pairs}
+    uncertain = {frozenset((p["a"], p["b"])) for p in pairs if p.get("uncertain")}
     scope = {frozenset((p["a"], p["b"])): p.get("scope") or (
         "within" if p["a"].split(":", 1)[0] == p["b"].split(":", 1)[0] else "cross")
         for p in pairs}
@@ -168,6 +187,12 @@ def evaluate(path: Path, directory: Path = CATALOGS) -> Evaluation:
         subset = {p: lab for p, lab in labels.items() if name == "all" or scope[p] == name}
         scores[name] = {"TC003|TC004": Score(subset, hits, PAIR_RULES).row(),
                         "TC003|TC004|TC011": Score(subset, hits, WITH_DISJOINT).row()}
+    certain = {p: lab for p, lab in labels.items() if p not in uncertain}
+    scores["certain"] = {"TC003|TC004": Score(certain, hits, PAIR_RULES).row(),
+                         "TC003|TC004|TC011": Score(certain, hits, WITH_DISJOINT).row()}
+    reachable = reachable_positives(labels, catalogs)
+    found_reachable = [p for p in reachable if hits.get(p, set()) & set(PAIR_RULES)]
+    positives = sum(1 for lab in labels.values() if lab in POSITIVE)
     contradict = [p for p, lab in labels.items() if lab == "contradict"]
     found = [p for p in contradict if "TC004" in hits.get(p, set())]
     false_labeled = [p for p, lab in labels.items()
@@ -191,6 +216,13 @@ def evaluate(path: Path, directory: Path = CATALOGS) -> Evaluation:
         "labels": {k: sum(1 for v in labels.values() if v == k)
                    for k in ("overlap", "contradict", "distinct")},
         "scores": scores,
+        "reachable": {
+            "positives": positives, "reachable": len(reachable),
+            "ceiling": round(len(reachable) / positives, 3) if positives else 1.0,
+            "found": len(found_reachable),
+            "recall": round(len(found_reachable) / len(reachable), 3) if reachable else 1.0,
+            "certain": sum(1 for p in reachable if p not in uncertain),
+            "certainFound": sum(1 for p in found_reachable if p not in uncertain)},
         "tc004": {"contradict": len(contradict), "found": len(found),
                   "recall": round(len(found) / len(contradict), 3) if contradict else 1.0,
                   "falseOnLabeled": len(false_labeled)},
@@ -199,6 +231,21 @@ def evaluate(path: Path, directory: Path = CATALOGS) -> Evaluation:
                  "unlabeledTc004Errors": unlabeled_errors},
     }
     return ev
+
+
+def reachable_positives(labels: dict[Pair, str], catalogs: Iterable[Catalog]) -> list[Pair]:
+    """The positive pairs whose two input schemas admit one call (a witness both accept):
+    the positives TC003 can report at all. Decided with the scan's own schema intersection,
+    without the lexical rules."""
+    schemas = {f"{c.source}:{t.name}": t.input_schema for c in catalogs for t in c.tools}
+    out = []
+    for pair, label in labels.items():
+        if label not in POSITIVE:
+            continue
+        a, b = sorted(pair)
+        if decide(schemas[a], schemas[b]).outcome == OVERLAP:
+            out.append(pair)
+    return out
 
 
 def legacy() -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """Show drawn pairs to the labeler, and build the labeled pair files from the labeler's sheets.
 
     python benchmarks/label_pairs.py show tuning START COUNT   # what the labeler reads
+    python benchmarks/label_pairs.py show tuning2 START COUNT  # the second tuning set
     python benchmarks/label_pairs.py build                      # sheets -> pairs-<half>.json
     python benchmarks/label_pairs.py stats                      # counts, as Markdown
 
@@ -33,11 +34,21 @@ DATA = REPO / "benchmarks" / "data"
 SHOWN = 400
 LABELS = ("overlap", "contradict", "distinct")
 LABELER = "labels24 helper session (an AI model), reading the tools only, blind to the scanner"
+#: Every half, in build order, with the directory of its catalogs and its labeler. The
+#: second tuning set (``tuning2``, drawn by benchmarks/tuning2_pairs.py from the
+#: LiveMCPBench servers) was labeled later, by another session, with the same rubric.
+HALVES: dict[str, tuple[str, str]] = {
+    "tuning": ("real-servers", LABELER),
+    "heldout": ("real-servers", LABELER),
+    "tuning2": ("livemcpbench-servers", "tuning2 helper session (an AI model), reading the "
+                "tools only, blind to the scanner"),
+}
 
 
-def catalogs() -> dict[str, dict[str, dict[str, Any]]]:
+def catalogs(half: str = "tuning") -> dict[str, dict[str, dict[str, Any]]]:
+    """``{slug: {tool name: tool}}`` of the catalogs the pairs of ``half`` were drawn from."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
-    for path in sorted((DATA / "real-servers").glob("*.json")):
+    for path in sorted((DATA / HALVES[half][0]).glob("*.json")):
         if path.name == "index.json":
             continue
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -82,7 +93,7 @@ def render_tool(tid: str, tool: dict[str, Any]) -> str:
 
 def show(half: str, start: int, count: int) -> None:
     doc = json.loads((DATA / "unlabeled" / f"pairs-{half}.json").read_text())
-    cats = catalogs()
+    cats = catalogs(half)
     for i, pair in enumerate(doc["pairs"][start:start + count], start):
         print(f"#{i} {pair['stratum']}")
         for tid in (pair["a"], pair["b"]):
@@ -119,7 +130,7 @@ def read_sheet(path: Path) -> dict[int, dict[str, Any]]:
 
 def build(out_dir: Path = DATA) -> None:
     """Write ``pairs-<half>.json`` to ``out_dir`` from the sheets and the drawn pairs."""
-    for half in ("tuning", "heldout"):
+    for half, (_, labeler) in HALVES.items():
         sheet = DATA / "sheets" / f"{half}.txt"
         if not sheet.exists():
             continue
@@ -136,15 +147,18 @@ def build(out_dir: Path = DATA) -> None:
             pairs.append(row)
         doc_out = {
             "format": "histor.labeled-pairs/v1", "half": half, "seed": doc["seed"],
-            "rubric": "docs/scan-rubric.md", "labeler": LABELER,
-            "procedure": "benchmarks/sample_pairs.py (drawing), benchmarks/label_pairs.py "
-                         "(sheets); see benchmarks/data/README.md",
+            "rubric": "docs/scan-rubric.md", "labeler": labeler,
+            "procedure": ("benchmarks/tuning2_pairs.py" if half == "tuning2" else
+                          "benchmarks/sample_pairs.py") + " (drawing), benchmarks/"
+                         "label_pairs.py (sheets); see benchmarks/data/README.md",
             "servers": doc["servers"], "drawn": len(doc["pairs"]), "labeled": len(pairs),
             "pairs": pairs,
         }
         if half == "heldout":
             doc_out["warning"] = ("held-out half: report figures on it, never tune "
                                   "thresholds, rules or lexicons on it")
+        if "catalogs" in doc:
+            doc_out["catalogs"] = doc["catalogs"]
         (out_dir / f"pairs-{half}.json").write_text(json.dumps(doc_out, indent=1) + "\n")
         print(f"{half}: {len(pairs)} labeled of {len(doc['pairs'])}",
               dict(Counter(p["label"] for p in pairs)), file=sys.stderr)
@@ -154,7 +168,7 @@ def stats() -> str:
     """Counts per half, stratum and label (Markdown), for benchmarks/data/README.md."""
     lines = ["| half | stratum | pairs | overlap | contradict | distinct | uncertain |",
              "|---|---|---|---|---|---|---|"]
-    for half in ("tuning", "heldout"):
+    for half in HALVES:
         path = DATA / f"pairs-{half}.json"
         if not path.exists():
             continue
@@ -176,7 +190,7 @@ def stats() -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("step", choices=["show", "build", "stats"])
-    ap.add_argument("half", nargs="?", choices=["tuning", "heldout"])
+    ap.add_argument("half", nargs="?", choices=list(HALVES))
     ap.add_argument("start", nargs="?", type=int, default=0)
     ap.add_argument("count", nargs="?", type=int, default=50)
     args = ap.parse_args(argv)

@@ -203,8 +203,14 @@ def tool_id(slug: str, name: str) -> str:
 
 
 def draw(catalogs: dict[str, dict[str, Any]], servers: list[str], seed: int,
-         quota: dict[str, int] = QUOTA) -> list[dict[str, Any]]:
-    """The pairs of one half, by the procedure in this module's docstring."""
+         quota: dict[str, int] = QUOTA, *, domains: dict[str, str] | None = None,
+         skip: frozenset[tuple[str, str]] = frozenset()) -> list[dict[str, Any]]:
+    """The pairs of one half, by the procedure in this module's docstring.
+
+    ``domains`` maps the servers to their domains (default ``DOMAINS``); a pair in ``skip``
+    (``(a, b)`` with ``a < b``) is passed over like a pair drawn twice, so another is drawn
+    in its place. With the defaults the draw is the one the two halves were made with."""
+    domain_of = DOMAINS if domains is None else domains
     rng = random.Random(seed)
     tools = {s: sorted({t["name"] for t in catalogs[s]["tools"]}) for s in servers}
     docs = {}
@@ -258,7 +264,7 @@ def draw(catalogs: dict[str, dict[str, Any]], servers: list[str], seed: int,
     def same_domain(tid: str) -> list[str]:
         mine = server_of[tid]
         return nearest(tid, [o for o in all_ids if server_of[o] != mine
-                             and DOMAINS.get(server_of[o]) == DOMAINS.get(mine)])
+                             and domain_of.get(server_of[o]) == domain_of.get(mine)])
 
     @functools.cache
     def other_effect(tid: str) -> list[str]:
@@ -300,7 +306,7 @@ def draw(catalogs: dict[str, dict[str, Any]], servers: list[str], seed: int,
                     continue
                 b = rng.choice(pool)
             key = (min(a, b), max(a, b))
-            if key in seen:
+            if key in seen or key in skip:
                 continue
             seen.add(key)
             got += 1

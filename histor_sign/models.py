@@ -16,7 +16,7 @@ from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TypeAlias
+from typing import Any, Generic, Protocol, TypeAlias, TypeVar
 
 from histor_sign._limits import DEFAULT_MAX_FILE_BYTES
 from histor_sign.canonical import (
@@ -721,17 +721,32 @@ class TransparencyLogRef:
         }
 
 
+class _SignableStatement(Protocol):
+    """What a signed document's statement offers: its members (signed with the signer
+    appended, :func:`signed_bytes`) and the chain link it names."""
+
+    @property
+    def server(self) -> str: ...
+
+    @property
+    def revision(self) -> int: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+_S = TypeVar("_S", bound=_SignableStatement)
+
+
 @dataclass(frozen=True)
-class SignedEnvelope:
-    """A signed revision: the statement, who signed it, the Sigstore bundle and its log entry.
+class _SignedDocument(Generic[_S]):
+    """A statement, who signed it, its Sigstore bundle and its log entry: the one shape of
+    every signed document (a revision's envelope, a yank).
 
     What is signed is :meth:`signed_bytes`: the statement plus ``signer.issuer`` and
     ``signer.identity``, so the signer cannot be swapped without breaking the signature.
-    Parsing with :meth:`from_json` checks structure and types only; use
-    :func:`histor_sign.verification` to check the signature and identity.
     """
 
-    statement: Statement
+    statement: _S
     issuer: str
     identity: str
     bundle: Mapping[str, Any]
@@ -744,7 +759,7 @@ class SignedEnvelope:
 
     @property
     def revision(self) -> int:
-        """The statement's revision number."""
+        """The revision the statement names."""
         return self.statement.revision
 
     def signed_bytes(self) -> bytes:
@@ -752,7 +767,7 @@ class SignedEnvelope:
         return signed_bytes(self.statement, issuer=self.issuer, identity=self.identity)
 
     def to_json(self) -> dict[str, Any]:
-        """The envelope document."""
+        """The signed document."""
         return {
             **self.statement.to_json(),
             "signer": {
@@ -762,8 +777,19 @@ class SignedEnvelope:
         }
 
     def to_bytes(self) -> bytes:
-        """Pretty-printed envelope (signed bytes are rebuilt, so layout does not matter)."""
+        """Pretty-printed document (signed bytes are rebuilt, so layout does not matter)."""
         return (json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+@dataclass(frozen=True)
+class SignedEnvelope(_SignedDocument[Statement]):
+    """A signed revision: the statement, who signed it, the Sigstore bundle and its log entry.
+
+    What is signed is :meth:`signed_bytes`: the statement plus ``signer.issuer`` and
+    ``signer.identity``, so the signer cannot be swapped without breaking the signature.
+    Parsing with :meth:`from_json` checks structure and types only; use
+    :func:`histor_sign.verification` to check the signature and identity.
+    """
 
     @classmethod
     def from_json(cls, value: JsonValue, source: str = "envelope") -> SignedEnvelope:
@@ -777,8 +803,9 @@ class SignedEnvelope:
         return load_envelope(path)
 
 
-def signed_bytes(statement: Statement, *, issuer: str, identity: str) -> bytes:
-    """JCS of the statement members plus ``signer: {issuer, identity}``."""
+def signed_bytes(statement: _SignableStatement, *, issuer: str, identity: str) -> bytes:
+    """JCS of the statement members plus ``signer: {issuer, identity}`` (revisions and
+    yanks alike)."""
     document = statement.to_json()
     document["signer"] = {"issuer": issuer, "identity": identity}
     return canonical_bytes(document)
@@ -864,8 +891,7 @@ class YankStatement:
 
     def signed_bytes(self, *, issuer: str, identity: str) -> bytes:
         """JCS of the members plus ``signer: {issuer, identity}`` (the revision rule)."""
-        return canonical_bytes({**self.to_json(), "signer": {"issuer": issuer,
-                                                             "identity": identity}})
+        return signed_bytes(self, issuer=issuer, identity=identity)
 
     @classmethod
     def from_json(cls, value: Any, source: str = "yank") -> YankStatement:
@@ -906,43 +932,13 @@ def validate_yank_reason(reason: Any, source: str = "reason", what: str = "yank"
 
 
 @dataclass(frozen=True)
-class SignedYank:
+class SignedYank(_SignedDocument[YankStatement]):
     """A signed yank: the statement, who signed it, its Sigstore bundle and log entry —
     the envelope form of a revision, for a :class:`YankStatement`."""
-
-    statement: YankStatement
-    issuer: str
-    identity: str
-    bundle: Mapping[str, Any]
-    transparency_log: TransparencyLogRef
-
-    @property
-    def server(self) -> str:
-        return self.statement.server
-
-    @property
-    def revision(self) -> int:
-        """The revision this yank withdraws."""
-        return self.statement.revision
 
     @property
     def reason(self) -> str:
         return self.statement.reason
-
-    def signed_bytes(self) -> bytes:
-        """The exact bytes the signature covers."""
-        return self.statement.signed_bytes(issuer=self.issuer, identity=self.identity)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            **self.statement.to_json(),
-            "signer": {"issuer": self.issuer, "identity": self.identity,
-                       "signature": self.bundle},
-            "transparencyLog": self.transparency_log.to_json(),
-        }
-
-    def to_bytes(self) -> bytes:
-        return (json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
     @classmethod
     def from_json(cls, value: JsonValue, source: str = "yank") -> SignedYank:

@@ -54,7 +54,7 @@ _ROOT_OPTIONS = frozenset({"--version", "--debug", "-h", "--help"})
 #: with the cyclic collector off (the ~550 modules of sigstore it imports are kept for
 #: good, so collections find nothing to free) and ends the process without the
 #: interpreter's teardown (:func:`end_process`).
-ONE_SHOT = frozenset({"verify"})
+ONE_SHOT = frozenset({"verify", "guard"})
 
 
 def command_name(argv: list[str] | None) -> str | None:

@@ -68,7 +68,11 @@ ACTION_GROUPS: dict[str, tuple[str, ...]] = {
     "delete": ("delete", "remove", "erase", "destroy", "drop", "purge", "unlink", "rm", "del",
                "wipe", "clear", "rmdir"),
     "send": ("send", "post", "publish", "submit", "notify"),
-    "run": ("run", "exec", "execute", "invoke", "call", "trigger", "launch", "start"),
+    "run": ("run", "execute", "invoke", "call", "trigger", "launch", "start"),
+    # ``exec`` (docker exec, kubectl exec) runs a command *inside* the thing it names:
+    # ``pods_exec`` runs a command in a pod, ``pods_run`` starts a pod. On a command or
+    # statement it is running it (:data:`STATEMENT_PAIRS`).
+    "exec": ("exec",),
     "stop": ("stop", "kill", "terminate", "cancel", "abort", "halt", "close", "resolve", "end",
              "finish"),
     "move": ("move", "mv", "transfer"),
@@ -112,7 +116,8 @@ CONTRASTING: frozenset[frozenset[str]] = frozenset(frozenset(p) for p in (
     ("delete", "disable"), ("delete", "deactivate")))
 #: Action classes that run the same statement (``read_query`` / ``execute_query``).
 STATEMENT_PAIRS: frozenset[frozenset[str]] = frozenset(
-    frozenset(p) for p in (("get", "run"), ("modify", "run")))
+    frozenset(p) for p in (("get", "run"), ("modify", "run"), ("exec", "run"), ("get", "exec"),
+                           ("modify", "exec")))
 #: Action classes that do the same to one object (``add_task_to_section`` moves the task
 #: there, as ``move_task`` does).
 EQUIVALENT: frozenset[frozenset[str]] = frozenset(frozenset(p) for p in (
@@ -133,7 +138,8 @@ for _canon, _words in ACTION_GROUPS.items():
 #: What an action class does to data when a tool states no effect hints (docs/scan.md).
 ACTION_EFFECTS: dict[str, str] = {
     "get": "read-only", "list": "read-only", "describe": "read-only", "search": "read-only",
-    "create": "write", "modify": "write", "send": "write", "run": "write", "stop": "write",
+    "create": "write", "modify": "write", "send": "write", "run": "write", "exec": "write",
+    "stop": "write",
     "move": "write", "copy": "write", "delete": "destructive", "attach": "write",
     "detach": "write", "archive": "write", "upsert": "write",
 }
@@ -504,7 +510,9 @@ class Profile:
                 objects.append(token)
                 # a participle ("diff staged", "issues closed") modifies, it is no head
                 if not (post or (token.endswith("ed") and len(token) > 4)):
-                    head, plural = token, low != token
+                    # a plural before the verb names the resource type (``pods_get``: one
+                    # pod), after it the items asked for (``get_projects``)
+                    head, plural = token, low != token and k > at
         desc = description_tokens(drop_sentences(_strip(description, boilerplate), repeated))
         stated = "read-only" if _says_read_only(description[:MAX_DESCRIPTION_CHARS]) else None
         if action_word.lower() in STATEMENTS and not objects:

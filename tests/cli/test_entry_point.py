@@ -1,5 +1,5 @@
-"""The process's entry point (``histor_sign.cli.entry_point``): a one-shot command (``verify``)
-runs with the cyclic collector off and the modules it imports but never uses unrun
+"""The process's entry point (``histor_sign.cli.entry_point``): a one-shot command (``verify``,
+``guard``) runs with the cyclic collector off and the modules it imports but never uses unrun
 (``cli/_deferred.py``), and ends its process without the interpreter's teardown
 (``end_process``), and nothing a user sees changes — the same stdout, stderr and
 exit code as ``main`` run in-process, for a pass, a failed check, bad input, help and JSON.
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import atexit
+import json
 import os
 import subprocess
 import sys
@@ -187,3 +188,39 @@ def test_a_process_says_and_exits_exactly_what_main_does(
             (here.code, here.stdout, here.stderr), argv
         codes.add(here.code)
     assert codes == {0, 1, 2}
+
+
+def test_guard_as_a_process_says_and_exits_exactly_what_main_does(tmp_path: Path) -> None:
+    """``guard`` is one-shot too: an allow, a deny, a call that is no call, a bad catalog,
+    a usage error, JSON written to a file, and help — the same bytes and codes either way."""
+    schema = {"type": "object", "properties": {"path": {"type": "string"}},
+              "required": ["path"], "additionalProperties": False}
+    catalog = tmp_path / "tools.json"
+    catalog.write_text('{"tools": [{"name": "read_file", "description": "Read a file", '
+                       f'"inputSchema": {json.dumps(schema)}}}]}}')
+    good, bad, junk = tmp_path / "good.json", tmp_path / "bad.json", tmp_path / "junk.json"
+    good.write_text('{"name": "read_file", "arguments": {"path": "/tmp/x"}}')
+    bad.write_text('{"name": "read_file", "arguments": {"path": 3, "extra": true}}')
+    junk.write_text("[1, 2")
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"tools": [{"name": "x"}]}')
+    lines = [
+        ["guard", str(good), "--catalog", str(catalog)],
+        ["guard", str(bad), "--catalog", str(catalog)],
+        ["guard", str(junk), "--catalog", str(catalog)],
+        ["guard", str(good), "--catalog", str(broken)],
+        ["guard", str(good)],
+        ["guard", str(bad), "--catalog", str(catalog), "--format", "json"],
+        ["guard", "--help"],
+    ]
+    codes = set()
+    for argv in lines:
+        here, there = run_cli_in_process(*argv), run_cli_subprocess(*argv)
+        assert (there.code, there.stdout, there.stderr) == \
+            (here.code, here.stdout, here.stderr), argv
+        codes.add(here.code)
+    assert codes == {0, 1, 2}
+    out = tmp_path / "decision.json"
+    there = run_cli_subprocess("guard", str(good), "--catalog", str(catalog), "--format",
+                               "json", "--output", str(out))
+    assert there.code == 0 and json.loads(out.read_text())["decision"] == "allow"

@@ -7,12 +7,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from cli_harness import REPO, load_benchmark
 
 TUNING = REPO / "benchmarks" / "data" / "pairs-tuning.json"
 CATALOGS = REPO / "benchmarks" / "data" / "real-servers"
+#: the second tuning set (LiveMCPBench servers, none of them a held-out server)
+TUNING2 = REPO / "benchmarks" / "data" / "pairs-tuning2.json"
+CATALOGS2 = REPO / "benchmarks" / "data" / "livemcpbench-servers"
 
 
 def eval_scan() -> ModuleType:
@@ -45,6 +49,39 @@ def test_tuning_half_floor() -> None:
     assert cross["precision"] >= 0.88 and cross["recall"] >= 0.55
     assert figures["tc004"]["recall"] >= 0.55
     assert figures["gate"]["falseTc004Per100"] <= 1.0
+    # 46 of the 58 positives admit one call both schemas accept (the TC003 ceiling, 0.79);
+    # of the 25 of those labeled without doubt, the scan found 23
+    reach = figures["reachable"]
+    assert reach["reachable"] == 46 and reach["certain"] == 25
+    assert reach["certainFound"] >= 22
+
+
+def evaluate_made_set(tmp_path: Path, servers: dict[str, list[dict[str, Any]]],
+                      pairs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The script's figures on catalogs and labels made here (a tuning-half file)."""
+    cats = tmp_path / "cats"
+    cats.mkdir()
+    for slug, tools in servers.items():
+        (cats / f"{slug}.json").write_text(json.dumps({"server": slug, "tools": tools}))
+    labels = tmp_path / "pairs.json"
+    labels.write_text(json.dumps({"format": "histor.labeled-pairs/v1", "half": "tuning",
+                                  "servers": sorted(servers), "pairs": pairs}))
+    figures: dict[str, Any] = eval_scan().evaluate(labels, cats).figures
+    return figures
+
+
+@pytest.mark.slow
+def test_second_tuning_set_floor() -> None:
+    """On the second tuning set (58 other servers, 22 positives, 18 of them uncertain) the
+    scan flags no labeled distinct pair and fails no server's gate on a false TC004; its
+    recall there is 0 (docs/scan.md), so only precision and the gate have a floor."""
+    doc = json.loads(TUNING2.read_text())
+    assert doc["half"] == "tuning2"
+    figures = eval_scan().evaluate(TUNING2, CATALOGS2).figures
+    both = figures["scores"]["all"]["TC003|TC004"]
+    assert both["flagged"] == both["truePositives"]
+    assert figures["gate"]["falseTc004Errors"] == 0
+    assert figures["tc004"]["falseOnLabeled"] == 0
 
 
 def test_scores_count_flags_only_on_labeled_pairs(tmp_path: Path) -> None:
@@ -52,24 +89,17 @@ def test_scores_count_flags_only_on_labeled_pairs(tmp_path: Path) -> None:
     contradict pair found as TC004, one distinct pair not flagged."""
     schema = {"type": "object", "properties": {"path": {"type": "string"}},
               "required": ["path"]}
-    cats = tmp_path / "cats"
-    cats.mkdir()
     a = [{"name": "read_file", "description": "Read a file from disk", "inputSchema": schema},
          {"name": "delete_tag", "description": "Delete a tag", "inputSchema": schema},
          {"name": "remove_tag_from_file", "description": "Remove a tag from a file",
           "inputSchema": schema}]
     b = [{"name": "read_file", "description": "Read a file from disk", "inputSchema": schema},
          {"name": "get_weather", "description": "Weather for a city", "inputSchema": schema}]
-    for slug, tools in (("a", a), ("b", b)):
-        (cats / f"{slug}.json").write_text(json.dumps({"server": slug, "tools": tools}))
-    labels = tmp_path / "pairs.json"
-    labels.write_text(json.dumps({"format": "histor.labeled-pairs/v1", "half": "tuning",
-                                  "servers": ["a", "b"], "pairs": [
+    figures = evaluate_made_set(tmp_path, {"a": a, "b": b}, [
         {"a": "a:read_file", "b": "b:read_file", "label": "overlap", "scope": "cross"},
         {"a": "a:delete_tag", "b": "a:remove_tag_from_file", "label": "contradict",
          "scope": "within"},
-        {"a": "a:read_file", "b": "b:get_weather", "label": "distinct", "scope": "cross"}]}))
-    figures = eval_scan().evaluate(labels, cats).figures
+        {"a": "a:read_file", "b": "b:get_weather", "label": "distinct", "scope": "cross"}])
     assert figures["scores"]["all"]["TC003|TC004"] == {
         "pairs": 3, "positives": 2, "flagged": 2, "truePositives": 2, "precision": 1.0,
         "recall": 1.0}
@@ -77,3 +107,27 @@ def test_scores_count_flags_only_on_labeled_pairs(tmp_path: Path) -> None:
     assert figures["tc004"] == {"contradict": 1, "found": 1, "recall": 1.0,
                                 "falseOnLabeled": 0}
     assert figures["gate"]["failed"] == 1 and figures["gate"]["falseTc004Errors"] == 0
+    assert figures["reachable"] == {"positives": 2, "reachable": 2, "ceiling": 1.0, "found": 2,
+                                    "recall": 1.0, "certain": 2, "certainFound": 2}
+    assert figures["scores"]["certain"]["TC003|TC004"]["pairs"] == 3
+
+
+def test_uncertain_pairs_and_disjoint_schemas_are_reported_apart(tmp_path: Path) -> None:
+    """An uncertain positive leaves the "certain" figures; a positive whose schemas admit no
+    common call lowers the ceiling (it can only ever be TC011)."""
+    path = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
+            "additionalProperties": False}
+    url = {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"],
+           "additionalProperties": False}
+    a = [{"name": "read_file", "description": "Read a file", "inputSchema": path}]
+    b = [{"name": "read_file", "description": "Read a file", "inputSchema": path},
+         {"name": "fetch_page", "description": "Fetch a web page", "inputSchema": url}]
+    figures = evaluate_made_set(tmp_path, {"a": a, "b": b}, [
+        {"a": "a:read_file", "b": "b:read_file", "label": "overlap", "scope": "cross"},
+        {"a": "a:read_file", "b": "b:fetch_page", "label": "overlap", "scope": "cross",
+         "uncertain": True}])
+    assert figures["reachable"] == {"positives": 2, "reachable": 1, "ceiling": 0.5, "found": 1,
+                                    "recall": 1.0, "certain": 1, "certainFound": 1}
+    certain = figures["scores"]["certain"]["TC003|TC004"]
+    assert (certain["pairs"], certain["positives"], certain["recall"]) == (1, 1, 1.0)
+    assert figures["scores"]["all"]["TC003|TC004"]["recall"] == 0.5

@@ -54,6 +54,18 @@ def test_a_get_all_and_a_list_of_the_same_collection_are_one_request() -> None:
     assert similarity(get, Profile.of("list_project_members", "List members"), 0.0) is None
 
 
+def test_a_resource_named_before_its_verb_is_a_type_not_a_count() -> None:
+    """``pods_get`` (a Kubernetes server's resource_verb names) gets one pod: the plural
+    names the resource type, so it is no get-all of the collection ``pods_list`` lists."""
+    get = Profile.of("pods_get", "Get a Kubernetes Pod in the current namespace with the "
+                     "provided name")
+    listing = Profile.of("pods_list", "List all the Kubernetes pods in the current cluster")
+    assert not get.plural and get.objects == listing.objects == {"pod"}
+    assert similarity(get, listing, 0.4) is None
+    # after the verb the plural still asks for the items
+    assert Profile.of("get_pods", "Get the pods of the cluster").plural
+
+
 def test_a_search_near_a_place_is_a_variant_and_the_details_of_one_item_are_not() -> None:
     tools = [("maps", n, d) for n, d in (
         ("maps_text_search", "Search places by keywords"),
@@ -122,3 +134,25 @@ def test_general_abbreviations_name_one_object() -> None:
     assert canonical_words(["send", "mail"]) == ["send", "email"]
     assert Profile.of("list_pkgs", "").objects == Profile.of("list_packages", "").objects
     assert Profile.of("upgrade_release", "").action == "modify"
+
+
+def test_exec_runs_a_command_inside_what_it_names() -> None:
+    """``pods_exec`` runs a command in a pod, ``pods_run`` starts a pod (the Kubernetes MCP
+    server's tools, whose differing destructive hints failed the gate on a false TC004);
+    on a command both run it."""
+    exec_ = Profile.of("pods_exec", "Execute a command in a Kubernetes Pod (shell access, run "
+                       "commands in container) in the current or provided namespace with the "
+                       "provided name and command")
+    run = Profile.of("pods_run", "Run a Kubernetes Pod in the current or provided namespace "
+                     "with the provided container image and optional name")
+    assert exec_.objects == run.objects == {"pod"}
+    assert similarity(exec_, run, 0.0) is None
+    assert similarity(Profile.of("exec_container", "Execute a command in a running container"),
+                      Profile.of("run_container", "Run a new container from an image"),
+                      0.0) is None
+    same = similarity(Profile.of("exec_command", "Execute a shell command"),
+                      Profile.of("run_command", "Run a shell command"), 0.4)
+    assert same is not None and not same.contrasting
+    both = similarity(Profile.of("execute_workflow", "Execute a workflow"),
+                      Profile.of("run_workflow", "Run a workflow"), 0.4)
+    assert both is not None and both.basis == "name"

@@ -21,6 +21,9 @@ from cli_harness import load_benchmark
 REPO = Path(__file__).resolve().parent.parent.parent
 DATA = REPO / "benchmarks" / "data"
 HALVES = ("tuning", "heldout")
+#: The second tuning set (benchmarks/tuning2_pairs.py): LiveMCPBench servers, none of them a
+#: held-out server.
+SECOND = "tuning2"
 
 
 def _load(name: str) -> ModuleType:
@@ -81,7 +84,7 @@ def test_the_set_is_as_large_as_issue_24_asks() -> None:
 def test_the_pair_files_are_what_the_sheets_say(tmp_path: Path) -> None:
     label_pairs = _load("label_pairs")
     label_pairs.build(tmp_path)
-    for half in HALVES:
+    for half in (*HALVES, SECOND):
         assert json.loads((tmp_path / f"pairs-{half}.json").read_text()) == _pairs(half)
 
 
@@ -110,3 +113,87 @@ def test_the_drawing_is_reproducible_from_the_catalogs() -> None:
         assert all(half_of[s] == half for s in drawn["servers"])
         again = sample_pairs.draw(catalogs, drawn["servers"], sample_pairs.SEED * 10 + i)
         assert again == drawn["pairs"]
+
+
+def _second_catalogs() -> dict[str, dict[str, Any]]:
+    out = {}
+    for path in (DATA / "livemcpbench-servers").glob("*.json"):
+        if path.name != "index.json":
+            data = json.loads(path.read_text(encoding="utf-8"))
+            out[data["server"]] = data
+    return out
+
+
+def test_the_second_tuning_set_names_its_catalogued_tools_once() -> None:
+    catalogs = _second_catalogs()
+    doc = _pairs(SECOND)
+    assert doc["half"] == SECOND and doc["labeled"] == doc["drawn"] == len(doc["pairs"])
+    assert sorted(doc["servers"]) == sorted(catalogs)
+    seen = set()
+    for pair in doc["pairs"]:
+        assert pair["label"] in ("overlap", "contradict", "distinct"), pair
+        assert pair["a"] < pair["b"] and (pair["a"], pair["b"]) not in seen, pair
+        seen.add((pair["a"], pair["b"]))
+        for tid in (pair["a"], pair["b"]):
+            slug, name = tid.split(":", 1)
+            assert name in {t["name"] for t in catalogs[slug]["tools"]}, tid
+        same = pair["a"].split(":", 1)[0] == pair["b"].split(":", 1)[0]
+        assert pair["scope"] == ("within" if same else "cross"), pair
+    labels = Counter(p["label"] for p in doc["pairs"])
+    scopes = Counter(p["scope"] for p in doc["pairs"])
+    assert labels["overlap"] and labels["distinct"] and scopes["within"] and scopes["cross"]
+
+
+def test_the_second_tuning_set_holds_no_held_out_server() -> None:
+    """No catalog of the second set is a held-out server (by slug or by package), every
+    LiveMCPBench server is either catalogued or excluded with a reason, and the excluded
+    ones (the held-out servers' packages and products) have no catalog."""
+    tuning2 = _load("tuning2_pairs")
+    index = json.loads((DATA / "real-servers" / "index.json").read_text(encoding="utf-8"))
+    heldout = {r["server"]: r["package"] for r in index["servers"] if r.get("half") == "heldout"}
+    catalogs = _second_catalogs()
+    assert not set(catalogs) & set(heldout)
+    assert not {c["package"] for c in catalogs.values()} & set(heldout.values())
+    keys = {c["livemcpbenchKey"] for c in catalogs.values()}
+    assert not keys & set(tuning2.EXCLUDED)
+    assert all(h in heldout for h, _ in tuning2.EXCLUDED.values())
+    source = json.loads(tuning2.SOURCE.read_text(encoding="utf-8"))
+    every = {next(iter(entry["tools"])) for entry in source}
+    assert every == keys | set(tuning2.EXCLUDED)
+    used = {tid.split(":", 1)[0] for p in _pairs(SECOND)["pairs"] for tid in (p["a"], p["b"])}
+    assert used <= set(catalogs) and not used & set(heldout)
+
+
+def test_the_second_tuning_set_is_reproducible(tmp_path: Path) -> None:
+    """The catalogs are the LiveMCPBench file split again, and the sampler draws the
+    committed pairs from them in the same order, none of them a pair of
+    tests/data/confusable-pairs.json (the old rules were tuned on those)."""
+    tuning2 = _load("tuning2_pairs")
+    tuning2.write_catalogs(tmp_path)
+    committed = DATA / "livemcpbench-servers"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        p.name for p in committed.iterdir())
+    for path in tmp_path.iterdir():
+        assert path.read_bytes() == (committed / path.name).read_bytes(), path.name
+    drawn = json.loads((DATA / "unlabeled" / f"pairs-{SECOND}.json").read_text())
+    again = tuning2.draw_pairs(tuning2.sample_pairs.load_catalogs(committed))
+    assert again == drawn
+    skipped = tuning2.confusable_names()
+    assert skipped and not {(p["a"], p["b"]) for p in drawn["pairs"]} & skipped
+
+
+def test_the_adjudicated_gate_errors_are_held_out_pairs_outside_the_sample() -> None:
+    """The held-out gate's TC004 errors on unlabeled pairs, labeled among decoys: tools of
+    held-out servers, none a pair of the labeled sample, every label a rubric label."""
+    doc = json.loads((DATA / "adjudicated-heldout-gate.json").read_text(encoding="utf-8"))
+    assert doc["format"] == "histor.adjudicated-pairs/v1" and doc["half"] == "heldout"
+    tools, held_out = _tools(), set(_pairs("heldout")["servers"])
+    labeled = {(p["a"], p["b"]) for p in _pairs("heldout")["pairs"]}
+    for pair in doc["pairs"]:
+        assert pair["label"] in ("overlap", "contradict", "distinct"), pair
+        assert (pair["a"], pair["b"]) not in labeled and pair["a"] < pair["b"], pair
+        for tid in (pair["a"], pair["b"]):
+            slug, name = tid.split(":", 1)
+            assert slug in held_out and name in tools[slug], tid
+    flagged = [p for p in doc["pairs"] if p["flaggedTc004Error"]]
+    assert flagged and len(flagged) < len(doc["pairs"])  # hidden among decoys
