@@ -4,13 +4,17 @@ Per-call latency on a warm Guard, interleaved with ``jsonschema_rs`` on the same
 arguments (``is_valid`` for allowed calls, ``iter_errors`` for denied ones), and the
 ``guard`` command against a minimal ``jsonschema_rs`` script; ratio = guard / baseline.
 ``--redos`` adds the hostile-regex comparison with Python ``re``.
-Run: ``python benchmarks/bench_guard.py [--quick] [--json] [--redos]``.
+``--instructions`` counts instructions per allowed call instead, under callgrind (both sides,
+repeatable on a loaded machine, where wall time is not).
+Run: ``python benchmarks/bench_guard.py [--quick] [--json] [--redos] [--instructions]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -20,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import Case, Side, run_cases, run_command
+from _harness import Case, Side, bench_env, run_cases, run_command
 
 from histor_sign.guard import Guard
 
@@ -118,10 +122,54 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer runs")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--redos", action="store_true", help="also the hostile-regex runs")
+    parser.add_argument("--instructions", action="store_true",
+                        help="instructions per allowed call under callgrind, both sides")
+    parser.add_argument("--loop", nargs=2, metavar=("SIDE", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    run_cases(cases(args.quick), args.json)
+    if args.loop:
+        _loop(args.loop[0], int(args.loop[1]))
+    elif args.instructions:
+        instructions()
+    else:
+        run_cases(cases(args.quick), args.json)
     if args.redos:
         redos()
+
+
+def _loop(side: str, n: int) -> None:
+    """``n`` allowed calls of one side, after the same warm-up whatever ``n`` is."""
+    import jsonschema_rs
+
+    guard = Guard.from_catalog([TOOL], policy=POLICY)
+    call = {"name": "update_user_email", "arguments": GOOD}
+    rs = jsonschema_rs.validator_for(TOOL["inputSchema"], validate_formats=True)
+    for _ in range(100):
+        guard.check(call)
+        rs.is_valid(GOOD)
+    run: Any = (lambda: guard.check(call)) if side == "guard" else (lambda: rs.is_valid(GOOD))
+    for _ in range(n):
+        run()
+
+
+def instructions(n: int = 20000) -> None:
+    """Instructions per call of each side: a callgrind run of ``n`` calls minus one of none
+    (start-up, imports and warm-up cancel out), so the per-call loop counts on both sides."""
+    def count(side: str, calls: int) -> int:
+        with tempfile.TemporaryDirectory() as tmp:
+            done = subprocess.run(
+                ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/out",
+                 sys.executable, __file__, "--loop", side, str(calls)],
+                capture_output=True, text=True, check=True,
+                env={**bench_env(), "PYTHONHASHSEED": "0"})
+        found = re.search(r"Collected : (\d+)", done.stderr)
+        if found is None:
+            raise SystemExit(f"no callgrind total: {done.stderr[-500:]}")
+        return int(found.group(1))
+
+    per_call = {side: (count(side, n) - count(side, 0)) / n for side in ("guard", "rs")}
+    print(f"guard allow (parsed call): {per_call['guard']:.0f} instructions per call, "
+          f"jsonschema_rs is_valid: {per_call['rs']:.0f}; "
+          f"ratio {per_call['guard'] / per_call['rs']:.2f}")
 
 
 def redos() -> None:

@@ -94,11 +94,6 @@ def requires_dry_run(tool: Tool, policy: Policy) -> bool:
     return policy.require_dry_run_for_destructive and is_destructive(tool)
 
 
-#: An absent ``arguments`` member on the fast path: not a dict, so the full path decides
-#: (and no empty dict is built per call).
-_NO_ARGUMENTS: Any = object()
-
-
 class _AllowPlan:
     """What an allowed call of one tool must satisfy, precomputed from the contract and
     the policy, so deciding an allowed call is the engine's ``is_valid`` plus a few lookups.
@@ -139,10 +134,18 @@ class _AllowPlan:
         return True
 
 
+def _refuse(args: dict[str, Any]) -> bool:
+    return False
+
+
+#: The plan of a call with no fast answer: the full rules decide it.
+_ALLOWS_NOTHING = _AllowPlan(_refuse, None, None, None)
+
+
 class _Contract:
     """One tool's compiled contract (the validator is built on first use)."""
 
-    __slots__ = ("_plan", "_validator", "declared", "engine", "patterns", "plain_name",
+    __slots__ = ("_plan", "_validator", "closed", "declared", "engine", "patterns", "plain_name",
                  "problem", "tool", "unsigned")
 
     def __init__(self, tool: Tool, engine: str) -> None:
@@ -154,6 +157,9 @@ class _Contract:
         self._plan: tuple[Policy, _AllowPlan | None] | None = None
         schema = tool.input_schema if tool.has_input_schema else {"type": "object"}
         self.declared, self.patterns = declared_arguments(schema)
+        # A schema that itself refuses every argument its root does not declare leaves the
+        # allow plan nothing to check about unknown arguments once the engine said valid.
+        self.closed = _closed_object(schema)
         # A plain {"name", "arguments"} call naming this tool imports (a name that does
         # not match is a malformed call, decided by the full path).
         self.plain_name = PLAIN_NAME.fullmatch(tool.name) is not None
@@ -174,7 +180,8 @@ class _Contract:
             effect = ((rules.effect_from, rules.max_effect)
                       if rules.max_effect is not None and rules.effect_from is not None
                       else None)
-            declared = self.declared if policy.deny_unknown_for(name) else None
+            declared = (self.declared if policy.deny_unknown_for(name) and not self.closed
+                        else None)
             plan = _AllowPlan(validator.check, declared, dry_run, effect)
         self._plan = (policy, plan)
         return plan
@@ -215,6 +222,15 @@ def declared_arguments(schema: Any) -> tuple[frozenset[str], tuple[str, ...]]:
     return frozenset(names), tuple(patterns)
 
 
+def _closed_object(schema: Any) -> bool:
+    """Whether an instance valid against ``schema`` can only have the members its root
+    ``properties`` names (``additionalProperties: false``, and no ``patternProperties``
+    or ``$ref`` beside it); those are among :func:`declared_arguments`."""
+    return (isinstance(schema, dict) and schema.get("additionalProperties") is False
+            and isinstance(schema.get("properties"), dict) and "patternProperties" not in schema
+            and "$ref" not in schema)  # before 2019-09, $ref made its siblings ignored
+
+
 def _local_ref(root: Mapping[str, Any], node: Any) -> Any:
     if not isinstance(node, dict) or not isinstance(node.get("$ref"), str):
         return None
@@ -240,7 +256,9 @@ class Guard:
             raise InputError(f"unknown validation engine {engine!r} (use {' or '.join(ENGINES)})")
         items = list(tools)
         reject_duplicates(items)
-        self.policy = policy or Policy()
+        self._policy = policy or Policy()
+        #: The allow plan of each tool a plain call named, for the current policy (check).
+        self._plain_plans: dict[str, _AllowPlan] = {}
         self.engine = engine
         self._contracts = {t.name: _Contract(t, engine) for t in items}
         unknown = sorted(set(self.policy.tools) - set(self._contracts))
@@ -304,6 +322,15 @@ class Guard:
         return guard
 
     @property
+    def policy(self) -> Policy:
+        return self._policy
+
+    @policy.setter
+    def policy(self, policy: Policy) -> None:
+        self._policy = policy
+        self._plain_plans = {}  # made for the policy before
+
+    @property
     def tool_names(self) -> list[str]:
         return sorted(self._contracts)
 
@@ -314,18 +341,30 @@ class Guard:
         reads); never raises for its content."""
         # A plain {"name", "arguments"} call with object arguments is validated as it is
         # (no import, no bytes built); anything else, and every deny, takes the full path.
-        if type(call) is dict and "name" in call and _PLAIN_KEYS.issuperset(call):
+        if (type(call) is dict and "name" in call and "arguments" in call
+                and (len(call) == 2 or _PLAIN_KEYS.issuperset(call))):
             name = call["name"]
-            contract = self._contracts.get(name) if type(name) is str else None
-            args = call.get("arguments", _NO_ARGUMENTS)
-            if (contract is not None and contract.plain_name and type(args) is dict
-                    and fits_json_bound(args, DEFAULT_MAX_ARGUMENT_BYTES)):
-                cached = contract._plan  # the plan made for this policy, else make it
-                plan = (cached[1] if cached is not None and cached[0] is self.policy
-                        else contract.plan(self.policy))
-                if plan is not None and plan.allows(args):
+            args = call["arguments"]
+            if type(name) is str and type(args) is dict:
+                plans = self._plain_plans
+                plan = plans[name] if name in plans else self._plain_plan(name)
+                if fits_json_bound(args, DEFAULT_MAX_ARGUMENT_BYTES) and plan.allows(args):
                     return Decision(True, name, [])
         return self._decide(import_call(call))
+
+    def _plain_plan(self, name: str) -> _AllowPlan:
+        """The allow plan for a plain call naming ``name`` under the current policy, kept
+        per name; one that allows nothing when there is no fast answer (a tool a plain call
+        cannot name, unsigned, a broken schema). An unknown name is not kept: names are
+        untrusted, the catalog's are bounded."""
+        contract = self._contracts.get(name)
+        if contract is None:
+            return _ALLOWS_NOTHING
+        plan = contract.plan(self._policy) if contract.plain_name else None
+        if plan is None:
+            plan = _ALLOWS_NOTHING
+        self._plain_plans[name] = plan
+        return plan
 
     def check_document(self, data: bytes, source: str = "call") -> Decision:
         """Decide a call given as raw bytes; text that is not strict JSON is a deny."""

@@ -323,4 +323,44 @@ def test_fits_json_bound_counts_the_commas_between_nested_containers() -> None:
     value = [[], [], [], [None]]  # 17 canonical bytes
     assert len(canonical_bytes(value)) == 17
     assert not fits_json_bound(value, 16)
-    assert fits_json_bound(value, 64)
+    assert fits_json_bound(value, 1024)  # 32 bytes a member or container: loose, not wrong
+
+
+@pytest.mark.parametrize(
+    ("value", "fits"),
+    [
+        ({"n": MAX_SAFE_INTEGER, "m": -MAX_SAFE_INTEGER}, True),
+        ({"n": MAX_SAFE_INTEGER + 1}, False),
+        ({"n": -MAX_SAFE_INTEGER - 1}, False),
+        ({"x": [0.5, -0.0, 1e300, 5e-324]}, True),
+        ({"x": float("nan")}, False),
+        ({"x": [1, float("inf")]}, False),
+        ({"x": {"y": [float("-inf")]}}, False),
+        ({"s": "caf\u00e9"}, False),  # not ASCII: "not certain", canonical_bytes decides
+        ({"caf\u00e9": 1}, False),
+        ({"s": "\ud800"}, False),  # a lone surrogate, which canonical_bytes refuses
+        ({"s": "\x00\x1f\"\\"}, True),  # escaped by JCS, 6 bytes a character at most
+        ({"a": [{"b": [[], {"c": None}]}, True, False]}, True),
+        ({"t": (1, 2)}, False),
+        ({"s": type("S", (str,), {})("x")}, False),  # subclasses: not certain
+        ({type("K", (str,), {})("k"): 1}, False),
+        ({"i": type("I", (int,), {})(1)}, False),
+        ({"d": type("D", (dict,), {})()}, False),
+        ({"b": b"bytes"}, False),
+        ({1: "x"}, False),
+        ("just a string", True),
+        (None, True),
+    ],
+)
+def test_fits_json_bound_edge_values(value: object, fits: bool) -> None:
+    assert fits_json_bound(value, 1 << 20) is fits
+    if fits:
+        assert len(canonical_bytes(value)) <= 1 << 20
+
+
+@pytest.mark.parametrize("length", [0, 1, 2, 5, 100, 1000])
+def test_fits_json_bound_is_never_true_under_the_exact_size(length: int) -> None:
+    value = {"s": "\x01" * length, "t": "a" * length, "n": [1, None, 0.25, {}]}
+    exact = len(canonical_bytes(value))  # \x01 is written \u0001: 6 bytes a character
+    assert not fits_json_bound(value, exact - 1)
+    assert fits_json_bound(value, 6 * exact + 512)  # and yes with room to spare

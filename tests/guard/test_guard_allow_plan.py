@@ -95,3 +95,107 @@ def test_an_unsigned_tool_has_no_plan_and_is_denied() -> None:
             "arguments": {"user_id": 42, "email": "ada@example.com", "dry_run": True}}
     assert guard._contracts["update_user_email"].plan(guard.policy) is None
     assert [r.code for r in guard.check(call).reasons] == ["not-signed"]
+
+
+def _both(tools: list[dict[str, Any]], call: dict[str, Any],
+          policy: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The decision with the allow plan and with the full rules only."""
+    fast = Guard.from_catalog(tools, policy=policy).check(call).to_json()
+    with pytest.MonkeyPatch.context() as mp:
+        _full_rules_only(mp)
+        full = Guard.from_catalog(tools, policy=policy).check(call).to_json()
+    return fast, full
+
+
+CLOSED = {"type": "object", "additionalProperties": False,
+          "properties": {"a": {"type": "integer"}, "s": {}}}
+OPEN_BY_PATTERN = {**CLOSED, "patternProperties": {"^x": {}}}
+# Draft 7 ignores the siblings of $ref: additionalProperties does not apply here.
+OPEN_BY_REF = {**CLOSED, "$schema": "http://json-schema.org/draft-07/schema#",
+               "$ref": "#/definitions/any", "definitions": {"any": {}}}
+
+
+@pytest.mark.parametrize("schema", [CLOSED, OPEN_BY_PATTERN, OPEN_BY_REF],
+                         ids=["closed", "patternProperties", "ref"])
+@pytest.mark.parametrize("args", [{"a": 1}, {"a": 1, "x1": 2}, {"a": 1, "zz": 2}, {},
+                                  {"a": "1"}])
+def test_a_schema_that_refuses_unknown_arguments_decides_alike(
+        schema: dict[str, Any], args: dict[str, Any]) -> None:
+    fast, full = _both([{"name": "t", "inputSchema": schema}], {"name": "t", "arguments": args})
+    assert fast == full
+
+
+def test_only_a_closed_root_skips_the_unknown_argument_check() -> None:
+    tools = [{"name": n, "inputSchema": s}
+             for n, s in [("closed", CLOSED), ("pattern", OPEN_BY_PATTERN), ("ref", OPEN_BY_REF)]]
+    guard = Guard.from_catalog(tools)
+    plans = {n: guard._contracts[n].plan(guard.policy) for n in ("closed", "pattern", "ref")}
+    assert {n: p is not None and p.declared is None for n, p in plans.items()} == {
+        "closed": True, "pattern": False, "ref": False}
+
+
+BIG = 2**53
+EDGE_ARGS: list[Any] = [
+    {"s": "caf\u00e9"},  # not ASCII: the full path measures it
+    {"caf\u00e9": 1},
+    {"s": "\ud800"},  # a lone surrogate: not a JSON value
+    {"a": BIG - 1}, {"a": BIG}, {"a": -BIG}, {"a": 10**400},
+    {"s": float("nan")}, {"s": float("inf")}, {"s": [1.5, float("-inf")]},
+    {"s": [[{"k": [None, True, 0.25]}], {}]},
+    {"s": (1, 2)}, {"s": b"x"}, {"s": {1: 2}},
+    {"s": type("S", (str,), {})("x")},
+]
+
+
+@pytest.mark.parametrize("args", EDGE_ARGS)
+@pytest.mark.parametrize("schema", [CLOSED, {"type": "object"}], ids=["closed", "open"])
+def test_edge_arguments_decide_alike(schema: dict[str, Any], args: dict[str, Any]) -> None:
+    fast, full = _both([{"name": "t", "inputSchema": schema}], {"name": "t", "arguments": args})
+    assert fast == full
+
+
+@pytest.mark.parametrize("extra", [-1, 0, 1])
+def test_arguments_at_the_size_limit_decide_alike(extra: int) -> None:
+    from histor_sign._limits import DEFAULT_MAX_ARGUMENT_BYTES
+    from histor_sign.canonical import canonical_bytes
+
+    padding = DEFAULT_MAX_ARGUMENT_BYTES - len(canonical_bytes({"s": ""})) + extra
+    args = {"s": "a" * padding}
+    assert len(canonical_bytes(args)) == DEFAULT_MAX_ARGUMENT_BYTES + extra
+    schema = {"type": "object", "properties": {"s": {"type": "string"}}}
+    fast, full = _both([{"name": "t", "inputSchema": schema}], {"name": "t", "arguments": args})
+    assert fast == full
+    assert (fast["decision"] == "allow") is (extra <= 0)
+
+
+def test_replacing_the_policy_replaces_the_plans() -> None:
+    from histor_sign.guard import Policy
+
+    call = {"name": "update_user_email",
+            "arguments": {"user_id": 42, "email": "ada@example.com", "dry_run": False}}
+    guard = Guard.from_catalog(SEED_TOOLS, policy=SEED_POLICY)
+    assert not guard.check(call).allowed  # a destructive call without its dry run
+    guard.policy = Policy(require_dry_run_for_destructive=False)
+    assert guard.check(call).allowed
+    guard.policy = Policy.from_dict(SEED_POLICY)
+    assert not guard.check(call).allowed
+
+
+OK_ARGS = {"user_id": 42, "email": "ada@example.com", "dry_run": True}
+
+
+@pytest.mark.parametrize("call", [
+    {"name": "update_user_email", "arguments": OK_ARGS},
+    {"name": "update_user_email", "arguments": OK_ARGS, "_meta": {"progressToken": 1}},
+    {"name": "update_user_email", "arguments": OK_ARGS, "extra": 1},
+    {"name": "update_user_email"},
+    {"name": "update_user_email", "arguments": None},
+    {"name": "update_user_email", "arguments": "{\"user_id\": 42}"},
+    {"name": "no_such_tool", "arguments": OK_ARGS},
+    {"name": ["update_user_email"], "arguments": OK_ARGS},
+    {"arguments": OK_ARGS},
+], ids=["plain", "meta", "extra-key", "no-arguments", "null-arguments", "text-arguments",
+        "unknown-tool", "list-name", "no-name"])
+def test_call_shapes_decide_alike(call: dict[str, Any]) -> None:
+    fast, full = _both(SEED_TOOLS, call, SEED_POLICY)
+    assert fast == full
