@@ -135,6 +135,8 @@ def _decode(arguments: Any, encoded: bool | None, max_bytes: int) -> tuple[dict[
     if not encoded and not fits_json_bound(arguments, max_bytes):
         try:
             size = len(canonical_bytes(arguments))
+        except LimitExceeded:
+            return None, ARGUMENTS_MALFORMED, "are nested too deeply"
         except InputError:
             return None, ARGUMENTS_MALFORMED, "are not JSON values"
         if size > max_bytes:

@@ -660,9 +660,11 @@ def fits_json_bound(value: Any, max_bytes: int) -> bool:
     :func:`canonical_bytes` accepts whose canonical bytes are at most ``max_bytes`` long.
 
     False means "not certain" (anything but exact dict/list/ASCII str/int/float/bool/None
-    nodes, an integer past ±(2^53−1), a non-finite float, or a size bound over the limit):
-    the caller then asks :func:`canonical_bytes` for the exact answer. Lets a size-bounded
-    caller (the guard) skip building bytes it does not need.
+    nodes, an integer past ±(2^53−1), a non-finite float, nesting deeper than
+    :data:`~histor_sign._limits.DEFAULT_MAX_DEPTH` — what the JSON reader allows; a value
+    nested tens of thousands deep crashes ``jsonschema_rs`` — or a size bound over the
+    limit): the caller then asks :func:`canonical_bytes` for the exact answer. Lets a
+    size-bounded caller (the guard) skip building bytes it does not need.
 
     The bound is ``6 × (characters of every key and string) + 32 × (members + containers)``:
     a character is at most 6 bytes (``\\u00XX``; ASCII only here), and a member at most
@@ -672,7 +674,9 @@ def fits_json_bound(value: Any, max_bytes: int) -> bool:
     path, Python arithmetic on sizes past 256 (a new int each time) cost more than the walk.
     """
     node = value if type(value) is dict or type(value) is list else [value]
-    stack: list[Any] | None = None  # made only when a container nests another
+    # (container, its depth), made only when a container nests another
+    stack: list[tuple[Any, int]] | None = None
+    depth = 1
     chars = 0
     members = 0
     while True:
@@ -700,17 +704,19 @@ def fits_json_bound(value: Any, max_bytes: int) -> bool:
                 if item - item:  # NaN for NaN and ±inf, 0.0 for every finite double
                     return False
             elif kind is dict or kind is list:
+                if depth >= DEFAULT_MAX_DEPTH:
+                    return False
                 if stack is None:
-                    stack = [item]
+                    stack = [(item, depth + 1)]
                 else:
-                    stack.append(item)
+                    stack.append((item, depth + 1))
             else:
                 return False
         if 6 * chars + 32 * members > max_bytes:
             return False
         if not stack:
             return True
-        node = stack.pop()
+        node, depth = stack.pop()
 
 
 _INF = float("inf")
@@ -735,6 +741,8 @@ def canonical_bytes(value: JsonValue) -> bytes:
             return _FAST_DUMPS(value).encode("utf-8")
         except (ValueError, TypeError, UnicodeEncodeError):
             pass  # let rfc8785 produce its precise error below
+        except RecursionError:
+            raise _too_deep() from None
     import rfc8785
 
     try:
@@ -742,6 +750,14 @@ def canonical_bytes(value: JsonValue) -> bytes:
     except (rfc8785.CanonicalizationError, UnicodeEncodeError) as exc:
         # rfc8785 lets a lone surrogate in an object key escape as UnicodeEncodeError.
         raise InputError(f"cannot canonicalize value: {exc}") from None
+    except RecursionError:
+        raise _too_deep() from None
+
+
+def _too_deep() -> LimitExceeded:
+    """A value built in memory (never one the reader parsed: it bounds depth) nested past
+    what the interpreter's stack lets the serialisers walk."""
+    return LimitExceeded("cannot canonicalize value: nested too deeply")
 
 
 def sha256_digest(data: bytes) -> str:

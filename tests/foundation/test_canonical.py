@@ -9,6 +9,7 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from histor_sign._limits import DEFAULT_MAX_DEPTH
 from histor_sign.canonical import (
     MAX_SAFE_INTEGER,
     canonical_bytes,
@@ -364,3 +365,25 @@ def test_fits_json_bound_is_never_true_under_the_exact_size(length: int) -> None
     exact = len(canonical_bytes(value))  # \x01 is written \u0001: 6 bytes a character
     assert not fits_json_bound(value, exact - 1)
     assert fits_json_bound(value, 6 * exact + 512)  # and yes with room to spare
+
+
+def _nested(depth: int) -> object:
+    value: object = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def test_fits_json_bound_is_not_certain_past_the_readers_depth() -> None:
+    """The reader refuses nesting past DEFAULT_MAX_DEPTH; a value built in memory deeper
+    than that is left to the exact answer (tens of thousands deep crash jsonschema_rs)."""
+    assert fits_json_bound(_nested(DEFAULT_MAX_DEPTH), 1 << 20)
+    assert not fits_json_bound(_nested(DEFAULT_MAX_DEPTH + 1), 1 << 20)
+    assert not fits_json_bound({"a": _nested(DEFAULT_MAX_DEPTH)}, 1 << 20)
+
+
+def test_canonical_bytes_of_a_value_nested_past_the_stack_is_a_limit() -> None:
+    with pytest.raises(LimitExceeded, match="nested too deeply"):
+        canonical_bytes(_nested(50_000))
+    with pytest.raises(LimitExceeded, match="nested too deeply"):
+        canonical_bytes([_nested(50_000), 2**60])  # past the fast path's checks too

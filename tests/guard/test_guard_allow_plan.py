@@ -199,3 +199,25 @@ OK_ARGS = {"user_id": 42, "email": "ada@example.com", "dry_run": True}
 def test_call_shapes_decide_alike(call: dict[str, Any]) -> None:
     fast, full = _both(SEED_TOOLS, call, SEED_POLICY)
     assert fast == full
+
+
+RECURSIVE = {"type": "object", "properties": {"a": {"$ref": "#/$defs/n"}},
+             "$defs": {"n": {"type": "array", "items": {"$ref": "#/$defs/n"}}}}
+
+
+@pytest.mark.parametrize("depth", [10, 300, 5_000, 40_000])
+def test_arguments_built_deep_in_memory_are_decided_not_crashed(depth: int) -> None:
+    """A host passing arguments it built itself: past the reader's depth the allow plan
+    steps aside (40,000 levels crash jsonschema_rs), and past the interpreter's stack the
+    call is denied as nested too deeply — never a RecursionError out of check()."""
+    nested: Any = []
+    for _ in range(depth):
+        nested = [nested]
+    fast, full = _both([{"name": "t", "inputSchema": RECURSIVE}],
+                       {"name": "t", "arguments": {"a": nested}})
+    assert fast == full
+    if depth >= 5_000:
+        assert fast["decision"] == "deny"
+        assert "nested too deeply" in fast["reasons"][0]["message"]
+    else:
+        assert fast["decision"] == "allow"
