@@ -259,6 +259,86 @@ SERVERS: tuple[Server, ...] = (
 )
 
 
+#: The third tuning set of issue 24 (benchmarks/tuning3_pairs.py): servers of domains with
+#: interchangeable backends (web search, SQL, git hosts and trackers, browsers, chat, vector
+#: stores, drives, maps), none of them a server above. Kept out of ``SERVERS`` so the
+#: compatibility run and its test are unchanged; ``--only`` reaches them.
+TUNING3: tuple[Server, ...] = (
+    Server("perplexity", "npm", "@perplexity-ai/mcp-server", "1.2.1", "perplexity-mcp",
+           env={"PERPLEXITY_API_KEY": "pplx-" + DUMMY}),
+    Server("jina", "npm", "jina-mcp-tools", "1.2.3", "jina-mcp-tools",
+           env={"JINA_API_KEY": "jina_" + DUMMY}),
+    Server("serper", "npm", "serper-search-scrape-mcp-server", "0.1.2", "serper-mcp",
+           env={"SERPER_API_KEY": DUMMY}),
+    Server("google-search-adenot", "npm", "@adenot/mcp-google-search", "0.3.1",
+           "mcp-google-search",
+           env={"GOOGLE_API_KEY": DUMMY, "GOOGLE_SEARCH_ENGINE_ID": "compat0000"}),
+    Server("mysql-benborla", "npm", "@benborla29/mcp-server-mysql", "2.0.9", "mcp-server-mysql",
+           env={"MYSQL_HOST": "127.0.0.1", "MYSQL_PORT": "1", "MYSQL_USER": "compat",
+                "MYSQL_PASS": DUMMY, "MYSQL_DB": "compat", "ALLOW_INSERT_OPERATION": "true",
+                "ALLOW_UPDATE_OPERATION": "true", "ALLOW_DELETE_OPERATION": "true"}),
+    Server("dbhub", "npm", "@bytebase/dbhub", "1.4.0", "dbhub",
+           ("--transport", "stdio", "--dsn", "sqlite:///{work}/compat.db")),
+    Server("supabase", "npm", "@supabase/mcp-server-supabase", "0.13.0", "mcp-server-supabase",
+           ("--access-token", "sbp_" + DUMMY, "--features",
+            "account,database,debugging,development,functions,branching,storage"),
+           env={"SUPABASE_ACCESS_TOKEN": "sbp_" + DUMMY},
+           note="every feature group but docs, whose tools/list fetches a schema online"),
+    Server("mysql-f4ww4z", "npm", "@f4ww4z/mcp-mysql-server", "0.1.0", "mcp-mysql",
+           env={"MYSQL_HOST": "127.0.0.1", "MYSQL_PORT": "1", "MYSQL_USER": "compat",
+                "MYSQL_PASSWORD": DUMMY, "MYSQL_DATABASE": "compat"}),
+    Server("postgres-server", "npm", "mcp-postgres-server", "0.3.1", "mcp-postgres",
+           env={"PG_HOST": "127.0.0.1", "PG_PORT": "1", "PG_USER": "compat",
+                "PG_PASSWORD": DUMMY, "PG_DATABASE": "compat"}),
+    Server("mssql", "npm", "@connorbritain/mssql-mcp-server", "0.7.0", "mssql-mcp-server",
+           env={"SERVER_NAME": "127.0.0.1", "DATABASE_NAME": "compat", "SQL_USERNAME": "compat",
+                "SQL_PASSWORD": DUMMY}),
+    Server("mcp-sqlite", "npm", "mcp-sqlite", "1.0.9", "mcp-sqlite-server",
+           ("{work}/compat.db",)),
+    Server("postgrest", "npm", "@supabase/mcp-server-postgrest", "0.2.0",
+           "mcp-server-postgrest", ("--apiUrl", "http://127.0.0.1:1", "--schema", "public")),
+    Server("neon", "npm", "@neondatabase/mcp-server-neon", "0.6.5", "mcp-server-neon",
+           ("start", "napi_" + DUMMY)),
+    Server("bitbucket", "npm", "@aashari/mcp-server-atlassian-bitbucket", "3.1.0",
+           "mcp-atlassian-bitbucket",
+           env={"ATLASSIAN_BITBUCKET_USERNAME": "compat", "ATLASSIAN_BITBUCKET_APP_PASSWORD": DUMMY}),
+    Server("azure-devops", "npm", "@azure-devops/mcp", "2.10.0", "mcp-server-azuredevops",
+           ("compat-org",), env={"AZURE_DEVOPS_EXT_PAT": DUMMY},
+           note="its keytar dependency builds against libsecret (Debian libsecret-1-dev)"),
+    Server("shortcut", "npm", "@shortcut/mcp", "0.25.0", "mcp-server-shortcut",
+           env={"SHORTCUT_API_TOKEN": DUMMY}),
+    Server("plane", "npm", "@makeplane/plane-mcp-server", "0.1.5", "plane-mcp-server",
+           env={"PLANE_API_KEY": DUMMY, "PLANE_WORKSPACE_SLUG": "compat",
+                "PLANE_API_HOST_URL": "https://plane.compat.invalid/"}),
+    Server("browserbase", "npm", "@browserbasehq/mcp-server-browserbase", "2.4.3",
+           "mcp-server-browserbase", install_env=_NO_BROWSER_DOWNLOAD,
+           env={"BROWSERBASE_API_KEY": "bb_" + DUMMY, "BROWSERBASE_PROJECT_ID": "compat",
+                "GEMINI_API_KEY": DUMMY}),
+    Server("agent-infra-browser", "npm", "@agent-infra/mcp-server-browser", "1.2.29",
+           "mcp-server-browser", ("--headless",), install_env=_NO_BROWSER_DOWNLOAD),
+    Server("selenium", "npm", "@angiejones/mcp-selenium", "0.2.3", "mcp-selenium"),
+    Server("hyperbrowser", "npm", "hyperbrowser-mcp", "1.0.25", "hyperbrowser-mcp",
+           env={"HYPERBROWSER_API_KEY": "hb_" + DUMMY}, install_env=_NO_BROWSER_DOWNLOAD),
+    Server("discord", "npm", "mcp-discord", "1.3.4", "mcp-discord",
+           env={"DISCORD_TOKEN": DUMMY}),
+    Server("teams", "npm", "@floriscornel/teams-mcp", "0.3.2", "teams-mcp"),
+    Server("pinecone", "npm", "@pinecone-database/mcp", "0.3.0", "pinecone-mcp",
+           env={"PINECONE_API_KEY": "pcsk_" + DUMMY}),
+    Server("upstash", "npm", "@upstash/mcp-server", "0.3.0", "mcp-server",
+           ("run", "compat@example.com", DUMMY)),
+    Server("mem0", "npm", "@mem0/mcp-server", "0.0.1", "mem0-mcp",
+           env={"MEM0_API_KEY": "m0-" + DUMMY}),
+    Server("google-drive-piotr", "npm", "@piotr-agier/google-drive-mcp", "2.10.0",
+           "google-drive-mcp",
+           env={"GOOGLE_DRIVE_OAUTH_CREDENTIALS": "{work}/gcp-oauth.keys.json"}),
+    Server("gdrive-isaacphi", "npm", "@isaacphi/mcp-gdrive", "0.2.0", "mcp-gdrive",
+           env={"CLIENT_ID": "compat.apps.googleusercontent.com", "CLIENT_SECRET": DUMMY,
+                "GDRIVE_CREDS_DIR": "{work}/gdrive"}),
+    Server("baidu-map", "npm", "@baidumap/mcp-server-baidu-map", "1.0.5",
+           "mcp-server-baidu-map", env={"BAIDU_MAP_API_KEY": DUMMY}),
+)
+
+
 # ----------------------------------------------------------------------------- places
 def cache_dir() -> Path:
     return Path(os.environ.get("HISTOR_COMPAT_DIR") or REPO / ".cache" / "compat")
@@ -733,7 +813,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "data" / "real-servers",
                     help="catalog: write <slug>.json here")
     args = ap.parse_args(argv)
-    servers = [s for s in SERVERS if args.only is None or s.slug in args.only]
+    # Without --only: the compatibility servers, as before; --only may name any pinned one.
+    servers = ([s for s in (*SERVERS, *TUNING3) if s.slug in args.only]
+               if args.only is not None else list(SERVERS))
     if args.step == "list":
         for s in servers:
             print(f"{s.slug:<30} {s.registry:<5} {s.package}@{s.version}"
