@@ -2,6 +2,7 @@
 
     python benchmarks/label_pairs.py show tuning START COUNT   # what the labeler reads
     python benchmarks/label_pairs.py show tuning2 START COUNT  # the second tuning set
+    python benchmarks/label_pairs.py show tuning3 START COUNT  # the third tuning set
     python benchmarks/label_pairs.py build                      # sheets -> pairs-<half>.json
     python benchmarks/label_pairs.py stats                      # counts, as Markdown
 
@@ -42,7 +43,12 @@ HALVES: dict[str, tuple[str, str]] = {
     "heldout": ("real-servers", LABELER),
     "tuning2": ("livemcpbench-servers", "tuning2 helper session (an AI model), reading the "
                 "tools only, blind to the scanner"),
+    # The third tuning set (benchmarks/tuning3_pairs.py): new servers installed from npm.
+    "tuning3": ("tuning3-servers", "tuning3 helper session (an AI model), reading the "
+                "tools only, blind to the scanner"),
 }
+#: The script that drew each half's pairs.
+DRAWN_BY = {"tuning2": "benchmarks/tuning2_pairs.py", "tuning3": "benchmarks/tuning3_pairs.py"}
 
 
 def catalogs(half: str = "tuning") -> dict[str, dict[str, dict[str, Any]]]:
@@ -148,8 +154,7 @@ def build(out_dir: Path = DATA) -> None:
         doc_out = {
             "format": "histor.labeled-pairs/v1", "half": half, "seed": doc["seed"],
             "rubric": "docs/scan-rubric.md", "labeler": labeler,
-            "procedure": ("benchmarks/tuning2_pairs.py" if half == "tuning2" else
-                          "benchmarks/sample_pairs.py") + " (drawing), benchmarks/"
+            "procedure": DRAWN_BY.get(half, "benchmarks/sample_pairs.py") + " (drawing), benchmarks/"
                          "label_pairs.py (sheets); see benchmarks/data/README.md",
             "servers": doc["servers"], "drawn": len(doc["pairs"]), "labeled": len(pairs),
             "pairs": pairs,
