@@ -293,8 +293,6 @@ TUNING3: tuple[Server, ...] = (
     Server("mssql", "npm", "@connorbritain/mssql-mcp-server", "0.7.0", "mssql-mcp-server",
            env={"SERVER_NAME": "127.0.0.1", "DATABASE_NAME": "compat", "SQL_USERNAME": "compat",
                 "SQL_PASSWORD": DUMMY}),
-    Server("mcp-sqlite", "npm", "mcp-sqlite", "1.0.9", "mcp-sqlite-server",
-           ("{work}/compat.db",)),
     Server("postgrest", "npm", "@supabase/mcp-server-postgrest", "0.2.0",
            "mcp-server-postgrest", ("--apiUrl", "http://127.0.0.1:1", "--schema", "public")),
     Server("neon", "npm", "@neondatabase/mcp-server-neon", "0.6.5", "mcp-server-neon",

@@ -24,6 +24,9 @@ HALVES = ("tuning", "heldout")
 #: The second tuning set (benchmarks/tuning2_pairs.py): LiveMCPBench servers, none of them a
 #: held-out server.
 SECOND = "tuning2"
+#: The third tuning set (benchmarks/tuning3_pairs.py): new servers installed from npm, none of
+#: them a server of the other sets.
+THIRD = "tuning3"
 
 
 def _load(name: str) -> ModuleType:
@@ -84,7 +87,7 @@ def test_the_set_is_as_large_as_issue_24_asks() -> None:
 def test_the_pair_files_are_what_the_sheets_say(tmp_path: Path) -> None:
     label_pairs = _load("label_pairs")
     label_pairs.build(tmp_path)
-    for half in (*HALVES, SECOND):
+    for half in (*HALVES, SECOND, THIRD):
         assert json.loads((tmp_path / f"pairs-{half}.json").read_text()) == _pairs(half)
 
 
@@ -198,3 +201,76 @@ def test_the_adjudicated_gate_errors_are_pairs_of_the_half_outside_its_sample(ha
             assert slug in servers and name in tools[slug], tid
     flagged = [p for p in doc["pairs"] if p["flaggedTc004Error"]]
     assert flagged and len(flagged) < len(doc["pairs"])  # hidden among decoys
+
+
+def _catalogs_in(directory: str) -> dict[str, dict[str, Any]]:
+    out = {}
+    for path in (DATA / directory).glob("*.json"):
+        if path.name != "index.json":
+            data = json.loads(path.read_text(encoding="utf-8"))
+            out[data["server"]] = data
+    return out
+
+
+def test_the_third_tuning_set_names_its_catalogued_tools_once() -> None:
+    catalogs = _catalogs_in("tuning3-servers")
+    doc = _pairs(THIRD)
+    assert doc["half"] == THIRD and doc["labeled"] == doc["drawn"] == len(doc["pairs"])
+    assert doc["catalogs"] == "benchmarks/data/tuning3-servers"
+    assert sorted(doc["servers"]) == sorted(catalogs)
+    seen = set()
+    for pair in doc["pairs"]:
+        assert pair["label"] in ("overlap", "contradict", "distinct"), pair
+        assert pair["a"] < pair["b"] and (pair["a"], pair["b"]) not in seen, pair
+        seen.add((pair["a"], pair["b"]))
+        for tid in (pair["a"], pair["b"]):
+            slug, name = tid.split(":", 1)
+            assert name in {t["name"] for t in catalogs[slug]["tools"]}, tid
+        same = pair["a"].split(":", 1)[0] == pair["b"].split(":", 1)[0]
+        assert pair["scope"] == ("within" if same else "cross"), pair
+        if pair["label"] != "distinct" or pair["uncertain"]:
+            assert pair.get("note"), pair  # every positive and close call says why
+    labels = Counter(p["label"] for p in doc["pairs"])
+    scopes = Counter(p["scope"] for p in doc["pairs"])
+    assert labels["overlap"] and labels["distinct"] and scopes["within"] and scopes["cross"]
+
+
+def test_the_third_tuning_set_holds_no_server_of_another_set() -> None:
+    """No server of the third set is a server of the first two sets (by slug or package),
+    every planned server is either catalogued from its pinned package and version or
+    listed as skipped with a reason, and every catalogued server has a domain."""
+    tuning3 = _load("tuning3_pairs")
+    others = {**_catalogs_in("real-servers"), **_catalogs_in("livemcpbench-servers")}
+    other_packages = {c.get("package") for c in others.values()}
+    catalogs = _catalogs_in("tuning3-servers")
+    planned = tuning3.planned()
+    assert not set(planned) & set(others)
+    assert not {s.package for s in planned.values()} & other_packages
+    for slug, catalog in catalogs.items():
+        server = planned[slug]
+        assert (catalog["registry"], catalog["package"], catalog["version"]) == (
+            server.registry, server.package, server.version), slug
+        assert catalog["tools"] and slug in tuning3.DOMAINS, slug
+    assert set(planned) == set(catalogs) | set(tuning3.SKIPPED)
+    assert not set(catalogs) & set(tuning3.SKIPPED)
+    assert set(tuning3.DOMAINS) == set(planned)
+    index = json.loads((DATA / "tuning3-servers" / "index.json").read_text(encoding="utf-8"))
+    rows = {r["server"]: r for r in index["servers"]}
+    assert set(rows) == set(planned)
+    assert all(rows[s]["skipped"] == why for s, why in tuning3.SKIPPED.items())
+    used = {tid.split(":", 1)[0] for p in _pairs(THIRD)["pairs"] for tid in (p["a"], p["b"])}
+    assert used <= set(catalogs)
+
+
+def test_the_third_tuning_set_is_reproducible(tmp_path: Path) -> None:
+    """The index is what the catalogs and the plan say, and the sampler draws the committed
+    pairs from the committed catalogs in the same order."""
+    tuning3 = _load("tuning3_pairs")
+    committed = DATA / "tuning3-servers"
+    for path in committed.iterdir():
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    tuning3.write_index(tmp_path)
+    assert (tmp_path / "index.json").read_bytes() == (committed / "index.json").read_bytes()
+    drawn = json.loads((DATA / "unlabeled" / f"pairs-{THIRD}.json").read_text())
+    again = tuning3.draw_pairs(tuning3.sample_pairs.load_catalogs(committed))
+    assert again == drawn
