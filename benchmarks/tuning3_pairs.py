@@ -75,8 +75,7 @@ DOMAINS: dict[str, str] = {
 #: installed and fetched here; a server that does not list its tools within about a
 #: minute is skipped).
 SKIPPED: dict[str, str] = {
-    "neon": "install failed: npm reported a network error after 152 s (a download the "
-            "registry does not serve)",
+    "neon": "install failed: npm reported a network error after 152 s (not looked into)",
     "upstash": "exits before answering initialize: it calls api.upstash.com at start "
                "(ENOTFOUND here)",
     "mysql-benborla": "connects to MySQL at start and exits within about 3 s when it cannot "

@@ -252,6 +252,7 @@ def test_the_third_tuning_set_holds_no_server_of_another_set() -> None:
             server.registry, server.package, server.version), slug
         assert catalog["tools"] and slug in tuning3.DOMAINS, slug
     assert set(planned) == set(catalogs) | set(tuning3.SKIPPED)
+    assert not set(tuning3.EXCLUDED) & (set(planned) | set(catalogs))  # left out, no catalog
     assert not set(catalogs) & set(tuning3.SKIPPED)
     assert set(tuning3.DOMAINS) == set(planned)
     index = json.loads((DATA / "tuning3-servers" / "index.json").read_text(encoding="utf-8"))
