@@ -134,13 +134,17 @@ def _decode(arguments: Any, encoded: bool | None, max_bytes: int) -> tuple[dict[
         return None, ARGUMENTS_NOT_OBJECT, "must decode to a JSON object"
     if not encoded and not fits_json_bound(arguments, max_bytes):
         try:
-            size = len(canonical_bytes(arguments))
+            canonical = canonical_bytes(arguments)
         except LimitExceeded:
             return None, ARGUMENTS_MALFORMED, "are nested too deeply"
         except InputError:
             return None, ARGUMENTS_MALFORMED, "are not JSON values"
-        if size > max_bytes:
+        if len(canonical) > max_bytes:
             return None, ARGUMENTS_TOO_LARGE, f"exceed {max_bytes} bytes"
+        # The JSON value itself, in exact types: what a host built in memory may hold str or
+        # int subclasses, which JSON (and the digest) read as plain values but a validation
+        # engine may refuse to read at all.
+        arguments = json.loads(canonical)
     return arguments, "", ""
 
 

@@ -659,15 +659,17 @@ def fits_json_bound(value: Any, max_bytes: int) -> bool:
     """A cheap, conservative test: True only when ``value`` is certainly a JSON value
     :func:`canonical_bytes` accepts whose canonical bytes are at most ``max_bytes`` long.
 
-    False means "not certain" (anything but exact dict/list/ASCII str/int/float/bool/None
-    nodes, an integer past ±(2^53−1), a non-finite float, nesting deeper than
+    False means "not certain" (anything but exact dict/list/str/int/float/bool/None nodes, a
+    string holding a lone surrogate, an integer past ±(2^53−1), a non-finite float, nesting
+    deeper than
     :data:`~histor_sign._limits.DEFAULT_MAX_DEPTH` — what the JSON reader allows; a value
     nested tens of thousands deep crashes ``jsonschema_rs`` — or a size bound over the
     limit): the caller then asks :func:`canonical_bytes` for the exact answer. Lets a
     size-bounded caller (the guard) skip building bytes it does not need.
 
     The bound is ``6 × (characters of every key and string) + 32 × (members + containers)``:
-    a character is at most 6 bytes (``\\u00XX``; ASCII only here), and a member at most
+    a character is at most 6 bytes (``\\u00XX`` for a control character; any other code
+    point is written as its UTF-8, at most 4 bytes), and a member at most
     32 more (a key's quotes, colon and comma, plus a scalar: a double is at most 25
     characters, a string's quotes 2; a container's brackets are counted as one more member).
     It is counted in two small sums rather than byte by byte because, on the guard's hot
@@ -682,7 +684,7 @@ def fits_json_bound(value: Any, max_bytes: int) -> bool:
     while True:
         if type(node) is dict:
             for key in node:
-                if type(key) is not str or not key.isascii():
+                if type(key) is not str or (not key.isascii() and _SURROGATE.search(key)):
                     return False
                 chars += len(key)
             items: Iterable[Any] = node.values()
@@ -692,7 +694,7 @@ def fits_json_bound(value: Any, max_bytes: int) -> bool:
         for item in items:
             kind = type(item)
             if kind is str:
-                if not item.isascii():
+                if not item.isascii() and _SURROGATE.search(item):
                     return False
                 chars += len(item)
             elif kind is int:
@@ -720,6 +722,8 @@ def fits_json_bound(value: Any, max_bytes: int) -> bool:
 
 
 _INF = float("inf")
+#: A lone surrogate code point (no JSON text spells one: canonical_bytes refuses it).
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def canonical_bytes(value: JsonValue) -> bytes:

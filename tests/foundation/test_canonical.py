@@ -337,8 +337,8 @@ def test_fits_json_bound_counts_the_commas_between_nested_containers() -> None:
         ({"x": float("nan")}, False),
         ({"x": [1, float("inf")]}, False),
         ({"x": {"y": [float("-inf")]}}, False),
-        ({"s": "caf\u00e9"}, False),  # not ASCII: "not certain", canonical_bytes decides
-        ({"caf\u00e9": 1}, False),
+        ({"s": "caf\u00e9"}, True),  # not ASCII: written as UTF-8, within 6 bytes a character
+        ({"caf\u00e9": 1}, True),
         ({"s": "\ud800"}, False),  # a lone surrogate, which canonical_bytes refuses
         ({"s": "\x00\x1f\"\\"}, True),  # escaped by JCS, 6 bytes a character at most
         ({"a": [{"b": [[], {"c": None}]}, True, False]}, True),
@@ -387,3 +387,13 @@ def test_canonical_bytes_of_a_value_nested_past_the_stack_is_a_limit() -> None:
         canonical_bytes(_nested(50_000))
     with pytest.raises(LimitExceeded, match="nested too deeply"):
         canonical_bytes([_nested(50_000), 2**60])  # past the fast path's checks too
+
+
+def test_fits_json_bound_vouches_for_text_in_any_script_but_not_lone_surrogates() -> None:
+    for value in ({"q": "北京天气"}, {"城市": "x"}, {"e": "é😀\u2028"}):
+        assert fits_json_bound(value, 1 << 20)
+        assert len(canonical_bytes(value)) <= 6 * 8 + 32 * 2
+    for value in ({"q": "a\ud800"}, {"\udc00": 1}, [["\udbff"]]):
+        assert not fits_json_bound(value, 1 << 20)
+        with pytest.raises(InputError):
+            canonical_bytes(value)

@@ -3,6 +3,7 @@ gives exactly the decisions of the full rules, which explain every deny."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -221,3 +222,28 @@ def test_arguments_built_deep_in_memory_are_decided_not_crashed(depth: int) -> N
         assert "nested too deeply" in fast["reasons"][0]["message"]
     else:
         assert fast["decision"] == "allow"
+
+
+class _Text(str):
+    pass
+
+
+class _Count(int):
+    pass
+
+
+@pytest.mark.parametrize("args", [
+    {_Text("a"): 1}, {"a": 1, "s": _Text("x")}, {"a": _Count(2)}, {"a": [_Text("x")]},
+    {_Text("zz"): _Count(1)},
+])
+def test_arguments_with_str_and_int_subclasses_decide_as_their_json(
+        args: dict[str, Any]) -> None:
+    """A host's own str/int subclasses are the JSON values they spell: decided as those
+    (jsonschema_rs refuses to read a str subclass; check() never raises for content)."""
+    plain = json.loads(json.dumps(args))
+    for schema in (CLOSED, OPEN_BY_PATTERN):
+        fast, full = _both([{"name": "t", "inputSchema": schema}],
+                           {"name": "t", "arguments": args})
+        expected, _ = _both([{"name": "t", "inputSchema": schema}],
+                            {"name": "t", "arguments": plain})
+        assert fast == full == expected
