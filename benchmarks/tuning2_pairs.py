@@ -206,12 +206,21 @@ def write_catalogs(out: Path = CATALOGS) -> dict[str, dict[str, Any]]:
     return written
 
 
+#: The samples ``confusable-pairs.json`` held when this set was drawn: pairs added to it
+#: later (``issue24-flagged-2``) do not change what was drawn.
+SKIPPED_SAMPLES = frozenset({"ref-all", "corpus-old", "corpus-shared", "bfcl-old",
+                             "bfcl-shared", "bfcl-picked", "new-flagged", "issue24-flagged"})
+
+
 def confusable_names() -> frozenset[tuple[str, str]]:
-    """The LiveMCPBench pairs of ``confusable-pairs.json`` as ``(a, b)`` tool ids of this
-    set (only the ``a``/``b`` names are read, never the labels)."""
+    """The LiveMCPBench pairs of ``confusable-pairs.json`` (as it was when this set was
+    drawn: :data:`SKIPPED_SAMPLES`) as ``(a, b)`` tool ids of this set (only the ``a``/``b``
+    names are read, never the labels)."""
     slug = {key: s for key, (s, _) in SERVERS.items()}
     out = set()
     for pair in json.loads(CONFUSABLE.read_text(encoding="utf-8"))["pairs"]:
+        if pair["sample"] not in SKIPPED_SAMPLES:
+            continue
         ids = []
         for name in (pair["a"], pair["b"]):
             kind, rest = name.split(":", 1)

@@ -34,11 +34,13 @@ AREAS: dict[str, tuple[str, ...]] = {
     "mail": ("email", "mail", "inbox", "gmail", "outlook", "smtp", "imap", "recipient",
              "mailbox"),
     "chat": ("slack", "discord", "telegram", "whatsapp", "chat"),
-    "files": ("filesystem", "directory", "folder", "disk", "symlink", "chmod"),
+    "files": ("filesystem", "directory", "folder", "disk", "symlink", "chmod", "drive",
+              "gdrive", "onedrive", "dropbox", "sharepoint"),
     "database": ("sql", "database", "postgres", "postgresql", "mysql", "sqlite", "mongodb",
                  "mongo", "duckdb", "motherduck", "clickhouse", "redis", "elasticsearch",
                  "airtable", "row", "column", "chroma", "vector", "embedding"),
-    "web": ("browser", "webpage", "website", "html", "css", "dom", "selector", "playwright",
+    "web": ("web", "internet", "browser", "webpage", "website", "html", "css", "dom",
+            "selector", "playwright",
             "puppeteer", "chrome", "devtools", "tab", "iframe", "click", "scroll", "brave",
             "bing", "searxng", "exa", "tavily", "duckduckgo", "serp", "crawl", "firecrawl",
             "scrape"),
@@ -69,6 +71,18 @@ AREAS: dict[str, tuple[str, ...]] = {
 #: Name words (lower case, singular) and word pairs that name one object kind → its one
 #: spelling: abbreviations (``mr``, ``repo``, ``db``), the words two platforms use for one
 #: thing (pull request / merge request), and plain synonyms (folder / directory).
+#: Names of services, vendors and engines: in a tool's name one says where the action happens,
+#: not what it acts on (``google_search``, ``search_with_bing``), so it is a domain word of
+#: the tool, as a namespace is — never its object. Two services of one area stay confusable to
+#: a request that names neither (docs/scan-rubric.md, "Backends and platforms").
+SERVICES = frozenset("""
+    google bing yahoo baidu yandex duckduckgo brave kagi perplexity tavily exa serper serpapi
+    jina firecrawl searxng microsoft azure aws amazon apple github gitlab bitbucket slack
+    discord telegram whatsapp teams jira confluence atlassian linear asana trello clickup
+    todoist notion dropbox onedrive sharepoint gdrive outlook gmail openai anthropic claude
+    gemini browserbase hyperbrowser selenium playwright puppeteer stagehand supabase
+    """.split())
+
 OBJECT_ALIASES: dict[tuple[str, ...], str] = {
     ("pull", "request"): "pr", ("merge", "request"): "pr", ("mr",): "pr",
     ("repo",): "repository", ("dir",): "directory", ("folder",): "directory",

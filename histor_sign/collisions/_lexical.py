@@ -47,7 +47,7 @@ from typing import Any
 
 from histor_sign._limits import DEFAULT_MAX_PARTNERS
 from histor_sign.collisions._caseless import cannot_match
-from histor_sign.collisions._domains import canonical_words, word_areas
+from histor_sign.collisions._domains import SERVICES, canonical_words, word_areas
 from histor_sign.collisions._prefix_join import jaccard, similar_pairs
 
 #: Action classes and the words that name them. A model asked to "show" something may call a
@@ -149,10 +149,17 @@ VARIANT_WORDS = frozenset(
     "all multiple many batch bulk single one each detail details full complete current "
     "recursive tree html markdown md text txt plain json png jpeg jpg svg csv xml raw "
     "formatted content contents blank empty auto simple basic advanced quick iframe frame "
-    "date range period latest recent today daily list web internet online tool "
+    "date range period latest recent today daily list web internet online webpage website "
+    "tool "
     "nearby near around"
     .split()
 )
+#: Verbs that lend their noun the action ("take a screenshot", "perform a search"): before
+#: the name's action word they are neither action nor object (``take_screenshot``).
+LIGHT_VERBS = frozenset("take make do perform capture".split())
+#: Interface actions of a browser or UI driver: a tool named by one is about web pages
+#: whatever its server calls itself (``browserbase_screenshot``, ``selenium:navigate``).
+BROWSER_ACTIONS = frozenset("click hover navigate scroll drag screenshot fill".split())
 #: Prepositions after which name words modify the head noun before them (``code_of_cities``).
 POST_WORDS = frozenset("of in on for at to into from with by via using per within under over"
                        .split())
@@ -290,6 +297,17 @@ def _prefixed_verb(word: str) -> bool:
     """``unarchive``, ``reopen``, ``deselect``: a known verb behind un-/re-/de-/dis-."""
     return any(word.startswith(p) and word[len(p):] in ACTIONS and len(word) > len(p) + 2
                for p in ("un", "re", "de", "dis"))
+
+
+def _doer(word: str) -> str:
+    """The verb of the table whose doer ``word`` names (reader → read, scraper → scrape,
+    extractor → extract), else ``""``."""
+    for suffix, back in (("er", ""), ("er", "e"), ("or", ""), ("or", "e")):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            verb = word[:-len(suffix)] + back
+            if verb in ACTIONS:
+                return verb
+    return ""
 
 
 def _verb(word: str) -> str:
@@ -475,10 +493,12 @@ class Profile:
         head = ""
         for k, word in enumerate(words):
             low = word.lower()
-            if k == at:
-                continue
-            if low in QUALIFIER_STARTS and objects and action != "detach":
-                qualified = True  # (what a tool detaches from is its container, an object)
+            if k == at or (k < at and low in LIGHT_VERBS):
+                continue  # "take a screenshot": the noun is the action, "take" says nothing
+            if low in QUALIFIER_STARTS and (objects or k == at + 1) and action != "detach":
+                # (right after the verb it says how: ``search_with_bing``, ``get_by_id``;
+                # what a tool detaches from is its container, an object)
+                qualified = True
                 scoped = low in SCOPE_STARTS
             if low in POST_WORDS and objects:
                 post = True  # "code of cities": the head noun came before "of"
@@ -492,10 +512,13 @@ class Profile:
                     kinds.add(f"in {singular(low)}")
                 continue
             token = singular(low)
-            if token in brands and len(words) > 1 and not re.search(
-                    rf"\b{re.escape(low)}", description[:MAX_DESCRIPTION_CHARS]):
-                # the server's own name (a brand: capitalised or absent in the description,
-                # never a lower-case noun of it) is a domain word, not an object
+            if token in SERVICES and len(words) > 1:
+                domain = domain | {token}  # where the action happens, not its object
+            elif token in brands and len(words) > 1 and (k == 0 or not re.search(
+                    rf"\b{re.escape(low)}", description[:MAX_DESCRIPTION_CHARS])):
+                # the server's own name (a brand: its names' prefix, or capitalised or absent
+                # in the description, never a lower-case noun of it) is a domain word, not
+                # an object
                 domain = domain | {token}
             elif token in ("url", "uri"):
                 variants.add(low)
@@ -506,7 +529,10 @@ class Profile:
                     kinds.add("now")
                 elif token in NEAR_WORDS:
                     kinds.add("place")
-            elif not (inferred and ACTIONS.get(token) == action) and token not in objects:
+            elif not (inferred and action in (ACTIONS.get(token), ACTIONS.get(_doer(token)))) \
+                    and token not in objects:
+                # (a name word that is the description's verb, or its doer — ``jina_reader``:
+                # "Read …" — says the action again, not an object)
                 objects.append(token)
                 # a participle ("diff staged", "issues closed") modifies, it is no head
                 if not (post or (token.endswith("ed") and len(token) > 4)):
@@ -705,9 +731,16 @@ def source_context(names: Sequence[str], descriptions: Sequence[str]
     # ``pods_list``, where the lead word is what the action acts on.
     prefixed: Counter[str] = Counter(
         w[0].lower() for w in split
-        if len(w) > 2 and w[1].lower() in ACTIONS and w[0].lower() not in ACTIONS)
+        if len(w) > 2 and w[1].lower() in ACTIONS and w[0].lower() not in ACTIONS
+        and w[2].lower() not in STOPWORDS and w[2].lower() not in QUALIFIER_STARTS)
+    # ... unlike ``stories-search``, ``stories-get-by-id``: a lead word several names end on
+    # a verb (or a qualifier after it) is the resource those verbs act on
+    bare: Counter[str] = Counter(
+        w[0].lower() for w in split
+        if len(w) > 1 and w[1].lower() in ACTIONS and w[0].lower() not in ACTIONS
+        and (len(w) == 2 or w[2].lower() in STOPWORDS or w[2].lower() in QUALIFIER_STARTS))
     namespace.update(w for w, c in prefixed.items()
-                     if c >= 3 and c >= NAMESPACE_SHARE * leads[w])
+                     if c >= 3 and c >= NAMESPACE_SHARE * leads[w] and bare[w] < 3)
     need = max(3, math.ceil(BOILERPLATE_SHARE * len(descriptions)))
     # Only the first and last BOILERPLATE_MAX_WORDS + 1 words can matter (a prefix must go
     # on after it): splitting whole descriptions held every word of a catalog at once.
@@ -733,6 +766,9 @@ def _domain_words(profiles: Sequence[Profile]) -> frozenset[str]:
                      and w not in ACTIONS and not w.isdigit() and len(w) > 2)
 
 
+_WEB = frozenset({"web"})
+
+
 def profiles_of(tools: Sequence[tuple[str, str, str]]) -> list[Profile]:
     """Profiles of (source, name, description) triples, each read in its source's context:
     its namespace words, boilerplate and domain words."""
@@ -756,6 +792,8 @@ def profiles_of(tools: Sequence[tuple[str, str, str]]) -> list[Profile]:
         for i, p in zip(idx, mine, strict=True):
             context = (p.description | p.domain) & words
             areas = areas_of(p.description | p.objects | p.domain) | source_areas
+            if p.action in BROWSER_ACTIONS:
+                areas |= _WEB
             out[i] = replace(p, source=source, **_shared_sets(
                 p, shared, domain_words=words, context=context, areas=areas))
     return out
@@ -893,6 +931,9 @@ def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
         return None
     if {a.cardinality, b.cardinality} == {"all", "one"} or _search_vs_one(a, b):
         return None  # every item vs one identified item: the request says which
+    if ("now" in a.kinds and b.cardinality == "one") or ("now" in b.kinds and
+                                                         a.cardinality == "one"):
+        return None  # the current one (mine, today's) vs one the request identifies
     if other_domains(a, b, threshold):
         return None
     same_area = a.source != b.source and bool(a.areas & b.areas)

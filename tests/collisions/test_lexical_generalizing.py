@@ -156,3 +156,95 @@ def test_exec_runs_a_command_inside_what_it_names() -> None:
     both = similarity(Profile.of("execute_workflow", "Execute a workflow"),
                       Profile.of("run_workflow", "Run a workflow"), 0.4)
     assert both is not None and both.basis == "name"
+
+
+# --- the third tuning set's classes: interchangeable backends of one area -----------------
+
+def _profiles(*tools: tuple[str, str, str]) -> dict[str, Profile]:
+    return {f"{s}:{n}": p for (s, n, _), p in zip(tools, profiles_of(list(tools)), strict=True)}
+
+
+def test_web_search_engines_of_different_services_are_one_request() -> None:
+    """``google_search``, ``search_with_bing``, ``jina_search`` and a bare ``search``: the
+    service names where the search happens, the web is what is searched."""
+    p = _profiles(
+        ("serper", "google_search", "Tool to perform web searches via Serper API"),
+        ("serper", "scrape", "Tool to scrape a webpage and retrieve the text"),
+        ("hyper", "search_with_bing", "Search the web using Bing. Searches bing.com"),
+        ("hyper", "scrape_webpage", "Scrape a webpage and extract its content"),
+        ("jina", "jina_search", "Search the web. Use jina reader for full content."),
+        ("jina", "jina_reader", "Read and extract content from web page."),
+        ("adenot", "search", "Perform a web search query"),
+        ("adenot", "read_webpage", "Fetch and extract text content from a webpage"),
+    )
+    assert p["serper:google_search"].objects == p["hyper:search_with_bing"].objects == set()
+    assert "google" in p["serper:google_search"].domain
+    assert p["jina:jina_reader"].objects == set()  # "reader" is who reads
+    searches = ["serper:google_search", "hyper:search_with_bing", "jina:jina_search",
+                "adenot:search"]
+    for i, a in enumerate(searches):
+        for b in searches[i + 1:]:
+            assert similarity(p[a], p[b], 0.4) is not None, (a, b)
+    readers = ["serper:scrape", "hyper:scrape_webpage", "jina:jina_reader",
+               "adenot:read_webpage"]
+    for i, a in enumerate(readers):
+        for b in readers[i + 1:]:
+            assert similarity(p[a], p[b], 0.4) is not None, (a, b)
+    # a search and a page reader stay apart
+    assert similarity(p["adenot:search"], p["adenot:read_webpage"], 0.4) is None
+
+
+def test_browser_interface_actions_are_about_web_pages_on_any_driver() -> None:
+    p = _profiles(
+        ("infra", "browser_screenshot", "Take a screenshot of the current page"),
+        ("infra", "browser_click", "Click an element on the page"),
+        ("infra", "browser_type", "Type text into an element"),
+        ("bb", "browserbase_screenshot", "Capture a full-page screenshot and return it"),
+        ("bb", "browserbase_session_create", "Create a cloud browser session"),
+        ("bb", "browserbase_session_close", "Close the session"),
+        ("sel", "take_screenshot", "captures a screenshot of the current page"),
+        ("sel", "navigate", "navigates to a URL"),
+        ("sel", "click_element", "clicks an element"),
+    )
+    assert p["sel:take_screenshot"].objects == set()  # "take a screenshot": no object
+    assert "web" in p["bb:browserbase_screenshot"].areas
+    for a, b in (("infra:browser_screenshot", "bb:browserbase_screenshot"),
+                 ("infra:browser_screenshot", "sel:take_screenshot"),
+                 ("bb:browserbase_screenshot", "sel:take_screenshot")):
+        assert similarity(p[a], p[b], 0.4) is not None, (a, b)
+
+
+def test_a_resource_that_names_end_on_a_verb_is_no_namespace() -> None:
+    """``stories-search``, ``stories-get-by-id``: the stories are what the verbs act on (a
+    namespace is followed by a verb *and* an object: ``jira_get_issue``)."""
+    names = ["stories-create", "stories-search", "stories-update", "stories-get-by-id",
+             "stories-create-comment", "stories-add-task", "stories-get-history",
+             "iterations-create", "iterations-search", "iterations-get-by-id"]
+    p = profiles_of([("shortcut", n, f"{n.replace('-', ' ')} in Shortcut") for n in names])
+    by = dict(zip(names, p, strict=True))
+    assert by["stories-search"].objects == {"story"} and not by["stories-search"].domain
+    assert similarity(by["stories-search"], by["iterations-search"], 0.4) is None
+
+
+def test_the_current_one_is_not_one_the_request_identifies() -> None:
+    me = Profile.of("get_current_user", "Get the current authenticated user's profile")
+    them = Profile.of("get_user", "Get information about a specific user by their ID")
+    assert similarity(me, them, 0.0) is None
+    # the current one vs another way to read the current one is one request
+    assert similarity(me, Profile.of("fetch_current_user", "Fetch the user signed in"),
+                      0.0) is not None
+
+
+def test_drives_of_two_services_are_one_area() -> None:
+    p = _profiles(
+        ("gdrive-a", "gdrive_read_file", "Read contents of a file from Google Drive"),
+        ("gdrive-a", "gdrive_search", "Search for files in Google Drive"),
+        ("gdrive-a", "gdrive_list", "List files in Google Drive"),
+        ("google-drive-b", "readTextFile", "Read content of a text file"),
+        ("google-drive-b", "search", "Search for files in Google Drive, newest first"),
+        ("google-drive-b", "createFolder", "Create a folder"),
+    )
+    assert "files" in p["google-drive-b:readTextFile"].areas
+    assert similarity(p["gdrive-a:gdrive_read_file"], p["google-drive-b:readTextFile"],
+                      0.4) is not None
+    assert similarity(p["gdrive-a:gdrive_search"], p["google-drive-b:search"], 0.4) is not None
