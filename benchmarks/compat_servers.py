@@ -84,6 +84,9 @@ class Server:
     sdk_rejects: str = ""
     #: Environment for the install step only (e.g. skip a browser download, which fails here).
     install_env: dict[str, str] = field(default_factory=dict)
+    #: Files written into the scratch directory before each start (``{work}/NAME``): dummy
+    #: credential files a server reads before it answers ``initialize``.
+    files: dict[str, str] = field(default_factory=dict)
 
 
 #: Install-time environment for packages whose install step downloads a browser build (that
@@ -337,6 +340,101 @@ TUNING3: tuple[Server, ...] = (
 )
 
 
+#: The fourth set of issue 24 (benchmarks/tuning3_pairs.py, set "tuning4"): a validation set
+#: from servers of domains with interchangeable backends that the third set did not cover
+#: (email, calendar, key-value and document stores, payments, monitoring, image generation,
+#: translation, weather) plus a few of its domains (SQL, browser, web research), none of them a
+#: server above. Kept out of ``SERVERS`` like ``TUNING3``; ``--only`` reaches them.
+#: A Google OAuth client file no Google service accepts (servers that read one at start).
+_GOOGLE_OAUTH_KEYS = json.dumps({"installed": {
+    "client_id": "compat.apps.googleusercontent.com", "client_secret": DUMMY,
+    "redirect_uris": ["http://localhost"], "auth_uri": "https://accounts.google.com/o/oauth2/auth",
+    "token_uri": "https://oauth2.googleapis.com/token"}})
+#: A Google service-account file with no usable key (servers that read one at start).
+_SERVICE_ACCOUNT = json.dumps({
+    "type": "service_account", "project_id": "compat", "private_key_id": "0000",
+    "private_key": "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n",
+    "client_email": "compat@compat.iam.gserviceaccount.com", "client_id": "0",
+    "token_uri": "https://oauth2.googleapis.com/token"})
+
+TUNING4: tuple[Server, ...] = (
+    Server("gmail-gongrzhe", "npm", "@gongrzhe/server-gmail-autoauth-mcp", "1.1.11", "gmail-mcp",
+           env={"GMAIL_OAUTH_PATH": "{work}/gcp-oauth.keys.json",
+                "GMAIL_CREDENTIALS_PATH": "{work}/credentials.json"},
+           files={"gcp-oauth.keys.json": _GOOGLE_OAUTH_KEYS}),
+    Server("email-codefuturist", "npm", "@codefuturist/email-mcp", "0.2.0", "email-mcp",
+           env={"MCP_EMAIL_ADDRESS": "compat@example.com", "MCP_EMAIL_PASSWORD": DUMMY,
+                "MCP_EMAIL_IMAP_HOST": "127.0.0.1", "MCP_EMAIL_SMTP_HOST": "127.0.0.1",
+                "EMAIL_ADDRESS": "compat@example.com", "EMAIL_PASSWORD": DUMMY,
+                "IMAP_HOST": "127.0.0.1", "SMTP_HOST": "127.0.0.1"}),
+    Server("mail-server", "npm", "mcp-mail-server", "1.2.1", "mcp-mail-server",
+           env={"IMAP_HOST": "127.0.0.1", "IMAP_PORT": "1", "SMTP_HOST": "127.0.0.1",
+                "SMTP_PORT": "1", "EMAIL_USER": "compat@example.com", "EMAIL_PASS": DUMMY,
+                "IMAP_SECURE": "false", "SMTP_SECURE": "false"}),
+    Server("resend", "npm", "resend-mcp", "2.22.0", "resend-mcp",
+           env={"RESEND_API_KEY": "re_" + DUMMY, "SENDER_EMAIL_ADDRESS": "compat@example.com"}),
+    Server("google-calendar-cocal", "npm", "@cocal/google-calendar-mcp", "2.6.3",
+           "google-calendar-mcp",
+           env={"GOOGLE_OAUTH_CREDENTIALS": "{work}/gcp-oauth.keys.json"},
+           files={"gcp-oauth.keys.json": _GOOGLE_OAUTH_KEYS}),
+    Server("caldav", "npm", "caldav-mcp", "0.10.0", "caldav-mcp",
+           env={"CALDAV_BASE_URL": "http://127.0.0.1:1/dav", "CALDAV_USERNAME": "compat",
+                "CALDAV_PASSWORD": DUMMY}),
+    Server("redis-server", "npm", "@modelcontextprotocol/server-redis", "2025.4.25",
+           "mcp-server-redis", ("redis://127.0.0.1:16379",),
+           note="archived; connects at start: catalogued with a local Redis on port 16379 "
+           "(Debian redis-server, started by hand)"),
+    Server("redis-gongrzhe", "npm", "@gongrzhe/server-redis-mcp", "1.0.0", "redis",
+           ("redis://127.0.0.1:16379",),
+           note="connects at start: catalogued with a local Redis on port 16379 (Debian "
+           "redis-server, started by hand)"),
+    Server("firebase", "npm", "@gannonh/firebase-mcp", "1.4.9", "firebase-mcp",
+           env={"SERVICE_ACCOUNT_KEY_PATH": "{work}/service-account.json",
+                "FIREBASE_STORAGE_BUCKET": "compat.appspot.com"},
+           files={"service-account.json": _SERVICE_ACCOUNT}),
+    Server("firestoredb", "npm", "mcpfirestoredb", "1.1.2", "mcp-firestoredb",
+           env={"GOOGLE_APPLICATION_CREDENTIALS": "{work}/service-account.json",
+                "FIREBASE_PROJECT_ID": "compat", "FIRESTORE_PROJECT_ID": "compat"},
+           files={"service-account.json": _SERVICE_ACCOUNT}),
+    Server("stripe", "npm", "@stripe/mcp", "0.3.3", "mcp",
+           ("--tools=all", "--api-key=sk_test_" + DUMMY)),
+    Server("paddle", "npm", "@paddle/paddle-mcp", "0.1.6", "paddle",
+           ("--api-key=pdl_sdbx_apikey_" + DUMMY, "--environment=sandbox"),
+           env={"PADDLE_API_KEY": "pdl_sdbx_apikey_" + DUMMY, "PADDLE_ENVIRONMENT": "sandbox"}),
+    Server("prometheus", "npm", "prometheus-mcp", "1.1.3", "prometheus-mcp", ("stdio",),
+           env={"PROMETHEUS_URL": "http://127.0.0.1:1"}),
+    Server("signoz", "npm", "signoz-mcp-server", "1.2.2", "signoz-mcp-server",
+           env={"SIGNOZ_URL": "http://127.0.0.1:1", "SIGNOZ_API_KEY": DUMMY}),
+    Server("grafana-leval", "npm", "@leval/mcp-grafana", "1.1.7", "mcp-grafana",
+           env={"GRAFANA_URL": "http://127.0.0.1:1", "GRAFANA_API_KEY": DUMMY,
+                "GRAFANA_TOKEN": DUMMY}),
+    Server("replicate", "npm", "replicate-mcp", "0.9.0", "mcp-server",
+           env={"REPLICATE_API_TOKEN": "r8_" + DUMMY}),
+    Server("mcp-image", "npm", "mcp-image", "0.14.0", "mcp-image",
+           env={"GEMINI_API_KEY": DUMMY, "IMAGE_OUTPUT_DIR": "{work}/images"}),
+    Server("nano-banana", "npm", "nano-banana-mcp", "1.0.3", "nano-banana-mcp",
+           env={"GEMINI_API_KEY": DUMMY}),
+    Server("everart", "npm", "@modelcontextprotocol/server-everart", "0.6.2",
+           "mcp-server-everart", env={"EVERART_API_KEY": DUMMY}, note="archived"),
+    Server("deepl", "npm", "deepl-mcp-server", "0.1.3-beta.0", "deepl-mcp-server",
+           env={"DEEPL_API_KEY": DUMMY + ":fx"}),
+    Server("lara", "npm", "@translated/lara-mcp", "1.0.6", "lara-mcp",
+           env={"LARA_ACCESS_KEY_ID": DUMMY, "LARA_ACCESS_KEY_SECRET": DUMMY}),
+    Server("weather-dangahagan", "npm", "@dangahagan/weather-mcp", "1.23.0", "weather-mcp"),
+    Server("open-meteo", "npm", "open-meteo-mcp-server", "2.1.0", "open-meteo-mcp-server"),
+    Server("weather-h1deya", "npm", "@h1deya/mcp-server-weather", "0.1.3", "mcp-server-weather"),
+    Server("browsermcp", "npm", "@browsermcp/mcp", "0.1.3", "mcp-server-browsermcp"),
+    Server("puppeteer-merajmehrabi", "npm", "puppeteer-mcp-server", "0.7.2",
+           "mcp-server-puppeteer", install_env=_NO_BROWSER_DOWNLOAD),
+    Server("webresearch", "npm", "@mzxrai/mcp-webresearch", "0.1.7", "mcp-webresearch",
+           install_env=_NO_BROWSER_DOWNLOAD),
+    Server("postgres-henkey", "npm", "@henkey/postgres-mcp-server", "1.0.7", "postgres-mcp",
+           ("--connection-string", "postgresql://compat:compat@127.0.0.1:1/compat")),
+    Server("mysql-berthojoris", "npm", "@berthojoris/mcp-mysql-server", "1.43.2", "mcp-mysql",
+           ("mysql://compat:compat@127.0.0.1:1/compat", "list,read,create,update,delete,execute,ddl")),
+)
+
+
 # ----------------------------------------------------------------------------- places
 def cache_dir() -> Path:
     return Path(os.environ.get("HISTOR_COMPAT_DIR") or REPO / ".cache" / "compat")
@@ -496,6 +594,9 @@ def scratch(server: Server) -> Iterator[tuple[list[str], dict[str, str], Path]]:
         subprocess.run(["git", "init", "-q", str(work / "repo")], check=True)
     if "KUBECONFIG" in server.env:
         (work / "kubeconfig").write_text(_KUBECONFIG)
+    for name, text in server.files.items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text(text)
 
     def fill(text: str) -> str:
         return text.replace("{work}", str(work))
@@ -812,7 +913,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="catalog: write <slug>.json here")
     args = ap.parse_args(argv)
     # Without --only: the compatibility servers, as before; --only may name any pinned one.
-    servers = ([s for s in (*SERVERS, *TUNING3) if s.slug in args.only]
+    servers = ([s for s in (*SERVERS, *TUNING3, *TUNING4) if s.slug in args.only]
                if args.only is not None else list(SERVERS))
     if args.step == "list":
         for s in servers:

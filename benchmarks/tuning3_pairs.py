@@ -1,4 +1,4 @@
-"""A third tuning set of collision pairs (issue 24), from new real servers installed from npm.
+"""The third and fourth sets of collision pairs (issue 24), from new real servers from npm.
 
 The first two sets gave few *certain* positives of the rubric's typical kinds: the same action
 on the same object kind on two interchangeable backends (two web search engines, two SQL
@@ -23,6 +23,14 @@ those domains, several per domain, none of them a server of ``real-servers/`` or
 
     python benchmarks/tuning3_pairs.py index
     python benchmarks/tuning3_pairs.py draw
+
+The same steps make the fourth set (``--set tuning4``, a validation set: servers of
+``compat_servers.TUNING4``, catalogs in ``benchmarks/data/tuning4-servers``, seed 2404, its
+own domains and quotas, written to ``unlabeled/pairs-tuning4.json``); a set is a ``PairSet``
+of ``SETS``, so another one is a new entry, not a copy of this module::
+
+    python benchmarks/tuning3_pairs.py --set tuning4 index
+    python benchmarks/tuning3_pairs.py --set tuning4 draw
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ import argparse
 import json
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -96,54 +105,123 @@ EXCLUDED: dict[str, str] = {
 }
 
 
+@dataclass(frozen=True)
+class PairSet:
+    """One set of pairs drawn from new servers: its name (the ``half`` of its pair file),
+    the directory of its catalogs, its pinned servers, seed, quotas, domains, and the
+    planned servers it has no catalog of (``skipped``) or left out (``excluded``), with why.
+    ``whose`` names the set in its index's note."""
+
+    name: str
+    catalogs: Path
+    servers: tuple[compat_servers.Server, ...]
+    seed: int
+    quota: dict[str, int]
+    domains: dict[str, str]
+    skipped: dict[str, str]
+    excluded: dict[str, str]
+    whose: str
+
+    def planned(self) -> dict[str, compat_servers.Server]:
+        return {s.slug: s for s in self.servers}
+
+
+THIRD = PairSet(HALF, CATALOGS, compat_servers.TUNING3, SEED, QUOTA, DOMAINS, SKIPPED,
+                EXCLUDED, "the third tuning set's servers")
+
+
 def planned() -> dict[str, compat_servers.Server]:
-    return {s.slug: s for s in compat_servers.TUNING3}
+    return THIRD.planned()
 
 
-def write_index(out: Path = CATALOGS) -> dict[str, dict[str, Any]]:
+def write_index(out: Path = CATALOGS, pairset: PairSet = THIRD) -> dict[str, dict[str, Any]]:
     """Write ``index.json`` for the catalogs in ``out``; return ``{slug: catalog}``."""
     catalogs = sample_pairs.load_catalogs(out)
     rows: list[dict[str, Any]] = []
-    for slug, server in sorted(planned().items()):
-        row: dict[str, Any] = {"server": slug, "domain": DOMAINS[slug],
+    for slug, server in sorted(pairset.planned().items()):
+        row: dict[str, Any] = {"server": slug, "domain": pairset.domains[slug],
                                "registry": server.registry, "package": server.package,
                                "version": server.version}
         if slug in catalogs:
             c = catalogs[slug]
             row.update(source=c["source"], licence=c.get("licence"), tools=len(c["tools"]))
         else:
-            row["skipped"] = SKIPPED.get(slug, "no catalog")
+            row["skipped"] = pairset.skipped.get(slug, "no catalog")
         rows.append(row)
     note = ("Tool metadata (names, descriptions, input schemas, annotations) as each server "
             "lists it over MCP, fetched with histor-sign from packages installed from npm "
-            "with dummy credentials: the third tuning set's servers (issue 24).")
+            f"with dummy credentials: {pairset.whose} (issue 24).")
     (out / "index.json").write_text(json.dumps({"note": note, "servers": rows}, indent=1,
                                                ensure_ascii=False) + "\n", encoding="utf-8")
     return catalogs
 
 
-def draw_pairs(catalogs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def draw_pairs(catalogs: dict[str, dict[str, Any]], pairset: PairSet = THIRD) -> dict[str, Any]:
     servers = sorted(catalogs)
-    pairs = sample_pairs.draw(catalogs, servers, SEED, QUOTA, domains=DOMAINS)
-    return {"half": HALF, "seed": SEED, "catalogs": "benchmarks/data/tuning3-servers",
-            "servers": servers, "plannedNotDrawnFrom": sorted(set(DOMAINS) - set(servers)),
+    pairs = sample_pairs.draw(catalogs, servers, pairset.seed, pairset.quota,
+                              domains=pairset.domains)
+    return {"half": pairset.name, "seed": pairset.seed,
+            "catalogs": pairset.catalogs.relative_to(REPO).as_posix(),
+            "servers": servers,
+            "plannedNotDrawnFrom": sorted(set(pairset.domains) - set(servers)),
             "pairs": pairs}
+
+
+# ----------------------------------------------------------------------------- fourth set
+#: The fourth set: a validation set (drawn and labeled after the lead's rules for
+#: interchangeable backends were written, blind to them; not tuned on in that session).
+FOURTH = PairSet(
+    "tuning4", DATA / "tuning4-servers", compat_servers.TUNING4, 2404,
+    #: About 500 pairs, weighted further toward the strata where the third set found its
+    #: positives (nn-cross-domain, nn-cross) and toward effects and objects (contradictions).
+    {"random-within": 20, "random-cross": 25,
+     "token-within": 20, "token-cross": 35,
+     "nn-within": 45, "nn-cross": 110,
+     "nn-cross-domain": 125, "nn-effect": 60,
+     "same-object": 60},
+    {"gmail-gongrzhe": "email", "email-codefuturist": "email", "mail-server": "email",
+     "resend": "email",
+     "google-calendar-cocal": "calendar", "caldav": "calendar",
+     "redis-server": "kv-store", "redis-gongrzhe": "kv-store", "firebase": "kv-store",
+     "firestoredb": "kv-store",
+     "stripe": "payments", "paddle": "payments",
+     "grafana-leval": "monitoring", "prometheus": "monitoring", "signoz": "monitoring",
+     "replicate": "image", "mcp-image": "image", "nano-banana": "image", "everart": "image",
+     "deepl": "translation", "lara": "translation",
+     "weather-dangahagan": "weather", "open-meteo": "weather", "weather-h1deya": "weather",
+     "browsermcp": "browser", "puppeteer-merajmehrabi": "browser", "webresearch": "search",
+     "postgres-henkey": "database", "mysql-berthojoris": "database"},
+    {"stripe": "did not list its tools within 60 s with a dummy API key (not looked into)",
+     "caldav": "connects to its CalDAV server at start and exits when it cannot",
+     "firebase": "did not list its tools within 60 s with a dummy service-account file",
+     "firestoredb": "exits when its service-account file is missing; with a dummy one it "
+                    "did not list its tools within 60 s",
+     "webresearch": "install failed: its install step downloads a Playwright browser build, "
+                    "which fails here",
+     "signoz": "exits before answering initialize: a module failed to load at start (not "
+               "looked into)"},
+    {},
+    "the fourth set's servers, a validation set")
+
+SETS: dict[str, PairSet] = {THIRD.name: THIRD, FOURTH.name: FOURTH}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    ap.add_argument("--set", dest="pairset", choices=list(SETS), default=THIRD.name)
     ap.add_argument("step", choices=["index", "draw"])
     ap.add_argument("--out", type=Path, default=DATA / "unlabeled")
     args = ap.parse_args(argv)
+    pairset = SETS[args.pairset]
     if args.step == "index":
-        catalogs = write_index()
+        catalogs = write_index(pairset.catalogs, pairset)
         print(f"{len(catalogs)} catalogs, {sum(len(c['tools']) for c in catalogs.values())} "
-              f"tools, {len(planned()) - len(catalogs)} planned servers without one")
+              f"tools, {len(pairset.planned()) - len(catalogs)} planned servers without one")
         return 0
-    doc = draw_pairs(sample_pairs.load_catalogs(CATALOGS))
+    doc = draw_pairs(sample_pairs.load_catalogs(pairset.catalogs), pairset)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"pairs-{HALF}.json").write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"{HALF}: {len(doc['servers'])} servers, {len(doc['pairs'])} pairs "
+    (args.out / f"pairs-{pairset.name}.json").write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"{pairset.name}: {len(doc['servers'])} servers, {len(doc['pairs'])} pairs "
           f"{dict(Counter(p['stratum'] for p in doc['pairs']))}")
     return 0
 
