@@ -3,6 +3,7 @@
     python benchmarks/label_pairs.py show tuning START COUNT   # what the labeler reads
     python benchmarks/label_pairs.py show tuning2 START COUNT  # the second tuning set
     python benchmarks/label_pairs.py show tuning3 START COUNT  # the third tuning set
+    python benchmarks/label_pairs.py show tuning4 START COUNT  # the fourth set (validation)
     python benchmarks/label_pairs.py build                      # sheets -> pairs-<half>.json
     python benchmarks/label_pairs.py stats                      # counts, as Markdown
 
@@ -46,9 +47,13 @@ HALVES: dict[str, tuple[str, str]] = {
     # The third tuning set (benchmarks/tuning3_pairs.py): new servers installed from npm.
     "tuning3": ("tuning3-servers", "tuning3 helper session (an AI model), reading the "
                 "tools only, blind to the scanner"),
+    # The fourth set (benchmarks/tuning3_pairs.py --set tuning4): a validation set.
+    "tuning4": ("tuning4-servers", "tuning4 helper session (an AI model), reading the "
+                "tools only, blind to the scanner"),
 }
 #: The script that drew each half's pairs.
-DRAWN_BY = {"tuning2": "benchmarks/tuning2_pairs.py", "tuning3": "benchmarks/tuning3_pairs.py"}
+DRAWN_BY = {"tuning2": "benchmarks/tuning2_pairs.py", "tuning3": "benchmarks/tuning3_pairs.py",
+            "tuning4": "benchmarks/tuning3_pairs.py --set tuning4"}
 
 
 def catalogs(half: str = "tuning") -> dict[str, dict[str, dict[str, Any]]]:
