@@ -27,6 +27,9 @@ SECOND = "tuning2"
 #: The third tuning set (benchmarks/tuning3_pairs.py): new servers installed from npm, none of
 #: them a server of the other sets.
 THIRD = "tuning3"
+#: The fourth set (``tuning3_pairs.py --set tuning4``): a validation set from more new npm
+#: servers, none of them a server of the first three sets.
+FOURTH = "tuning4"
 
 
 def _load(name: str) -> ModuleType:
@@ -87,7 +90,7 @@ def test_the_set_is_as_large_as_issue_24_asks() -> None:
 def test_the_pair_files_are_what_the_sheets_say(tmp_path: Path) -> None:
     label_pairs = _load("label_pairs")
     label_pairs.build(tmp_path)
-    for half in (*HALVES, SECOND, THIRD):
+    for half in (*HALVES, SECOND, THIRD, FOURTH):
         assert json.loads((tmp_path / f"pairs-{half}.json").read_text()) == _pairs(half)
 
 
@@ -212,11 +215,21 @@ def _catalogs_in(directory: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def test_the_third_tuning_set_names_its_catalogued_tools_once() -> None:
-    catalogs = _catalogs_in("tuning3-servers")
-    doc = _pairs(THIRD)
-    assert doc["half"] == THIRD and doc["labeled"] == doc["drawn"] == len(doc["pairs"])
-    assert doc["catalogs"] == "benchmarks/data/tuning3-servers"
+#: The sets drawn by benchmarks/tuning3_pairs.py from new npm servers, and the catalog
+#: directories of the sets each must share no server with (every earlier set).
+NEW_SERVER_SETS = {
+    THIRD: ("real-servers", "livemcpbench-servers"),
+    FOURTH: ("real-servers", "livemcpbench-servers", "tuning3-servers"),
+}
+
+
+@pytest.mark.parametrize("half", list(NEW_SERVER_SETS))
+def test_a_new_server_set_names_its_catalogued_tools_once(half: str) -> None:
+    pairset = _load("tuning3_pairs").SETS[half]
+    catalogs = _catalogs_in(pairset.catalogs.name)
+    doc = _pairs(half)
+    assert doc["half"] == half and doc["labeled"] == doc["drawn"] == len(doc["pairs"])
+    assert doc["catalogs"] == f"benchmarks/data/{pairset.catalogs.name}"
     assert sorted(doc["servers"]) == sorted(catalogs)
     seen = set()
     for pair in doc["pairs"]:
@@ -235,43 +248,48 @@ def test_the_third_tuning_set_names_its_catalogued_tools_once() -> None:
     assert labels["overlap"] and labels["distinct"] and scopes["within"] and scopes["cross"]
 
 
-def test_the_third_tuning_set_holds_no_server_of_another_set() -> None:
-    """No server of the third set is a server of the first two sets (by slug or package),
-    every planned server is either catalogued from its pinned package and version or
-    listed as skipped with a reason, and every catalogued server has a domain."""
-    tuning3 = _load("tuning3_pairs")
-    others = {**_catalogs_in("real-servers"), **_catalogs_in("livemcpbench-servers")}
+@pytest.mark.parametrize("half", list(NEW_SERVER_SETS))
+def test_a_new_server_set_holds_no_server_of_another_set(half: str) -> None:
+    """No server of the set is a server of an earlier set (by slug or package), every
+    planned server is either catalogued from its pinned package and version or listed as
+    skipped with a reason, and every catalogued server has a domain."""
+    pairset = _load("tuning3_pairs").SETS[half]
+    others: dict[str, dict[str, Any]] = {}
+    for directory in NEW_SERVER_SETS[half]:
+        others.update(_catalogs_in(directory))
     other_packages = {c.get("package") for c in others.values()}
-    catalogs = _catalogs_in("tuning3-servers")
-    planned = tuning3.planned()
+    catalogs = _catalogs_in(pairset.catalogs.name)
+    planned = pairset.planned()
     assert not set(planned) & set(others)
     assert not {s.package for s in planned.values()} & other_packages
     for slug, catalog in catalogs.items():
         server = planned[slug]
         assert (catalog["registry"], catalog["package"], catalog["version"]) == (
             server.registry, server.package, server.version), slug
-        assert catalog["tools"] and slug in tuning3.DOMAINS, slug
-    assert set(planned) == set(catalogs) | set(tuning3.SKIPPED)
-    assert not set(tuning3.EXCLUDED) & (set(planned) | set(catalogs))  # left out, no catalog
-    assert not set(catalogs) & set(tuning3.SKIPPED)
-    assert set(tuning3.DOMAINS) == set(planned)
-    index = json.loads((DATA / "tuning3-servers" / "index.json").read_text(encoding="utf-8"))
+        assert catalog["tools"] and slug in pairset.domains, slug
+    assert set(planned) == set(catalogs) | set(pairset.skipped)
+    assert not set(pairset.excluded) & (set(planned) | set(catalogs))  # left out, no catalog
+    assert not set(catalogs) & set(pairset.skipped)
+    assert set(pairset.domains) == set(planned)
+    index = json.loads((pairset.catalogs / "index.json").read_text(encoding="utf-8"))
     rows = {r["server"]: r for r in index["servers"]}
     assert set(rows) == set(planned)
-    assert all(rows[s]["skipped"] == why for s, why in tuning3.SKIPPED.items())
-    used = {tid.split(":", 1)[0] for p in _pairs(THIRD)["pairs"] for tid in (p["a"], p["b"])}
+    assert all(rows[s]["skipped"] == why for s, why in pairset.skipped.items())
+    used = {tid.split(":", 1)[0] for p in _pairs(half)["pairs"] for tid in (p["a"], p["b"])}
     assert used <= set(catalogs)
 
 
-def test_the_third_tuning_set_is_reproducible(tmp_path: Path) -> None:
+@pytest.mark.parametrize("half", list(NEW_SERVER_SETS))
+def test_a_new_server_set_is_reproducible(half: str, tmp_path: Path) -> None:
     """The index is what the catalogs and the plan say, and the sampler draws the committed
     pairs from the committed catalogs in the same order."""
-    tuning3 = _load("tuning3_pairs")
-    committed = DATA / "tuning3-servers"
+    wrapper = _load("tuning3_pairs")
+    pairset = wrapper.SETS[half]
+    committed = pairset.catalogs
     for path in committed.iterdir():
         (tmp_path / path.name).write_bytes(path.read_bytes())
-    tuning3.write_index(tmp_path)
+    wrapper.write_index(tmp_path, pairset)
     assert (tmp_path / "index.json").read_bytes() == (committed / "index.json").read_bytes()
-    drawn = json.loads((DATA / "unlabeled" / f"pairs-{THIRD}.json").read_text())
-    again = tuning3.draw_pairs(tuning3.sample_pairs.load_catalogs(committed))
+    drawn = json.loads((DATA / "unlabeled" / f"pairs-{half}.json").read_text())
+    again = wrapper.draw_pairs(wrapper.sample_pairs.load_catalogs(committed), pairset)
     assert again == drawn
