@@ -188,13 +188,17 @@ def test_the_second_tuning_set_is_reproducible(tmp_path: Path) -> None:
     assert skipped and not {(p["a"], p["b"]) for p in drawn["pairs"]} & skipped
 
 
-@pytest.mark.parametrize("half", HALVES)
-def test_the_adjudicated_gate_errors_are_pairs_of_the_half_outside_its_sample(half: str) -> None:
-    """Each half's gate TC004 errors on unlabeled pairs, labeled among decoys: tools of the
-    half's servers, none a pair of its labeled sample, every label a rubric label."""
+@pytest.mark.parametrize(("half", "directory"), [("tuning", "real-servers"),
+                                                 ("heldout", "real-servers"),
+                                                 (FOURTH, "tuning4-servers")])
+def test_the_adjudicated_gate_errors_are_pairs_of_the_half_outside_its_sample(
+        half: str, directory: str) -> None:
+    """Each set's gate TC004 errors on unlabeled pairs, labeled among decoys: tools of the
+    set's servers, none a pair of its labeled sample, every label a rubric label."""
     doc = json.loads((DATA / f"adjudicated-{half}-gate.json").read_text(encoding="utf-8"))
     assert doc["format"] == "histor.adjudicated-pairs/v1" and doc["half"] == half
-    tools, servers = _tools(), set(_pairs(half)["servers"])
+    tools = {slug: {t["name"] for t in c["tools"]} for slug, c in _catalogs_in(directory).items()}
+    servers = set(_pairs(half)["servers"])
     labeled = {(p["a"], p["b"]) for p in _pairs(half)["pairs"]}
     for pair in doc["pairs"]:
         assert pair["label"] in ("overlap", "contradict", "distinct"), pair
