@@ -49,6 +49,15 @@ def _tools() -> dict[str, set[str]]:
     return out
 
 
+def _catalogs_in(directory: str) -> dict[str, dict[str, Any]]:
+    out = {}
+    for path in (DATA / directory).glob("*.json"):
+        if path.name != "index.json":
+            data = json.loads(path.read_text(encoding="utf-8"))
+            out[data["server"]] = data
+    return out
+
+
 def test_every_pair_names_catalogued_tools_once_with_a_rubric_label() -> None:
     tools = _tools()
     for half in HALVES:
@@ -121,19 +130,11 @@ def test_the_drawing_is_reproducible_from_the_catalogs() -> None:
         assert again == drawn["pairs"]
 
 
-def _second_catalogs() -> dict[str, dict[str, Any]]:
-    out = {}
-    for path in (DATA / "livemcpbench-servers").glob("*.json"):
-        if path.name != "index.json":
-            data = json.loads(path.read_text(encoding="utf-8"))
-            out[data["server"]] = data
-    return out
-
-
-def test_the_second_tuning_set_names_its_catalogued_tools_once() -> None:
-    catalogs = _second_catalogs()
-    doc = _pairs(SECOND)
-    assert doc["half"] == SECOND and doc["labeled"] == doc["drawn"] == len(doc["pairs"])
+def _names_catalogued_tools_once(doc: dict[str, Any], catalogs: dict[str, dict[str, Any]],
+                                 *, notes: bool = False) -> None:
+    """Every pair of a labeled set names two catalogued tools, once, with a rubric label and
+    its scope (and with ``notes``, a note on every positive and close call); the set has
+    both labels and both scopes."""
     assert sorted(doc["servers"]) == sorted(catalogs)
     seen = set()
     for pair in doc["pairs"]:
@@ -145,9 +146,18 @@ def test_the_second_tuning_set_names_its_catalogued_tools_once() -> None:
             assert name in {t["name"] for t in catalogs[slug]["tools"]}, tid
         same = pair["a"].split(":", 1)[0] == pair["b"].split(":", 1)[0]
         assert pair["scope"] == ("within" if same else "cross"), pair
+        if notes and (pair["label"] != "distinct" or pair["uncertain"]):
+            assert pair.get("note"), pair  # every positive and close call says why
     labels = Counter(p["label"] for p in doc["pairs"])
     scopes = Counter(p["scope"] for p in doc["pairs"])
     assert labels["overlap"] and labels["distinct"] and scopes["within"] and scopes["cross"]
+
+
+def test_the_second_tuning_set_names_its_catalogued_tools_once() -> None:
+    catalogs = _catalogs_in("livemcpbench-servers")
+    doc = _pairs(SECOND)
+    assert doc["half"] == SECOND and doc["labeled"] == doc["drawn"] == len(doc["pairs"])
+    _names_catalogued_tools_once(doc, catalogs)
 
 
 def test_the_second_tuning_set_holds_no_held_out_server() -> None:
@@ -157,7 +167,7 @@ def test_the_second_tuning_set_holds_no_held_out_server() -> None:
     tuning2 = _load("tuning2_pairs")
     index = json.loads((DATA / "real-servers" / "index.json").read_text(encoding="utf-8"))
     heldout = {r["server"]: r["package"] for r in index["servers"] if r.get("half") == "heldout"}
-    catalogs = _second_catalogs()
+    catalogs = _catalogs_in("livemcpbench-servers")
     assert not set(catalogs) & set(heldout)
     assert not {c["package"] for c in catalogs.values()} & set(heldout.values())
     keys = {c["livemcpbenchKey"] for c in catalogs.values()}
@@ -210,15 +220,6 @@ def test_the_adjudicated_gate_errors_are_pairs_of_the_half_outside_its_sample(
     assert flagged and len(flagged) < len(doc["pairs"])  # hidden among decoys
 
 
-def _catalogs_in(directory: str) -> dict[str, dict[str, Any]]:
-    out = {}
-    for path in (DATA / directory).glob("*.json"):
-        if path.name != "index.json":
-            data = json.loads(path.read_text(encoding="utf-8"))
-            out[data["server"]] = data
-    return out
-
-
 #: The sets drawn by benchmarks/tuning3_pairs.py from new npm servers, and the catalog
 #: directories of the sets each must share no server with (every earlier set).
 NEW_SERVER_SETS = {
@@ -234,22 +235,7 @@ def test_a_new_server_set_names_its_catalogued_tools_once(half: str) -> None:
     doc = _pairs(half)
     assert doc["half"] == half and doc["labeled"] == doc["drawn"] == len(doc["pairs"])
     assert doc["catalogs"] == f"benchmarks/data/{pairset.catalogs.name}"
-    assert sorted(doc["servers"]) == sorted(catalogs)
-    seen = set()
-    for pair in doc["pairs"]:
-        assert pair["label"] in ("overlap", "contradict", "distinct"), pair
-        assert pair["a"] < pair["b"] and (pair["a"], pair["b"]) not in seen, pair
-        seen.add((pair["a"], pair["b"]))
-        for tid in (pair["a"], pair["b"]):
-            slug, name = tid.split(":", 1)
-            assert name in {t["name"] for t in catalogs[slug]["tools"]}, tid
-        same = pair["a"].split(":", 1)[0] == pair["b"].split(":", 1)[0]
-        assert pair["scope"] == ("within" if same else "cross"), pair
-        if pair["label"] != "distinct" or pair["uncertain"]:
-            assert pair.get("note"), pair  # every positive and close call says why
-    labels = Counter(p["label"] for p in doc["pairs"])
-    scopes = Counter(p["scope"] for p in doc["pairs"])
-    assert labels["overlap"] and labels["distinct"] and scopes["within"] and scopes["cross"]
+    _names_catalogued_tools_once(doc, catalogs, notes=True)
 
 
 @pytest.mark.parametrize("half", list(NEW_SERVER_SETS))
