@@ -356,6 +356,14 @@ def write_index(catalogs: dict[str, dict[str, Any]], half: dict[str, str], drawn
         json.dumps({"note": note, "servers": rows}, indent=1) + "\n")
 
 
+def write_drawn(doc: dict[str, Any], out: Path, name: str) -> str:
+    """Write a set's drawn pairs to ``out/pairs-<name>.json``; the line the scripts print."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"pairs-{name}.json").write_text(json.dumps(doc, indent=1) + "\n")
+    return (f"{name}: {len(doc['servers'])} servers, {len(doc['pairs'])} pairs "
+            f"{dict(Counter(p['stratum'] for p in doc['pairs']))}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--out", type=Path, default=DATA / "unlabeled")

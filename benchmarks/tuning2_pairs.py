@@ -27,7 +27,6 @@ import argparse
 import json
 import re
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -252,10 +251,7 @@ def main(argv: list[str] | None = None) -> int:
               f"tools, {len(EXCLUDED)} servers excluded")
         return 0
     doc = draw_pairs(sample_pairs.load_catalogs(CATALOGS))
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"pairs-{HALF}.json").write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"{HALF}: {len(doc['servers'])} servers, {len(doc['pairs'])} pairs "
-          f"{dict(Counter(p['stratum'] for p in doc['pairs']))}")
+    print(sample_pairs.write_drawn(doc, args.out, HALF))
     return 0
 
 

@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -219,10 +218,7 @@ def main(argv: list[str] | None = None) -> int:
               f"tools, {len(pairset.planned()) - len(catalogs)} planned servers without one")
         return 0
     doc = draw_pairs(sample_pairs.load_catalogs(pairset.catalogs), pairset)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"pairs-{pairset.name}.json").write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"{pairset.name}: {len(doc['servers'])} servers, {len(doc['pairs'])} pairs "
-          f"{dict(Counter(p['stratum'] for p in doc['pairs']))}")
+    print(sample_pairs.write_drawn(doc, args.out, pairset.name))
     return 0
 
 
