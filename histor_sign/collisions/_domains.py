@@ -68,9 +68,6 @@ AREAS: dict[str, tuple[str, ...]] = {
 
 
 
-#: Name words (lower case, singular) and word pairs that name one object kind → its one
-#: spelling: abbreviations (``mr``, ``repo``, ``db``), the words two platforms use for one
-#: thing (pull request / merge request), and plain synonyms (folder / directory).
 #: Names of services, vendors and engines: in a tool's name one says where the action happens,
 #: not what it acts on (``google_search``, ``search_with_bing``), so it is a domain word of
 #: the tool, as a namespace is — never its object. Two services of one area stay confusable to
@@ -83,6 +80,9 @@ SERVICES = frozenset("""
     gemini browserbase hyperbrowser selenium playwright puppeteer stagehand supabase
     """.split())
 
+#: Name words (lower case, singular) and word pairs that name one object kind → its one
+#: spelling: abbreviations (``mr``, ``repo``, ``db``), the words two platforms use for one
+#: thing (pull request / merge request), and plain synonyms (folder / directory).
 OBJECT_ALIASES: dict[tuple[str, ...], str] = {
     ("pull", "request"): "pr", ("merge", "request"): "pr", ("mr",): "pr",
     ("repo",): "repository", ("dir",): "directory", ("folder",): "directory",

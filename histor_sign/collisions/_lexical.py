@@ -728,17 +728,15 @@ def source_context(names: Sequence[str], descriptions: Sequence[str]
     namespace = {w for w, c in leads.items() if c >= floor and w not in ACTIONS}
     # A prefix group (``jira_`` and ``confluence_`` in one server): a lead word of 3 or more
     # names that, in most of them, is followed by an action word and an object — unlike
-    # ``pods_list``, where the lead word is what the action acts on.
-    prefixed: Counter[str] = Counter(
-        w[0].lower() for w in split
-        if len(w) > 2 and w[1].lower() in ACTIONS and w[0].lower() not in ACTIONS
-        and w[2].lower() not in STOPWORDS and w[2].lower() not in QUALIFIER_STARTS)
-    # ... unlike ``stories-search``, ``stories-get-by-id``: a lead word several names end on
-    # a verb (or a qualifier after it) is the resource those verbs act on
-    bare: Counter[str] = Counter(
-        w[0].lower() for w in split
-        if len(w) > 1 and w[1].lower() in ACTIONS and w[0].lower() not in ACTIONS
-        and (len(w) == 2 or w[2].lower() in STOPWORDS or w[2].lower() in QUALIFIER_STARTS))
+    # ``pods_list`` or ``stories-get-by-id``, where the lead word is what the action acts
+    # on: a lead word that 3 names end on a verb after (or a qualifier) is a resource.
+    prefixed: Counter[str] = Counter()
+    bare: Counter[str] = Counter()
+    for w in split:
+        if len(w) > 1 and w[1].lower() in ACTIONS and w[0].lower() not in ACTIONS:
+            after = w[2].lower() if len(w) > 2 else ""
+            ends = not after or after in STOPWORDS or after in QUALIFIER_STARTS
+            (bare if ends else prefixed)[w[0].lower()] += 1
     namespace.update(w for w, c in prefixed.items()
                      if c >= 3 and c >= NAMESPACE_SHARE * leads[w] and bare[w] < 3)
     need = max(3, math.ceil(BOILERPLATE_SHARE * len(descriptions)))
