@@ -435,6 +435,84 @@ TUNING4: tuple[Server, ...] = (
 )
 
 
+#: The fifth set of issue 24 (benchmarks/tuning3_pairs.py, set "tuning5"): a validation set
+#: from servers of domains with interchangeable backends that the third and fourth sets did not
+#: cover (video transcripts, containers, crypto prices, e-commerce, CRM, spreadsheets, PDF,
+#: code search, kanban boards) plus a few of their domains (SQL, web search, git hosts) with
+#: other servers, none of them a server above. Kept out of ``SERVERS`` like ``TUNING3``;
+#: ``--only`` reaches them.
+TUNING5: tuple[Server, ...] = (
+    Server("youtube-data", "npm", "youtube-data-mcp-server", "1.0.16", "youtube-data-mcp-server",
+           env={"YOUTUBE_API_KEY": DUMMY}),
+    Server("youtube-transcript-fabriqa", "npm", "@fabriqa.ai/youtube-transcript-mcp", "1.0.3",
+           "youtube-transcript-mcp"),
+    Server("youtube-summarizer", "npm", "youtube-video-summarizer-mcp", "1.8.9",
+           "youtube-video-summarizer"),
+    Server("mcp-server-docker", "npm", "mcp-server-docker", "1.0.0", "mcp-server-docker"),
+    Server("docker-0xshariq", "npm", "@0xshariq/docker-mcp-server", "2.0.4", "docker-mcp-server"),
+    Server("podman", "npm", "podman-mcp-server", "0.0.15", "podman-mcp-server"),
+    Server("coingecko", "npm", "@coingecko/coingecko-mcp", "8.2.0", "mcp-server",
+           env={"COINGECKO_DEMO_API_KEY": DUMMY, "COINGECKO_PRO_API_KEY": DUMMY,
+                "COINGECKO_ENVIRONMENT": "demo"}),
+    Server("ccxt", "npm", "@mcpfun/mcp-server-ccxt", "1.2.1", "mcp-server-ccxt"),
+    Server("aicoin", "npm", "@aicoin/opendata-mcp", "2.1.0", "aicoin-opendata-mcp",
+           env={"AICOIN_ACCESS_KEY_ID": DUMMY, "AICOIN_ACCESS_SECRET": DUMMY}),
+    Server("shopify-mcp", "npm", "shopify-mcp", "1.0.8", "shopify-mcp",
+           ("--accessToken", "shpat_" + DUMMY, "--domain", "compat.myshopify.com"),
+           env={"SHOPIFY_ACCESS_TOKEN": "shpat_" + DUMMY, "MYSHOPIFY_DOMAIN": "compat.myshopify.com"}),
+    Server("shopify-junis", "npm", "@junis/shopify-mcp", "1.4.4", "shopify-mcp",
+           env={"SHOPIFY_ACCESS_TOKEN": "shpat_" + DUMMY, "SHOPIFY_DOMAIN": "compat.myshopify.com"}),
+    Server("woocommerce", "npm", "@lockon0927/woocommerce-mcp", "1.0.6", "woocommerce-mcp",
+           env={"WORDPRESS_SITE_URL": "https://shop.compat.invalid",
+                "WOOCOMMERCE_CONSUMER_KEY": "ck_" + DUMMY,
+                "WOOCOMMERCE_CONSUMER_SECRET": "cs_" + DUMMY}),
+    Server("attio", "npm", "attio-mcp", "1.6.1", "attio-mcp", env={"ATTIO_API_KEY": DUMMY}),
+    Server("attio-server", "npm", "attio-mcp-server", "0.0.2", "attio-mcp-server",
+           env={"ATTIO_API_KEY": DUMMY}),
+    Server("gsheets", "npm", "mcp-gsheets", "1.10.3", "mcp-gsheets",
+           env={"GOOGLE_APPLICATION_CREDENTIALS": "{work}/service-account.json",
+                "GOOGLE_PROJECT_ID": "compat"},
+           files={"service-account.json": _SERVICE_ACCOUNT}),
+    Server("google-sheets", "npm", "mcp-google-sheets", "2.0.1", "mcp-google-sheets",
+           env={"GOOGLE_APPLICATION_CREDENTIALS": "{work}/service-account.json",
+                "GOOGLE_PROJECT_ID": "compat", "SERVICE_ACCOUNT_PATH": "{work}/service-account.json"},
+           files={"service-account.json": _SERVICE_ACCOUNT}),
+    Server("google-docs-abonus", "npm", "@a-bonus/google-docs-mcp", "1.11.3", "google-docs-mcp",
+           env={"GOOGLE_CLIENT_ID": "compat.apps.googleusercontent.com", "GOOGLE_CLIENT_SECRET": DUMMY},
+           files={"credentials.json": _GOOGLE_OAUTH_KEYS}),
+    Server("server-pdf", "npm", "@modelcontextprotocol/server-pdf", "2.0.4", "mcp-pdf-server",
+           ("--stdio",)),
+    Server("grep-app", "npm", "grep-mcp", "1.1.0", "grep-mcp"),
+    Server("greptile", "npm", "greptile-mcp-server", "3.0.4", "greptile-mcp-server",
+           env={"GREPTILE_API_KEY": DUMMY, "GITHUB_TOKEN": "ghp_" + DUMMY}),
+    Server("monday", "npm", "@mondaydotcomorg/monday-api-mcp", "3.3.0", "mcp-server-monday-api",
+           ("-t", DUMMY), env={"MONDAY_TOKEN": DUMMY}),
+    Server("trello", "npm", "@delorenj/mcp-server-trello", "1.8.1", "mcp-server-trello",
+           env={"TRELLO_API_KEY": DUMMY, "TRELLO_TOKEN": DUMMY, "TRELLO_BOARD_ID": "compat0000"}),
+    Server("mysql-client", "npm", "mysql-mcp", "1.1.1", "mysql-client",
+           env={"MYSQL_HOST": "127.0.0.1", "MYSQL_PORT": "1", "MYSQL_USER": "compat",
+                "MYSQL_PASSWORD": DUMMY, "MYSQL_DATABASE": "compat"}),
+    Server("mysql-readonly", "npm", "mysql-mcp-server", "0.1.4", "mysql-mcp-server",
+           env={"MYSQL_HOST": "127.0.0.1", "MYSQL_PORT": "1", "MYSQL_USER": "compat",
+                "MYSQL_PASSWORD": DUMMY, "MYSQL_DATABASE": "compat"}),
+    Server("sqlserver-bilims", "npm", "@bilims/mcp-sqlserver", "2.0.3", "mcp-sqlserver",
+           env={"SQLSERVER_HOST": "127.0.0.1", "SQLSERVER_PORT": "1", "SQLSERVER_USER": "compat",
+                "SQLSERVER_PASSWORD": DUMMY, "SQLSERVER_DATABASE": "compat"}),
+    Server("postgres-full-access", "npm", "mcp-postgres-full-access", "0.3.0",
+           "mcp-postgres-full-access", ("postgresql://compat:compat@127.0.0.1:15432/compat",),
+           note="connects at start: catalogued with a local PostgreSQL on port 15432 (Debian "
+           "postgresql, an empty database, started by hand)"),
+    Server("perplexity-mcp", "npm", "perplexity-mcp", "0.2.3", "perplexity-mcp",
+           env={"PERPLEXITY_API_KEY": "pplx-" + DUMMY}),
+    Server("duckduckgo-ericthered", "npm", "@ericthered926/duckduckgo-mcp-server", "0.6.0",
+           "duckduckgo-mcp-server"),
+    Server("fetch-server", "npm", "mcp-fetch-server", "1.1.2", "mcp-fetch-server"),
+    Server("bitbucket-mcp", "npm", "bitbucket-mcp", "5.0.6", "bitbucket-mcp",
+           env={"BITBUCKET_URL": "https://api.bitbucket.org/2.0", "BITBUCKET_USERNAME": "compat",
+                "BITBUCKET_PASSWORD": DUMMY, "BITBUCKET_TOKEN": DUMMY, "BITBUCKET_WORKSPACE": "compat"}),
+)
+
+
 # ----------------------------------------------------------------------------- places
 def cache_dir() -> Path:
     return Path(os.environ.get("HISTOR_COMPAT_DIR") or REPO / ".cache" / "compat")
@@ -913,7 +991,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="catalog: write <slug>.json here")
     args = ap.parse_args(argv)
     # Without --only: the compatibility servers, as before; --only may name any pinned one.
-    servers = ([s for s in (*SERVERS, *TUNING3, *TUNING4) if s.slug in args.only]
+    servers = ([s for s in (*SERVERS, *TUNING3, *TUNING4, *TUNING5) if s.slug in args.only]
                if args.only is not None else list(SERVERS))
     if args.step == "list":
         for s in servers:
