@@ -4,6 +4,7 @@
     python benchmarks/label_pairs.py show tuning2 START COUNT  # the second tuning set
     python benchmarks/label_pairs.py show tuning3 START COUNT  # the third tuning set
     python benchmarks/label_pairs.py show tuning4 START COUNT  # the fourth set (validation)
+    python benchmarks/label_pairs.py show tuning5 START COUNT  # the fifth set (validation)
     python benchmarks/label_pairs.py build                      # sheets -> pairs-<half>.json
     python benchmarks/label_pairs.py stats                      # counts, as Markdown
 
@@ -50,10 +51,14 @@ HALVES: dict[str, tuple[str, str]] = {
     # The fourth set (benchmarks/tuning3_pairs.py --set tuning4): a validation set.
     "tuning4": ("tuning4-servers", "tuning4 helper session (an AI model), reading the "
                 "tools only, blind to the scanner"),
+    # The fifth set (benchmarks/tuning3_pairs.py --set tuning5): a validation set.
+    "tuning5": ("tuning5-servers", "tuning5 helper session (an AI model), reading the "
+                "tools only, blind to the scanner"),
 }
 #: The script that drew each half's pairs.
 DRAWN_BY = {"tuning2": "benchmarks/tuning2_pairs.py", "tuning3": "benchmarks/tuning3_pairs.py",
-            "tuning4": "benchmarks/tuning3_pairs.py --set tuning4"}
+            "tuning4": "benchmarks/tuning3_pairs.py --set tuning4",
+            "tuning5": "benchmarks/tuning3_pairs.py --set tuning5"}
 
 
 def catalogs(half: str = "tuning") -> dict[str, dict[str, dict[str, Any]]]:
