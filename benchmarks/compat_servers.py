@@ -450,7 +450,9 @@ TUNING5: tuple[Server, ...] = (
            "youtube-video-summarizer"),
     Server("mcp-server-docker", "npm", "mcp-server-docker", "1.0.0", "mcp-server-docker"),
     Server("docker-0xshariq", "npm", "@0xshariq/docker-mcp-server", "2.0.4", "docker-mcp-server"),
-    Server("podman", "npm", "podman-mcp-server", "0.0.15", "podman-mcp-server"),
+    Server("podman", "npm", "podman-mcp-server", "0.0.15", "podman-mcp-server",
+           note="exits at start unless a podman or docker command-line tool is on PATH: "
+           "catalogued with Debian's podman (installed with apt-get; no container service)"),
     Server("coingecko", "npm", "@coingecko/coingecko-mcp", "8.2.0", "mcp-server",
            env={"COINGECKO_DEMO_API_KEY": DUMMY, "COINGECKO_PRO_API_KEY": DUMMY,
                 "COINGECKO_ENVIRONMENT": "demo"}),

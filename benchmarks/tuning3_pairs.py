@@ -31,6 +31,9 @@ of ``SETS``, so another one is a new entry, not a copy of this module::
 
     python benchmarks/tuning3_pairs.py --set tuning4 index
     python benchmarks/tuning3_pairs.py --set tuning4 draw
+
+The fifth set (``--set tuning5``, a validation set too) is another entry: servers of
+``compat_servers.TUNING5``, catalogs in ``benchmarks/data/tuning5-servers``, seed 2405.
 """
 
 from __future__ import annotations

@@ -30,6 +30,9 @@ THIRD = "tuning3"
 #: The fourth set (``tuning3_pairs.py --set tuning4``): a validation set from more new npm
 #: servers, none of them a server of the first three sets.
 FOURTH = "tuning4"
+#: The fifth set (``tuning3_pairs.py --set tuning5``): a validation set from more new npm
+#: servers, none of them a server of the first four sets.
+FIFTH = "tuning5"
 
 
 def _load(name: str) -> ModuleType:
@@ -99,7 +102,7 @@ def test_the_set_is_as_large_as_issue_24_asks() -> None:
 def test_the_pair_files_are_what_the_sheets_say(tmp_path: Path) -> None:
     label_pairs = _load("label_pairs")
     label_pairs.build(tmp_path)
-    for half in (*HALVES, SECOND, THIRD, FOURTH):
+    for half in (*HALVES, SECOND, THIRD, FOURTH, FIFTH):
         assert json.loads((tmp_path / f"pairs-{half}.json").read_text()) == _pairs(half)
 
 
@@ -225,6 +228,7 @@ def test_the_adjudicated_gate_errors_are_pairs_of_the_half_outside_its_sample(
 NEW_SERVER_SETS = {
     THIRD: ("real-servers", "livemcpbench-servers"),
     FOURTH: ("real-servers", "livemcpbench-servers", "tuning3-servers"),
+    FIFTH: ("real-servers", "livemcpbench-servers", "tuning3-servers", "tuning4-servers"),
 }
 
 
