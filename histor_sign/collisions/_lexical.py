@@ -390,7 +390,8 @@ NEAR_WORDS = frozenset({"nearby", "near", "around"})
 #: Descriptions that say a tool returns every item, or one identified item.
 _ALL = re.compile(r"\b(all|every|list of)\b", re.IGNORECASE)
 _FIRST_SENTENCE = re.compile(r"[^.!?\n]*")
-_ONE = re.compile(r"\b(identify|specific|single|by (its )?(id|name|key|gid))\b", re.IGNORECASE)
+_ONE = re.compile(r"\b(identify|specific|single|by (its )?(id|name|key|gid)|"
+                  r"details? (of|for|about) (a|an|one|this))\b", re.IGNORECASE)
 
 #: Words that name a subject area without doubt (:mod:`._domains`), as description tokens.
 WORD_AREAS: dict[str, frozenset[str]] = word_areas(singular)
@@ -866,11 +867,15 @@ COLLECTION_VERBS = frozenset(("get", "fetch", "retrieve", "obtain", "getter"))
 
 
 def _one_collection(a: Profile, b: Profile) -> bool:
-    """A get and a list on the same object words return the same collection when the get
-    asks for items in the plural or all of them (``get_projects``; not ``get_issue`` by id,
-    not ``read_file``: its content) and neither reads one identified item."""
-    get = a if a.action == "get" else b
-    return (a.objects == b.objects and "one" not in (a.cardinality, b.cardinality)
+    """A get and a list on the same object return the same collection when the get asks for
+    items in the plural or all of them (``get_projects``; not ``get_issue`` by id, not
+    ``read_file``: its content) and neither reads one identified item. Where one object
+    narrows the other (same head noun), the get must be the narrower one: a list or search
+    takes filters, so it reaches a request for part of its collection ("my completed tasks",
+    "the target languages"); a get of a whole collection does not reach a list of part of it
+    (``get_projects`` vs ``list_group_projects``)."""
+    get, other = (a, b) if a.action == "get" else (b, a)
+    return (other.objects <= get.objects and "one" not in (a.cardinality, b.cardinality)
             and get.action_word.lower() in COLLECTION_VERBS
             and (get.plural or get.cardinality == "all"))
 

@@ -248,3 +248,42 @@ def test_drives_of_two_services_are_one_area() -> None:
     assert similarity(p["gdrive-a:gdrive_read_file"], p["google-drive-b:readTextFile"],
                       0.4) is not None
     assert similarity(p["gdrive-a:gdrive_search"], p["google-drive-b:search"], 0.4) is not None
+
+
+def test_a_statement_is_one_object_however_a_name_spells_it() -> None:
+    """``execute_sql``, ``run_query`` and ``run_statement`` all run one statement; a kind of
+    statement (``execute_ddl``) is a narrower object, not the same one."""
+    assert canonical_words(["execute", "sql"]) == ["execute", "query"]
+    assert canonical_words(["run", "sql", "query"]) == ["run", "query"]
+    sql = Profile.of("execute_sql", "Executes raw SQL in the Postgres database.")
+    for name in ("run_query", "execute_statement"):
+        other = Profile.of(name, "Run a statement against the database.")
+        assert other.objects == sql.objects == frozenset({"query"})
+        sim = similarity(sql, other, 0.4)
+        assert sim is not None and sim.basis == "name"
+    assert Profile.of("execute_ddl", "Run DDL statements").objects == frozenset({"ddl"})
+
+
+def test_a_get_narrower_than_a_list_is_one_of_its_requests() -> None:
+    """A list or search takes filters, so it reaches a request for part of its collection
+    (``get_target_languages`` vs ``list_languages``); a get of a whole collection does not
+    reach a list of part of it (``get_projects`` vs ``list_group_projects``)."""
+    narrow = Profile.of("get_target_languages", "Get list of available target languages")
+    whole = Profile.of("list_languages", "Lists all supported languages")
+    sim = similarity(narrow, whole, 0.4)
+    assert sim is not None and sim.objects == ("language", "target")
+    assert similarity(Profile.of("get_projects", "Get all projects"),
+                      Profile.of("list_group_projects", "List a group's projects"), 0.0) is None
+    # still one head noun: target languages are not language packs
+    assert similarity(Profile.of("get_language_packs", "Get all language packs"),
+                      whole, 0.0) is None
+
+
+def test_the_details_of_one_item_are_not_a_collection() -> None:
+    """"Get the details of a file." reads one identified file, whatever the name's plural
+    says: it is no get-all of what ``list_files`` lists."""
+    one = Profile.of("get_files", "Get the details of a file.\n\nExample cURL request: ...")
+    assert one.cardinality == "one"
+    assert similarity(one, Profile.of("list_files", "Get a paginated list of all files"),
+                      0.0) is None
+    assert Profile.of("get_files", "Get all files of the user.").cardinality == "all"
