@@ -353,6 +353,12 @@ def _unlisted_action(words: Sequence[str], verb: str, after: str, nouns: set[str
 #: TC004 when one is read-only), a write and a run tool alike — not a read and a write tool,
 #: whose verbs split the requests.
 STATEMENTS = frozenset({"query", "sql", "statement", "command"})
+#: SQL keywords (as a description writes them, in capitals) → the kind of statement.
+STATEMENT_KINDS: dict[str, str] = {
+    **dict.fromkeys(("SELECT", "WITH", "SHOW", "EXPLAIN", "DESCRIBE"), "read"),
+    **dict.fromkeys(("INSERT", "UPDATE", "DELETE", "UPSERT", "MERGE", "REPLACE"), "write"),
+    **dict.fromkeys(("CREATE", "ALTER", "DROP", "TRUNCATE", "RENAME"), "schema"),
+}
 #: A description that says so makes a tool read-only when it states no hints.
 _READ_ONLY = re.compile(r"\bread[- ]?only\b", re.IGNORECASE)
 
@@ -552,6 +558,19 @@ class Profile:
             action = "run"  # "query the database" runs a statement
         text = _FIRST_SENTENCE.match(description.strip()[:400])
         head_text = text.group() if text else ""  # what the tool does, before the details
+        if action in ("run", "exec") and not objects:
+            # a bare ``execute``: what it runs is what its first sentence names ("Execute a
+            # SQL query"): the statement is its object, as in ``execute_sql``
+            said = [w for w in canonical_words([t.lower() for t in _WORD.findall(head_text)])
+                    if w in STATEMENTS]
+            if said:
+                objects, head = [said[0]], said[0]
+        if head in STATEMENTS:
+            # the kinds of statement its first sentence names in capitals ("Execute a SELECT
+            # query" vs "Execute an INSERT, UPDATE, or DELETE query"): two tools that split
+            # statements by kind are told apart by the statement a request holds
+            kinds.update(f"statement {STATEMENT_KINDS[w]}" for w in _WORD.findall(head_text)
+                         if w in STATEMENT_KINDS)
         many = bool({"list", "all"} & variants) or bool(_ALL.search(head_text))
         one = "id" in kinds or bool(_ONE.search(head_text))
         cardinality = "all" if many and not one else "one" if one and not many else ""

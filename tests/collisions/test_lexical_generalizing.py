@@ -287,3 +287,29 @@ def test_the_details_of_one_item_are_not_a_collection() -> None:
     assert similarity(one, Profile.of("list_files", "Get a paginated list of all files"),
                       0.0) is None
     assert Profile.of("get_files", "Get all files of the user.").cardinality == "all"
+
+
+def test_a_bare_execute_runs_what_its_first_sentence_names() -> None:
+    """``execute`` with no object in its name runs the statement its description names, as
+    ``execute_sql`` does; a bare run of something else stays without an object."""
+    bare = Profile.of("execute", "Execute a SQL query against the database")
+    assert bare.objects == frozenset({"query"}) and bare.head == "query"
+    sim = similarity(bare, Profile.of("execute_sql", "Executes raw SQL in Postgres."), 0.4)
+    assert sim is not None and sim.basis == "name"
+    assert Profile.of("execute", "Execute the workflow now").objects == frozenset()
+
+
+def test_tools_that_split_statements_by_kind_are_told_apart() -> None:
+    """"Execute a SELECT query" and "Execute an INSERT, UPDATE, or DELETE query" split the
+    statements a request can hold; a raw SQL runner takes both kinds."""
+    select = Profile.of("query", "Execute a SELECT query")
+    write = Profile.of("execute", "Execute an INSERT, UPDATE, or DELETE query")
+    assert select.kinds == frozenset({"statement read"})
+    assert write.kinds == frozenset({"statement write"})
+    assert similarity(select, write, 0.0) is None
+    raw = Profile.of("execute_sql", "Executes raw SQL in the Postgres database.")
+    assert not raw.kinds
+    assert similarity(select, raw, 0.4) is not None
+    assert similarity(write, raw, 0.4) is not None
+    # English verbs in lower case name no statement kind
+    assert not Profile.of("run_query", "Run a query to select or update rows").kinds
