@@ -144,6 +144,10 @@ ACTION_EFFECTS: dict[str, str] = {
     "detach": "write", "archive": "write", "upsert": "write",
 }
 
+#: Action classes that say little without an object (get what? create what?); any other
+#: class names a whole job by its verb alone (``translate``, ``geocode``, ``screenshot``).
+BROAD_ACTIONS = frozenset(("get", "list", "download", "describe", "create", "modify", "delete",
+                           "send", "run", "exec", "stop", "move", "copy", "upsert"))
 #: Words that change count, representation or extra output of the same object, not the object.
 VARIANT_WORDS = frozenset(
     "all multiple many batch bulk single one each detail details full complete current "
@@ -960,9 +964,11 @@ def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
         return None
     same_area = a.source != b.source and bool(a.areas & b.areas)
     if a.objects == b.objects and a.head == b.head and (a.objects or same_area or (
-            a.source == b.source and a.action_word.lower() == b.action_word.lower())):
+            a.source == b.source and a.action_word.lower() == b.action_word.lower()) or (
+            a.action not in BROAD_ACTIONS and not (a.inferred_action or b.inferred_action))):
         # The same object words, or (in one server) names that differ only in variant words
-        # (``fetch_html`` / ``fetch_markdown``; not ``ls`` / ``grep``: one class, two verbs).
+        # (``fetch_html`` / ``fetch_markdown``; not ``ls`` / ``grep``: one class, two verbs),
+        # or a verb that names the whole job in any server (``translate``, ``translate_text``)
         score = jaccard(a.description, b.description)
         one_sided = a.source != b.source and (bool(a.domain) != bool(b.domain))
         if one_sided and score < NAMESPACED_FLOOR and not same_area and \
@@ -1070,6 +1076,8 @@ def bounded_candidate_pairs(
         if p.action and not p.objects:
             for area in sorted(p.areas):
                 by_area[(p.action, area)].append(i)
+            if p.action not in BROAD_ACTIONS and not p.inferred_action:
+                by_area[(p.action, "")].append(i)  # the verb names the job: any area
     for members in by_area.values():
         if len(members) > 1:
             _neighbourhood(members, profiles,

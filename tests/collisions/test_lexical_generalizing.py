@@ -313,3 +313,26 @@ def test_tools_that_split_statements_by_kind_are_told_apart() -> None:
     assert similarity(write, raw, 0.4) is not None
     # English verbs in lower case name no statement kind
     assert not Profile.of("run_query", "Run a query to select or update rows").kinds
+
+
+def test_a_verb_that_names_the_whole_job_meets_its_namesakes_in_any_server() -> None:
+    """``translate`` and ``translate-text`` (text is a variant word) do one job whatever
+    server they are in; ``search`` and ``search`` do not say what they search, so two
+    servers whose subject areas are unknown are not taken to search the same thing (``find``
+    is a search too)."""
+    catalogs = [
+        parse_catalog({"tools": [
+            {"name": "translate-text", "description": "Translate text into a target language "
+             "using DeepL", "inputSchema": {"type": "object"}},
+            {"name": "search", "description": "Search the archive of the service",
+             "inputSchema": {"type": "object"}}]}, "one"),
+        parse_catalog({"tools": [
+            {"name": "translate", "description": "Translates between languages with Lara",
+             "inputSchema": {"type": "object"}},
+            {"name": "find", "description": "Look things up in the ledger by keyword",
+             "inputSchema": {"type": "object"}}]}, "two"),
+    ]
+    found = {frozenset(t.name for t in f.tools) for f in scan_catalogs(catalogs).findings
+             if f.rule == "TC003"}
+    assert frozenset({"translate-text", "translate"}) in found
+    assert frozenset({"search", "find"}) not in found
