@@ -95,6 +95,10 @@ OBJECT_ALIASES: dict[tuple[str, ...], str] = {
     ("perm",): "permission", ("func",): "function", ("fn",): "function",
     ("photo",): "image", ("picture",): "image", ("pic",): "image",
     ("src",): "source", ("dest",): "destination", ("dst",): "destination",
+    # a statement a tool runs, however it is named (``execute_sql``, ``run_query``;
+    # not ``execute_ddl``: a kind of statement): one object kind
+    ("sql",): "query", ("statement",): "query",
+    ("sql", "query"): "query", ("sql", "statement"): "query",
 }
 
 

@@ -144,6 +144,10 @@ ACTION_EFFECTS: dict[str, str] = {
     "detach": "write", "archive": "write", "upsert": "write",
 }
 
+#: Action classes that say little without an object (get what? create what?); any other
+#: class names a whole job by its verb alone (``translate``, ``geocode``, ``screenshot``).
+BROAD_ACTIONS = frozenset(("get", "list", "download", "describe", "create", "modify", "delete",
+                           "send", "run", "exec", "stop", "move", "copy", "upsert"))
 #: Words that change count, representation or extra output of the same object, not the object.
 VARIANT_WORDS = frozenset(
     "all multiple many batch bulk single one each detail details full complete current "
@@ -353,6 +357,12 @@ def _unlisted_action(words: Sequence[str], verb: str, after: str, nouns: set[str
 #: TC004 when one is read-only), a write and a run tool alike — not a read and a write tool,
 #: whose verbs split the requests.
 STATEMENTS = frozenset({"query", "sql", "statement", "command"})
+#: SQL keywords (as a description writes them, in capitals) → the kind of statement.
+STATEMENT_KINDS: dict[str, str] = {
+    **dict.fromkeys(("SELECT", "WITH", "SHOW", "EXPLAIN", "DESCRIBE"), "read"),
+    **dict.fromkeys(("INSERT", "UPDATE", "DELETE", "UPSERT", "MERGE", "REPLACE"), "write"),
+    **dict.fromkeys(("CREATE", "ALTER", "DROP", "TRUNCATE", "RENAME"), "schema"),
+}
 #: A description that says so makes a tool read-only when it states no hints.
 _READ_ONLY = re.compile(r"\bread[- ]?only\b", re.IGNORECASE)
 
@@ -390,7 +400,8 @@ NEAR_WORDS = frozenset({"nearby", "near", "around"})
 #: Descriptions that say a tool returns every item, or one identified item.
 _ALL = re.compile(r"\b(all|every|list of)\b", re.IGNORECASE)
 _FIRST_SENTENCE = re.compile(r"[^.!?\n]*")
-_ONE = re.compile(r"\b(identify|specific|single|by (its )?(id|name|key|gid))\b", re.IGNORECASE)
+_ONE = re.compile(r"\b(identify|specific|single|by (its )?(id|name|key|gid)|"
+                  r"details? (of|for|about) (a|an|one|this))\b", re.IGNORECASE)
 
 #: Words that name a subject area without doubt (:mod:`._domains`), as description tokens.
 WORD_AREAS: dict[str, frozenset[str]] = word_areas(singular)
@@ -551,6 +562,19 @@ class Profile:
             action = "run"  # "query the database" runs a statement
         text = _FIRST_SENTENCE.match(description.strip()[:400])
         head_text = text.group() if text else ""  # what the tool does, before the details
+        if action in ("run", "exec") and not objects:
+            # a bare ``execute``: what it runs is what its first sentence names ("Execute a
+            # SQL query"): the statement is its object, as in ``execute_sql``
+            said = [w for w in canonical_words([t.lower() for t in _WORD.findall(head_text)])
+                    if w in STATEMENTS]
+            if said:
+                objects, head = [said[0]], said[0]
+        if head in STATEMENTS:
+            # the kinds of statement its first sentence names in capitals ("Execute a SELECT
+            # query" vs "Execute an INSERT, UPDATE, or DELETE query"): two tools that split
+            # statements by kind are told apart by the statement a request holds
+            kinds.update(f"statement {STATEMENT_KINDS[w]}" for w in _WORD.findall(head_text)
+                         if w in STATEMENT_KINDS)
         many = bool({"list", "all"} & variants) or bool(_ALL.search(head_text))
         one = "id" in kinds or bool(_ONE.search(head_text))
         cardinality = "all" if many and not one else "one" if one and not many else ""
@@ -866,11 +890,15 @@ COLLECTION_VERBS = frozenset(("get", "fetch", "retrieve", "obtain", "getter"))
 
 
 def _one_collection(a: Profile, b: Profile) -> bool:
-    """A get and a list on the same object words return the same collection when the get
-    asks for items in the plural or all of them (``get_projects``; not ``get_issue`` by id,
-    not ``read_file``: its content) and neither reads one identified item."""
-    get = a if a.action == "get" else b
-    return (a.objects == b.objects and "one" not in (a.cardinality, b.cardinality)
+    """A get and a list on the same object return the same collection when the get asks for
+    items in the plural or all of them (``get_projects``; not ``get_issue`` by id, not
+    ``read_file``: its content) and neither reads one identified item. Where one object
+    narrows the other (same head noun), the get must be the narrower one: a list or search
+    takes filters, so it reaches a request for part of its collection ("my completed tasks",
+    "the target languages"); a get of a whole collection does not reach a list of part of it
+    (``get_projects`` vs ``list_group_projects``)."""
+    get, other = (a, b) if a.action == "get" else (b, a)
+    return (other.objects <= get.objects and "one" not in (a.cardinality, b.cardinality)
             and get.action_word.lower() in COLLECTION_VERBS
             and (get.plural or get.cardinality == "all"))
 
@@ -936,9 +964,11 @@ def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
         return None
     same_area = a.source != b.source and bool(a.areas & b.areas)
     if a.objects == b.objects and a.head == b.head and (a.objects or same_area or (
-            a.source == b.source and a.action_word.lower() == b.action_word.lower())):
+            a.source == b.source and a.action_word.lower() == b.action_word.lower()) or (
+            a.action not in BROAD_ACTIONS and not (a.inferred_action or b.inferred_action))):
         # The same object words, or (in one server) names that differ only in variant words
-        # (``fetch_html`` / ``fetch_markdown``; not ``ls`` / ``grep``: one class, two verbs).
+        # (``fetch_html`` / ``fetch_markdown``; not ``ls`` / ``grep``: one class, two verbs),
+        # or a verb that names the whole job in any server (``translate``, ``translate_text``)
         score = jaccard(a.description, b.description)
         one_sided = a.source != b.source and (bool(a.domain) != bool(b.domain))
         if one_sided and score < NAMESPACED_FLOOR and not same_area and \
@@ -1046,6 +1076,8 @@ def bounded_candidate_pairs(
         if p.action and not p.objects:
             for area in sorted(p.areas):
                 by_area[(p.action, area)].append(i)
+            if p.action not in BROAD_ACTIONS and not p.inferred_action:
+                by_area[(p.action, "")].append(i)  # the verb names the job: any area
     for members in by_area.values():
         if len(members) > 1:
             _neighbourhood(members, profiles,

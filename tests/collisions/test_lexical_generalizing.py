@@ -248,3 +248,91 @@ def test_drives_of_two_services_are_one_area() -> None:
     assert similarity(p["gdrive-a:gdrive_read_file"], p["google-drive-b:readTextFile"],
                       0.4) is not None
     assert similarity(p["gdrive-a:gdrive_search"], p["google-drive-b:search"], 0.4) is not None
+
+
+def test_a_statement_is_one_object_however_a_name_spells_it() -> None:
+    """``execute_sql``, ``run_query`` and ``run_statement`` all run one statement; a kind of
+    statement (``execute_ddl``) is a narrower object, not the same one."""
+    assert canonical_words(["execute", "sql"]) == ["execute", "query"]
+    assert canonical_words(["run", "sql", "query"]) == ["run", "query"]
+    sql = Profile.of("execute_sql", "Executes raw SQL in the Postgres database.")
+    for name in ("run_query", "execute_statement"):
+        other = Profile.of(name, "Run a statement against the database.")
+        assert other.objects == sql.objects == frozenset({"query"})
+        sim = similarity(sql, other, 0.4)
+        assert sim is not None and sim.basis == "name"
+    assert Profile.of("execute_ddl", "Run DDL statements").objects == frozenset({"ddl"})
+
+
+def test_a_get_narrower_than_a_list_is_one_of_its_requests() -> None:
+    """A list or search takes filters, so it reaches a request for part of its collection
+    (``get_target_languages`` vs ``list_languages``); a get of a whole collection does not
+    reach a list of part of it (``get_projects`` vs ``list_group_projects``)."""
+    narrow = Profile.of("get_target_languages", "Get list of available target languages")
+    whole = Profile.of("list_languages", "Lists all supported languages")
+    sim = similarity(narrow, whole, 0.4)
+    assert sim is not None and sim.objects == ("language", "target")
+    assert similarity(Profile.of("get_projects", "Get all projects"),
+                      Profile.of("list_group_projects", "List a group's projects"), 0.0) is None
+    # still one head noun: target languages are not language packs
+    assert similarity(Profile.of("get_language_packs", "Get all language packs"),
+                      whole, 0.0) is None
+
+
+def test_the_details_of_one_item_are_not_a_collection() -> None:
+    """"Get the details of a file." reads one identified file, whatever the name's plural
+    says: it is no get-all of what ``list_files`` lists."""
+    one = Profile.of("get_files", "Get the details of a file.\n\nExample cURL request: ...")
+    assert one.cardinality == "one"
+    assert similarity(one, Profile.of("list_files", "Get a paginated list of all files"),
+                      0.0) is None
+    assert Profile.of("get_files", "Get all files of the user.").cardinality == "all"
+
+
+def test_a_bare_execute_runs_what_its_first_sentence_names() -> None:
+    """``execute`` with no object in its name runs the statement its description names, as
+    ``execute_sql`` does; a bare run of something else stays without an object."""
+    bare = Profile.of("execute", "Execute a SQL query against the database")
+    assert bare.objects == frozenset({"query"}) and bare.head == "query"
+    sim = similarity(bare, Profile.of("execute_sql", "Executes raw SQL in Postgres."), 0.4)
+    assert sim is not None and sim.basis == "name"
+    assert Profile.of("execute", "Execute the workflow now").objects == frozenset()
+
+
+def test_tools_that_split_statements_by_kind_are_told_apart() -> None:
+    """"Execute a SELECT query" and "Execute an INSERT, UPDATE, or DELETE query" split the
+    statements a request can hold; a raw SQL runner takes both kinds."""
+    select = Profile.of("query", "Execute a SELECT query")
+    write = Profile.of("execute", "Execute an INSERT, UPDATE, or DELETE query")
+    assert select.kinds == frozenset({"statement read"})
+    assert write.kinds == frozenset({"statement write"})
+    assert similarity(select, write, 0.0) is None
+    raw = Profile.of("execute_sql", "Executes raw SQL in the Postgres database.")
+    assert not raw.kinds
+    assert similarity(select, raw, 0.4) is not None
+    assert similarity(write, raw, 0.4) is not None
+    # English verbs in lower case name no statement kind
+    assert not Profile.of("run_query", "Run a query to select or update rows").kinds
+
+
+def test_a_verb_that_names_the_whole_job_meets_its_namesakes_in_any_server() -> None:
+    """``translate`` and ``translate-text`` (text is a variant word) do one job whatever
+    server they are in; ``search`` and ``search`` do not say what they search, so two
+    servers whose subject areas are unknown are not taken to search the same thing (``find``
+    is a search too)."""
+    catalogs = [
+        parse_catalog({"tools": [
+            {"name": "translate-text", "description": "Translate text into a target language "
+             "using DeepL", "inputSchema": {"type": "object"}},
+            {"name": "search", "description": "Search the archive of the service",
+             "inputSchema": {"type": "object"}}]}, "one"),
+        parse_catalog({"tools": [
+            {"name": "translate", "description": "Translates between languages with Lara",
+             "inputSchema": {"type": "object"}},
+            {"name": "find", "description": "Look things up in the ledger by keyword",
+             "inputSchema": {"type": "object"}}]}, "two"),
+    ]
+    found = {frozenset(t.name for t in f.tools) for f in scan_catalogs(catalogs).findings
+             if f.rule == "TC003"}
+    assert frozenset({"translate-text", "translate"}) in found
+    assert frozenset({"search", "find"}) not in found
