@@ -33,7 +33,7 @@ from histor_sign.collisions._partition import (
     partitioned_candidates,
     partitioned_profiles,
 )
-from histor_sign.collisions._shadowing import shadowing_findings
+from histor_sign.collisions._shadowing import deprecated_aliases, shadowing_findings
 from histor_sign.models import Catalog, Finding, Tool
 from histor_sign.report._findings import sorted_findings
 
@@ -133,6 +133,9 @@ def _scan(tools: Sequence[Tool], opts: ScanOptions, mapper: Mapper | None = None
     for pair, similar in lexical.items():
         basis, _ = pairs.get(pair, ("lexical", None))
         pairs[pair] = (basis, similar)
+    # a tool its own description retires in favour of a sibling is that sibling's alias
+    for pair in deprecated_aliases(tools):
+        pairs.setdefault(pair, ("deprecated alias", None))
 
     def priority(item: tuple[tuple[int, int], tuple[str, Similarity | None]]) -> tuple[Any, ...]:
         (i, j), (basis, sim) = item

@@ -121,6 +121,34 @@ def steering(tool: Tool, names: _Names) -> list[tuple[Steering, list[str]]]:
     return out
 
 
+#: Words by which a description retires its own tool in favour of another.
+RETIRED = ("deprecated", "superseded", "obsolete")
+_RETIRED = re.compile(r"\b(" + "|".join(RETIRED) + r")\b", re.IGNORECASE)
+
+
+def deprecated_aliases(tools: Sequence[Tool]) -> list[tuple[int, int]]:
+    """Pairs (i, j), i < j, where one tool's description says it is deprecated (superseded,
+    obsolete) and names the other, a tool of its own source (by the mention rules above:
+    "[DEPRECATED] consolidated into 'manage-list-entry'"). The old name stays callable and
+    does what its replacement does: a model can pick either for one request, whatever their
+    names and descriptions otherwise say."""
+    names = _Names(tools)
+    out: set[tuple[int, int]] = set()
+    for i, tool in enumerate(tools):
+        text = tool.description[:MAX_DESCRIPTION_CHARS]
+        if cannot_match(text, RETIRED) or _RETIRED.search(text) is None:
+            continue
+        for m in _MENTION.finditer(text):
+            word, glob = m.group(2), m.group(3) is not None
+            if glob or (_is_plain_word(word) and not (m.group(1) and m.group(4))):
+                continue
+            for name in names.match(word, False):
+                for j in names.by_name[name]:
+                    if j != i and tools[j].source == tool.source:
+                        out.add((min(i, j), max(i, j)))
+    return sorted(out)
+
+
 def shadowing_findings(tools: Sequence[Tool]) -> list[Finding]:
     """TC010 for every (describing tool, named tool) pair, at the strongest imperative."""
     names = _Names(tools)

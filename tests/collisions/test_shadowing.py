@@ -134,3 +134,42 @@ def test_a_name_its_own_server_serves_is_not_another_servers_tool(tmp_path: Any)
     lone = [parse_catalog({"tools": own[:1]}, "a.json"), parse_catalog({"tools": other}, "b.json")]
     found = [f for f in scan_catalogs(lone).findings if f.rule == "TC010"]
     assert [(f.tools[1].source, f.severity.value) for f in found] == [("b.json", "error")]
+
+
+def _tool(name: str, description: str, **schema: Any) -> dict[str, Any]:
+    return {"name": name, "description": description,
+            "inputSchema": {"type": "object", **schema}}
+
+
+def test_a_deprecated_tool_is_an_alias_of_the_sibling_it_names() -> None:
+    """"[DEPRECATED] consolidated into 'manage-list-entry'": the old tool stays callable and
+    does what its replacement does, however different the two names and descriptions are —
+    TC003 with the basis ``deprecated alias`` (TC011 had the schemas been disjoint)."""
+    server = parse_catalog({"tools": [
+        _tool("update-list-entry", "[DEPRECATED] This tool has been consolidated into "
+              "'manage-list-entry'. Please call it with mode 3."),
+        _tool("manage-list-entry", "Manage list entries with flexible action modes."),
+        _tool("archive_board", "Archive a board. Not deprecated."),
+        _tool("legacy_export", "Deprecated: prefer the reports page; see export too."),
+        _tool("export", "Export everything as CSV."),
+    ]}, "crm")
+    other = parse_catalog({"tools": [
+        _tool("old_sync", "DEPRECATED, use `manage-list-entry` of the CRM server instead."),
+    ]}, "sync")
+    findings = scan_catalogs([server, other]).findings
+    aliases = {frozenset(t.name for t in f.tools): f for f in findings
+               if f.rule in ("TC003", "TC011") and f.properties.get("basis") == "deprecated alias"}
+    assert set(aliases) == {frozenset({"update-list-entry", "manage-list-entry"})}
+    assert "confusable (deprecated alias)" in next(iter(aliases.values())).message
+    # (a plain word like "export" counts only when quoted; another server's tool is never an
+    # alias: that is steering, TC010)
+    disjoint = parse_catalog({"tools": [
+        _tool("v1_send", "Obsolete. Superseded by `send_message`.",
+              properties={"to": {"type": "string"}}, required=["to"],
+              additionalProperties=False),
+        _tool("send_message", "Send a message.", properties={"chat": {"type": "string"}},
+              required=["chat"], additionalProperties=False),
+    ]}, "chat")
+    notes = [f for f in scan_catalogs([disjoint]).findings
+             if f.properties.get("basis") == "deprecated alias"]
+    assert [f.rule for f in notes] == ["TC011"]
