@@ -206,8 +206,8 @@ FOURTH = PairSet(
     "the fourth set's servers, a validation set")
 
 # ----------------------------------------------------------------------------- fifth set
-#: The fifth set: a validation set (drawn and labeled while the lead wrote this session's
-#: rules on the first four sets, blind to them; not tuned on in that session).
+#: The fifth set: a validation set (drawn and labeled while the lead wrote that session's
+#: rules on the first four sets, blind to them; read fresh once, a tuning set since).
 FIFTH = PairSet(
     "tuning5", DATA / "tuning5-servers", compat_servers.TUNING5, 2405,
     #: About 500 pairs, weighted further toward the strata where the third and fourth sets
