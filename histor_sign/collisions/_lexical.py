@@ -148,6 +148,7 @@ ACTION_EFFECTS: dict[str, str] = {
 #: class names a whole job by its verb alone (``translate``, ``geocode``, ``screenshot``).
 BROAD_ACTIONS = frozenset(("get", "list", "download", "describe", "create", "modify", "delete",
                            "send", "run", "exec", "stop", "move", "copy", "upsert"))
+
 #: Words that change count, representation or extra output of the same object, not the object.
 VARIANT_WORDS = frozenset(
     "all multiple many batch bulk single one each detail details full complete current "

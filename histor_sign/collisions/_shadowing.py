@@ -132,7 +132,9 @@ def deprecated_aliases(tools: Sequence[Tool]) -> list[tuple[int, int]]:
     "[DEPRECATED] consolidated into 'manage-list-entry'"). The old name stays callable and
     does what its replacement does: a model can pick either for one request, whatever their
     names and descriptions otherwise say."""
-    names = _Names(tools)
+    own: dict[tuple[str, str], list[int]] = {}
+    for j, t in enumerate(tools):
+        own.setdefault((t.source, t.name), []).append(j)
     out: set[tuple[int, int]] = set()
     for i, tool in enumerate(tools):
         text = tool.description[:MAX_DESCRIPTION_CHARS]
@@ -142,10 +144,8 @@ def deprecated_aliases(tools: Sequence[Tool]) -> list[tuple[int, int]]:
             word, glob = m.group(2), m.group(3) is not None
             if glob or (_is_plain_word(word) and not (m.group(1) and m.group(4))):
                 continue
-            for name in names.match(word, False):
-                for j in names.by_name[name]:
-                    if j != i and tools[j].source == tool.source:
-                        out.add((min(i, j), max(i, j)))
+            out.update((min(i, j), max(i, j)) for j in own.get((tool.source, word), ())
+                       if j != i)
     return sorted(out)
 
 
