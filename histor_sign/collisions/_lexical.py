@@ -966,10 +966,12 @@ def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
     same_area = a.source != b.source and bool(a.areas & b.areas)
     if a.objects == b.objects and a.head == b.head and (a.objects or same_area or (
             a.source == b.source and a.action_word.lower() == b.action_word.lower()) or (
-            a.action not in BROAD_ACTIONS and not (a.inferred_action or b.inferred_action))):
+            a.action not in BROAD_ACTIONS and not (a.inferred_action or b.inferred_action)
+            and not (a.domain and b.domain and a.domain.isdisjoint(b.domain)))):
         # The same object words, or (in one server) names that differ only in variant words
         # (``fetch_html`` / ``fetch_markdown``; not ``ls`` / ``grep``: one class, two verbs),
-        # or a verb that names the whole job in any server (``translate``, ``translate_text``)
+        # or a verb that names the whole job in any server (``translate``, ``translate_text``;
+        # not ``ticket_login`` vs ``message_login``: each name says whose login it is)
         score = jaccard(a.description, b.description)
         one_sided = a.source != b.source and (bool(a.domain) != bool(b.domain))
         if one_sided and score < NAMESPACED_FLOOR and not same_area and \

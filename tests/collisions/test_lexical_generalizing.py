@@ -336,3 +336,10 @@ def test_a_verb_that_names_the_whole_job_meets_its_namesakes_in_any_server() -> 
              if f.rule == "TC003"}
     assert frozenset({"translate-text", "translate"}) in found
     assert frozenset({"search", "find"}) not in found
+    # each name says whose login it is: the server's own name on both sides, two of them
+    p = profiles_of([("message_api", "message_login", "Log in to the messaging service."),
+                     ("ticket_api", "ticket_login", "Log in to the ticket system."),
+                     ("other", "login", "Log in with a user name and password.")])
+    assert p[0].domain == frozenset({"message"}) and not p[0].objects
+    assert similarity(p[0], p[1], 0.4) is None
+    assert similarity(p[1], p[2], 0.4) is not None  # one name says nothing of whose
