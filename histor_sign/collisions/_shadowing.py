@@ -136,17 +136,27 @@ def deprecated_aliases(tools: Sequence[Tool]) -> list[tuple[int, int]]:
     for j, t in enumerate(tools):
         own.setdefault((t.source, t.name), []).append(j)
     out: set[tuple[int, int]] = set()
+    said: dict[str, list[str]] = {}  # forks repeat descriptions: each is read once
     for i, tool in enumerate(tools):
-        text = tool.description[:MAX_DESCRIPTION_CHARS]
-        if cannot_match(text, RETIRED) or _RETIRED.search(text) is None:
-            continue
-        for m in _MENTION.finditer(text):
-            word, glob = m.group(2), m.group(3) is not None
-            if glob or (_is_plain_word(word) and not (m.group(1) and m.group(4))):
-                continue
+        if tool.description not in said:
+            said[tool.description] = _retiring_mentions(tool.description)
+        for word in said[tool.description]:
             out.update((min(i, j), max(i, j)) for j in own.get((tool.source, word), ())
                        if j != i)
     return sorted(out)
+
+
+def _retiring_mentions(description: str) -> list[str]:
+    """The tool names a description that retires its tool mentions (none if it does not)."""
+    text = description[:MAX_DESCRIPTION_CHARS]
+    if cannot_match(text, RETIRED) or _RETIRED.search(text) is None:
+        return []
+    out = []
+    for m in _MENTION.finditer(text):
+        word, glob = m.group(2), m.group(3) is not None
+        if not glob and (not _is_plain_word(word) or (m.group(1) and m.group(4))):
+            out.append(word)
+    return out
 
 
 def shadowing_findings(tools: Sequence[Tool]) -> list[Finding]:
