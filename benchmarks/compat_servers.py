@@ -515,6 +515,90 @@ TUNING5: tuple[Server, ...] = (
 )
 
 
+#: The sixth set of issue 24 (benchmarks/tuning3_pairs.py, set "tuning6"): a validation set
+#: from servers of domains with interchangeable backends that the third to fifth sets did
+#: not cover (project management, shell, HTTP clients, BI dashboards, notes and documents,
+#: cloud storage, social media, time) plus a few of the earlier domains (web search, SQL,
+#: email, chat, calendar, drives) with other servers, none of them a server above. Kept out
+#: of ``SERVERS`` like ``TUNING3``; ``--only`` reaches them.
+TUNING6: tuple[Server, ...] = (
+    Server("linear-jerhadf", "npm", "mcp-server-linear", "1.6.0", "mcp-server-linear",
+           env={"LINEAR_API_KEY": "lin_api_" + DUMMY, "LINEAR_ACCESS_TOKEN": "lin_api_" + DUMMY}),
+    Server("motion", "npm", "motionmcp", "2.9.0", "motionmcp",
+           env={"MOTION_API_KEY": DUMMY}),
+    Server("shrimp-tasks", "npm", "mcp-shrimp-task-manager", "1.0.21", "mcp-shrimp-task-manager",
+           env={"DATA_DIR": "{work}/shrimp", "TEMPLATES_USE": "en"}),
+    Server("shell-mako10k", "npm", "@mako10k/mcp-shell-server", "2.7.1", "mcp-shell-server"),
+    Server("bash-command", "npm", "bash-command-mcp", "0.1.5", "bash-command-mcp"),
+    Server("curl-server", "npm", "@mcp-get-community/server-curl", "0.1.0", "server-curl"),
+    Server("mcp-fetch-http", "npm", "mcp-fetch", "0.1.6", "mcp-fetch",
+           install_env=_NO_BROWSER_DOWNLOAD),
+    Server("metabase-easecloud", "npm", "@easecloudio/mcp-metabase-server", "1.3.0",
+           "mcp-metabase-server",
+           env={"METABASE_URL": "https://metabase.compat.invalid", "METABASE_API_KEY": DUMMY,
+                "METABASE_USERNAME": "compat", "METABASE_PASSWORD": DUMMY}),
+    Server("metabase-ai", "npm", "metabase-ai-assistant", "4.2.0", "metabase-ai-mcp",
+           env={"METABASE_URL": "https://metabase.compat.invalid", "METABASE_API_KEY": DUMMY,
+                "METABASE_USERNAME": "compat", "METABASE_PASSWORD": DUMMY}),
+    Server("obsidian-cyanheads", "npm", "obsidian-mcp-server", "3.2.12", "obsidian-mcp-server",
+           env={"OBSIDIAN_API_KEY": DUMMY, "OBSIDIAN_BASE_URL": "http://127.0.0.1:1",
+                "OBSIDIAN_VERIFY_SSL": "false"}),
+    Server("local-rag", "npm", "mcp-local-rag", "0.19.1", "mcp-local-rag",
+           env={"BASE_DIR": "{work}", "DB_PATH": "{work}/rag-db", "CACHE_DIR": "{work}/rag-cache"}),
+    Server("paperless", "npm", "@baruchiro/paperless-mcp", "2.2.1", "paperless-mcp",
+           ("http://127.0.0.1:1", DUMMY),
+           env={"PAPERLESS_URL": "http://127.0.0.1:1", "PAPERLESS_API_KEY": DUMMY}),
+    Server("gcs-storage", "npm", "@google-cloud/storage-mcp", "0.6.0", "storage-mcp",
+           env={"GOOGLE_APPLICATION_CREDENTIALS": "{work}/service-account.json",
+                "GOOGLE_CLOUD_PROJECT": "compat"},
+           files={"service-account.json": _SERVICE_ACCOUNT}),
+    Server("google-drive-full", "npm", "mcp-google-drive", "1.6.2", "mcp-google-drive",
+           env={"GOOGLE_APPLICATION_CREDENTIALS": "{work}/service-account.json",
+                "GOOGLE_CLIENT_ID": "compat.apps.googleusercontent.com",
+                "GOOGLE_CLIENT_SECRET": DUMMY, "GOOGLE_REFRESH_TOKEN": DUMMY},
+           files={"service-account.json": _SERVICE_ACCOUNT}),
+    Server("google-drive-botrun", "npm", "@botrun/mcp-google-drive", "0.1.1", "mcp-google-drive",
+           env={"GOOGLE_APPLICATION_CREDENTIALS": "{work}/service-account.json",
+                "GOOGLE_CLIENT_ID": "compat.apps.googleusercontent.com",
+                "GOOGLE_CLIENT_SECRET": DUMMY, "GOOGLE_REFRESH_TOKEN": DUMMY},
+           files={"service-account.json": _SERVICE_ACCOUNT}),
+    Server("time-yokingma", "npm", "time-mcp", "1.0.6", "time-mcp"),
+    Server("moltbook", "npm", "moltbook-http-mcp", "1.1.1", "moltbook-mcp",
+           env={"MOLTBOOK_API_KEY": DUMMY}),
+    Server("o3-search", "npm", "o3-search-mcp", "0.0.3", "o3-search-mcp",
+           env={"OPENAI_API_KEY": "sk-" + DUMMY}),
+    Server("mssql-server", "npm", "mssql-mcp-server", "1.3.0", "mssql-mcp-server",
+           env={"MSSQL_SERVER": "127.0.0.1", "MSSQL_PORT": "1", "MSSQL_USER": "compat",
+                "MSSQL_PASSWORD": DUMMY, "MSSQL_DATABASE": "compat",
+                "DB_SERVER": "127.0.0.1", "DB_USER": "compat", "DB_PASSWORD": DUMMY,
+                "DB_DATABASE": "compat"}),
+    Server("mssql-reader", "npm", "@connorbritain/mssql-mcp-reader", "0.6.1", "mssql-mcp-reader",
+           env={"SERVER_NAME": "127.0.0.1", "DATABASE_NAME": "compat", "SQL_USERNAME": "compat",
+                "SQL_PASSWORD": DUMMY, "DB_SERVER": "127.0.0.1", "DB_USER": "compat",
+                "DB_PASSWORD": DUMMY, "DB_DATABASE": "compat"}),
+    Server("mysql-liangshanli", "npm", "@liangshanli/mcp-server-mysql", "3.1.0", "mcp-server-mysql",
+           env={"MYSQL_HOST": "127.0.0.1", "MYSQL_PORT": "1", "MYSQL_USER": "compat",
+                "MYSQL_PASSWORD": DUMMY, "MYSQL_DATABASE": "compat"}),
+    Server("gmail-shinzo", "npm", "@shinzolabs/gmail-mcp", "1.7.4", "gmail-mcp",
+           env={"CLIENT_ID": "compat.apps.googleusercontent.com", "CLIENT_SECRET": DUMMY,
+                "REFRESH_TOKEN": DUMMY, "MCP_CONFIG_DIR": "{work}/gmail"}),
+    Server("icloud-mail", "npm", "icloud-mcp", "2.5.1", "icloud-mcp",
+           env={"IMAP_USER": "compat@icloud.com", "IMAP_PASSWORD": DUMMY,
+                "ICLOUD_EMAIL": "compat@icloud.com", "ICLOUD_APP_PASSWORD": DUMMY}),
+    Server("slack-zencoder", "npm", "@zencoderai/slack-mcp-server", "0.0.1", "slack-mcp",
+           env={"SLACK_BOT_TOKEN": "xoxb-" + DUMMY, "SLACK_TEAM_ID": "T000"}),
+    Server("chatwork", "npm", "@chatwork/mcp-server", "0.0.4", "mcp-server",
+           env={"CHATWORK_API_TOKEN": DUMMY}),
+    Server("google-calendar-simple", "npm", "mcp-google-calendar", "0.0.5", "mcp-google-calendar",
+           env={"CREDENTIALS_PATH": "{work}/credentials.json"},
+           files={"credentials.json": _GOOGLE_OAUTH_KEYS,
+                  "mcp-google-calendar-token.json": json.dumps({"access_token": DUMMY,
+                                                                "refresh_token": DUMMY,
+                                                                "token_type": "Bearer"})},
+           note="authorizes at start: started with a dummy OAuth client and saved token"),
+)
+
+
 # ----------------------------------------------------------------------------- places
 def cache_dir() -> Path:
     return Path(os.environ.get("HISTOR_COMPAT_DIR") or REPO / ".cache" / "compat")
@@ -993,7 +1077,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="catalog: write <slug>.json here")
     args = ap.parse_args(argv)
     # Without --only: the compatibility servers, as before; --only may name any pinned one.
-    servers = ([s for s in (*SERVERS, *TUNING3, *TUNING4, *TUNING5) if s.slug in args.only]
+    servers = ([s for s in (*SERVERS, *TUNING3, *TUNING4, *TUNING5, *TUNING6) if s.slug in args.only]
                if args.only is not None else list(SERVERS))
     if args.step == "list":
         for s in servers:
