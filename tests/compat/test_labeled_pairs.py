@@ -33,6 +33,9 @@ FOURTH = "tuning4"
 #: The fifth set (``tuning3_pairs.py --set tuning5``): a validation set from more new npm
 #: servers, none of them a server of the first four sets.
 FIFTH = "tuning5"
+#: The sixth set (``tuning3_pairs.py --set tuning6``): a validation set from more new npm
+#: servers, none of them a server of the first five sets.
+SIXTH = "tuning6"
 
 
 def _load(name: str) -> ModuleType:
@@ -102,7 +105,7 @@ def test_the_set_is_as_large_as_issue_24_asks() -> None:
 def test_the_pair_files_are_what_the_sheets_say(tmp_path: Path) -> None:
     label_pairs = _load("label_pairs")
     label_pairs.build(tmp_path)
-    for half in (*HALVES, SECOND, THIRD, FOURTH, FIFTH):
+    for half in (*HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH):
         assert json.loads((tmp_path / f"pairs-{half}.json").read_text()) == _pairs(half)
 
 
@@ -229,6 +232,8 @@ NEW_SERVER_SETS = {
     THIRD: ("real-servers", "livemcpbench-servers"),
     FOURTH: ("real-servers", "livemcpbench-servers", "tuning3-servers"),
     FIFTH: ("real-servers", "livemcpbench-servers", "tuning3-servers", "tuning4-servers"),
+    SIXTH: ("real-servers", "livemcpbench-servers", "tuning3-servers", "tuning4-servers",
+            "tuning5-servers"),
 }
 
 
