@@ -248,7 +248,7 @@ FIFTH = PairSet(
     "the fifth set's servers, a validation set")
 
 # ----------------------------------------------------------------------------- sixth set
-#: The sixth set: a validation set (drawn and labeled while the lead wrote that session's
+#: The sixth set: a validation set (drawn and labeled after the lead wrote that session's
 #: rules on the first four sets, blind to them; not tuned on in that session).
 SIXTH = PairSet(
     "tuning6", DATA / "tuning6-servers", compat_servers.TUNING6, 2406,
