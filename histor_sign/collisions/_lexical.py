@@ -91,7 +91,7 @@ ACTION_GROUPS: dict[str, tuple[str, ...]] = {
                           "toggle",
                           "protect", "unprotect", "lock", "unlock", "merge", "split",
                           "parse", "install", "deploy", "sync", "import", "export",
-                          "archive", "restore", "approve", "reject", "assign", "schedule",
+                          "archive", "trash", "restore", "approve", "reject", "assign", "schedule",
                           "subscribe", "unsubscribe", "share", "invite", "connect",
                           "disconnect", "enable", "disable", "activate", "deactivate",
                           "render", "resize", "crop", "rotate", "record", "play", "pause",
@@ -113,7 +113,9 @@ RELATIONS: dict[str, tuple[str, str]] = {"create": ("to", "attach"),
 CONTRASTING: frozenset[frozenset[str]] = frozenset(frozenset(p) for p in (
     ("delete", "detach"), ("delete", "stop"), ("delete", "archive"), ("create", "attach"),
     # turning a thing off keeps it, deleting it does not ("remove this user's access")
-    ("delete", "disable"), ("delete", "deactivate")))
+    ("delete", "disable"), ("delete", "deactivate"),
+    # to the trash and back, or gone for good ("delete this email": Gmail's trash or delete)
+    ("delete", "trash")))
 #: Action classes that run the same statement (``read_query`` / ``execute_query``).
 STATEMENT_PAIRS: frozenset[frozenset[str]] = frozenset(
     frozenset(p) for p in (("get", "run"), ("modify", "run"), ("exec", "run"), ("get", "exec"),
@@ -566,7 +568,7 @@ class Profile:
         if action in ("run", "exec") and not objects:
             # a bare ``execute``: what it runs is what its first sentence names ("Execute a
             # SQL query"): the statement is its object, as in ``execute_sql``
-            said = [w for w in canonical_words([t.lower() for t in _WORD.findall(head_text)])
+            said = [w for w in (singular(t) for t in canonical_words(_WORD.findall(head_text)))
                     if w in STATEMENTS]
             if said:
                 objects, head = [said[0]], said[0]

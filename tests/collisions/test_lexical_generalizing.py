@@ -297,6 +297,8 @@ def test_a_bare_execute_runs_what_its_first_sentence_names() -> None:
     sim = similarity(bare, Profile.of("execute_sql", "Executes raw SQL in Postgres."), 0.4)
     assert sim is not None and sim.basis == "name"
     assert Profile.of("execute", "Execute the workflow now").objects == frozenset()
+    assert Profile.of("execute", "Execute shell commands safely").objects == \
+        frozenset({"command"})
 
 
 def test_tools_that_split_statements_by_kind_are_told_apart() -> None:
@@ -343,3 +345,16 @@ def test_a_verb_that_names_the_whole_job_meets_its_namesakes_in_any_server() -> 
     assert p[0].domain == frozenset({"message"}) and not p[0].objects
     assert similarity(p[0], p[1], 0.4) is None
     assert similarity(p[1], p[2], 0.4) is not None  # one name says nothing of whose
+
+
+def test_the_trash_is_not_gone_for_good() -> None:
+    """``trash_thread`` moves to the trash (reversible), ``delete_thread`` deletes for good:
+    a request "delete this thread" reaches both with different consequences (TC004, as
+    archive vs delete); ``untrash_thread`` takes it back out and is neither."""
+    delete = Profile.of("delete_thread", "Delete a thread")
+    trash = Profile.of("trash_thread", "Move a thread to the trash")
+    sim = similarity(delete, trash, 0.4)
+    assert sim is not None and sim.contrasting
+    untrash = Profile.of("untrash_thread", "Remove a thread from the trash")
+    assert untrash.action == "untrash"
+    assert similarity(delete, untrash, 0.0) is None
