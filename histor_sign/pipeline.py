@@ -258,8 +258,12 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
     from histor_sign.revision import manifest_bytes, surface_json
 
     bound = artifact_subjects(request.artifacts)  # unreadable artifacts fail before the gate
+    # ``previous`` is read once, strictly: the revision number checked against the chain
+    # directory is the one the statement will chain to, even if the file changes meanwhile
+    chained = request if request.previous is None else replace(
+        request, previous=_load_previous(request.previous))
     if request.revisions is not None:
-        refuse_published(request.revisions, request.server, _next_revision(request))
+        refuse_published(request.revisions, request.server, _next_revision(chained))
     catalog, evidence = _catalog_and_evidence(tools)
     reject_duplicates(catalog.tools)
     require_mcp(catalog.tools)
@@ -277,7 +281,7 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
         # Work that cannot be written is not signed: a full or read-only file system
         # fails here, before a log entry exists.
         out.reserve(_room_needed(sarif, evidence))
-        signed, report = _sign_and_verify(catalog, request, preflight(request),
+        signed, report = _sign_and_verify(catalog, request, preflight(chained),
                                           surface=surface, artifacts=bound)
         outcome = replace(outcome, envelope=signed.envelope, report=report)
         outcome = replace(outcome, summary_markdown=summary_markdown(outcome, catalog))
@@ -349,16 +353,9 @@ def latest_published(revisions: Path, server: str) -> Path | None:
 
 
 def _next_revision(request: ReleaseRequest) -> int:
-    """The number this release will get (a malformed ``previous`` is judged later)."""
-
+    """The number this release will get: one past ``previous`` (already loaded)."""
     previous = request.previous
-    if previous is None:
-        return 1
-    if isinstance(previous, SignedEnvelope):
-        return previous.statement.revision + 1
-    doc = read_json_file(str(previous))
-    number = doc.get("revision") if isinstance(doc, dict) else None
-    return number + 1 if isinstance(number, int) and not isinstance(number, bool) else 1
+    return previous.statement.revision + 1 if isinstance(previous, SignedEnvelope) else 1
 
 
 def _gate_tripped(

@@ -99,6 +99,31 @@ def test_previous_must_be_a_signed_envelope_of_the_same_publisher(
 
 
 @pytest.mark.slow  # histor-sign and the server each in a process of their own
+def test_a_previous_that_is_no_envelope_is_refused_before_the_gate(
+    sigstore: LocalSigstore, tmp_path: Path
+) -> None:
+    """``--previous`` is read once, strictly, before anything else: the revision number
+    checked against the chain directory is the one the statement would chain to, and bad
+    input is reported as such (exit 2) even when the gate would also fail."""
+    clash = tmp_path / "clash.json"
+    clash.write_text(json.dumps({"tools": [
+        {"name": "delete_page", "description": "Delete a page.", "inputSchema": {"type": "object"}},
+        {"name": "archive_page", "description": "Archive a page.",
+         "inputSchema": {"type": "object"}}]}))
+    token = sigstore.mint_token(TAG.format("v1.0.0"))
+    gate = release(sigstore, tmp_path / "gate", "io.github.alice/docs", "--tools", str(clash),
+                   "--identity-token", token)
+    assert gate.code == 1 and "release gate failed" in gate.stderr
+    bogus = tmp_path / "bogus.json"
+    bogus.write_text(json.dumps({"revision": 7}))
+    for extra in ((), ("--revisions", str(tmp_path / "chain"))):
+        run = release(sigstore, tmp_path / "out", "io.github.alice/docs", "--tools", str(clash),
+                      "--previous", str(bogus), *extra, "--identity-token", token)
+        assert_clean_error(run, 2)
+        assert "not a signed envelope" in run.stderr
+        assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
 def test_stdio_server_gets_no_credential_and_publishes_none(
     sigstore: LocalSigstore, tmp_path: Path
 ) -> None:
