@@ -568,10 +568,10 @@ class Profile:
         if action in ("run", "exec") and not objects:
             # a bare ``execute``: what it runs is what its first sentence names ("Execute a
             # SQL query"): the statement is its object, as in ``execute_sql``
-            said = [w for w in (singular(t) for t in canonical_words(_WORD.findall(head_text)))
-                    if w in STATEMENTS]
-            if said:
-                objects, head = [said[0]], said[0]
+            said = next((w for w in map(singular, canonical_words(_WORD.findall(head_text)))
+                         if w in STATEMENTS), None)
+            if said is not None:
+                objects, head = [said], said
         if head in STATEMENTS:
             # the kinds of statement its first sentence names in capitals ("Execute a SELECT
             # query" vs "Execute an INSERT, UPDATE, or DELETE query"): two tools that split

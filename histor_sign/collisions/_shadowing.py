@@ -88,6 +88,17 @@ class _Names:
         return out
 
 
+def _mentions(text: str) -> list[tuple[str, bool]]:
+    """(word, is a ``prefix*`` glob) for each possible tool name in ``text`` by the mention
+    rules: a single plain word counts only when quoted."""
+    out = []
+    for m in _MENTION.finditer(text):
+        word, glob = m.group(2), m.group(3) is not None
+        if glob or not _is_plain_word(word) or (m.group(1) and m.group(4)):
+            out.append((word, glob))
+    return out
+
+
 def steering(tool: Tool, names: _Names) -> list[tuple[Steering, list[str]]]:
     """The steering sentences of ``tool``'s description, each with the other tools named."""
     text = tool.description[:MAX_DESCRIPTION_CHARS]
@@ -100,11 +111,7 @@ def steering(tool: Tool, names: _Names) -> list[tuple[Steering, list[str]]]:
         if not imperatives:
             continue
         named: list[str] = []
-        for m in _MENTION.finditer(body):
-            word, glob = m.group(2), m.group(3) is not None
-            quoted = bool(m.group(1)) and bool(m.group(4))
-            if not glob and _is_plain_word(word) and not quoted:
-                continue
+        for word, glob in _mentions(body):
             for name in names.match(word, glob):
                 if name != tool.name and name not in named:
                     named.append(name)
@@ -151,12 +158,7 @@ def _retiring_mentions(description: str) -> list[str]:
     text = description[:MAX_DESCRIPTION_CHARS]
     if cannot_match(text, RETIRED) or _RETIRED.search(text) is None:
         return []
-    out = []
-    for m in _MENTION.finditer(text):
-        word, glob = m.group(2), m.group(3) is not None
-        if not glob and (not _is_plain_word(word) or (m.group(1) and m.group(4))):
-            out.append(word)
-    return out
+    return [word for word, glob in _mentions(text) if not glob]
 
 
 def shadowing_findings(tools: Sequence[Tool]) -> list[Finding]:
