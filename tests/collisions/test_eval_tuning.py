@@ -96,27 +96,31 @@ def test_second_tuning_set_floor() -> None:
     assert figures["tc004"]["falseOnLabeled"] == 0
 
 
+def set_floor(labels: Path, catalogs: Path, half: str, precision: float,
+              recall: float) -> dict[str, Any]:
+    """A labeled set's figures, after the floor every set from the third on keeps: its half,
+    TC003|TC004 precision and recall, and no false TC004 error in the gate."""
+    assert json.loads(labels.read_text())["half"] == half
+    figures: dict[str, Any] = eval_scan().evaluate(labels, catalogs).figures
+    both = figures["scores"]["all"]["TC003|TC004"]
+    assert both["precision"] >= precision and both["recall"] >= recall
+    assert figures["gate"]["falseTc004Errors"] == 0
+    return figures
+
+
 @pytest.mark.slow
 def test_third_tuning_set_floor() -> None:
     """The floor under the third set's figures after the interchangeable-backend rules (1.00 /
     0.53, 23 of its 25 certain reachable positives; read fresh before them: 0.78 / 0.16)."""
-    assert json.loads(TUNING3.read_text())["half"] == "tuning3"
-    figures = eval_scan().evaluate(TUNING3, CATALOGS3).figures
-    both = figures["scores"]["all"]["TC003|TC004"]
-    assert both["precision"] >= 0.95 and both["recall"] >= 0.5
+    figures = set_floor(TUNING3, CATALOGS3, "tuning3", 0.95, 0.5)
     assert figures["reachable"]["certainFound"] >= 22
-    assert figures["gate"]["falseTc004Errors"] == 0
 
 
 @pytest.mark.slow
 def test_fourth_set_floor() -> None:
     """The fourth set (read fresh: 0.85 / 0.24, no false TC004 error; 0.93 / 0.28 after the
     statement and narrower-get rules): a floor on precision, recall and the gate."""
-    assert json.loads(TUNING4.read_text())["half"] == "tuning4"
-    figures = eval_scan().evaluate(TUNING4, CATALOGS4).figures
-    both = figures["scores"]["all"]["TC003|TC004"]
-    assert both["precision"] >= 0.85 and both["recall"] >= 0.26
-    assert figures["gate"]["falseTc004Errors"] == 0
+    set_floor(TUNING4, CATALOGS4, "tuning4", 0.85, 0.26)
 
 
 @pytest.mark.slow
@@ -124,23 +128,15 @@ def test_fifth_set_floor() -> None:
     """The fifth set (read fresh: 0.73 / 0.26 — its three false flags are within-server
     pairs labeled uncertain; 0.75 / 0.29 with deprecated aliases): a floor on what holds,
     and the gate."""
-    assert json.loads(TUNING5.read_text())["half"] == "tuning5"
-    figures = eval_scan().evaluate(TUNING5, CATALOGS5).figures
-    both = figures["scores"]["all"]["TC003|TC004"]
-    assert both["precision"] >= 0.7 and both["recall"] >= 0.28
+    figures = set_floor(TUNING5, CATALOGS5, "tuning5", 0.7, 0.28)
     assert figures["scores"]["cross"]["TC003|TC004"]["precision"] >= 0.95
-    assert figures["gate"]["falseTc004Errors"] == 0
 
 
 @pytest.mark.slow
 def test_sixth_set_floor() -> None:
     """The sixth set (read fresh: 0.60 / 0.22, no false TC004 error; 0.70 / 0.26 with trash
     vs delete and plural statements): a floor, and the gate."""
-    assert json.loads(TUNING6.read_text())["half"] == "tuning6"
-    figures = eval_scan().evaluate(TUNING6, CATALOGS6).figures
-    both = figures["scores"]["all"]["TC003|TC004"]
-    assert both["precision"] >= 0.65 and both["recall"] >= 0.25
-    assert figures["gate"]["falseTc004Errors"] == 0
+    set_floor(TUNING6, CATALOGS6, "tuning6", 0.65, 0.25)
 
 
 def test_scores_count_flags_only_on_labeled_pairs(tmp_path: Path) -> None:
