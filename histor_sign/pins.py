@@ -49,6 +49,10 @@ from histor_sign.models import (
     validate_server_name,
 )
 
+# The one rule for each pin form lives with the policies; re-exported for pin callers.
+from histor_sign.verification.policy import validate_ref_pattern as validate_ref_pattern
+from histor_sign.verification.policy import validate_workflow as validate_workflow
+
 if TYPE_CHECKING:
     from histor_sign._sigstore_trust import Trust
     from histor_sign.catalog import ToolsLike
@@ -67,9 +71,6 @@ MAX_PINNED_SERVERS = 10_000
 DEFAULT_MAX_CHAIN = 1000
 
 _REPOSITORY = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
-_WORKFLOW = re.compile(
-    r"^(?:[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}/)?\.github/workflows/[A-Za-z0-9._/-]+\.ya?ml$"
-)
 _NUMERIC_ID = re.compile(r"^[0-9]{1,20}$")
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 _ENTRY_KEYS_V1 = (
@@ -108,31 +109,6 @@ def validate_repository(repository: str, param: str = "repository") -> str:
             param=param,
         )
     return repository
-
-
-def validate_workflow(workflow: str, param: str = "workflow") -> str:
-    """A workflow file: ``.github/workflows/sign.yml`` in the source repository, or
-    ``OWNER/REPO/.github/workflows/sign.yml`` for a reusable workflow."""
-    if (not isinstance(workflow, str) or not _WORKFLOW.match(workflow)
-            or "/../" in workflow or "//" in workflow):
-        raise UsageError(
-            f"`{param}` must be a workflow file path like .github/workflows/sign.yml (or "
-            f"OWNER/REPO/.github/workflows/sign.yml), got "
-            f"{printable(str(workflow), 120)!r}",
-            param=param,
-        )
-    return workflow
-
-
-def validate_ref_pattern(pattern: str, param: str = "ref_pattern") -> str:
-    """A glob over full git refs (``refs/tags/v*``, ``refs/heads/main``)."""
-    if (not isinstance(pattern, str) or not pattern.startswith("refs/") or len(pattern) > 255
-            or not pattern.isprintable() or any(c.isspace() for c in pattern)):
-        raise UsageError(
-            f"`{param}` must be a glob over full git refs such as refs/tags/v* or "
-            f"refs/heads/main, got {printable(str(pattern), 120)!r}", param=param,
-        )
-    return pattern
 
 
 def ref_pattern_for(ref: str | None) -> str | None:
