@@ -129,13 +129,16 @@ def proxy(
     locked = _locked(lock, server, target, flags.any_given() or pins is not None)
     if locked is None and server is None:
         raise UsageError("give the server to serve: --server NAME (pinned) or --lock FILE")
-    trust = flags.trust()
-    warn(trust.warning())
+    # The pin's recorded trust root applies; a trust flag must name that same root.
+    trust = flags.given_trust()
+    if trust is not None:
+        warn(trust.warning())
     rules = Policy.load(policy) if policy else None
 
     proxy = Proxy(server=locked.server if locked else str(server), upstream=target,
-                  trust=trust, store=pins, on_drift=mode, fail_on=fail_on, policy=rules,
-                  audit=audit, notice=_stderr_line, timeout=timeout, locked=locked)
+                  trust=trust, offline=offline, store=pins, on_drift=mode, fail_on=fail_on,
+                  policy=rules, audit=audit, notice=_stderr_line, timeout=timeout,
+                  locked=locked)
     outcome = proxy.run_stdio()
     if outcome.status == "ended":
         return

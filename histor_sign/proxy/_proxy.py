@@ -167,7 +167,9 @@ class Proxy:
     """Put the pinned, signed contract of ``server`` between a host and its upstream.
 
     ``store`` is the pin store (a :class:`~histor_sign.pins.PinStore`, its file, or None for
-    the per-user file); ``trust`` the Sigstore trust the revision verifies under;
+    the per-user file); ``trust`` a Sigstore trust root the caller names (it must be the
+    one the pin was made under; None: the pin's own), ``offline`` verifies production or
+    staging without a TUF refresh;
     ``upstream`` the server (:class:`~histor_sign.mcp.Target`, stdio or Streamable HTTP).
     ``on_drift``/``fail_on`` say what a served tool that is not the signed one does
     (:class:`OnDrift`); ``policy`` adds the guard's policy; ``audit`` names a JSON-lines
@@ -185,8 +187,9 @@ class Proxy:
         *,
         server: str,
         upstream: Target,
-        trust: Trust,
+        trust: Trust | None = None,
         store: PinStore | str | Path | None = None,
+        offline: bool = False,
         on_drift: OnDrift | str = OnDrift.WITHHOLD,
         fail_on: Risk | str | None = None,
         policy: Policy | None = None,
@@ -204,6 +207,7 @@ class Proxy:
         self.server = server
         self.target = upstream
         self.trust = trust
+        self.offline = offline
         self.store = store
         self.on_drift = OnDrift(on_drift)
         self.fail_on = Risk(fail_on) if fail_on is not None else None
@@ -310,15 +314,25 @@ class Proxy:
         recorded beside the pin file is reused (:mod:`histor_sign._verified_cache`: why
         that is sound); freshness is judged every time."""
         from histor_sign._verified_cache import VerifiedCache, using
-        from histor_sign.pins import PinStore, latest_for_use
+        from histor_sign.pins import PinStore, use_pinned
 
         if self.locked is not None:
             self.locked.require_package(self.target.command, self.target.cwd)
             return self.locked
         store = self.store if isinstance(self.store, PinStore) else PinStore.load(self.store)
+        entry = store.get(self.server)
+        if entry is not None:
+            warning = entry.trust_for_use(self.trust).warning()
+            if warning is not None:
+                self.notice(f"{PREFIX}: warning: {warning}")
         with using(VerifiedCache(store.path)):
-            return latest_for_use(self.server, trust=self.trust, store=store,
-                                  signed_tools=True)
+            pinned = use_pinned(store, self.server, trust=self.trust, offline=self.offline,
+                                signed_tools=True)
+        if pinned.awaiting is not None:
+            self.notice(f"{PREFIX}: {printable(self.server, 200)} {pinned.awaiting.summary()}"
+                        f"; serving revision {pinned.revision}'s tools where the server still "
+                        "serves them exactly (histor-sign trust update --accept)")
+        return pinned
 
     async def _verified(self, verifying: asyncio.Task[PinnedRevision | LockedRevision]
                         ) -> PinnedRevision | LockedRevision:
