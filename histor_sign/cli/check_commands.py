@@ -27,9 +27,9 @@ from histor_sign.cli.signing_commands import (
     WorkflowOpt,
 )
 from histor_sign.cli.trust_commands import (
-    awaiting_hint,
     PinsOpt,
     ServerOpt,
+    awaiting_hint,
     pinned_store,
     verify_for_use,
 )
