@@ -104,6 +104,7 @@ class _State:
     protocol_version: str | None = None
     host_caps: dict[str, Any] = field(default_factory=dict)
     swallow_initialized: bool = False
+    host_name: str = "the host"
 
 
 def _pollable(fd: int, *, write: bool = False) -> bool:
@@ -245,6 +246,8 @@ class Proxy:
         #: Host requests not yet answered (by key): each gets an error if the session fails.
         self._owed: dict[tuple[str, Any], Any] = {}
         self._relay = _RelayChannel(self)
+        #: The host said ``notifications/initialized``: it may be sent requests now.
+        self._host_initialized = asyncio.Event()
 
     # ------------------------------------------------------------------ entry points
     def run_stdio(self) -> ProxyOutcome:
@@ -421,6 +424,10 @@ class Proxy:
         if method == "initialize":
             caps = params.get("capabilities")
             self._state.host_caps = caps if isinstance(caps, dict) else {}
+            info = params.get("clientInfo")
+            name = info.get("name") if isinstance(info, dict) else None
+            if isinstance(name, str):
+                self._state.host_name = printable(name, 100)
             result = await self._internal_request("initialize", params, timeout=True,
                                                   raw_error=True)
             if "error" in result:
@@ -470,6 +477,44 @@ class Proxy:
         held, self._held = self._held, None
         for message in held or []:
             await self._send_host(message)
+        from histor_sign.pins import PinnedRevision
+
+        if (isinstance(revision, PinnedRevision) and revision.awaiting is not None
+                and self._state.era is Era.LEGACY
+                and isinstance(self._state.host_caps.get("elicitation"), dict)):
+            self._spawn(self._offer_acceptance(revision))
+
+    async def _offer_acceptance(self, revision: PinnedRevision) -> None:
+        """Ask the user (through the host's elicitation) whether the revision waiting for
+        acceptance may be used; accepted, the pin follows it and the session serves it
+        (:mod:`._acceptance`)."""
+        from histor_sign.proxy import _acceptance
+
+        awaiting = revision.awaiting
+        assert awaiting is not None
+        await self._host_initialized.wait()
+        reply = await self._host_request(
+            "elicitation/create", _acceptance.question(self.server, awaiting,
+                                                        revision.revision))
+        record = {"revision": awaiting.revision, "manifestDigest": awaiting.manifest_digest,
+                  "risk": awaiting.risk, "by": f"the user, through {self._state.host_name}"}
+        if not _acceptance.accepted(reply):
+            self.audit.record("revision-not-accepted", **record)
+            return
+        try:
+            now = await asyncio.to_thread(_acceptance.accept, revision, store=self.store,
+                                          trust=self.trust, offline=self.offline)
+        except HistorError as exc:
+            self.audit.record("revision-not-accepted", **record, reason=exc.message)
+            self.notice(f"{PREFIX}: not accepted: {printable(exc.message, 400)}")
+            return
+        self.audit.record("revision-accepted", **record)
+        self._revision = now
+        self._refreshes += 1
+        self._ready.clear()
+        await self._refresh()
+        self.notice(f"{PREFIX}: accepted and serving {now.headline()}")
+        await self._send_host(notification("notifications/tools/list_changed"))
 
     async def _from_host(self, message: dict[str, Any]) -> None:
         method = message.get("method")
@@ -501,6 +546,7 @@ class Proxy:
         method = message["method"]
         if method == "notifications/initialized" and self._state.swallow_initialized:
             self._state.swallow_initialized = False
+            self._host_initialized.set()
             return
         if self._upstream is None:
             return
