@@ -334,7 +334,7 @@ class Proxy:
         if pinned.awaiting is not None:
             self.notice(f"{PREFIX}: {printable(self.server, 200)} {pinned.awaiting.summary()}"
                         f"; serving revision {pinned.revision}'s tools where the server still "
-                        "serves them exactly (histor-sign trust update --accept)")
+                        "serves them exactly (accept it with histor-sign trust update)")
         return pinned
 
     async def _verified(self, verifying: asyncio.Task[PinnedRevision | LockedRevision]
