@@ -1317,7 +1317,7 @@ def _acceptance(
         return replace(pinned, pin=replace(pinned.pin, pending=None))
     awaiting = Awaiting(pinned.revision, digest, changes, why, pinned.signed_tools)
     pending = Pending(pinned.revision, digest, awaiting.risk)
-    current = _accepted_revision(entry, trust, signed_tools)
+    current = _with_attestation(entry, _accepted_revision(entry, trust, signed_tools), trust)
     pin = replace(entry, yanked=pinned.pin.yanked, attested=pinned.pin.attested,
                   pending=pending)
     return replace(current, pin=pin, awaiting=awaiting, yanked=pinned.yanked)
