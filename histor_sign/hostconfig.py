@@ -977,14 +977,16 @@ def _holds(candidate: Path, data: bytes) -> bool:
 
 @dataclass(frozen=True)
 class HostServer:
-    """A stdio server entry of a host config, as ``check --all --host-config`` reads it:
-    the registry name it runs through the proxy as (None for an entry not wrapped, or not
-    a stdio server: then ``detail`` says why), and the original command to fetch it with."""
+    """A server entry of a host config, as ``check --all --host-config`` reads it: for an
+    entry that runs through the proxy, its whole proxy command line (``proxy_args``, every
+    argument after ``proxy``, the original command after ``--`` included) — what the entry
+    will actually run, for the proxy's own option parser to read; None for an entry that
+    does not run through the proxy (then ``detail`` says why). ``env`` is the entry's
+    environment (its string values)."""
 
     name: str
     where: tuple[str, ...]
-    server: str | None
-    argv: tuple[str, ...] = ()
+    proxy_args: tuple[str, ...] | None = None
     env: Mapping[str, str] = dataclasses.field(default_factory=dict)
     detail: str = ""
 
@@ -994,30 +996,25 @@ class HostServer:
 
 
 def host_servers(path: str | Path, *, max_bytes: int = MAX_HOST_CONFIG_BYTES) -> list[HostServer]:
-    """Every server entry of a host config file, in file order. A wrapped stdio entry gives
-    its registry name (``--server``) and the original command after ``--``; any other entry
-    has ``server`` None and a ``detail`` (not wrapped, an HTTP server, malformed): only
+    """Every server entry of a host config file, in file order. A wrapped entry gives its
+    proxy command line, unread here: which options it runs with is the proxy's own parser's
+    to say, so no second list of its flags is kept in this module. Any other entry has
+    ``proxy_args`` None and a ``detail`` (not wrapped, an HTTP server, malformed): only
     ``wrap`` says which registry name a plain entry is, so none is guessed here."""
     loaded = _load(Path(path), max_bytes)
     found: list[HostServer] = []
     for entry in loaded.entries():
         stdio = _stdio(entry.value)
         if isinstance(stdio, tuple):
-            found.append(HostServer(entry.name, entry.where, None, detail=stdio[1]))
+            found.append(HostServer(entry.name, entry.where, detail=stdio[1]))
             continue
         if not stdio.wrapped:
-            found.append(HostServer(entry.name, entry.where, None, detail="not wrapped: "
+            found.append(HostServer(entry.name, entry.where, detail="not wrapped: "
                                     "'histor-sign wrap' names its registry name"))
             continue
         assert stdio.args is not None
-        proxy = _proxy_args(stdio.args)
-        if proxy.server is None or proxy.separator is None:
-            found.append(HostServer(entry.name, entry.where, None,
-                                    detail="runs through the proxy without --server or --"))
-            continue
         env = entry.value.get("env") if isinstance(entry.value, dict) else None
         env_map = ({k: v for k, v in env.items() if isinstance(v, str)}
                    if isinstance(env, dict) else {})
-        found.append(HostServer(entry.name, entry.where, proxy.server,
-                                tuple(stdio.args[proxy.separator + 1:]), env_map))
+        found.append(HostServer(entry.name, entry.where, tuple(stdio.args[1:]), env_map))
     return found
