@@ -43,6 +43,8 @@ import json
 import os
 import re
 import secrets
+import shutil
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -110,6 +112,8 @@ class EntryStatus(StrEnum):
     #: unwrap: the entry does not run through the proxy; nothing to do.
     NOT_WRAPPED = "not-wrapped"
     NOT_PINNED = "not-pinned"
+    #: wrap --lock: the lock file has no entry of that name.
+    NOT_LOCKED = "not-locked"
     #: An HTTP (url) server: there is no stdio command to put behind the proxy.
     REMOTE = "remote"
     #: Wrapped already, for another registry name or pin file.
@@ -119,7 +123,7 @@ class EntryStatus(StrEnum):
     @property
     def skipped(self) -> bool:
         """A requested entry that was left as it was for a reason the user must act on."""
-        return self in (EntryStatus.NOT_PINNED, EntryStatus.REMOTE,
+        return self in (EntryStatus.NOT_PINNED, EntryStatus.NOT_LOCKED, EntryStatus.REMOTE,
                         EntryStatus.WRAPPED_OTHERWISE, EntryStatus.MALFORMED)
 
 
@@ -129,6 +133,7 @@ _PHRASES = {
     EntryStatus.UNWRAPPED: "unwrapped",
     EntryStatus.NOT_WRAPPED: "left alone",
     EntryStatus.NOT_PINNED: "not wrapped",
+    EntryStatus.NOT_LOCKED: "not wrapped",
     EntryStatus.REMOTE: "not wrapped",
     EntryStatus.WRAPPED_OTHERWISE: "not wrapped",
     EntryStatus.MALFORMED: "skipped",
@@ -533,37 +538,63 @@ def _stdio(value: Any) -> _Stdio | tuple[EntryStatus, str]:
 
 @dataclass(frozen=True)
 class _ProxyArgs:
+    """What wrap itself wrote into an entry (to tell "already wrapped" from "wrapped
+    otherwise" and to find the original command); what an entry *runs* is the proxy's own
+    parser's to say (``check --all --host-config``)."""
+
     server: str | None
     pins: str | None
+    lock: str | None
     separator: int | None  # index of "--" in args
 
 
+_WRITTEN = ("--server", "--pins", "--lock")
+
+
 def _proxy_args(args: Sequence[str]) -> _ProxyArgs:
-    server = pins = None
+    values: dict[str, str] = {}
     i = 1
     while i < len(args):
         arg = args[i]
         if arg == "--":
-            return _ProxyArgs(server, pins, i)
-        for flag in ("--server", "--pins"):
-            value = None
+            break
+        for flag in _WRITTEN:
             if arg == flag and i + 1 < len(args):
-                value = args[i + 1]
+                values[flag] = args[i + 1]
                 i += 1
             elif arg.startswith(flag + "="):
-                value = arg[len(flag) + 1:]
-            if value is not None:
-                if flag == "--server":
-                    server = value
-                else:
-                    pins = value
+                values[flag] = arg[len(flag) + 1:]
         i += 1
-    return _ProxyArgs(server, pins, None)
+    return _ProxyArgs(values.get("--server"), values.get("--pins"), values.get("--lock"),
+                      i if i < len(args) else None)
 
 
-def proxy_arguments(server: str, pins: str | None) -> list[str]:
-    """The arguments a wrapped entry runs before the original command."""
-    return [PROXY_SUBCOMMAND, "--server", server, *(["--pins", pins] if pins else []), "--"]
+def proxy_arguments(server: str, pins: str | None, lock: str | None = None) -> list[str]:
+    """The arguments a wrapped entry runs before the original command: a pinned server
+    (``--server NAME [--pins FILE]``) or a locked one (``--server NAME --lock FILE``)."""
+    return [PROXY_SUBCOMMAND, "--server", server, *(["--pins", pins] if pins else []),
+            *(["--lock", lock] if lock else []), "--"]
+
+
+def proxy_executable() -> str:
+    """The absolute path of the ``histor-sign`` command of the running installation: the
+    console script beside the running interpreter (a virtual environment's ``bin/`` or
+    ``Scripts/``), else the one found on ``PATH``. A wrapped entry runs it by this path
+    because a desktop host starts its servers with a minimal ``PATH`` (``/usr/bin:/bin``)
+    where a ``histor-sign`` installed elsewhere is not found. Raises
+    :class:`OperationalError` when there is none."""
+    names = [PROXY_COMMAND + ".exe", PROXY_COMMAND] if os.name == "nt" else [PROXY_COMMAND]
+    here = Path(os.path.abspath(sys.executable)).parent if sys.executable else None
+    for folder in ([here, here / "Scripts"] if here is not None else []):
+        for name in names:
+            candidate = folder / name
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return str(candidate)
+    found = shutil.which(PROXY_COMMAND)
+    if found is None:
+        raise OperationalError(f"cannot find the {PROXY_COMMAND} command of this "
+                               "installation (beside the Python running it, or on PATH)")
+    return os.path.abspath(found)
 
 
 # ---------------------------------------------------------------------- edits
@@ -601,14 +632,15 @@ def _member_space(loaded: _Loaded, command: _Member) -> str:
     return _space_before(loaded.text, command.key_start) or " "
 
 
-def _wrap_edits(loaded: _Loaded, entry: _Entry, prefix: Sequence[str]) -> list[_Edit]:
+def _wrap_edits(loaded: _Loaded, entry: _Entry, prefix: Sequence[str],
+                command_name: str = PROXY_COMMAND) -> list[_Edit]:
     text, plain = loaded.text, loaded.plain
     obj = _object(plain, entry.member.value_start)
     command = obj.get("command")
     assert command is not None
     original = text[command.value_start:command.value_end]
     items = [*map(_literal, prefix), original]
-    edits: list[_Edit] = [(command.value_start, command.value_end, _literal(PROXY_COMMAND))]
+    edits: list[_Edit] = [(command.value_start, command.value_end, _literal(command_name))]
     args = obj.get("args")
     if args is None:
         colon = plain[command.key_end:command.value_start]
@@ -693,15 +725,70 @@ def _requested(loaded: _Loaded, names: Iterable[str]) -> None:
         )
 
 
+@dataclass(frozen=True)
+class _Baseline:
+    """What the wrapped entries are held to: pinned servers (``pins``, None for the per-user
+    pin file) or the entries of a lock file (``lock``); ``names`` are those it has."""
+
+    names: frozenset[str]
+    path: Path
+    pins: str | None
+    lock: str | None
+
+    @property
+    def absent(self) -> EntryStatus:
+        return EntryStatus.NOT_LOCKED if self.lock else EntryStatus.NOT_PINNED
+
+    def missing(self, server: str) -> str:
+        kind = "locked" if self.lock else "pinned"
+        return f"{printable(server, 200)} is not {kind} in {_shown(self.path)}"
+
+
+def _baseline(servers: Mapping[str, str], pins: str | Path | None,
+              lock: str | Path | None) -> _Baseline:
+    """Read the pin file or the lock file the entries will run under (absolute paths: the
+    host starts the proxy from its own working directory), checking each name's form."""
+    def absolute(value: str | Path) -> str:
+        return os.path.abspath(os.path.expanduser(str(value)))
+
+    if lock is not None:
+        from histor_sign.lock import LockFile, validate_lock_name
+
+        if pins is not None:
+            raise UsageError("a locked server is served from its lock file: a pin file does "
+                             "not apply to it", param="pins")
+        for name in servers.values():
+            validate_lock_name(name)
+        locked = LockFile.load(absolute(lock))
+        return _Baseline(frozenset(locked.servers), locked.path, None, absolute(lock))
+    from histor_sign.pins import PinStore
+
+    for name, server in servers.items():
+        try:
+            validate_server_name(server)
+        except InputError as exc:
+            raise UsageError(f"server {printable(name, 80)}: {printable(exc.message)}") from None
+    pins_arg = absolute(pins) if pins is not None else None
+    store = PinStore.load(pins_arg)
+    return _Baseline(frozenset(store.entries), store.path, pins_arg, None)
+
+
 def wrap_config(
     path: str | Path,
     servers: Mapping[str, str],
     *,
     pins: str | Path | None = None,
+    lock: str | Path | None = None,
+    command: str = PROXY_COMMAND,
     dry_run: bool = False,
     max_bytes: int = MAX_HOST_CONFIG_BYTES,
 ) -> HostConfigChange:
     """Run each named stdio server of a host config file through ``histor-sign proxy``.
+
+    ``command`` is the proxy command the entries run (the CLI gives
+    :func:`proxy_executable`, an absolute path). With ``lock`` (a lock file), ``servers``
+    maps entries to names locked in it and each runs ``proxy --server NAME --lock FILE``
+    (trust on first use, not publisher-signed); ``pins`` does not apply then.
 
     ``servers`` maps an entry's name in the file to its MCP registry name
     (``{"search": "io.github.acme/search"}``); every entry of that name is wrapped (Claude
@@ -717,20 +804,12 @@ def wrap_config(
     Unless ``dry_run``, a changed file is written atomically after a backup of it is kept
     beside it (``FILE.histor-backup``; an existing backup is never overwritten).
     """
-    from histor_sign.pins import PinStore
-
     if not servers:
         raise UsageError("name at least one server to wrap (NAME=REGISTRY_NAME)")
-    for name, server in servers.items():
-        try:
-            validate_server_name(server)
-        except InputError as exc:
-            raise UsageError(f"server {printable(name, 80)}: {printable(exc.message)}") from None
+    baseline = _baseline(servers, pins, lock)
     path = Path(path)
     loaded = _load(path, max_bytes)
     _requested(loaded, servers)
-    pins_arg = os.path.abspath(os.path.expanduser(str(pins))) if pins is not None else None
-    store = PinStore.load(pins_arg)
     outcomes: list[EntryOutcome] = []
     edits: list[_Edit] = []
     expected = copy.deepcopy(loaded.document)
@@ -751,26 +830,28 @@ def wrap_config(
         if stdio.wrapped:
             assert stdio.args is not None
             current = _proxy_args(stdio.args)
-            if current.server == server and current.pins == pins_arg:
-                note = "" if server in store else (
-                    f"; but {server} is not pinned in {_shown(store.path)}, so the proxy will "
-                    "refuse to start it")
+            if (current.server, current.pins, current.lock) == (server, baseline.pins,
+                                                                 baseline.lock):
+                note = "" if server in baseline.names else (
+                    f"; but {baseline.missing(server)}, so the proxy will refuse to start it")
                 outcome(EntryStatus.ALREADY_WRAPPED, f"runs through the proxy as {server}{note}")
             else:
                 was = printable(current.server or "no --server", 200)
-                if current.pins != pins_arg:
+                if current.pins != baseline.pins:
                     was += f" with pins {printable(current.pins or 'the default', 300)}"
+                if current.lock != baseline.lock:
+                    was += f" with lock {printable(current.lock or 'none', 300)}"
                 outcome(EntryStatus.WRAPPED_OTHERWISE,
                         f"runs through the proxy as {was} already; unwrap it first to change it",
                         server=current.server)
             continue
-        if server not in store:
-            outcome(EntryStatus.NOT_PINNED, f"{server} is not pinned in {_shown(store.path)}")
+        if server not in baseline.names:
+            outcome(baseline.absent, baseline.missing(server))
             continue
-        prefix = proxy_arguments(server, pins_arg)
-        edits += _wrap_edits(loaded, entry, prefix)
+        prefix = proxy_arguments(server, baseline.pins, baseline.lock)
+        edits += _wrap_edits(loaded, entry, prefix, command)
         target = _at(expected, entry.where)
-        target["command"] = PROXY_COMMAND
+        target["command"] = command
         target["args"] = [*prefix, stdio.command, *(stdio.args or [])]
         shown = printable(" ".join([stdio.command, *(stdio.args or [])]), 200)
         outcome(EntryStatus.WRAPPED, f"runs {shown} through the proxy as {server}")

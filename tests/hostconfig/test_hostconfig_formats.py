@@ -20,6 +20,7 @@ from histor_sign.hostconfig import (
     BACKUP_SUFFIX,
     EntryStatus,
     HostFormat,
+    proxy_executable,
     unwrap_config,
     wrap_config,
 )
@@ -47,13 +48,14 @@ def at(value: Any, where: tuple[str, ...]) -> Any:
     return value
 
 
-def expected_wrap(document: dict[str, Any], fixture: Fixture, pins: str) -> dict[str, Any]:
+def expected_wrap(document: dict[str, Any], fixture: Fixture, pins: str,
+                  command: str = "histor-sign") -> dict[str, Any]:
     expected = copy.deepcopy(document)
     for where in entry_paths(document, set(fixture.stdio)):
         entry = at(expected, where)
         entry["args"] = ["proxy", "--server", fixture.stdio[where[-1]], "--pins", pins, "--",
                          entry["command"], *entry.get("args", [])]
-        entry["command"] = "histor-sign"
+        entry["command"] = command
     return expected
 
 
@@ -129,7 +131,9 @@ def test_wrap_and_unwrap_round_trip_through_the_cli(fixture: Fixture, tmp_path: 
                    and line.endswith(f" through the proxy as {server}")
                    for line in run.stderr.splitlines()), run.stderr
     assert f"backup: {path}{BACKUP_SUFFIX}" in run.stderr
-    assert plain(path.read_text()) == expected_wrap(plain(original.decode()), fixture, str(pins))
+    # The CLI writes this installation's histor-sign by its absolute path.
+    assert plain(path.read_text()) == expected_wrap(plain(original.decode()), fixture, str(pins),
+                                                    proxy_executable())
 
     run = run_cli("unwrap", str(path))
     assert run.code == 0, run.stderr
