@@ -712,6 +712,97 @@ def _unwrap_edits(
     return edits, False
 
 
+# ---------------------------------------------------------------------- URL entries
+#: The only remote entry type a wrap turns into a stdio entry running ``proxy --url``: the
+#: proxy speaks Streamable HTTP ("http"; no type at all in Cursor-style files), not the
+#: legacy SSE transport. The literal is restored by unwrap from the ``"stdio"`` put there.
+_HTTP_TYPE, _STDIO_TYPE = '"http"', '"stdio"'
+
+
+def _remote_url(loaded: _Loaded, entry: _Entry) -> str | tuple[EntryStatus, str]:
+    """The URL of a remote entry that can become ``proxy --url URL`` with a minimal edit
+    that unwrap reverses exactly, or why it cannot (headers would have to move into the
+    command line; another transport; a key spelled with escapes)."""
+    value, text = entry.value, loaded.text
+    url = value.get("url")
+    if not isinstance(url, str) or not url:
+        return EntryStatus.REMOTE, "a remote server without a url string"
+    shown = printable(url, 200)
+    if "headers" in value:
+        return (EntryStatus.REMOTE, f"an HTTP server ({shown}) with headers: not wrapped "
+                "(they would have to move into the proxy's command line)")
+    obj = _object(loaded.plain, entry.member.value_start)
+    member = obj.get("url")
+    kind = obj.get("type")
+    assert member is not None
+    if text[member.key_start:member.key_end] != '"url"' or (
+            kind is not None and text[kind.value_start:kind.value_end] != _HTTP_TYPE):
+        return (EntryStatus.REMOTE, f"an HTTP server ({shown}) of type "
+                f"{printable(json.dumps(value.get('type')), 80)}: only Streamable HTTP "
+                "(\"http\") servers can run behind proxy --url")
+    return url
+
+
+def _wrap_url_edits(loaded: _Loaded, entry: _Entry, prefix: Sequence[str],
+                    command: str) -> list[_Edit]:
+    """``"url": U`` becomes ``"command": CMD, "args": [PREFIX…, U]`` in place (U exactly
+    as spelled), and a ``"type": "http"`` becomes ``"stdio"``."""
+    text, plain = loaded.text, loaded.plain
+    obj = _object(plain, entry.member.value_start)
+    url = obj.get("url")
+    assert url is not None
+    items = [*map(_literal, prefix), text[url.value_start:url.value_end]]
+    args = (f',{_member_space(loaded, url)}"args"{plain[url.key_end:url.value_start]}'
+            f"{_inserted_array(items)}")
+    edits: list[_Edit] = [(url.key_start, url.key_end, '"command"'),
+                          (url.value_start, url.value_end, _literal(command) + args)]
+    kind = obj.get("type")
+    if kind is not None:
+        edits.append((kind.value_start, kind.value_end, _STDIO_TYPE))
+    return edits
+
+
+def _expect_url_wrapped(target: dict[str, Any], command: str, args: list[str]) -> None:
+    del target["url"]
+    target["command"], target["args"] = command, args
+    if "type" in target:
+        target["type"] = "stdio"
+
+
+def _unwrap_url(loaded: _Loaded, entry: _Entry, proxy: _ProxyArgs, edits: list[_Edit],
+                expected: Any) -> EntryOutcome:
+    """Reverse :func:`_wrap_url_edits` (adding to ``edits`` and ``expected``), or name the
+    entry when its text is not what wrap wrote (edited by hand)."""
+    text, plain = loaded.text, loaded.plain
+    obj = _object(plain, entry.member.value_start)
+    command, args, kind = obj.get("command"), obj.get("args"), obj.get("type")
+    assert command is not None and args is not None
+    array = _array(plain, args.value_start)
+    url_text = text[slice(*array.elements[-1])]
+    inserted = (f',{_member_space(loaded, command)}"args"'
+                f"{plain[command.key_end:command.value_start]}"
+                + _inserted_array([text[s:e] for s, e in array.elements]))
+    if (args.key_start < command.value_end
+            or text[command.value_end:args.value_end] != inserted
+            or (kind is not None and text[kind.value_start:kind.value_end] != _STDIO_TYPE)):
+        return EntryOutcome(entry.name, entry.where, EntryStatus.MALFORMED, proxy.server,
+                            "runs proxy --url, but not as wrap wrote it: restore it by hand")
+    edits += [(command.key_start, command.key_end, '"url"'),
+              (command.value_start, args.value_end, url_text)]
+    url = json.loads(url_text)
+    if kind is not None:
+        edits.append((kind.value_start, kind.value_end, _HTTP_TYPE))
+    if expected is not None:
+        value = _at(expected, entry.where)
+        del value["command"], value["args"]
+        value["url"] = url
+        if kind is not None:
+            value["type"] = "http"
+    return EntryOutcome(entry.name, entry.where, EntryStatus.UNWRAPPED, proxy.server,
+                        f"serves {printable(url, 200)} directly again (was wrapped as "
+                        f"{printable(proxy.server or 'no --server', 200)})")
+
+
 # ---------------------------------------------------------------------- wrap and unwrap
 def _requested(loaded: _Loaded, names: Iterable[str]) -> None:
     present = {entry.name for entry in loaded.entries()}
@@ -825,7 +916,17 @@ def wrap_config(
 
         stdio = _stdio(entry.value)
         if isinstance(stdio, tuple):
-            outcome(*stdio)
+            url = _remote_url(loaded, entry) if stdio[0] is EntryStatus.REMOTE else stdio
+            if isinstance(url, tuple) or server not in baseline.names:
+                outcome(*(url if isinstance(url, tuple) else (baseline.absent,
+                                                               baseline.missing(server))))
+                continue
+            prefix = [*proxy_arguments(server, baseline.pins, baseline.lock)[:-1], "--url"]
+            edits += _wrap_url_edits(loaded, entry, prefix, command)
+            _expect_url_wrapped(_at(expected, entry.where), command, [*prefix, url])
+            outcome(EntryStatus.WRAPPED, f"serves {printable(url, 200)} through the proxy "
+                    f"(a stdio entry running proxy --url) as {server}")
+            wrapped.append(entry.where)
             continue
         if stdio.wrapped:
             assert stdio.args is not None
@@ -910,6 +1011,9 @@ def _unwrap_text(
             continue
         assert stdio.args is not None
         proxy = _proxy_args(stdio.args)
+        if proxy.separator is None and stdio.args[-2:-1] == ["--url"]:
+            outcomes.append(_unwrap_url(loaded, entry, proxy, edits, expected))
+            continue
         undo = None if proxy.separator is None else _unwrap_edits(loaded, entry, proxy.separator)
         if undo is None or proxy.separator is None:
             outcomes.append(EntryOutcome(

@@ -142,23 +142,48 @@ def test_wrap_and_unwrap_round_trip_through_the_cli(fixture: Fixture, tmp_path: 
 
 
 @pytest.mark.parametrize("fixture", [f for f in FIXTURES if f.remote], ids=lambda f: f.id)
-def test_http_entries_are_named_not_wrappable(fixture: Fixture, tmp_path: Path) -> None:
+def test_http_entries_run_behind_proxy_url(fixture: Fixture, tmp_path: Path) -> None:
+    """A Streamable HTTP entry becomes a stdio entry running ``proxy --url`` (a ``"type":
+    "http"`` becomes ``"stdio"``), and unwrap restores it byte for byte; one with headers
+    is named and left (the headers would have to move into the command line)."""
     path = place(fixture, tmp_path)
     original = path.read_bytes()
     pins = make_pins(tmp_path / "pins.json", [f"io.github.acme/{n}" for n in fixture.remote])
-    before = tree(tmp_path)
+    document = plain(original.decode())
     args = [a for n in fixture.remote for a in ("--server-name", f"{n}=io.github.acme/{n}")]
 
     run = run_cli("wrap", str(path), *args, "--pins", str(pins))
-    assert run.code == 1, run.stderr
-    assert run.stdout == ""
-    for name in fixture.remote:
-        assert any(line.startswith("histor-sign: not wrapped ")
-                   and f".{name}: an HTTP server (url https://" in line
-                   for line in run.stderr.splitlines()), run.stderr
-    assert run.stderr.splitlines()[-1].startswith("histor-sign: error: ")
-    assert "only stdio servers can be wrapped yet" in run.stderr
-    assert path.read_bytes() == original and tree(tmp_path) == before
+    remote = {where[-1]: at(document, where) for where in entry_paths(document,
+                                                                       set(fixture.remote))}
+    with_headers = {name for name, entry in remote.items() if "headers" in entry}
+    assert run.code == (1 if with_headers else 0), run.stderr
+    wrapped = plain(path.read_text())
+    for where in entry_paths(document, set(fixture.remote)):
+        before, after = at(document, where), at(wrapped, where)
+        name = where[-1]
+        if name in with_headers:
+            assert after == before
+            assert f".{name}: an HTTP server ({before['url']}) with headers" in run.stderr
+            continue
+        expected = {k: v for k, v in before.items() if k != "url"}
+        expected.update(command=proxy_executable(), args=[
+            "proxy", "--server", f"io.github.acme/{name}", "--pins", str(pins), "--url",
+            before["url"]], **({"type": "stdio"} if "type" in before else {}))
+        assert after == expected
+    run = run_cli("unwrap", str(path))
+    assert run.code == 0, run.stderr
+    assert path.read_bytes() == original
+
+
+def test_a_url_entry_of_another_transport_is_named(tmp_path: Path) -> None:
+    path = tmp_path / ".mcp.json"
+    path.write_text('{"mcpServers": {"legacy": {"type": "sse", "url": "https://x.example/sse"}}}')
+    original = path.read_bytes()
+    pins = make_pins(tmp_path / "pins.json", ["io.github.acme/legacy"])
+    run = run_cli("wrap", str(path), "--server-name", "legacy=io.github.acme/legacy",
+                  "--pins", str(pins))
+    assert run.code == 1 and "only Streamable HTTP" in run.stderr
+    assert path.read_bytes() == original
 
 
 def test_claude_code_user_file_wraps_the_entry_in_every_scope(tmp_path: Path) -> None:

@@ -79,7 +79,7 @@ def test_untrusted_text_reaches_the_terminal_escaped(tmp_path: Path) -> None:
     path = tmp_path / "claude_desktop_config.json"
     path.write_text(json.dumps({"mcpServers": {
         HOSTILE_NAME: {"command": HOSTILE_COMMAND, "args": ["\x1b[31mred"]},
-        "remote\x1b": {"url": "https://x/\x1b[1m"},
+        "remote\x1b": {"url": "https://x/\x1b[1m", "headers": {"X-Key": "\x1b[2J"}},
     }}, indent=2, ensure_ascii=False) + "\n")
     original = path.read_bytes()
     pins = make_pins(tmp_path / "pins.json", ["io.github.acme/x"])

@@ -31,6 +31,13 @@ PINS = make_pins(PINS_DIR / "pins.json", [f"io.github.acme/s{i}" for i in range(
 
 @st.composite
 def entries(draw: st.DrawFn) -> dict[str, Any]:
+    if draw(st.integers(0, 3)) == 0:  # a Streamable HTTP server: it becomes proxy --url
+        remote: list[tuple[str, Any]] = [("url", "https://" + draw(TEXT))]
+        if draw(st.booleans()):
+            remote.append(("type", "http"))
+        if draw(st.booleans()):
+            remote.append(("note", draw(TEXT)))
+        return dict(draw(st.permutations(remote)))
     members: list[tuple[str, Any]] = [("command", draw(TEXT))]
     args = draw(st.sampled_from(["absent", "empty", "full"]))
     if args != "absent":
@@ -115,8 +122,13 @@ def test_wrap_then_unwrap_gives_back_the_bytes(case: tuple[str, dict[str, Any], 
         assert change.exact_unwrap
         expected = copy.deepcopy(document)
         for entry_name, entry in expected[key].items():
-            entry["args"] = ["proxy", "--server", servers[entry_name], "--pins", str(PINS),
-                             "--", entry["command"], *entry.get("args", [])]
+            prefix = ["proxy", "--server", servers[entry_name], "--pins", str(PINS)]
+            if "url" in entry:
+                entry["args"] = [*prefix, "--url", entry.pop("url")]
+                if "type" in entry:
+                    entry["type"] = "stdio"
+            else:
+                entry["args"] = [*prefix, "--", entry["command"], *entry.get("args", [])]
             entry["command"] = "histor-sign"
         assert plain(path.read_bytes().decode("utf-8")) == expected
         assert path.read_bytes().count(b"\r\n") >= original.count(b"\r\n")
