@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from cli_harness import run_cli
-from hostconfig_helpers import FIXTURES, Fixture, make_pins, pairs, place, plain, tree
+from hostconfig_helpers import FIXTURES, Fixture, make_pins, pairs, place, plain
 
 from histor_sign.hostconfig import (
     BACKUP_SUFFIX,
