@@ -76,31 +76,136 @@ _REMOTE_TYPES = frozenset({"http", "sse", "streamable-http", "streamableHttp", "
 
 
 class HostFormat(StrEnum):
-    """Which host's file it is, told from its shape and name."""
+    """Which host's file it is, told from its documented name and its shape."""
 
     CLAUDE_DESKTOP = "claude-desktop"
     VSCODE = "vscode"
     CURSOR = "cursor"
     CLAUDE_CODE_PROJECT = "claude-code-project"
     CLAUDE_CODE_USER = "claude-code-user"
+    GEMINI_CLI = "gemini-cli"
+    WINDSURF = "windsurf"
+    CLINE = "cline"
+    ROO_CODE = "roo-code"
+    ZED = "zed"
+    OPENCODE = "opencode"
+    CODEX = "codex"
     #: ``{"mcpServers": …}`` under a name none of the hosts uses.
     MCP_SERVERS = "mcp-servers"
 
     @property
     def label(self) -> str:
-        return _TITLES[self]
+        return HOSTS[self].title
 
 
-_TITLES = {
-    HostFormat.CLAUDE_DESKTOP: "Claude Desktop config (claude_desktop_config.json: mcpServers)",
-    HostFormat.VSCODE: "VS Code MCP config (mcp.json: servers)",
-    HostFormat.CURSOR: "Cursor MCP config (.cursor/mcp.json: mcpServers)",
-    HostFormat.CLAUDE_CODE_PROJECT: "Claude Code project config (.mcp.json: mcpServers)",
-    HostFormat.CLAUDE_CODE_USER: "Claude Code user config (~/.claude.json: mcpServers and "
-    "projects.<path>.mcpServers)",
-    HostFormat.MCP_SERVERS: "an mcpServers config (the Claude Desktop, Cursor and Claude Code "
-    "layout)",
+@dataclass(frozen=True)
+class HostSpec:
+    """One host's documented configuration file, as data: where its documentation says the
+    file is (``files``: each a file name, or ``FOLDER/NAME`` for a name that is the host's
+    only in that folder), the key of its server table, its syntax, how an entry names its
+    command, and which remote entries can become ``proxy --url``. ``paths`` and ``source``
+    say where the layout was documented (docs/wrap.md lists them)."""
+
+    title: str
+    files: tuple[str, ...]
+    table: str
+    #: ``json`` (strict), ``jsonc`` (comments and trailing commas), ``toml``
+    syntax: str = "json"
+    #: ``command`` is an array of the program and its arguments (no ``args``).
+    command_array: bool = False
+    #: The key of a remote entry's URL that the proxy can serve (``proxy --url``), None when
+    #: the documentation does not say its remote entries are Streamable HTTP.
+    url_key: str | None = None
+    #: The ``type`` such an entry must declare (turned into ``"stdio"`` while wrapped), None
+    #: when ``url_key`` alone says Streamable HTTP.
+    url_type: str | None = None
+    paths: str = ""
+    source: str = ""
+
+
+HOSTS: dict[HostFormat, HostSpec] = {
+    HostFormat.CLAUDE_DESKTOP: HostSpec(
+        "Claude Desktop config (claude_desktop_config.json: mcpServers)",
+        ("claude_desktop_config.json",), "mcpServers",
+        paths="~/Library/Application Support/Claude/, %APPDATA%\\Claude\\, ~/.config/Claude/",
+        source="the MCP user quickstart's layout as server projects document it"),
+    HostFormat.VSCODE: HostSpec(
+        "VS Code MCP config (mcp.json: servers)", ("mcp.json",), "servers", "jsonc",
+        url_key="url", url_type="http", paths=".vscode/mcp.json, the user profile's mcp.json",
+        source="code.visualstudio.com/docs/copilot/reference/mcp-configuration"),
+    HostFormat.CURSOR: HostSpec(
+        "Cursor MCP config (.cursor/mcp.json: mcpServers)", (".cursor/mcp.json",),
+        "mcpServers", paths="~/.cursor/mcp.json, .cursor/mcp.json",
+        source="cursor.com/docs/mcp (url entries name no transport: not turned into --url)"),
+    HostFormat.CLAUDE_CODE_PROJECT: HostSpec(
+        "Claude Code project config (.mcp.json: mcpServers)", (".mcp.json",), "mcpServers",
+        url_key="url", url_type="http", paths=".mcp.json", source="code.claude.com/docs/en/mcp"),
+    HostFormat.CLAUDE_CODE_USER: HostSpec(
+        "Claude Code user config (~/.claude.json: mcpServers and projects.<path>.mcpServers)",
+        (".claude.json",), "mcpServers", url_key="url", url_type="http",
+        paths="~/.claude.json", source="code.claude.com/docs/en/mcp"),
+    HostFormat.GEMINI_CLI: HostSpec(
+        "Gemini CLI settings (.gemini/settings.json: mcpServers)", (".gemini/settings.json",),
+        "mcpServers", url_key="httpUrl",
+        paths="~/.gemini/settings.json (user), .gemini/settings.json (project)",
+        source="github.com/google-gemini/gemini-cli docs/tools/mcp-server.md (command, args, "
+        "env, cwd; httpUrl is Streamable HTTP, url is SSE)"),
+    HostFormat.WINDSURF: HostSpec(
+        "Windsurf MCP config (mcp_config.json: mcpServers)",
+        ("windsurf/mcp_config.json", ".codeium/mcp_config.json"), "mcpServers",
+        paths="~/.codeium/windsurf/mcp_config.json (%USERPROFILE%\\.codeium\\windsurf\\ on "
+        "Windows)", source="docs.windsurf.com/windsurf/cascade/mcp (the Claude Desktop "
+        "schema; serverUrl or url for remote servers, whose transport it does not name)"),
+    HostFormat.CLINE: HostSpec(
+        "Cline MCP settings (cline_mcp_settings.json: mcpServers)",
+        ("cline_mcp_settings.json",), "mcpServers",
+        paths="opened from Cline's MCP Servers panel (Configure MCP Servers); it lives in VS "
+        "Code's globalStorage/saoudrizwan.claude-dev/settings/",
+        source="docs.cline.bot/mcp/configuring-mcp-servers"),
+    HostFormat.ROO_CODE: HostSpec(
+        "Roo Code MCP settings (mcp_settings.json or .roo/mcp.json: mcpServers)",
+        ("mcp_settings.json", ".roo/mcp.json"), "mcpServers", url_key="url",
+        url_type="streamable-http",
+        paths="mcp_settings.json (global, opened with Edit Global MCP), .roo/mcp.json "
+        "(project)", source="docs.roocode.com/features/mcp/using-mcp-in-roo"),
+    HostFormat.ZED: HostSpec(
+        "Zed settings (settings.json: context_servers)",
+        ("zed/settings.json", "Zed/settings.json", ".zed/settings.json"), "context_servers",
+        "jsonc", paths="~/.config/zed/settings.json, %APPDATA%\\Zed\\settings.json, "
+        ".zed/settings.json (project)",
+        source="zed.dev/docs (context_servers: command, args, env; settings are JSON with "
+        "// comments)"),
+    HostFormat.OPENCODE: HostSpec(
+        "OpenCode config (opencode.json: mcp)", ("opencode.json", "opencode.jsonc"), "mcp",
+        "jsonc", command_array=True,
+        paths="opencode.json(c) in the project, ~/.config/opencode/opencode.json",
+        source="opencode.ai/docs/mcp-servers (type local with a command array, or remote)"),
+    HostFormat.CODEX: HostSpec(
+        "Codex config (.codex/config.toml: [mcp_servers.NAME])", (".codex/config.toml",),
+        "mcp_servers", "toml", paths="~/.codex/config.toml, .codex/config.toml (trusted "
+        "projects)", source="developers.openai.com/codex/mcp and openai/codex docs/config.md "
+        "([mcp_servers.NAME]: command, args, env)"),
+    HostFormat.MCP_SERVERS: HostSpec(
+        "an mcpServers config (the Claude Desktop, Cursor and Claude Code layout)", (),
+        "mcpServers"),
 }
+
+
+def named_host(path: Path) -> HostFormat | None:
+    """The host whose documented file ``path`` is, by its name (and its folder's, where the
+    name alone is not the host's), among the hosts told by name first; None otherwise."""
+    for host in _BY_NAME:
+        for documented in HOSTS[host].files:
+            folder, _, name = documented.rpartition("/")
+            if path.name == name and (not folder or path.parent.name == folder):
+                return host
+    return None
+
+
+#: Hosts told by their file's name before its shape is looked at (the older hosts keep
+#: their shape-first rules in :func:`_detect`).
+_BY_NAME = (HostFormat.GEMINI_CLI, HostFormat.WINDSURF, HostFormat.CLINE, HostFormat.ROO_CODE,
+            HostFormat.ZED, HostFormat.OPENCODE, HostFormat.CODEX)
 
 
 class EntryStatus(StrEnum):
@@ -419,10 +524,11 @@ def _load(path: Path, max_bytes: int) -> _Loaded:
     document = parse_json(plain.encode("utf-8"), source, max_depth=MAX_HOST_CONFIG_DEPTH,
                           max_bytes=max_bytes)
     host, paths = _detect(document, path, source)
-    if comment_line is not None and host is not HostFormat.VSCODE:
+    if comment_line is not None and HOSTS[host].syntax != "jsonc":
         raise InputError(
             f"{source}: not valid JSON: a comment or trailing comma at line {comment_line}; "
-            f"a {host.label} is strict JSON (only VS Code's mcp.json may have comments)"
+            f"a {host.label} is strict JSON (only VS Code's mcp.json, Zed's settings.json "
+            "and opencode.json may have comments)"
         )
     return _Loaded(path, data, text, plain, document, host, comment_line is not None,
                    _tables(plain, paths))
@@ -457,6 +563,10 @@ def _detect(document: Any, path: Path, source: str) -> tuple[HostFormat, list[tu
             raise InputError(f"{source}: unknown shape: {location(where)} is not a JSON object")
         return where
 
+    named = named_host(path)
+    if named is not None:
+        key = HOSTS[named].table
+        return named, [table((key,))] if key in document else []
     name, parent = path.name, path.parent.name
     if "servers" in document and "mcpServers" in document:
         raise InputError(f"{source}: unknown shape: it has both \"servers\" (VS Code) and "
@@ -511,22 +621,33 @@ class _Stdio:
                 and self.args[0] == PROXY_SUBCOMMAND and _is_proxy_command(self.command))
 
 
-def _stdio(value: Any) -> _Stdio | tuple[EntryStatus, str]:
-    """The entry's command and args, or why it has none to wrap."""
+_URL_KEYS = ("url", "httpUrl", "serverUrl")
+
+
+def _stdio(value: Any, spec: HostSpec) -> _Stdio | tuple[EntryStatus, str]:
+    """The entry's command and args (for a host whose ``command`` is an array: its first
+    element and the rest), or why it has none to wrap."""
     if not isinstance(value, dict):
         return EntryStatus.MALFORMED, "not a JSON object"
     kind = value.get("type")
     if "command" not in value:
-        if "url" in value or kind in _REMOTE_TYPES:
-            url = value.get("url")
-            shown = f" {printable(url, 200)}" if isinstance(url, str) else ""
+        if any(key in value for key in _URL_KEYS) or kind in _REMOTE_TYPES or kind == "remote":
+            url = next((value[k] for k in _URL_KEYS if isinstance(value.get(k), str)), None)
+            shown = f" {printable(url, 200)}" if url is not None else ""
             return (EntryStatus.REMOTE, f"an HTTP server (url{shown}): only stdio servers "
-                    "can be wrapped yet")
+                    "can be wrapped, and this host's documentation does not say it is "
+                    "Streamable HTTP, which proxy --url serves")
         return EntryStatus.MALFORMED, "has no command"
-    if kind is not None and kind != "stdio":
+    local = "local" if spec.command_array else "stdio"
+    if kind is not None and kind != local:
         return (EntryStatus.MALFORMED,
-                f"type {printable(json.dumps(kind, ensure_ascii=False), 80)} is not stdio")
+                f"type {printable(json.dumps(kind, ensure_ascii=False), 80)} is not {local}")
     command = value["command"]
+    if spec.command_array:
+        if (not isinstance(command, list) or not command
+                or not all(isinstance(a, str) for a in command) or not command[0]):
+            return EntryStatus.MALFORMED, "command is not a non-empty array of strings"
+        return _Stdio(command[0], command[1:])
     if not isinstance(command, str) or not command:
         return EntryStatus.MALFORMED, "command is not a non-empty string"
     args = value.get("args")
@@ -638,6 +759,11 @@ def _wrap_edits(loaded: _Loaded, entry: _Entry, prefix: Sequence[str],
     obj = _object(plain, entry.member.value_start)
     command = obj.get("command")
     assert command is not None
+    if HOSTS[loaded.format].command_array:
+        # ["npx", …] becomes ["/…/histor-sign", "proxy", …, "--", "npx", …] in its layout.
+        array = _array(plain, command.value_start)
+        return [_insert_before_first(text, array, [_literal(command_name),
+                                                   *map(_literal, prefix)])]
     original = text[command.value_start:command.value_end]
     items = [*map(_literal, prefix), original]
     edits: list[_Edit] = [(command.value_start, command.value_end, _literal(command_name))]
@@ -649,15 +775,22 @@ def _wrap_edits(loaded: _Loaded, entry: _Entry, prefix: Sequence[str],
         return edits
     array = _array(plain, args.value_start)
     if array.elements:
-        first = array.elements[0][0]
-        lead = text[array.start + 1:first]
-        joiner = _joiner(text, array, lead)
-        new = "[" + lead + joiner.join(items) + joiner + text[first:array.end]
+        edits.append(_insert_before_first(text, array, items))
+        return edits
     else:
         inside = text[array.start + 1:array.end - 1]
         new = "[" + ("," if inside == "" else ", ").join(items) + inside + "]"
     edits.append((array.start, array.end, new))
     return edits
+
+
+def _insert_before_first(text: str, array: _Array, items: Sequence[str]) -> _Edit:
+    """The edit that puts ``items`` (literals) in front of a non-empty array's first element,
+    in the array's own layout."""
+    first = array.elements[0][0]
+    lead = text[array.start + 1:first]
+    joiner = _joiner(text, array, lead)
+    return array.start, array.end, "[" + lead + joiner.join(items) + joiner + text[first:array.end]
 
 
 def _joiner(text: str, array: _Array, lead: str) -> str:
@@ -680,7 +813,15 @@ def _unwrap_edits(
     text, plain = loaded.text, loaded.plain
     obj = _object(plain, entry.member.value_start)
     command, args = obj.get("command"), obj.get("args")
-    assert command is not None and args is not None
+    assert command is not None
+    if HOSTS[loaded.format].command_array:  # the command array keeps what follows --
+        array = _array(plain, command.value_start)
+        if separator + 2 >= len(array.elements):
+            return None
+        lead = text[array.start + 1:array.elements[0][0]]
+        return [(array.start, array.end,
+                 "[" + lead + text[array.elements[separator + 2][0]:array.end])], False
+    assert args is not None
     array = _array(plain, args.value_start)
     if separator + 1 >= len(array.elements):
         return None
@@ -713,43 +854,48 @@ def _unwrap_edits(
 
 
 # ---------------------------------------------------------------------- URL entries
-#: The only remote entry type a wrap turns into a stdio entry running ``proxy --url``: the
-#: proxy speaks Streamable HTTP ("http"; no type at all in Cursor-style files), not the
-#: legacy SSE transport. The literal is restored by unwrap from the ``"stdio"`` put there.
-_HTTP_TYPE, _STDIO_TYPE = '"http"', '"stdio"'
+_STDIO_TYPE = '"stdio"'
 
 
-def _remote_url(loaded: _Loaded, entry: _Entry) -> str | tuple[EntryStatus, str]:
+def _remote_url(loaded: _Loaded, entry: _Entry,
+                refused: tuple[EntryStatus, str]) -> str | tuple[EntryStatus, str]:
     """The URL of a remote entry that can become ``proxy --url URL`` with a minimal edit
-    that unwrap reverses exactly, or why it cannot (headers would have to move into the
-    command line; another transport; a key spelled with escapes)."""
-    value, text = entry.value, loaded.text
-    url = value.get("url")
+    that unwrap reverses exactly, or why it cannot (``refused`` when the host's
+    documentation does not say which of its remote entries are Streamable HTTP; headers
+    would have to move into the command line; another transport; a key spelled with
+    escapes)."""
+    spec, value, text = HOSTS[loaded.format], entry.value, loaded.text
+    if spec.url_key is None:
+        return refused
+    url = value.get(spec.url_key)
     if not isinstance(url, str) or not url:
-        return EntryStatus.REMOTE, "a remote server without a url string"
+        return refused
     shown = printable(url, 200)
-    if "headers" in value:
+    if any(key in value for key in ("headers", "http_headers", "bearer_token_env_var")):
         return (EntryStatus.REMOTE, f"an HTTP server ({shown}) with headers: not wrapped "
                 "(they would have to move into the proxy's command line)")
     obj = _object(loaded.plain, entry.member.value_start)
-    member = obj.get("url")
-    kind = obj.get("type")
+    member, kind = obj.get(spec.url_key), obj.get("type")
     assert member is not None
-    if text[member.key_start:member.key_end] != '"url"' or (
-            kind is not None and text[kind.value_start:kind.value_end] != _HTTP_TYPE):
+    wanted = None if spec.url_type is None else _literal(spec.url_type)
+    spelled = None if kind is None else text[kind.value_start:kind.value_end]
+    if text[member.key_start:member.key_end] != _literal(spec.url_key) or spelled != wanted:
         return (EntryStatus.REMOTE, f"an HTTP server ({shown}) of type "
-                f"{printable(json.dumps(value.get('type')), 80)}: only Streamable HTTP "
-                "(\"http\") servers can run behind proxy --url")
+                f"{printable(json.dumps(value.get('type')), 80)}: only "
+                f"{wanted or 'untyped'} entries are Streamable HTTP here, which proxy --url "
+                "serves")
     return url
 
 
 def _wrap_url_edits(loaded: _Loaded, entry: _Entry, prefix: Sequence[str],
                     command: str) -> list[_Edit]:
     """``"url": U`` becomes ``"command": CMD, "args": [PREFIX…, U]`` in place (U exactly
-    as spelled), and a ``"type": "http"`` becomes ``"stdio"``."""
+    as spelled; the key is the host's URL key), and the type becomes ``"stdio"``."""
     text, plain = loaded.text, loaded.plain
+    spec = HOSTS[loaded.format]
+    assert spec.url_key is not None
     obj = _object(plain, entry.member.value_start)
-    url = obj.get("url")
+    url = obj.get(spec.url_key)
     assert url is not None
     items = [*map(_literal, prefix), text[url.value_start:url.value_end]]
     args = (f',{_member_space(loaded, url)}"args"{plain[url.key_end:url.value_start]}'
@@ -762,8 +908,9 @@ def _wrap_url_edits(loaded: _Loaded, entry: _Entry, prefix: Sequence[str],
     return edits
 
 
-def _expect_url_wrapped(target: dict[str, Any], command: str, args: list[str]) -> None:
-    del target["url"]
+def _expect_url_wrapped(target: dict[str, Any], key: str, command: str,
+                        args: list[str]) -> None:
+    del target[key]
     target["command"], target["args"] = command, args
     if "type" in target:
         target["type"] = "stdio"
@@ -774,6 +921,7 @@ def _unwrap_url(loaded: _Loaded, entry: _Entry, proxy: _ProxyArgs, edits: list[_
     """Reverse :func:`_wrap_url_edits` (adding to ``edits`` and ``expected``), or name the
     entry when its text is not what wrap wrote (edited by hand)."""
     text, plain = loaded.text, loaded.plain
+    spec = HOSTS[loaded.format]
     obj = _object(plain, entry.member.value_start)
     command, args, kind = obj.get("command"), obj.get("args"), obj.get("type")
     assert command is not None and args is not None
@@ -782,22 +930,23 @@ def _unwrap_url(loaded: _Loaded, entry: _Entry, proxy: _ProxyArgs, edits: list[_
     inserted = (f',{_member_space(loaded, command)}"args"'
                 f"{plain[command.key_end:command.value_start]}"
                 + _inserted_array([text[s:e] for s, e in array.elements]))
-    if (args.key_start < command.value_end
+    if (spec.url_key is None or args.key_start < command.value_end
             or text[command.value_end:args.value_end] != inserted
             or (kind is not None and text[kind.value_start:kind.value_end] != _STDIO_TYPE)):
         return EntryOutcome(entry.name, entry.where, EntryStatus.MALFORMED, proxy.server,
                             "runs proxy --url, but not as wrap wrote it: restore it by hand")
-    edits += [(command.key_start, command.key_end, '"url"'),
+    assert spec.url_key is not None
+    edits += [(command.key_start, command.key_end, _literal(spec.url_key)),
               (command.value_start, args.value_end, url_text)]
     url = json.loads(url_text)
-    if kind is not None:
-        edits.append((kind.value_start, kind.value_end, _HTTP_TYPE))
+    if kind is not None and spec.url_type is not None:
+        edits.append((kind.value_start, kind.value_end, _literal(spec.url_type)))
     if expected is not None:
         value = _at(expected, entry.where)
         del value["command"], value["args"]
-        value["url"] = url
-        if kind is not None:
-            value["type"] = "http"
+        value[spec.url_key] = url
+        if kind is not None and spec.url_type is not None:
+            value["type"] = spec.url_type
     return EntryOutcome(entry.name, entry.where, EntryStatus.UNWRAPPED, proxy.server,
                         f"serves {printable(url, 200)} directly again (was wrapped as "
                         f"{printable(proxy.server or 'no --server', 200)})")
@@ -914,16 +1063,18 @@ def wrap_config(
                     server: str | None = server) -> None:
             outcomes.append(EntryOutcome(entry.name, entry.where, status, server, detail))
 
-        stdio = _stdio(entry.value)
+        stdio = _stdio(entry.value, HOSTS[loaded.format])
         if isinstance(stdio, tuple):
-            url = _remote_url(loaded, entry) if stdio[0] is EntryStatus.REMOTE else stdio
+            url = (_remote_url(loaded, entry, stdio) if stdio[0] is EntryStatus.REMOTE
+                   else stdio)
             if isinstance(url, tuple) or server not in baseline.names:
                 outcome(*(url if isinstance(url, tuple) else (baseline.absent,
                                                                baseline.missing(server))))
                 continue
             prefix = [*proxy_arguments(server, baseline.pins, baseline.lock)[:-1], "--url"]
             edits += _wrap_url_edits(loaded, entry, prefix, command)
-            _expect_url_wrapped(_at(expected, entry.where), command, [*prefix, url])
+            _expect_url_wrapped(_at(expected, entry.where), str(HOSTS[loaded.format].url_key),
+                                command, [*prefix, url])
             outcome(EntryStatus.WRAPPED, f"serves {printable(url, 200)} through the proxy "
                     f"(a stdio entry running proxy --url) as {server}")
             wrapped.append(entry.where)
@@ -954,6 +1105,8 @@ def wrap_config(
         target = _at(expected, entry.where)
         target["command"] = command
         target["args"] = [*prefix, stdio.command, *(stdio.args or [])]
+        if HOSTS[loaded.format].command_array:
+            target["command"] = [command, *target.pop("args")]
         shown = printable(" ".join([stdio.command, *(stdio.args or [])]), 200)
         outcome(EntryStatus.WRAPPED, f"runs {shown} through the proxy as {server}")
         wrapped.append(entry.where)
@@ -1003,7 +1156,7 @@ def _unwrap_text(
         if (names is not None and entry.name not in names) or (
                 only is not None and entry.where not in only):
             continue
-        stdio = _stdio(entry.value)
+        stdio = _stdio(entry.value, HOSTS[loaded.format])
         if isinstance(stdio, tuple) or not stdio.wrapped:
             if names is not None:
                 outcomes.append(EntryOutcome(entry.name, entry.where, EntryStatus.NOT_WRAPPED,
@@ -1026,7 +1179,9 @@ def _unwrap_text(
         if expected is not None:
             value = _at(expected, entry.where)
             value["command"] = original[0]
-            if removes_args:
+            if HOSTS[loaded.format].command_array:
+                value["command"] = original
+            elif removes_args:
                 del value["args"]
             else:
                 value["args"] = original[1:]
@@ -1189,7 +1344,7 @@ def host_servers(path: str | Path, *, max_bytes: int = MAX_HOST_CONFIG_BYTES) ->
     loaded = _load(Path(path), max_bytes)
     found: list[HostServer] = []
     for entry in loaded.entries():
-        stdio = _stdio(entry.value)
+        stdio = _stdio(entry.value, HOSTS[loaded.format])
         if isinstance(stdio, tuple):
             found.append(HostServer(entry.name, entry.where, detail=stdio[1]))
             continue

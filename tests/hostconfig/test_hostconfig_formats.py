@@ -18,6 +18,7 @@ from hostconfig_helpers import FIXTURES, Fixture, make_pins, pairs, place, plain
 
 from histor_sign.hostconfig import (
     BACKUP_SUFFIX,
+    HOSTS,
     EntryStatus,
     HostFormat,
     proxy_executable,
@@ -145,7 +146,8 @@ def test_wrap_and_unwrap_round_trip_through_the_cli(fixture: Fixture, tmp_path: 
 def test_http_entries_run_behind_proxy_url(fixture: Fixture, tmp_path: Path) -> None:
     """A Streamable HTTP entry becomes a stdio entry running ``proxy --url`` (a ``"type":
     "http"`` becomes ``"stdio"``), and unwrap restores it byte for byte; one with headers
-    is named and left (the headers would have to move into the command line)."""
+    is named and left (the headers would have to move into the command line), and so is
+    every url entry of a host whose documentation names no transport for it (Cursor)."""
     path = place(fixture, tmp_path)
     original = path.read_bytes()
     pins = make_pins(tmp_path / "pins.json", [f"io.github.acme/{n}" for n in fixture.remote])
@@ -155,12 +157,19 @@ def test_http_entries_run_behind_proxy_url(fixture: Fixture, tmp_path: Path) -> 
     run = run_cli("wrap", str(path), *args, "--pins", str(pins))
     remote = {where[-1]: at(document, where) for where in entry_paths(document,
                                                                        set(fixture.remote))}
+    untyped = HOSTS[fixture.format].url_key is None
     with_headers = {name for name, entry in remote.items() if "headers" in entry}
-    assert run.code == (1 if with_headers else 0), run.stderr
+    assert run.code == (1 if with_headers or untyped else 0), run.stderr
     wrapped = plain(path.read_text())
     for where in entry_paths(document, set(fixture.remote)):
         before, after = at(document, where), at(wrapped, where)
         name = where[-1]
+        if untyped:
+            assert after == before
+            assert f".{name}: an HTTP server (url {before['url']}): only stdio servers" in (
+                run.stderr)
+            assert "does not say it is Streamable HTTP" in run.stderr
+            continue
         if name in with_headers:
             assert after == before
             assert f".{name}: an HTTP server ({before['url']}) with headers" in run.stderr
@@ -182,7 +191,7 @@ def test_a_url_entry_of_another_transport_is_named(tmp_path: Path) -> None:
     pins = make_pins(tmp_path / "pins.json", ["io.github.acme/legacy"])
     run = run_cli("wrap", str(path), "--server-name", "legacy=io.github.acme/legacy",
                   "--pins", str(pins))
-    assert run.code == 1 and "only Streamable HTTP" in run.stderr
+    assert run.code == 1 and 'only "http" entries are Streamable HTTP here' in run.stderr
     assert path.read_bytes() == original
 
 
