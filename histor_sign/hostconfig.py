@@ -119,6 +119,8 @@ class HostSpec:
     #: The ``type`` such an entry must declare (turned into ``"stdio"`` while wrapped), None
     #: when ``url_key`` alone says Streamable HTTP.
     url_type: str | None = None
+    #: The member holding an entry's environment.
+    env_key: str = "env"
     paths: str = ""
     source: str = ""
 
@@ -177,7 +179,7 @@ HOSTS: dict[HostFormat, HostSpec] = {
         "// comments)"),
     HostFormat.OPENCODE: HostSpec(
         "OpenCode config (opencode.json: mcp)", ("opencode.json", "opencode.jsonc"), "mcp",
-        "jsonc", command_array=True,
+        "jsonc", command_array=True, env_key="environment",
         paths="opencode.json(c) in the project, ~/.config/opencode/opencode.json",
         source="opencode.ai/docs/mcp-servers (type local with a command array, or remote)"),
     HostFormat.CODEX: HostSpec(
@@ -1353,7 +1355,7 @@ def host_servers(path: str | Path, *, max_bytes: int = MAX_HOST_CONFIG_BYTES) ->
                                     "'histor-sign wrap' names its registry name"))
             continue
         assert stdio.args is not None
-        env = entry.value.get("env") if isinstance(entry.value, dict) else None
+        env = entry.value.get(HOSTS[loaded.format].env_key)
         env_map = ({k: v for k, v in env.items() if isinstance(v, str)}
                    if isinstance(env, dict) else {})
         found.append(HostServer(entry.name, entry.where, tuple(stdio.args[1:]), env_map))

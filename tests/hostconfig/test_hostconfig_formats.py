@@ -32,8 +32,9 @@ IDS = [f.id for f in FIXTURES]
 def entry_paths(document: dict[str, Any], names: set[str]) -> list[tuple[str, ...]]:
     """Where the entries named ``names`` are, in any host's layout."""
     found: list[tuple[str, ...]] = []
-    tables: list[tuple[str, ...]] = [(key,) for key in ("mcpServers", "servers")
-                                     if isinstance(document.get(key), dict)]
+    tables: list[tuple[str, ...]] = [
+        (key,) for key in ("mcpServers", "servers", "context_servers", "mcp")
+        if isinstance(document.get(key), dict)]
     for project, value in (document.get("projects") or {}).items():
         if isinstance(value, dict) and isinstance(value.get("mcpServers"), dict):
             tables.append(("projects", project, "mcpServers"))
@@ -54,8 +55,11 @@ def expected_wrap(document: dict[str, Any], fixture: Fixture, pins: str,
     expected = copy.deepcopy(document)
     for where in entry_paths(document, set(fixture.stdio)):
         entry = at(expected, where)
-        entry["args"] = ["proxy", "--server", fixture.stdio[where[-1]], "--pins", pins, "--",
-                         entry["command"], *entry.get("args", [])]
+        prefix = ["proxy", "--server", fixture.stdio[where[-1]], "--pins", pins, "--"]
+        if HOSTS[fixture.format].command_array:  # OpenCode: one array, program first
+            entry["command"] = [command, *prefix, *entry["command"]]
+            continue
+        entry["args"] = [*prefix, entry["command"], *entry.get("args", [])]
         entry["command"] = command
     return expected
 
@@ -70,14 +74,15 @@ def key_tree(value: Any) -> Any:
     return None
 
 
-def expected_keys(before: Any, wrapped: list[tuple[str, ...]], path: tuple[str, ...] = ()) -> Any:
+def expected_keys(before: Any, wrapped: list[tuple[str, ...]], path: tuple[str, ...] = (),
+                  *, args: bool = True) -> Any:
     """The key tree after wrap: the same, with ``args`` right after ``command`` in a wrapped
-    entry that had none."""
+    entry that had none (unless the host's command is an array: ``args`` False)."""
     if not isinstance(before, list) or not before or not isinstance(before[0], tuple):
         return before
-    keys = [(key, expected_keys(item, wrapped, (*path, key))) for key, item in before]
+    keys = [(key, expected_keys(item, wrapped, (*path, key), args=args)) for key, item in before]
     names = [key for key, _ in keys]
-    if path in wrapped and "args" not in names:
+    if args and path in wrapped and "args" not in names:
         keys.insert(names.index("command") + 1, ("args", []))
     return keys
 
@@ -91,7 +96,7 @@ def test_wrap_and_unwrap_round_trip_in_the_library(fixture: Fixture, tmp_path: P
     change = wrap_config(path, fixture.stdio, pins=pins)
     assert change.format is fixture.format
     assert change.written and change.exact_unwrap and not change.skipped
-    assert change.jsonc == (fixture.id == "vscode-jsonc")
+    assert change.jsonc == fixture.comments
     wrapped = [e for e in change.entries if e.status is EntryStatus.WRAPPED]
     assert len(wrapped) == sum(fixture.copies.get(n, 1) for n in fixture.stdio)
     assert change.backup == path.with_name(path.name + BACKUP_SUFFIX)
@@ -101,7 +106,9 @@ def test_wrap_and_unwrap_round_trip_in_the_library(fixture: Fixture, tmp_path: P
     text = path.read_bytes().decode("utf-8")
     assert plain(text) == expected_wrap(plain(original.decode()), fixture, str(pins))
     where = entry_paths(plain(original.decode()), set(fixture.stdio))
-    assert key_tree(pairs(text)) == expected_keys(key_tree(pairs(original.decode())), where)
+    assert key_tree(pairs(text)) == expected_keys(
+        key_tree(pairs(original.decode())), where,
+        args=not HOSTS[fixture.format].command_array)
     assert original.endswith(b"\n") == text.endswith("\n")
     assert (b"\r\n" in original) == ("\r\n" in text)
 
@@ -164,20 +171,21 @@ def test_http_entries_run_behind_proxy_url(fixture: Fixture, tmp_path: Path) -> 
     for where in entry_paths(document, set(fixture.remote)):
         before, after = at(document, where), at(wrapped, where)
         name = where[-1]
+        url_key = HOSTS[fixture.format].url_key
+        url = next(before[k] for k in ("url", "httpUrl", "serverUrl") if k in before)
         if untyped:
             assert after == before
-            assert f".{name}: an HTTP server (url {before['url']}): only stdio servers" in (
-                run.stderr)
+            assert f".{name}: an HTTP server (url {url}): only stdio servers" in run.stderr
             assert "does not say it is Streamable HTTP" in run.stderr
             continue
         if name in with_headers:
             assert after == before
-            assert f".{name}: an HTTP server ({before['url']}) with headers" in run.stderr
+            assert f".{name}: an HTTP server ({url}) with headers" in run.stderr
             continue
-        expected = {k: v for k, v in before.items() if k != "url"}
+        expected = {k: v for k, v in before.items() if k != url_key}
         expected.update(command=proxy_executable(), args=[
             "proxy", "--server", f"io.github.acme/{name}", "--pins", str(pins), "--url",
-            before["url"]], **({"type": "stdio"} if "type" in before else {}))
+            url], **({"type": "stdio"} if "type" in before else {}))
         assert after == expected
     run = run_cli("unwrap", str(path))
     assert run.code == 0, run.stderr
