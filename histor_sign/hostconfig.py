@@ -461,6 +461,124 @@ def _as_json(text: str, source: str) -> tuple[str, int | None]:
     return plain, text.count("\n", 0, min(first)) + 1
 
 
+# ---------------------------------------------------------------------- TOML (Codex)
+# A TOML file is read with tomllib; the text is only *scanned*, for the positions of each
+# server's ``command`` and ``args`` in its own ``[mcp_servers.NAME]`` table (the layout the
+# Codex documentation shows). Anything else (dotted keys, inline tables, a non-string
+# element) is left as it was and named: an edit is made only where it can be minimal.
+_TOML_STRING = (r'"""(?:[^\\]|\\.)*?"""(?!")|\'\'\'.*?\'\'\'(?!\')'
+                r'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'')
+_TOML_TOKENS = re.compile(_TOML_STRING + r"|#[^\n]*", re.S)
+_TOML_STRING_AT = re.compile(_TOML_STRING, re.S)
+_TOML_HEADER = re.compile(r"^[ \t]*\[(\[?)([^\n]*?)\]\]?[ \t]*\r?$", re.M)
+_TOML_KEY = re.compile(r'[ \t]*(?:([A-Za-z0-9_-]+)|"((?:[^"\\\n]|\\.)*)"|\'([^\'\n]*)\')[ \t]*')
+_TOML_MEMBER = re.compile(r"^([ \t]*)(command|args|\"command\"|\"args\")([ \t]*=[ \t]*)", re.M)
+
+
+def _parse_toml(text: str, source: str) -> Any:
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{source}: not valid TOML: {printable(str(exc), 200)}") from None
+
+
+def _toml_plain(text: str) -> str:
+    """``text`` with its comments turned into spaces (every position kept)."""
+    return _TOML_TOKENS.sub(lambda m: m.group() if m.group()[0] in "\"'" else _blank(m), text)
+
+
+def _toml_key_path(spelled: str) -> tuple[str, ...] | None:
+    """The dotted key of a table header (None for one this scanner does not read)."""
+    parts: list[str] = []
+    i = 0
+    while True:
+        match = _TOML_KEY.match(spelled, i)
+        if match is None:
+            return None
+        bare, basic, literal = match.groups()
+        try:
+            parts.append(bare if bare is not None else literal if literal is not None
+                         else json.loads(f'"{basic}"'))
+        except ValueError:
+            return None
+        i = match.end()
+        if i == len(spelled):
+            return tuple(parts)
+        if spelled[i] != ".":
+            return None
+        i += 1
+
+
+def _toml_array(plain: str, i: int) -> _Array | None:
+    """The element positions of the array of strings at ``i`` (None for anything else)."""
+    elements: list[tuple[int, int]] = []
+    j = _skip_ws(plain, i + 1)
+    while plain[j:j + 1] != "]":
+        match = _TOML_STRING_AT.match(plain, j)
+        if match is None:
+            return None
+        elements.append((j, match.end()))
+        j = _skip_ws(plain, match.end())
+        if plain[j:j + 1] == ",":
+            j = _skip_ws(plain, j + 1)
+        elif plain[j:j + 1] != "]":
+            return None
+    return _Array(i, j + 1, tuple(elements))
+
+
+def _toml_entry(plain: str, start: int, end: int, value: Any) -> _Object | None:
+    """The ``command`` and ``args`` of one server table (its body from ``start`` to ``end``),
+    or None when a member the document has is not a plain key with a string (array) here."""
+    members: list[_Member] = []
+    for match in _TOML_MEMBER.finditer(plain, start, end):
+        key = match.group(2).strip('"')
+        at = match.end()
+        if key == "command":
+            found = _TOML_STRING_AT.match(plain, at)
+            stop = found.end() if found else None
+        else:
+            array = _toml_array(plain, at) if plain[at:at + 1] == "[" else None
+            stop = array.end if array else None
+        if stop is None:
+            return None
+        members.append(_Member(key, match.start(2), match.end(2), at, stop))
+    present = {m.key for m in members}
+    wanted = {k for k in ("command", "args") if k in value}
+    return _Object(start, end, tuple(members)) if present == wanted and len(members) == len(
+        present) else None
+
+
+def _load_toml(path: Path, data: bytes, text: str) -> _Loaded:
+    """A Codex ``config.toml``: the document, and each server table's members located."""
+    source = _shown(path)
+    document = _parse_toml(text, source)
+    key = HOSTS[HostFormat.CODEX].table
+    table = document.get(key, {})
+    if not isinstance(table, dict):
+        raise InputError(f"{source}: unknown shape: {key} is not a table")
+    plain = _toml_plain(text)
+    headers = list(_TOML_HEADER.finditer(plain))
+    objects: dict[tuple[str, ...], _Object] = {}
+    members: list[_Member] = []
+    for n, header in enumerate(headers):
+        where = None if header.group(1) else _toml_key_path(header.group(2))
+        if where is None or len(where) != 2 or where[0] != key or where[1] not in table:
+            continue
+        end = headers[n + 1].start() if n + 1 < len(headers) else len(plain)
+        entry = _toml_entry(plain, header.end(), end, table[where[1]])
+        members.append(_Member(where[1], header.start(), header.end(), header.end(), end))
+        if entry is not None and isinstance(table[where[1]], dict):
+            objects[where] = entry
+    located = {m.key for m in members}
+    members += [_Member(name, -1, -1, -1, -1) for name in table if name not in located]
+    ordered = tuple(sorted(members, key=lambda m: m.key_start))
+    return _Loaded(path, data, text, plain, document, HostFormat.CODEX, False,
+                   (((key,), _Object(0, len(plain), ordered)),) if key in document else (),
+                   objects)
+
+
 # ---------------------------------------------------------------------- reading a host file
 @dataclass(frozen=True)
 class _Entry:
@@ -480,12 +598,42 @@ class _Loaded:
     format: HostFormat
     jsonc: bool
     containers: tuple[tuple[tuple[str, ...], _Object], ...]
+    #: TOML: each entry's members located in its ``[mcp_servers.NAME]`` table (an entry
+    #: written otherwise has none and is never edited); None for JSON, scanned on demand.
+    objects: Mapping[tuple[str, ...], _Object] | None = None
 
     def entries(self) -> Iterator[_Entry]:
         for where, obj in self.containers:
             values = _at(self.document, where)
             for member in obj.members:
                 yield _Entry(member.key, (*where, member.key), member, values[member.key])
+
+
+def _array_at(loaded: _Loaded, i: int) -> _Array:
+    """The element positions of the array of strings at ``i``."""
+    if loaded.objects is not None:
+        array = _toml_array(loaded.plain, i)
+        assert array is not None  # located by _toml_entry
+        return array
+    return _array(loaded.plain, i)
+
+
+def _entry_object(loaded: _Loaded, entry: _Entry) -> _Object:
+    """The entry's members with their positions in the text."""
+    if loaded.objects is not None:
+        return loaded.objects[entry.where]
+    return _object(loaded.plain, entry.member.value_start)
+
+
+_NOT_A_TABLE = ("not written as its own [mcp_servers.NAME] table with command and args as "
+                "plain keys (the layout the Codex documentation shows): it is left as it is, "
+                "as no minimal edit is sure; edit it by hand")
+
+
+def _unlocated(loaded: _Loaded, entry: _Entry) -> bool:
+    """A TOML entry not written as its own ``[mcp_servers.NAME]`` table with ``command`` (and
+    ``args``) as plain keys there: it cannot be edited minimally, so it is never edited."""
+    return loaded.objects is not None and entry.where not in loaded.objects
 
 
 def _at(document: Any, where: Sequence[str]) -> Any:
@@ -522,6 +670,8 @@ def _load(path: Path, max_bytes: int) -> _Loaded:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{source}: invalid UTF-8 at byte {exc.start}") from None
+    if named_host(path) is HostFormat.CODEX:
+        return _load_toml(path, data, text)
     plain, comment_line = _as_json(text, source)
     document = parse_json(plain.encode("utf-8"), source, max_depth=MAX_HOST_CONFIG_DEPTH,
                           max_bytes=max_bytes)
@@ -743,7 +893,8 @@ def _space_before(text: str, i: int) -> str:
 
 
 def _literal(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    """A JSON string literal that is a TOML basic string too (DEL escaped, as TOML wants)."""
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def _inserted_array(items: Sequence[str]) -> str:
@@ -755,15 +906,28 @@ def _member_space(loaded: _Loaded, command: _Member) -> str:
     return _space_before(loaded.text, command.key_start) or " "
 
 
+def _args_member(loaded: _Loaded, after: _Member) -> str:
+    """The text wrap puts right after ``after``'s value to add an ``args`` member: JSON
+    ``, "args": `` (with the whitespace before ``after`` and its colon spacing), TOML a new
+    line ``args = `` with ``after``'s indentation and line ending."""
+    text = loaded.text
+    colon = loaded.plain[after.key_end:after.value_start]
+    if loaded.objects is None:
+        return f',{_member_space(loaded, after)}"args"{colon}'
+    line = text.rfind("\n", 0, after.key_start) + 1
+    eol = "\r\n" if text[max(line - 2, 0):line] == "\r\n" else "\n"
+    return f"{eol}{text[line:after.key_start]}args{colon}"
+
+
 def _wrap_edits(loaded: _Loaded, entry: _Entry, prefix: Sequence[str],
                 command_name: str = PROXY_COMMAND) -> list[_Edit]:
-    text, plain = loaded.text, loaded.plain
-    obj = _object(plain, entry.member.value_start)
+    text = loaded.text
+    obj = _entry_object(loaded, entry)
     command = obj.get("command")
     assert command is not None
     if HOSTS[loaded.format].command_array:
         # ["npx", …] becomes ["/…/histor-sign", "proxy", …, "--", "npx", …] in its layout.
-        array = _array(plain, command.value_start)
+        array = _array_at(loaded, command.value_start)
         return [_insert_before_first(text, array, [_literal(command_name),
                                                    *map(_literal, prefix)])]
     original = text[command.value_start:command.value_end]
@@ -771,11 +935,10 @@ def _wrap_edits(loaded: _Loaded, entry: _Entry, prefix: Sequence[str],
     edits: list[_Edit] = [(command.value_start, command.value_end, _literal(command_name))]
     args = obj.get("args")
     if args is None:
-        colon = plain[command.key_end:command.value_start]
-        member = f',{_member_space(loaded, command)}"args"{colon}{_inserted_array(items)}'
+        member = _args_member(loaded, command) + _inserted_array(items)
         edits.append((command.value_end, command.value_end, member))
         return edits
-    array = _array(plain, args.value_start)
+    array = _array_at(loaded, args.value_start)
     if array.elements:
         edits.append(_insert_before_first(text, array, items))
         return edits
@@ -812,30 +975,27 @@ def _unwrap_edits(
 ) -> tuple[list[_Edit], bool] | None:
     """Edits that restore a wrapped entry's command and args, and whether they remove the
     args member (wrap added it); None when the entry names no command after ``--``."""
-    text, plain = loaded.text, loaded.plain
-    obj = _object(plain, entry.member.value_start)
+    text = loaded.text
+    obj = _entry_object(loaded, entry)
     command, args = obj.get("command"), obj.get("args")
     assert command is not None
     if HOSTS[loaded.format].command_array:  # the command array keeps what follows --
-        array = _array(plain, command.value_start)
+        array = _array_at(loaded, command.value_start)
         if separator + 2 >= len(array.elements):
             return None
         lead = text[array.start + 1:array.elements[0][0]]
         return [(array.start, array.end,
                  "[" + lead + text[array.elements[separator + 2][0]:array.end])], False
     assert args is not None
-    array = _array(plain, args.value_start)
+    array = _array_at(loaded, args.value_start)
     if separator + 1 >= len(array.elements):
         return None
     cmd_start, cmd_end = array.elements[separator + 1]
     edits: list[_Edit] = [(command.value_start, command.value_end, text[cmd_start:cmd_end])]
     last = separator + 2 == len(array.elements)
-    colon = plain[command.key_end:command.value_start]
     inserted = (
         last and args.key_start > command.value_end
-        and text[command.value_end:args.key_start] == "," + _member_space(loaded, command)
-        and text[args.key_start:args.key_end] == '"args"'
-        and text[args.key_end:args.value_start] == colon
+        and text[command.value_end:args.value_start] == _args_member(loaded, command)
         and text[array.start:array.end] == _inserted_array(
             [text[s:e] for s, e in array.elements])
     )
@@ -876,7 +1036,7 @@ def _remote_url(loaded: _Loaded, entry: _Entry,
     if any(key in value for key in ("headers", "http_headers", "bearer_token_env_var")):
         return (EntryStatus.REMOTE, f"an HTTP server ({shown}) with headers: not wrapped "
                 "(they would have to move into the proxy's command line)")
-    obj = _object(loaded.plain, entry.member.value_start)
+    obj = _entry_object(loaded, entry)
     member, kind = obj.get(spec.url_key), obj.get("type")
     assert member is not None
     wanted = None if spec.url_type is None else _literal(spec.url_type)
@@ -893,15 +1053,14 @@ def _wrap_url_edits(loaded: _Loaded, entry: _Entry, prefix: Sequence[str],
                     command: str) -> list[_Edit]:
     """``"url": U`` becomes ``"command": CMD, "args": [PREFIX…, U]`` in place (U exactly
     as spelled; the key is the host's URL key), and the type becomes ``"stdio"``."""
-    text, plain = loaded.text, loaded.plain
+    text = loaded.text
     spec = HOSTS[loaded.format]
     assert spec.url_key is not None
-    obj = _object(plain, entry.member.value_start)
+    obj = _entry_object(loaded, entry)
     url = obj.get(spec.url_key)
     assert url is not None
     items = [*map(_literal, prefix), text[url.value_start:url.value_end]]
-    args = (f',{_member_space(loaded, url)}"args"{plain[url.key_end:url.value_start]}'
-            f"{_inserted_array(items)}")
+    args = _args_member(loaded, url) + _inserted_array(items)
     edits: list[_Edit] = [(url.key_start, url.key_end, '"command"'),
                           (url.value_start, url.value_end, _literal(command) + args)]
     kind = obj.get("type")
@@ -922,16 +1081,15 @@ def _unwrap_url(loaded: _Loaded, entry: _Entry, proxy: _ProxyArgs, edits: list[_
                 expected: Any) -> EntryOutcome:
     """Reverse :func:`_wrap_url_edits` (adding to ``edits`` and ``expected``), or name the
     entry when its text is not what wrap wrote (edited by hand)."""
-    text, plain = loaded.text, loaded.plain
+    text = loaded.text
     spec = HOSTS[loaded.format]
-    obj = _object(plain, entry.member.value_start)
+    obj = _entry_object(loaded, entry)
     command, args, kind = obj.get("command"), obj.get("args"), obj.get("type")
     assert command is not None and args is not None
-    array = _array(plain, args.value_start)
+    array = _array_at(loaded, args.value_start)
     url_text = text[slice(*array.elements[-1])]
-    inserted = (f',{_member_space(loaded, command)}"args"'
-                f"{plain[command.key_end:command.value_start]}"
-                + _inserted_array([text[s:e] for s, e in array.elements]))
+    inserted = _args_member(loaded, command) + _inserted_array(
+        [text[s:e] for s, e in array.elements])
     if (spec.url_key is None or args.key_start < command.value_end
             or text[command.value_end:args.value_end] != inserted
             or (kind is not None and text[kind.value_start:kind.value_end] != _STDIO_TYPE)):
@@ -1065,6 +1223,9 @@ def wrap_config(
                     server: str | None = server) -> None:
             outcomes.append(EntryOutcome(entry.name, entry.where, status, server, detail))
 
+        if _unlocated(loaded, entry):
+            outcome(EntryStatus.MALFORMED, _NOT_A_TABLE)
+            continue
         stdio = _stdio(entry.value, HOSTS[loaded.format])
         if isinstance(stdio, tuple):
             url = (_remote_url(loaded, entry, stdio) if stdio[0] is EntryStatus.REMOTE
@@ -1166,6 +1327,10 @@ def _unwrap_text(
             continue
         assert stdio.args is not None
         proxy = _proxy_args(stdio.args)
+        if _unlocated(loaded, entry):
+            outcomes.append(EntryOutcome(entry.name, entry.where, EntryStatus.MALFORMED,
+                                         proxy.server, _NOT_A_TABLE))
+            continue
         if proxy.separator is None and stdio.args[-2:-1] == ["--url"]:
             outcomes.append(_unwrap_url(loaded, entry, proxy, edits, expected))
             continue
@@ -1196,6 +1361,8 @@ def _unwrap_text(
 
 def _load_text(loaded: _Loaded, text: str) -> _Loaded:
     """``loaded`` with another text of the same file (already checked by :func:`_check`)."""
+    if loaded.objects is not None:
+        return _load_toml(loaded.path, text.encode("utf-8"), text)
     plain, _ = _as_json(text, _shown(loaded.path))
     document = json.loads(plain)
     return _Loaded(loaded.path, text.encode("utf-8"), text, plain, document, loaded.format,
@@ -1208,10 +1375,14 @@ def _check(loaded: _Loaded, after: str, expected: Any) -> None:
     if after == loaded.text:
         return
     source = _shown(loaded.path)
-    plain, _ = _as_json(after, source)
     try:
-        document = parse_json(plain.encode("utf-8"), source, max_depth=MAX_HOST_CONFIG_DEPTH,
-                              max_bytes=max(len(after.encode("utf-8")), 1))
+        if loaded.objects is not None:
+            document = _parse_toml(after, source)
+        else:
+            plain, _ = _as_json(after, source)
+            document = parse_json(plain.encode("utf-8"), source,
+                                  max_depth=MAX_HOST_CONFIG_DEPTH,
+                                  max_bytes=max(len(after.encode("utf-8")), 1))
     except InputError as exc:
         raise OperationalError(f"{source}: the rewritten text does not parse ({exc.message}); "
                                "nothing was written (please report this)") from None
