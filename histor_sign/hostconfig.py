@@ -663,6 +663,12 @@ def _read(path: Path, max_bytes: int) -> bytes:
 def _load(path: Path, max_bytes: int) -> _Loaded:
     data = _read(path, max_bytes)
     source = _shown(path)
+    if path.suffix.lower() in (".yaml", ".yml"):
+        raise InputError(
+            f"{source}: a YAML config (Continue's config.yaml or .continue/mcpServers/ block) "
+            "is not supported: it can be neither re-serialized without losing its layout nor "
+            "edited minimally yet; put the server behind the proxy by hand (command: the "
+            "absolute path of histor-sign; args: proxy --server NAME -- COMMAND ARGS…)")
     # The bytes are judged as parse_json would judge them before comments are looked for.
     if data.startswith(b"\xef\xbb\xbf"):
         raise InputError(f"{source}: starts with a UTF-8 byte order mark; JSON must not")

@@ -30,7 +30,11 @@ _File = Annotated[
         metavar="FILE",
         help="The host's config file: claude_desktop_config.json (Claude Desktop), "
         ".vscode/mcp.json or the user mcp.json (VS Code), ~/.cursor/mcp.json or "
-        ".cursor/mcp.json (Cursor), .mcp.json or ~/.claude.json (Claude Code).",
+        ".cursor/mcp.json (Cursor), .mcp.json or ~/.claude.json (Claude Code), "
+        ".gemini/settings.json (Gemini CLI), ~/.codeium/windsurf/mcp_config.json "
+        "(Windsurf), cline_mcp_settings.json (Cline), mcp_settings.json or .roo/mcp.json "
+        "(Roo Code), Zed's settings.json, opencode.json(c) (OpenCode), "
+        ".codex/config.toml (Codex).",
     ),
 ]
 _DryRun = Annotated[
