@@ -39,6 +39,7 @@ import copy
 import dataclasses
 import difflib
 import errno
+import fnmatch
 import json
 import os
 import re
@@ -90,6 +91,7 @@ class HostFormat(StrEnum):
     ZED = "zed"
     OPENCODE = "opencode"
     CODEX = "codex"
+    CONTINUE = "continue"
     #: ``{"mcpServers": …}`` under a name none of the hosts uses.
     MCP_SERVERS = "mcp-servers"
 
@@ -187,6 +189,14 @@ HOSTS: dict[HostFormat, HostSpec] = {
         "mcp_servers", "toml", paths="~/.codex/config.toml, .codex/config.toml (trusted "
         "projects)", source="developers.openai.com/codex/mcp and openai/codex docs/config.md "
         "([mcp_servers.NAME]: command, args, env)"),
+    HostFormat.CONTINUE: HostSpec(
+        "Continue config (config.yaml or a .continue/mcpServers/ block: mcpServers list)",
+        (".continue/config.yaml", ".continue/config.yml", ".continue/mcpServers/*.yaml",
+         ".continue/mcpServers/*.yml"), "mcpServers", "yaml",
+        paths="~/.continue/config.yaml (%USERPROFILE%\\.continue\\config.yaml), "
+        ".continue/mcpServers/*.yaml (workspace blocks)",
+        source="docs.continue.dev/customize/deep-dives/mcp (mcpServers: a list of {name, "
+        "type, command, args, env}; blocks in .continue/mcpServers/)"),
     HostFormat.MCP_SERVERS: HostSpec(
         "an mcpServers config (the Claude Desktop, Cursor and Claude Code layout)", (),
         "mcpServers"),
@@ -199,7 +209,9 @@ def named_host(path: Path) -> HostFormat | None:
     for host in _BY_NAME:
         for documented in HOSTS[host].files:
             folder, _, name = documented.rpartition("/")
-            if path.name == name and (not folder or path.parent.name == folder):
+            folders = tuple(folder.split("/")) if folder else ()
+            if fnmatch.fnmatchcase(path.name, name) and (
+                    not folders or path.absolute().parent.parts[-len(folders):] == folders):
                 return host
     return None
 
@@ -207,7 +219,7 @@ def named_host(path: Path) -> HostFormat | None:
 #: Hosts told by their file's name before its shape is looked at (the older hosts keep
 #: their shape-first rules in :func:`_detect`).
 _BY_NAME = (HostFormat.GEMINI_CLI, HostFormat.WINDSURF, HostFormat.CLINE, HostFormat.ROO_CODE,
-            HostFormat.ZED, HostFormat.OPENCODE, HostFormat.CODEX)
+            HostFormat.ZED, HostFormat.OPENCODE, HostFormat.CODEX, HostFormat.CONTINUE)
 
 
 class EntryStatus(StrEnum):
@@ -260,8 +272,12 @@ class EntryOutcome:
 
     @property
     def location(self) -> str:
-        """``mcpServers.search``, ``projects["/home/me/app"].mcpServers.search`` (escaped)."""
-        return location(self.where)
+        """``mcpServers.search``, ``projects["/home/me/app"].mcpServers.search``, an item of
+        a list with its name: ``mcpServers[0] (SQLite MCP)`` (escaped)."""
+        where = location(self.where)
+        if self.where and re.fullmatch(r"\[[0-9]+\]", self.where[-1]):
+            where += f" ({printable(self.name, 200)})"
+        return where
 
     def line(self) -> str:
         """``wrapped mcpServers.search: …``, ``not wrapped mcpServers.x: … is not pinned …``
@@ -322,6 +338,8 @@ def location(where: Sequence[str]) -> str:
     for part in where:
         if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]{0,80}", part):
             out.append(("." if out else "") + part)
+        elif re.fullmatch(r"\[[0-9]{1,9}\]", part):  # an item of a list (Continue)
+            out.append(part)
         else:
             out.append(f"[{printable(json.dumps(part, ensure_ascii=False), 200)}]")
     return "".join(out)
@@ -579,6 +597,126 @@ def _load_toml(path: Path, data: bytes, text: str) -> _Loaded:
                    objects)
 
 
+# ---------------------------------------------------------------------- YAML (Continue)
+# A YAML file is read with PyYAML's safe loader; the positions of each server's ``command``
+# and ``args`` come from the composed nodes (their marks). Only what can be edited in place
+# is edited: a one-line plain or quoted ``command`` right after ``command:``, and ``args`` as
+# a flow (``[a, b]``) or block (``- a``) sequence of one-line scalars; an alias, anchor, tag
+# or multi-line scalar leaves the entry as it was (named).
+_YAML_SEPARATOR = re.compile(r":[ \t]+")
+
+
+def _yaml() -> Any:
+    """PyYAML, imported when a YAML file is read (it has no type stubs here)."""
+    import yaml  # type: ignore[import-untyped]
+
+    return yaml
+
+
+def _parse_yaml(text: str, source: str) -> Any:
+    yaml = _yaml()
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise InputError(f"{source}: not valid YAML: "
+                         f"{printable(' '.join(str(exc).split()), 200)}") from None
+
+
+def _yaml_scalar(text: str, node: Any) -> bool:
+    """A one-line plain or quoted scalar, spelled where its node says."""
+    yaml = _yaml()
+
+    if not (isinstance(node, yaml.ScalarNode) and node.style in (None, "'", '"')
+            and node.tag == "tag:yaml.org,2002:str"
+            and node.start_mark.line == node.end_mark.line
+            and node.end_mark.index > node.start_mark.index):
+        return False
+    first = text[node.start_mark.index]
+    # The span is the scalar itself: no anchor (&), tag (!) or alias (*) in front of it.
+    return first == node.style if node.style else first not in "&!*|>"
+
+
+def _yaml_array(text: str, node: Any) -> _Array | None:
+    """A flow or block sequence of one-line scalars: its span and its elements'; for a block
+    sequence the span runs from the first ``-`` to the end of the last element."""
+    yaml = _yaml()
+
+    if not isinstance(node, yaml.SequenceNode) or not all(
+            _yaml_scalar(text, item) for item in node.value):
+        return None
+    elements = tuple((i.start_mark.index, i.end_mark.index) for i in node.value)
+    if node.flow_style:
+        return _Array(node.start_mark.index, node.end_mark.index, elements)
+    if not elements or any(not re.fullmatch(r"-[ ]+", text[
+            text.rfind("-", 0, start):start]) for start, _ in elements):
+        return None
+    return _Array(text.rfind("-", 0, elements[0][0]), elements[-1][1], elements)
+
+
+def _yaml_entry(text: str, node: Any, value: Any) -> tuple[_Object, dict[int, _Array]] | None:
+    """The located ``command`` and ``args`` of one server mapping, or None."""
+    yaml = _yaml()
+
+    if not isinstance(node, yaml.MappingNode) or not isinstance(value, dict):
+        return None
+    members: list[_Member] = []
+    arrays: dict[int, _Array] = {}
+    keys = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
+    for key, item in node.value:
+        if key.value not in ("command", "args"):
+            continue
+        between = text[key.end_mark.index:item.start_mark.index]
+        if keys.count(key.value) != 1 or not (
+                _YAML_SEPARATOR.fullmatch(between) or (key.value == "args" and re.fullmatch(
+                    r":[ \t]*(?:#[^\n]*)?(?:\r?\n[ \t]*(?:#[^\n]*)?)*", between))):
+            return None
+        if key.value == "command":
+            if not _yaml_scalar(text, item):
+                return None
+            end = item.end_mark.index
+        else:
+            array = _yaml_array(text, item)
+            if array is None:
+                return None
+            arrays[array.start], end = array, array.end
+        start = arrays[max(arrays)].start if key.value == "args" else item.start_mark.index
+        members.append(_Member(key.value, key.start_mark.index, key.end_mark.index, start, end))
+    if {m.key for m in members} != {k for k in ("command", "args") if k in value}:
+        return None
+    return _Object(node.start_mark.index, node.end_mark.index, tuple(members)), arrays
+
+
+def _load_yaml(path: Path, data: bytes, text: str) -> _Loaded:
+    """Continue's config: its document, and each server of ``mcpServers`` located."""
+    yaml = _yaml()
+
+    source = _shown(path)
+    document = _parse_yaml(text, source)
+    key = HOSTS[HostFormat.CONTINUE].table
+    if not isinstance(document, dict) or not isinstance(document.get(key, []), list):
+        raise InputError(f"{source}: unknown shape: expected a mapping with an {key} list")
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    nodes = {k.value: v for k, v in root.value} if isinstance(root, yaml.MappingNode) else {}
+    items = nodes[key].value if key in nodes else []
+    objects: dict[tuple[str, ...], _Object] = {}
+    arrays: dict[int, _Array] = {}
+    members: list[_Member] = []
+    for n, (node, value) in enumerate(zip(items, document.get(key) or [], strict=True)):
+        if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+            continue
+        index = f"[{n}]"
+        members.append(_Member(index, node.start_mark.index, node.start_mark.index,
+                               node.start_mark.index, node.end_mark.index))
+        located = _yaml_entry(text, node, value)
+        if located is not None:
+            objects[(key, index)] = located[0]
+            arrays.update(located[1])
+    return _Loaded(path, data, text, text, document, HostFormat.CONTINUE, False,
+                   (((key,), _Object(0, len(text), tuple(members))),) if key in document
+                   else (), objects, arrays)
+
+
 # ---------------------------------------------------------------------- reading a host file
 @dataclass(frozen=True)
 class _Entry:
@@ -601,16 +739,23 @@ class _Loaded:
     #: TOML: each entry's members located in its ``[mcp_servers.NAME]`` table (an entry
     #: written otherwise has none and is never edited); None for JSON, scanned on demand.
     objects: Mapping[tuple[str, ...], _Object] | None = None
+    #: YAML: each located sequence by its start (flow or block).
+    arrays: Mapping[int, _Array] | None = None
 
     def entries(self) -> Iterator[_Entry]:
         for where, obj in self.containers:
             values = _at(self.document, where)
             for member in obj.members:
-                yield _Entry(member.key, (*where, member.key), member, values[member.key])
+                value = _at(values, (member.key,))
+                # A list of servers (Continue) names each by its "name".
+                name = value.get("name") if isinstance(values, list) else member.key
+                yield _Entry(name, (*where, member.key), member, value)
 
 
 def _array_at(loaded: _Loaded, i: int) -> _Array:
     """The element positions of the array of strings at ``i``."""
+    if loaded.arrays is not None:
+        return loaded.arrays[i]
     if loaded.objects is not None:
         array = _toml_array(loaded.plain, i)
         assert array is not None  # located by _toml_entry
@@ -625,9 +770,15 @@ def _entry_object(loaded: _Loaded, entry: _Entry) -> _Object:
     return _object(loaded.plain, entry.member.value_start)
 
 
-_NOT_A_TABLE = ("not written as its own [mcp_servers.NAME] table with command and args as "
-                "plain keys (the layout the Codex documentation shows): it is left as it is, "
-                "as no minimal edit is sure; edit it by hand")
+def _not_located(loaded: _Loaded) -> str:
+    """Why an entry the scanner could not locate is left as it is."""
+    if loaded.arrays is not None:
+        return ("its command is not a one-line string, or its args not a sequence of "
+                "one-line strings, written in place (no alias, anchor or tag): it is left as "
+                "it is, as no minimal edit is sure; edit it by hand")
+    return ("not written as its own [mcp_servers.NAME] table with command and args as "
+            "plain keys (the layout the Codex documentation shows): it is left as it is, "
+            "as no minimal edit is sure; edit it by hand")
 
 
 def _unlocated(loaded: _Loaded, entry: _Entry) -> bool:
@@ -637,8 +788,9 @@ def _unlocated(loaded: _Loaded, entry: _Entry) -> bool:
 
 
 def _at(document: Any, where: Sequence[str]) -> Any:
+    """The value at ``where``; in a list, a part ``[N]`` is its N-th item."""
     for part in where:
-        document = document[part]
+        document = document[int(part[1:-1])] if isinstance(document, list) else document[part]
     return document
 
 
@@ -663,12 +815,12 @@ def _read(path: Path, max_bytes: int) -> bytes:
 def _load(path: Path, max_bytes: int) -> _Loaded:
     data = _read(path, max_bytes)
     source = _shown(path)
-    if path.suffix.lower() in (".yaml", ".yml"):
+    yaml_host = named_host(path) is HostFormat.CONTINUE
+    if path.suffix.lower() in (".yaml", ".yml") and not yaml_host:
         raise InputError(
-            f"{source}: a YAML config (Continue's config.yaml or .continue/mcpServers/ block) "
-            "is not supported: it can be neither re-serialized without losing its layout nor "
-            "edited minimally yet; put the server behind the proxy by hand (command: the "
-            "absolute path of histor-sign; args: proxy --server NAME -- COMMAND ARGS…)")
+            f"{source}: a YAML file that is not Continue's documented config "
+            "(~/.continue/config.yaml, .continue/mcpServers/*.yaml): which host reads it, "
+            "and how, is not known; it was left as it is")
     # The bytes are judged as parse_json would judge them before comments are looked for.
     if data.startswith(b"\xef\xbb\xbf"):
         raise InputError(f"{source}: starts with a UTF-8 byte order mark; JSON must not")
@@ -678,6 +830,8 @@ def _load(path: Path, max_bytes: int) -> _Loaded:
         raise InputError(f"{source}: invalid UTF-8 at byte {exc.start}") from None
     if named_host(path) is HostFormat.CODEX:
         return _load_toml(path, data, text)
+    if yaml_host:
+        return _load_yaml(path, data, text)
     plain, comment_line = _as_json(text, source)
     document = parse_json(plain.encode("utf-8"), source, max_depth=MAX_HOST_CONFIG_DEPTH,
                           max_bytes=max_bytes)
@@ -922,7 +1076,8 @@ def _args_member(loaded: _Loaded, after: _Member) -> str:
         return f',{_member_space(loaded, after)}"args"{colon}'
     line = text.rfind("\n", 0, after.key_start) + 1
     eol = "\r\n" if text[max(line - 2, 0):line] == "\r\n" else "\n"
-    return f"{eol}{text[line:after.key_start]}args{colon}"
+    indent = re.sub(r"\S", " ", text[line:after.key_start])  # a YAML "- " becomes spaces
+    return f"{eol}{indent}args{colon}"
 
 
 def _wrap_edits(loaded: _Loaded, entry: _Entry, prefix: Sequence[str],
@@ -955,10 +1110,27 @@ def _wrap_edits(loaded: _Loaded, entry: _Entry, prefix: Sequence[str],
     return edits
 
 
+def _line_start(text: str, i: int) -> int:
+    return text.rfind("\n", 0, i) + 1
+
+
+def _line_end(text: str, i: int) -> int:
+    """The position after the line break that ends the line of ``i`` (or the text's end)."""
+    end = text.find("\n", i)
+    return len(text) if end < 0 else end + 1
+
+
 def _insert_before_first(text: str, array: _Array, items: Sequence[str]) -> _Edit:
     """The edit that puts ``items`` (literals) in front of a non-empty array's first element,
-    in the array's own layout."""
+    in the array's own layout (for a YAML block sequence: one ``- item`` line each, with
+    the first item's indentation and line ending)."""
     first = array.elements[0][0]
+    if text[array.start] == "-":
+        line = _line_start(text, array.start)
+        end = _line_end(text, first)
+        eol = "\r\n" if text[:end].endswith("\r\n") else "\n"
+        prefix = text[line:first]
+        return line, line, "".join(f"{prefix}{item}{eol}" for item in items)
     lead = text[array.start + 1:first]
     joiner = _joiner(text, array, lead)
     return array.start, array.end, "[" + lead + joiner.join(items) + joiner + text[first:array.end]
@@ -1008,6 +1180,11 @@ def _unwrap_edits(
     if inserted:
         edits.append((command.value_end, args.value_end, ""))
         return edits, True
+    if text[array.start] == "-":  # a YAML block sequence: the inserted lines go again
+        stop = (_line_start(text, array.elements[separator + 2][0]) if not last
+                else _line_end(text, cmd_end))
+        edits.append((_line_start(text, array.start), stop, ""))
+        return edits, False
     if not last:
         lead = text[array.start + 1:array.elements[0][0]]
         new = "[" + lead + text[array.elements[separator + 2][0]:array.end]
@@ -1230,7 +1407,7 @@ def wrap_config(
             outcomes.append(EntryOutcome(entry.name, entry.where, status, server, detail))
 
         if _unlocated(loaded, entry):
-            outcome(EntryStatus.MALFORMED, _NOT_A_TABLE)
+            outcome(EntryStatus.MALFORMED, _not_located(loaded))
             continue
         stdio = _stdio(entry.value, HOSTS[loaded.format])
         if isinstance(stdio, tuple):
@@ -1335,7 +1512,7 @@ def _unwrap_text(
         proxy = _proxy_args(stdio.args)
         if _unlocated(loaded, entry):
             outcomes.append(EntryOutcome(entry.name, entry.where, EntryStatus.MALFORMED,
-                                         proxy.server, _NOT_A_TABLE))
+                                         proxy.server, _not_located(loaded)))
             continue
         if proxy.separator is None and stdio.args[-2:-1] == ["--url"]:
             outcomes.append(_unwrap_url(loaded, entry, proxy, edits, expected))
@@ -1367,6 +1544,8 @@ def _unwrap_text(
 
 def _load_text(loaded: _Loaded, text: str) -> _Loaded:
     """``loaded`` with another text of the same file (already checked by :func:`_check`)."""
+    if loaded.arrays is not None:
+        return _load_yaml(loaded.path, text.encode("utf-8"), text)
     if loaded.objects is not None:
         return _load_toml(loaded.path, text.encode("utf-8"), text)
     plain, _ = _as_json(text, _shown(loaded.path))
@@ -1382,7 +1561,9 @@ def _check(loaded: _Loaded, after: str, expected: Any) -> None:
         return
     source = _shown(loaded.path)
     try:
-        if loaded.objects is not None:
+        if loaded.arrays is not None:
+            document = _parse_yaml(after, source)
+        elif loaded.objects is not None:
             document = _parse_toml(after, source)
         else:
             plain, _ = _as_json(after, source)

@@ -127,22 +127,3 @@ def test_codex_refusals(tmp_path: Path) -> None:
     run = run_cli("wrap", str(path), "--server-name", "a=io.github.acme/a", "--pins", str(pins))
     assert run.code == 1 and "skipped mcp_servers.a" in run.stderr
     assert path.read_bytes() == before
-
-
-def test_a_yaml_config_is_refused_not_rewritten(tmp_path: Path) -> None:
-    """Continue's YAML (config.yaml, .continue/mcpServers/*.yaml) is refused with one line:
-    no minimal edit of YAML is made, and it is never re-serialized."""
-    folder = tmp_path / ".continue" / "mcpServers"
-    folder.mkdir(parents=True)
-    path = folder / "playwright-mcp.yaml"
-    path.write_text("name: Playwright mcpServer\nversion: 0.0.1\nschema: v1\nmcpServers:\n"
-                    "  - name: Browser search\n    command: npx\n    args:\n"
-                    '      - "@playwright/mcp@latest"\n')
-    before = path.read_bytes()
-    for argv in (["wrap", str(path), "--server-name", "Browser search=io.github.acme/b"],
-                 ["unwrap", str(path)]):
-        run = run_cli(*argv)
-        assert run.code == 2 and run.stderr.count("\n") == 1, run.stderr
-        assert "a YAML config (Continue's config.yaml" in run.stderr
-    assert path.read_bytes() == before and sorted(p.name for p in folder.iterdir()) == [
-        "playwright-mcp.yaml"]
