@@ -34,7 +34,8 @@ _File = Annotated[
         ".gemini/settings.json (Gemini CLI), ~/.codeium/windsurf/mcp_config.json "
         "(Windsurf), cline_mcp_settings.json (Cline), mcp_settings.json or .roo/mcp.json "
         "(Roo Code), Zed's settings.json, opencode.json(c) (OpenCode), "
-        ".codex/config.toml (Codex).",
+        ".codex/config.toml (Codex), ~/.continue/config.yaml or "
+        ".continue/mcpServers/*.yaml (Continue).",
     ),
 ]
 _DryRun = Annotated[
