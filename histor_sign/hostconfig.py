@@ -1356,6 +1356,65 @@ def _baseline(servers: Mapping[str, str], pins: str | Path | None,
     return _Baseline(frozenset(store.entries), store.path, pins_arg, None)
 
 
+def _wrap_entry(loaded: _Loaded, entry: _Entry, server: str, baseline: _Baseline,
+                command: str, expected: Any) -> tuple[EntryOutcome, list[_Edit]]:
+    """One requested entry: its outcome and the edits that wrap it (``expected``, a copy of
+    the document, receives the same change)."""
+    def outcome(status: EntryStatus, detail: str,
+                named: str | None = server) -> tuple[EntryOutcome, list[_Edit]]:
+        return EntryOutcome(entry.name, entry.where, status, named, detail), []
+
+    if _unlocated(loaded, entry):
+        return outcome(EntryStatus.MALFORMED, _not_located(loaded))
+    stdio = _stdio(entry.value, HOSTS[loaded.format])
+    if isinstance(stdio, tuple):
+        url = _remote_url(loaded, entry, stdio) if stdio[0] is EntryStatus.REMOTE else stdio
+        if isinstance(url, tuple):
+            return outcome(*url)
+        if server not in baseline.names:
+            return outcome(baseline.absent, baseline.missing(server))
+        prefix = [*proxy_arguments(server, baseline.pins, baseline.lock)[:-1], "--url"]
+        _expect_url_wrapped(_at(expected, entry.where), str(HOSTS[loaded.format].url_key),
+                            command, [*prefix, url])
+        return (EntryOutcome(entry.name, entry.where, EntryStatus.WRAPPED, server,
+                             f"serves {printable(url, 200)} through the proxy (a stdio entry "
+                             f"running proxy --url) as {server}"),
+                _wrap_url_edits(loaded, entry, prefix, command))
+    if stdio.wrapped:
+        assert stdio.args is not None
+        return outcome(*_wrapped_already(_proxy_args(stdio.args), server, baseline))
+    if server not in baseline.names:
+        return outcome(baseline.absent, baseline.missing(server))
+    prefix = proxy_arguments(server, baseline.pins, baseline.lock)
+    target = _at(expected, entry.where)
+    target["command"] = command
+    target["args"] = [*prefix, stdio.command, *(stdio.args or [])]
+    if HOSTS[loaded.format].command_array:
+        target["command"] = [command, *target.pop("args")]
+    shown = printable(" ".join([stdio.command, *(stdio.args or [])]), 200)
+    return (EntryOutcome(entry.name, entry.where, EntryStatus.WRAPPED, server,
+                         f"runs {shown} through the proxy as {server}"),
+            _wrap_edits(loaded, entry, prefix, command))
+
+
+def _wrapped_already(current: _ProxyArgs, server: str,
+                     baseline: _Baseline) -> tuple[EntryStatus, str, str | None]:
+    """An entry that runs through the proxy already: for this name and baseline (left
+    alone), or otherwise (named: unwrap it first)."""
+    if (current.server, current.pins, current.lock) == (server, baseline.pins, baseline.lock):
+        note = "" if server in baseline.names else (
+            f"; but {baseline.missing(server)}, so the proxy will refuse to start it")
+        return EntryStatus.ALREADY_WRAPPED, f"runs through the proxy as {server}{note}", server
+    was = printable(current.server or "no --server", 200)
+    if current.pins != baseline.pins:
+        was += f" with pins {printable(current.pins or 'the default', 300)}"
+    if current.lock != baseline.lock:
+        was += f" with lock {printable(current.lock or 'none', 300)}"
+    return (EntryStatus.WRAPPED_OTHERWISE,
+            f"runs through the proxy as {was} already; unwrap it first to change it",
+            current.server)
+
+
 def wrap_config(
     path: str | Path,
     servers: Mapping[str, str],
@@ -1400,62 +1459,12 @@ def wrap_config(
     for entry in loaded.entries():
         if entry.name not in servers:
             continue
-        server = servers[entry.name]
-
-        def outcome(status: EntryStatus, detail: str, entry: _Entry = entry,
-                    server: str | None = server) -> None:
-            outcomes.append(EntryOutcome(entry.name, entry.where, status, server, detail))
-
-        if _unlocated(loaded, entry):
-            outcome(EntryStatus.MALFORMED, _not_located(loaded))
-            continue
-        stdio = _stdio(entry.value, HOSTS[loaded.format])
-        if isinstance(stdio, tuple):
-            url = (_remote_url(loaded, entry, stdio) if stdio[0] is EntryStatus.REMOTE
-                   else stdio)
-            if isinstance(url, tuple) or server not in baseline.names:
-                outcome(*(url if isinstance(url, tuple) else (baseline.absent,
-                                                               baseline.missing(server))))
-                continue
-            prefix = [*proxy_arguments(server, baseline.pins, baseline.lock)[:-1], "--url"]
-            edits += _wrap_url_edits(loaded, entry, prefix, command)
-            _expect_url_wrapped(_at(expected, entry.where), str(HOSTS[loaded.format].url_key),
-                                command, [*prefix, url])
-            outcome(EntryStatus.WRAPPED, f"serves {printable(url, 200)} through the proxy "
-                    f"(a stdio entry running proxy --url) as {server}")
+        done, entry_edits = _wrap_entry(loaded, entry, servers[entry.name], baseline,
+                                        command, expected)
+        outcomes.append(done)
+        edits += entry_edits
+        if done.status is EntryStatus.WRAPPED:
             wrapped.append(entry.where)
-            continue
-        if stdio.wrapped:
-            assert stdio.args is not None
-            current = _proxy_args(stdio.args)
-            if (current.server, current.pins, current.lock) == (server, baseline.pins,
-                                                                 baseline.lock):
-                note = "" if server in baseline.names else (
-                    f"; but {baseline.missing(server)}, so the proxy will refuse to start it")
-                outcome(EntryStatus.ALREADY_WRAPPED, f"runs through the proxy as {server}{note}")
-            else:
-                was = printable(current.server or "no --server", 200)
-                if current.pins != baseline.pins:
-                    was += f" with pins {printable(current.pins or 'the default', 300)}"
-                if current.lock != baseline.lock:
-                    was += f" with lock {printable(current.lock or 'none', 300)}"
-                outcome(EntryStatus.WRAPPED_OTHERWISE,
-                        f"runs through the proxy as {was} already; unwrap it first to change it",
-                        server=current.server)
-            continue
-        if server not in baseline.names:
-            outcome(baseline.absent, baseline.missing(server))
-            continue
-        prefix = proxy_arguments(server, baseline.pins, baseline.lock)
-        edits += _wrap_edits(loaded, entry, prefix, command)
-        target = _at(expected, entry.where)
-        target["command"] = command
-        target["args"] = [*prefix, stdio.command, *(stdio.args or [])]
-        if HOSTS[loaded.format].command_array:
-            target["command"] = [command, *target.pop("args")]
-        shown = printable(" ".join([stdio.command, *(stdio.args or [])]), 200)
-        outcome(EntryStatus.WRAPPED, f"runs {shown} through the proxy as {server}")
-        wrapped.append(entry.where)
     after = _apply(loaded.text, edits)
     _check(loaded, after, expected)
     exact = True
