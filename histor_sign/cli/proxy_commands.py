@@ -186,13 +186,17 @@ def proxy_parameters(args: "Sequence[str]") -> dict[str, Any]:
     proxy function's parameters (``server``, ``pins``, ``lock``, ``on_drift``,
     ``trust_config``, ``command`` …, each default filled in). Nothing runs. A command line
     the proxy's parser refuses raises :class:`UsageError` with the parser's message."""
+    import contextlib
+    import io
+
     import typer.main
 
     root = typer.main.get_command(app)
     commands = getattr(root, "commands", None)  # a group, unless proxy is the only command
     command = commands["proxy"] if isinstance(commands, dict) else root
-    try:
-        with command.make_context("proxy", list(args)) as ctx:
+    try:  # the parser's own output (--help) is not this command's: it is dropped
+        with contextlib.redirect_stdout(io.StringIO()), \
+                command.make_context("proxy", list(args)) as ctx:
             return dict(ctx.params)
     except typer.Exit:  # --help: the proxy would print its help and serve nothing
         raise UsageError("it asks the proxy for its help, not to serve") from None

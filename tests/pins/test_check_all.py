@@ -117,6 +117,7 @@ def test_check_all_judges_what_each_wrapped_entry_runs(tmp_path: Path) -> None:
         "locked": {"command": "histor-sign", "args": [
             "proxy", "--server", "notes", "--lock", str(lock_file), "--", *command]},
         "unknown-flag": entry("--no-such-flag"),
+        "asks-help": entry("--help"),
     }}, indent=2))
     run = run_cli("check", "--all", "--host-config", str(config), *common,
                   "--server-is-trusted-code")
@@ -127,7 +128,8 @@ def test_check_all_judges_what_each_wrapped_entry_runs(tmp_path: Path) -> None:
     weakened = {"warn": "--on-drift warn", "staging": "--staging",
                 "own-root": f"--trust-config {own_root}",
                 "pinned-root": f"--trust-config {released.trust_config}",
-                "other-pins": f"--pins {other_pins}", "unknown-flag": "--no-such-flag"}
+                "other-pins": f"--pins {other_pins}", "unknown-flag": "--no-such-flag",
+                "asks-help": "the proxy refuses its command line: it asks the proxy for its help"}
     # Every weakened entry is judged at once, so a regression names each one it lets pass.
     passed = {name: status[name] for name, flag in weakened.items()
               if status[name][0] != "failed" or flag not in status[name][1]}
@@ -136,4 +138,5 @@ def test_check_all_judges_what_each_wrapped_entry_runs(tmp_path: Path) -> None:
     assert "locked (trust on first use), not publisher-signed" in status["locked"][1]
     assert "signed by" not in status["locked"][1]
     assert run.stdout.splitlines()[-1] == (
-        "8 checked, 6 failed, 0 skipped, 1 locked (not publisher-signed)")
+        "9 checked, 7 failed, 0 skipped, 1 locked (not publisher-signed)")
+    assert "Show this message and exit" not in run.stdout  # the parser's help is dropped
