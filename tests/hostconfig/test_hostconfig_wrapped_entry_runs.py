@@ -120,3 +120,45 @@ def test_wrap_lock_serves_a_locked_unsigned_server(tmp_path: Path) -> None:
     both = run_cli("wrap", str(config), "--lock", str(lock), "--pins", str(tmp_path / "p"),
                    "--server-name", "notes")
     assert both.code == 2 and "--pins" in both.stderr
+
+
+def test_a_wrapped_url_entry_runs_proxy_url(tmp_path: Path) -> None:
+    """A VS Code Streamable HTTP entry (``"type": "http"``, a ``url``) becomes a stdio entry
+    running ``proxy --url``; started as a host starts it (minimal PATH), it serves the locked
+    tools of the remote server; unwrap restores the entry byte for byte."""
+    from histor_sign.demo.example_server import build_tools
+
+    defs = tmp_path / "defs.json"
+    defs.write_text(json.dumps(build_tools()))
+    peer = REPO / "tests" / "proxy" / "sdk_http_server.py"
+    upstream = subprocess.Popen([sys.executable, str(peer), str(defs), str(tmp_path / "up.log")],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert upstream.stdout is not None
+        url = upstream.stdout.readline().decode().strip()
+        assert url.startswith("http://127.0.0.1:"), "the SDK HTTP peer did not start"
+        lock = tmp_path / "mcp.lock"
+        locked = run_cli("lock", "--url", url, "--server", "remote", "--output", str(lock))
+        assert locked.code == 0, locked.stderr
+        config = tmp_path / ".vscode" / "mcp.json"
+        config.parent.mkdir()
+        config.write_text('{\n  "servers": {\n    "remote": {\n      "type": "http",\n'
+                          f'      "url": "{url}"\n    }}\n  }}\n}}\n')
+        original = config.read_bytes()
+        run = run_cli("wrap", str(config), "--lock", str(lock), "--server-name", "remote")
+        assert run.code == 0, run.stderr
+        entry = plain(config.read_text())["servers"]["remote"]
+        assert entry["type"] == "stdio" and os.path.isabs(entry["command"])
+        assert entry["args"] == ["proxy", "--server", "remote", "--lock", str(lock),
+                                 "--url", url]
+        answers, err = _exchange(entry, "tools/list")
+        served = [t["name"] for t in answers[1]["result"]["tools"]]
+        assert served == [t["name"] for t in build_tools()], err
+        assert run_cli("unwrap", str(config)).code == 0
+        assert config.read_bytes() == original
+    finally:
+        upstream.terminate()
+        upstream.wait(10)
+        if upstream.stdout is not None:
+            upstream.stdout.close()
