@@ -186,9 +186,10 @@ HOSTS: dict[HostFormat, HostSpec] = {
         source="opencode.ai/docs/mcp-servers (type local with a command array, or remote)"),
     HostFormat.CODEX: HostSpec(
         "Codex config (.codex/config.toml: [mcp_servers.NAME])", (".codex/config.toml",),
-        "mcp_servers", "toml", paths="~/.codex/config.toml, .codex/config.toml (trusted "
-        "projects)", source="developers.openai.com/codex/mcp and openai/codex docs/config.md "
-        "([mcp_servers.NAME]: command, args, env)"),
+        "mcp_servers", "toml", url_key="url",
+        paths="~/.codex/config.toml, .codex/config.toml (trusted projects)",
+        source="developers.openai.com/codex/mcp and openai/codex docs/config.md "
+        "([mcp_servers.NAME]: command, args, env; url for Streamable HTTP)"),
     HostFormat.CONTINUE: HostSpec(
         "Continue config (config.yaml or a .continue/mcpServers/ block: mcpServers list)",
         (".continue/config.yaml", ".continue/config.yml", ".continue/mcpServers/*.yaml",
@@ -490,7 +491,8 @@ _TOML_TOKENS = re.compile(_TOML_STRING + r"|#[^\n]*", re.S)
 _TOML_STRING_AT = re.compile(_TOML_STRING, re.S)
 _TOML_HEADER = re.compile(r"^[ \t]*\[(\[?)([^\n]*?)\]\]?[ \t]*\r?$", re.M)
 _TOML_KEY = re.compile(r'[ \t]*(?:([A-Za-z0-9_-]+)|"((?:[^"\\\n]|\\.)*)"|\'([^\'\n]*)\')[ \t]*')
-_TOML_MEMBER = re.compile(r"^([ \t]*)(command|args|\"command\"|\"args\")([ \t]*=[ \t]*)", re.M)
+_TOML_MEMBER = re.compile(r"^([ \t]*)(command|args|url|\"command\"|\"args\"|\"url\")"
+                          r"([ \t]*=[ \t]*)", re.M)
 
 
 def _parse_toml(text: str, source: str) -> Any:
@@ -547,13 +549,14 @@ def _toml_array(plain: str, i: int) -> _Array | None:
 
 
 def _toml_entry(plain: str, start: int, end: int, value: Any) -> _Object | None:
-    """The ``command`` and ``args`` of one server table (its body from ``start`` to ``end``),
-    or None when a member the document has is not a plain key with a string (array) here."""
+    """The ``command``, ``args`` and ``url`` of one server table (its body from ``start`` to
+    ``end``), or None when a member the document has is not a plain key with a string (or an
+    array of strings) here."""
     members: list[_Member] = []
     for match in _TOML_MEMBER.finditer(plain, start, end):
         key = match.group(2).strip('"')
         at = match.end()
-        if key == "command":
+        if key in ("command", "url"):
             found = _TOML_STRING_AT.match(plain, at)
             stop = found.end() if found else None
         else:
@@ -563,7 +566,7 @@ def _toml_entry(plain: str, start: int, end: int, value: Any) -> _Object | None:
             return None
         members.append(_Member(key, match.start(2), match.end(2), at, stop))
     present = {m.key for m in members}
-    wanted = {k for k in ("command", "args") if k in value}
+    wanted = {k for k in ("command", "args", "url") if k in value}
     return _Object(start, end, tuple(members)) if present == wanted and len(members) == len(
         present) else None
 
@@ -1202,6 +1205,11 @@ def _unwrap_edits(
 _STDIO_TYPE = '"stdio"'
 
 
+def _key(loaded: _Loaded, name: str) -> str:
+    """How wrap spells a member's key: a JSON string, a bare TOML key."""
+    return name if loaded.objects is not None else _literal(name)
+
+
 def _remote_url(loaded: _Loaded, entry: _Entry,
                 refused: tuple[EntryStatus, str]) -> str | tuple[EntryStatus, str]:
     """The URL of a remote entry that can become ``proxy --url URL`` with a minimal edit
@@ -1216,7 +1224,8 @@ def _remote_url(loaded: _Loaded, entry: _Entry,
     if not isinstance(url, str) or not url:
         return refused
     shown = printable(url, 200)
-    if any(key in value for key in ("headers", "http_headers", "bearer_token_env_var")):
+    if any(key in value for key in ("headers", "http_headers", "env_http_headers",
+                                    "bearer_token_env_var")):
         return (EntryStatus.REMOTE, f"an HTTP server ({shown}) with headers: not wrapped "
                 "(they would have to move into the proxy's command line)")
     obj = _entry_object(loaded, entry)
@@ -1224,7 +1233,7 @@ def _remote_url(loaded: _Loaded, entry: _Entry,
     assert member is not None
     wanted = None if spec.url_type is None else _literal(spec.url_type)
     spelled = None if kind is None else text[kind.value_start:kind.value_end]
-    if text[member.key_start:member.key_end] != _literal(spec.url_key) or spelled != wanted:
+    if text[member.key_start:member.key_end] != _key(loaded, spec.url_key) or spelled != wanted:
         return (EntryStatus.REMOTE, f"an HTTP server ({shown}) of type "
                 f"{printable(json.dumps(value.get('type')), 80)}: only "
                 f"{wanted or 'untyped'} entries are Streamable HTTP here, which proxy --url "
@@ -1244,7 +1253,7 @@ def _wrap_url_edits(loaded: _Loaded, entry: _Entry, prefix: Sequence[str],
     assert url is not None
     items = [*map(_literal, prefix), text[url.value_start:url.value_end]]
     args = _args_member(loaded, url) + _inserted_array(items)
-    edits: list[_Edit] = [(url.key_start, url.key_end, '"command"'),
+    edits: list[_Edit] = [(url.key_start, url.key_end, _key(loaded, "command")),
                           (url.value_start, url.value_end, _literal(command) + args)]
     kind = obj.get("type")
     if kind is not None:
@@ -1279,7 +1288,7 @@ def _unwrap_url(loaded: _Loaded, entry: _Entry, proxy: _ProxyArgs, edits: list[_
         return EntryOutcome(entry.name, entry.where, EntryStatus.MALFORMED, proxy.server,
                             "runs proxy --url, but not as wrap wrote it: restore it by hand")
     assert spec.url_key is not None
-    edits += [(command.key_start, command.key_end, _literal(spec.url_key)),
+    edits += [(command.key_start, command.key_end, _key(loaded, spec.url_key)),
               (command.value_start, args.value_end, url_text)]
     url = json.loads(url_text)
     if kind is not None and spec.url_type is not None:

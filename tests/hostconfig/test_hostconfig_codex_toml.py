@@ -127,3 +127,24 @@ def test_codex_refusals(tmp_path: Path) -> None:
     run = run_cli("wrap", str(path), "--server-name", "a=io.github.acme/a", "--pins", str(pins))
     assert run.code == 1 and "skipped mcp_servers.a" in run.stderr
     assert path.read_bytes() == before
+
+
+def test_codex_url_entry_runs_proxy_url(tmp_path: Path) -> None:
+    """Codex documents a ``url`` server as Streamable HTTP: ``url = U`` becomes ``command =
+    HISTOR_SIGN`` and a new ``args = [… "--url", U]`` line (U as spelled), and back; one with
+    a bearer token (a header) is named and left."""
+    path = _place(tmp_path)
+    original = path.read_bytes()
+    pins = make_pins(tmp_path / "pins.json", ["io.github.acme/remote", "io.github.acme/figma"])
+    change = wrap_config(path, {"remote": "io.github.acme/remote",
+                                "figma": "io.github.acme/figma"}, pins=pins)
+    assert {e.name: e.status for e in change.entries} == {
+        "remote": EntryStatus.WRAPPED, "figma": EntryStatus.REMOTE}
+    text = path.read_text()
+    assert ('[mcp_servers.remote]\ncommand = "histor-sign"\nargs = ["proxy", "--server", '
+            f'"io.github.acme/remote", "--pins", "{pins}", "--url", '
+            '"https://mcp.example.com/mcp"]  # Streamable HTTP\n') in text
+    remote = tomllib.loads(text)["mcp_servers"]["remote"]
+    assert "url" not in remote and remote["enabled_tools"] == ["search"]
+    assert unwrap_config(path).written
+    assert path.read_bytes() == original
