@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shlex
 import shutil
 import sys
@@ -103,11 +104,54 @@ def proxy_path(pins: Path, flags: list[str], base: Path) -> Verdict:
     return asyncio.run(asyncio.wait_for(session(), 60))
 
 
+def wrapped_path(pins: Path, flags: list[str], base: Path) -> Verdict:
+    """``wrap`` writes the entry into a host config; the SDK ClientSession starts it exactly
+    as a desktop host does: its command and args, a minimal PATH, no trust flag."""
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    config = base / "claude_desktop_config.json"
+    command = server_command()
+    config.write_text(json.dumps({"mcpServers": {"notes": {
+        "command": command[0], "args": command[1:]}}}))
+    wrapped = run_cli("wrap", str(config), "--server-name", f"notes={SERVER}", "--pins",
+                      str(pins))
+    assert wrapped.code == 0, wrapped.stderr
+    entry = json.loads(config.read_text())["mcpServers"]["notes"]
+    if flags:  # the weakened entry: the flag written into the host config by hand
+        entry["args"][1:1] = flags
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(base),
+           "XDG_CONFIG_HOME": cli_env()["XDG_CONFIG_HOME"],
+           "PYTHONPATH": cli_env().get("PYTHONPATH", "")}
+
+    async def session() -> Verdict:
+        params = StdioServerParameters(command=entry["command"], args=entry["args"], env=env)
+        with (base / "wrapped.stderr").open("w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as client:
+                    try:
+                        await client.initialize()
+                    except Exception:
+                        return REFUSE
+                    assert (await client.list_tools()).tools
+        served = re.search(rf"serving {re.escape(SERVER)} revision (\d+)",
+                           (base / "wrapped.stderr").read_text())
+        assert served is not None
+        return use(int(served.group(1)))
+
+    return asyncio.run(asyncio.wait_for(session(), 60))
+
+
+def _folder(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name)
+
+
 PATHS: dict[str, Callable[[Path, list[str], Path], Verdict]] = {
     "check --server": check_path,
     "guard --server": guard_path,
     "trust update": update_path,
     "proxy (SDK host)": proxy_path,
+    "wrapped host entry (SDK host, minimal PATH)": wrapped_path,
 }
 
 
@@ -237,7 +281,7 @@ def test_every_path_gives_the_same_verdict(world: World, tmp_path: Path, case: s
     pins, flags = make(world, tmp_path / "case")
     verdicts: dict[str, Verdict] = {}
     for name, path in PATHS.items():
-        own = tmp_path / name.replace(" ", "-").replace("(", "").replace(")", "")
+        own = tmp_path / _folder(name)
         own.mkdir()
         shutil.copy(pins, own / "pins.json")
         if cache_path_for(pins).exists():
@@ -252,7 +296,7 @@ def test_a_yank_seen_is_remembered_by_every_path(world: World, tmp_path: Path) -
     pins, _ = case_yanked(world, tmp_path / "case")
     where = Path(json.loads(pins.read_text())["servers"][SERVER]["envelope"])
     for name, path in PATHS.items():
-        own = tmp_path / name.replace(" ", "-").replace("(", "").replace(")", "")
+        own = tmp_path / _folder(name)
         own.mkdir()
         shutil.copy(pins, own / "pins.json")
         assert path(own / "pins.json", [], own) == REFUSE, name
@@ -261,5 +305,5 @@ def test_a_yank_seen_is_remembered_by_every_path(world: World, tmp_path: Path) -
     for yank in where.glob("2.yank.*"):
         yank.unlink()
     for name, path in PATHS.items():
-        own = tmp_path / name.replace(" ", "-").replace("(", "").replace(")", "")
+        own = tmp_path / _folder(name)
         assert path(own / "pins.json", [], own) == REFUSE, name
