@@ -1,7 +1,8 @@
 """One verdict on every path: each case of the matrix — may this pinned server's tools be
 used, and which revision's? — run through every path that answers it, which must agree:
-``check --server``, ``guard --server``, ``trust update``, and ``proxy`` under the official
-SDK host. Each path gets its own copy of the pin file (and of its verified-revision cache),
+``check --server``, ``guard --server``, ``trust update``, ``proxy`` under the official SDK
+host, the entry ``wrap`` writes started as a desktop host starts it, and ``check --all
+--host-config`` judging that entry. Each path gets its own copy of the pin file (and of its verified-revision cache),
 made by ``trust add`` under the local Sigstore root and used WITHOUT any trust flag, as a
 wrapped host entry runs it.
 
@@ -19,6 +20,7 @@ import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_harness import cli_env, run_cli
@@ -104,12 +106,9 @@ def proxy_path(pins: Path, flags: list[str], base: Path) -> Verdict:
     return asyncio.run(asyncio.wait_for(session(), 60))
 
 
-def wrapped_path(pins: Path, flags: list[str], base: Path) -> Verdict:
-    """``wrap`` writes the entry into a host config; the SDK ClientSession starts it exactly
-    as a desktop host does: its command and args, a minimal PATH, no trust flag."""
-    from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
+def _wrapped(pins: Path, flags: list[str], base: Path) -> dict[str, Any]:
+    """The example server's host-config entry, wrapped by ``wrap`` under ``pins``; a
+    weakening ``flags`` is then written into it by hand. Returns the entry."""
     config = base / "claude_desktop_config.json"
     command = server_command()
     config.write_text(json.dumps({"mcpServers": {"notes": {
@@ -117,9 +116,30 @@ def wrapped_path(pins: Path, flags: list[str], base: Path) -> Verdict:
     wrapped = run_cli("wrap", str(config), "--server-name", f"notes={SERVER}", "--pins",
                       str(pins))
     assert wrapped.code == 0, wrapped.stderr
-    entry = json.loads(config.read_text())["mcpServers"]["notes"]
-    if flags:  # the weakened entry: the flag written into the host config by hand
-        entry["args"][1:1] = flags
+    document = json.loads(config.read_text())
+    entry: dict[str, Any] = document["mcpServers"]["notes"]
+    entry["args"][1:1] = flags
+    config.write_text(json.dumps(document))
+    return entry
+
+
+def check_all_path(pins: Path, flags: list[str], base: Path) -> Verdict:
+    """``check --all --host-config``: judges the wrapped entry by what it will run."""
+    _wrapped(pins, flags, base)
+    run = run_cli("check", "--all", "--host-config", str(base / "claude_desktop_config.json"),
+                  "--pins", str(pins), "--server-is-trusted-code", "--format", "json")
+    assert run.code in (0, 1), run.stderr
+    [line] = json.loads(run.stdout)["servers"]
+    return use(line["verified"]["revision"]) if "verified" in line else REFUSE
+
+
+def wrapped_path(pins: Path, flags: list[str], base: Path) -> Verdict:
+    """``wrap`` writes the entry into a host config; the SDK ClientSession starts it exactly
+    as a desktop host does: its command and args, a minimal PATH, no trust flag."""
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    entry = _wrapped(pins, flags, base)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(base),
            "XDG_CONFIG_HOME": cli_env()["XDG_CONFIG_HOME"],
            "PYTHONPATH": cli_env().get("PYTHONPATH", "")}
@@ -152,6 +172,7 @@ PATHS: dict[str, Callable[[Path, list[str], Path], Verdict]] = {
     "trust update": update_path,
     "proxy (SDK host)": proxy_path,
     "wrapped host entry (SDK host, minimal PATH)": wrapped_path,
+    "check --all --host-config": check_all_path,
 }
 
 
