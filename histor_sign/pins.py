@@ -1254,7 +1254,7 @@ def use_pinned(
     if pinned.freshness is Freshness.ADVANCED:
         pinned = _acceptance(entry, pinned, trust, accept=accept,
                              signed_tools=signed_tools)
-    if pinned.freshness.ok or pinned.pin != entry:
+    if pinned.pin != entry:
         store.advance(pinned.pin)  # a newer revision, a yank seen, attested, pending
     pinned.raise_for_freshness()
     return pinned
