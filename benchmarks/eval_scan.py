@@ -21,7 +21,10 @@ Figures:
   counted, not judged). The same with TC011 (confusable, schemas disjoint) added, since the
   rubric's confusability does not depend on the schemas.
 * ``TC004`` recall over ``contradict`` pairs, and false TC004 errors per 100 servers: TC004
-  errors of the per-server gate runs on pairs labeled other than ``contradict``.
+  errors of the per-server gate runs on pairs labeled other than ``contradict``. TC004 is
+  ToolClash's: explicit hints that contradict; the rubric's ``contradict`` is judged from
+  the words too, so ``TC004|HS201`` (HS201: effects that differ as the action words say) is
+  reported beside it.
 * the same two scores over the **certain** pairs only (the labeler's ``uncertain`` flag marks
   pairs where the neighbouring label is as reasonable; the data README asks for both ways),
   and the **reachable** recall: over the positives whose two schemas admit one call (the
@@ -57,6 +60,7 @@ CATALOGS = REPO / "benchmarks" / "data" / "real-servers"
 POSITIVE = frozenset({"overlap", "contradict"})
 PAIR_RULES = ("TC003", "TC004")
 WITH_DISJOINT = ("TC003", "TC004", "TC011")
+EFFECT_RULES = ("TC004", "HS201")
 
 Pair = frozenset[str]
 
@@ -159,6 +163,10 @@ class Evaluation:
         lines.append(f"  TC004 recall {t['recall']:.3f} ({t['found']} of {t['contradict']} "
                      f"contradict pairs); TC004 on labeled non-contradict pairs: "
                      f"{t['falseOnLabeled']}")
+        e = f["effects"]
+        lines.append(f"  TC004|HS201 recall {e['recall']:.3f} ({e['found']} of "
+                     f"{e['contradict']} contradict pairs); on labeled non-contradict pairs: "
+                     f"{e['falseOnLabeled']}")
         g = f["gate"]
         lines.append(f"  gate, each server alone: {g['failed']} of {g['servers']} fail; false "
                      f"TC004 errors {g['falseTc004Errors']} ({g['falseTc004Per100']:.2f} per 100 "
@@ -180,7 +188,7 @@ def evaluate(path: Path, directory: Path = CATALOGS) -> Evaluation:
     catalogs = load_catalogs(servers, directory)
     opts = options()
     together = scan_catalogs(catalogs, opts).findings
-    hits = flagged(together, WITH_DISJOINT)
+    hits = flagged(together, (*WITH_DISJOINT, "HS201"))
     ev = Evaluation()
     scores: dict[str, dict[str, Any]] = {}
     for name in ("all", "within", "cross"):
@@ -197,6 +205,9 @@ def evaluate(path: Path, directory: Path = CATALOGS) -> Evaluation:
     found = [p for p in contradict if "TC004" in hits.get(p, set())]
     false_labeled = [p for p, lab in labels.items()
                      if lab != "contradict" and "TC004" in hits.get(p, set())]
+    effect_found = [p for p in contradict if hits.get(p, set()) & set(EFFECT_RULES)]
+    effect_false = [p for p, lab in labels.items()
+                    if lab != "contradict" and hits.get(p, set()) & set(EFFECT_RULES)]
     failed, false_errors, unlabeled_errors = 0, 0, 0
     for catalog in catalogs:
         alone = scan_catalogs([catalog], opts).findings
@@ -226,6 +237,10 @@ def evaluate(path: Path, directory: Path = CATALOGS) -> Evaluation:
         "tc004": {"contradict": len(contradict), "found": len(found),
                   "recall": round(len(found) / len(contradict), 3) if contradict else 1.0,
                   "falseOnLabeled": len(false_labeled)},
+        "effects": {"contradict": len(contradict), "found": len(effect_found),
+                    "recall": (round(len(effect_found) / len(contradict), 3) if contradict
+                               else 1.0),
+                    "falseOnLabeled": len(effect_false)},
         "gate": {"servers": len(catalogs), "failed": failed, "falseTc004Errors": false_errors,
                  "falseTc004Per100": 100.0 * false_errors / max(1, len(catalogs)),
                  "unlabeledTc004Errors": unlabeled_errors},

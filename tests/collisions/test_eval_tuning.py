@@ -141,7 +141,8 @@ def test_sixth_set_floor() -> None:
 
 def test_scores_count_flags_only_on_labeled_pairs(tmp_path: Path) -> None:
     """The script's arithmetic on a two-server set made here: one overlap pair found, one
-    contradict pair found as TC004, one distinct pair not flagged."""
+    contradict pair found as HS201 (delete vs detach, as the words say: no hints state a
+    contradiction, so no TC004 and no gate failure), one distinct pair not flagged."""
     schema = {"type": "object", "properties": {"path": {"type": "string"}},
               "required": ["path"]}
     a = [{"name": "read_file", "description": "Read a file from disk", "inputSchema": schema},
@@ -159,9 +160,11 @@ def test_scores_count_flags_only_on_labeled_pairs(tmp_path: Path) -> None:
         "pairs": 3, "positives": 2, "flagged": 2, "truePositives": 2, "precision": 1.0,
         "recall": 1.0}
     assert figures["scores"]["cross"]["TC003|TC004"]["pairs"] == 2
-    assert figures["tc004"] == {"contradict": 1, "found": 1, "recall": 1.0,
+    assert figures["tc004"] == {"contradict": 1, "found": 0, "recall": 0.0,
                                 "falseOnLabeled": 0}
-    assert figures["gate"]["failed"] == 1 and figures["gate"]["falseTc004Errors"] == 0
+    assert figures["effects"] == {"contradict": 1, "found": 1, "recall": 1.0,
+                                  "falseOnLabeled": 0}
+    assert figures["gate"]["failed"] == 0 and figures["gate"]["falseTc004Errors"] == 0
     assert figures["reachable"] == {"positives": 2, "reachable": 2, "ceiling": 1.0, "found": 2,
                                     "recall": 1.0, "certain": 2, "certainFound": 2}
     assert figures["scores"]["certain"]["TC003|TC004"]["pairs"] == 3
