@@ -46,6 +46,7 @@ from itertools import chain
 from typing import Any
 
 from histor_sign._limits import DEFAULT_MAX_PARTNERS
+from histor_sign.collisions import _lexicon as lexicon
 from histor_sign.collisions._caseless import cannot_match
 from histor_sign.collisions._domains import SERVICES, canonical_words, word_areas
 from histor_sign.collisions._prefix_join import jaccard, similar_pairs
@@ -53,52 +54,7 @@ from histor_sign.collisions._prefix_join import jaccard, similar_pairs
 #: Action classes and the words that name them. A model asked to "show" something may call a
 #: ``get`` or ``read`` tool, so reading words share one class; writing words that change an
 #: existing thing share ``modify``.
-ACTION_GROUPS: dict[str, tuple[str, ...]] = {
-    "get": ("get", "getter", "fetch", "read", "retrieve", "load", "obtain", "lookup", "show",
-            "view", "inspect", "open", "display", "return", "extract", "scrape", "crawl"),
-    "list": ("list", "enumerate", "ls", "browse", "search", "find", "query", "locate", "seek",
-             "grep", "filter"),
-    "download": ("download",),
-    "describe": ("describe", "info", "stat", "stats"),
-    "create": ("create", "add", "new", "insert", "make", "register", "generate", "build",
-               "mkdir", "touch"),
-    "modify": ("update", "modify", "edit", "change", "set", "patch", "alter", "replace",
-               "append", "write", "save", "store", "put", "persist", "upload", "overwrite",
-               "mark", "rename", "upgrade"),
-    "delete": ("delete", "remove", "erase", "destroy", "drop", "purge", "unlink", "rm", "del",
-               "wipe", "clear", "rmdir"),
-    "send": ("send", "post", "publish", "submit", "notify"),
-    "run": ("run", "execute", "invoke", "call", "trigger", "launch", "start"),
-    # ``exec`` (docker exec, kubectl exec) runs a command *inside* the thing it names:
-    # ``pods_exec`` runs a command in a pod, ``pods_run`` starts a pod. On a command or
-    # statement it is running it (:data:`STATEMENT_PAIRS`).
-    "exec": ("exec",),
-    "stop": ("stop", "kill", "terminate", "cancel", "abort", "halt", "close", "resolve", "end",
-             "finish"),
-    "move": ("move", "mv", "transfer"),
-    "copy": ("copy", "cp", "duplicate", "clone"),
-    "upsert": ("upsert", "apply"),
-    # Verbs that work out a value ("the distance from A to B"), and British spellings of
-    # interface verbs: one class each.
-    "calculate": ("calculate", "compute", "estimate", "measure"),
-    "summarize": ("summarize", "summarise"),
-    "analyze": ("analyze", "analyse"),
-    # Interface actions: each its own class, with no effect implied.
-    **{w: (w,) for w in ("click", "fill", "hover", "navigate", "select", "type", "press",
-                          "scroll", "drag", "evaluate", "screenshot", "convert", "translate",
-                          "validate", "check", "compare", "sort", "count", "login",
-                          "logout", "authenticate", "follow", "unfollow", "book", "purchase",
-                          "toggle",
-                          "protect", "unprotect", "lock", "unlock", "merge", "split",
-                          "parse", "install", "deploy", "sync", "import", "export",
-                          "archive", "trash", "restore", "approve", "reject", "assign", "schedule",
-                          "subscribe", "unsubscribe", "share", "invite", "connect",
-                          "disconnect", "enable", "disable", "activate", "deactivate",
-                          "render", "resize", "crop", "rotate", "record", "play", "pause",
-                          "resume", "undo", "redo", "wait", "commit", "push", "pull",
-                          "checkout", "reset", "stage", "retweet", "format", "manage", "reply",
-                          "forward")},
-}
+ACTION_GROUPS: dict[str, tuple[str, ...]] = lexicon.grouped("ACTION_GROUPS", "class")
 #: The action class names (a description token of an action word is its class).
 ACTION_CLASSES = frozenset(ACTION_GROUPS)
 #: Relation actions: an action class followed by this word is the relation class
@@ -148,28 +104,18 @@ ACTION_EFFECTS: dict[str, str] = {
 
 #: Action classes that say little without an object (get what? create what?); any other
 #: class names a whole job by its verb alone (``translate``, ``geocode``, ``screenshot``).
-BROAD_ACTIONS = frozenset(("get", "list", "download", "describe", "create", "modify", "delete",
-                           "send", "run", "exec", "stop", "move", "copy", "upsert"))
+BROAD_ACTIONS = lexicon.words("BROAD_ACTIONS")
 
 #: Words that change count, representation or extra output of the same object, not the object.
-VARIANT_WORDS = frozenset(
-    "all multiple many batch bulk single one each detail details full complete current "
-    "recursive tree html markdown md text txt plain json png jpeg jpg svg csv xml raw "
-    "formatted content contents blank empty auto simple basic advanced quick iframe frame "
-    "date range period latest recent today daily list web internet online webpage website "
-    "tool "
-    "nearby near around"
-    .split()
-)
+VARIANT_WORDS = lexicon.words("VARIANT_WORDS")
 #: Verbs that lend their noun the action ("take a screenshot", "perform a search"): before
 #: the name's action word they are neither action nor object (``take_screenshot``).
-LIGHT_VERBS = frozenset("take make do perform capture".split())
+LIGHT_VERBS = lexicon.words("LIGHT_VERBS")
 #: Interface actions of a browser or UI driver: a tool named by one is about web pages
 #: whatever its server calls itself (``browserbase_screenshot``, ``selenium:navigate``).
-BROWSER_ACTIONS = frozenset("click hover navigate scroll drag screenshot fill".split())
+BROWSER_ACTIONS = lexicon.words("BROWSER_ACTIONS")
 #: Prepositions after which name words modify the head noun before them (``code_of_cities``).
-POST_WORDS = frozenset("of in on for at to into from with by via using per within under over"
-                       .split())
+POST_WORDS = lexicon.words("POST_WORDS")
 #: A qualifier introduced by these words is a filter or source variant (``get_weather_by_city``).
 QUALIFIER_STARTS = frozenset({"with", "by", "from", "using", "via", "for"})
 #: Qualifiers that name the scope a collection is taken from (``get_tasks_for_project``: the
@@ -177,11 +123,7 @@ QUALIFIER_STARTS = frozenset({"with", "by", "from", "using", "via", "for"})
 #: requests, a scope and none are one request ("the tasks in project X").
 SCOPE_STARTS = frozenset({"for"})
 
-STOPWORDS = frozenset(
-    "a an the and or of to in on for with by from at as is are be this that it its into "
-    "via using use given if not no all any can will may should must which when then than "
-    "your you we our their them they these those such only also each other more most".split()
-)
+STOPWORDS = lexicon.words("STOPWORDS")
 
 _SEPARATORS = re.compile(r"[\s_\-./:]+")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -330,8 +272,7 @@ def _verb(word: str) -> str:
 
 #: Words after which a description's first word is a verb with its object ("Scale a
 #: deployment"), not a noun ("Weather of a city").
-_DETERMINERS = frozenset("a an the all one each every this that these those your my some any "
-                         "multiple".split())
+_DETERMINERS = lexicon.words("_DETERMINERS")
 _NEXT_WORD = re.compile(r"\W*([A-Za-z]+)")
 
 
@@ -361,11 +302,7 @@ def _unlisted_action(words: Sequence[str], verb: str, after: str, nouns: set[str
 #: whose verbs split the requests.
 STATEMENTS = frozenset({"query", "sql", "statement", "command"})
 #: SQL keywords (as a description writes them, in capitals) → the kind of statement.
-STATEMENT_KINDS: dict[str, str] = {
-    **dict.fromkeys(("SELECT", "WITH", "SHOW", "EXPLAIN", "DESCRIBE"), "read"),
-    **dict.fromkeys(("INSERT", "UPDATE", "DELETE", "UPSERT", "MERGE", "REPLACE"), "write"),
-    **dict.fromkeys(("CREATE", "ALTER", "DROP", "TRUNCATE", "RENAME"), "schema"),
-}
+STATEMENT_KINDS: dict[str, str] = lexicon.mapping("STATEMENT_KINDS", "kind")
 #: A description that says so makes a tool read-only when it states no hints.
 _READ_ONLY = re.compile(r"\bread[- ]?only\b", re.IGNORECASE)
 
@@ -374,24 +311,12 @@ def _says_read_only(text: str) -> bool:
     return not cannot_match(text, ("read",)) and _READ_ONLY.search(text) is not None
 
 #: Source-name words that say nothing about a tool (``mcp-server-x``).
-SOURCE_NOISE = frozenset("mcp server tool tools json yaml catalog tmp api client".split())
+SOURCE_NOISE = lexicon.words("SOURCE_NOISE")
 
 #: Qualifier words that name the *kind* of argument a tool takes (``…_from_file`` vs
 #: ``…_from_url``): a model picks by what the request holds, so two tools whose qualifiers name
 #: different kinds are told apart.
-ARG_KINDS: dict[str, str] = {
-    **dict.fromkeys(("file", "path", "local", "disk", "filesystem", "filepath", "filename",
-                     "directory", "folder"), "path"),
-    **dict.fromkeys(("url", "uri", "link", "web", "http", "https", "website", "remote"), "url"),
-    **dict.fromkeys(("id", "identifier", "uuid", "key", "number"), "id"),
-    **dict.fromkeys(("name", "title", "slug", "label"), "name"),
-    **dict.fromkeys(("query", "keyword", "term", "search"), "query"),
-    **dict.fromkeys(("city", "coordinate", "location", "address", "lat", "latitude", "zip",
-                     "postcode", "ip"), "place"),
-    **dict.fromkeys(("text", "content", "string", "html", "markdown"), "text"),
-    **dict.fromkeys(("base64", "byte", "buffer", "blob", "image"), "data"),
-    **dict.fromkeys(("date", "time", "timestamp", "day", "period", "range"), "time"),
-}
+ARG_KINDS: dict[str, str] = lexicon.mapping("ARG_KINDS", "kind")
 #: Variant words that ask for *now* (``get_current_stock_price``): a request for a date is
 #: told apart from one for now.
 NOW_WORDS = frozenset({"current", "latest", "today", "now"})
@@ -421,13 +346,7 @@ def areas_of(words: frozenset[str]) -> frozenset[str]:
 
 
 #: Description words that name no domain (how tools talk, not what they talk about).
-GENERIC_WORDS = frozenset(
-    "tool tools data information result value given specified specific parameter option "
-    "optional default request response api id name new existing string number type item "
-    "object field based provided mcp server call support available current one e.g eg "
-    "example format output input text content json true false null required use used using "
-    "allow allows returns based like etc via per up out about after before while new".split()
-)
+GENERIC_WORDS = lexicon.words("GENERIC_WORDS")
 #: A source's domain words are the content words at least this share of its tools use.
 DOMAIN_SHARE = 0.25
 
