@@ -19,7 +19,9 @@ import jsonschema
 import pytest
 from cli_harness import run_cli
 
+from histor_sign._call_import import calls_from_document
 from histor_sign.collisions import ScanOptions, scan_catalogs
+from histor_sign.collisions._replay import replay_calls
 from histor_sign.models import Finding, parse_catalog
 from histor_sign.report._findings import RULES, FailOn, reaches_threshold
 from histor_sign.report._render import render
@@ -162,3 +164,23 @@ def test_the_cli_gate_passes_archive_and_delete_and_fails_on_warning(tmp_path: P
     assert run_cli("scan", str(path)).code == 0
     run = run_cli("scan", "--fail-on", "warning", str(path))
     assert run.code == 1 and "HS201" in run.stdout
+
+
+def test_replay_tc007_reads_hints_as_the_scan_does() -> None:
+    """TC007 (replay) is TC004's contradiction on an observed call: the SDK-style
+    ``{"destructiveHint": true}`` against a read-only tool is one; tools that differ only in
+    ``openWorldHint`` or ``idempotentHint`` are not."""
+    def tc007(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+        catalog = parse_catalog({"tools": [tool("lookup", "Look up a record", a),
+                                           tool("erase", "Erase a record", b)]}, "c.json").tools
+        calls = calls_from_document({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                     "params": {"name": "lookup", "arguments": {"id": "x"}}},
+                                    "trace.jsonl")
+        found = replay_calls(catalog, calls).findings
+        return [f.properties["contradictions"][0]["hints"] for f in found if f.rule == "TC007"]
+
+    assert tc007({"readOnlyHint": True}, {"destructiveHint": True}) == [
+        ["readOnlyHint", "destructiveHint"]]
+    assert tc007({"openWorldHint": False}, {"openWorldHint": True}) == []
+    assert tc007({"readOnlyHint": False, "idempotentHint": True},
+                 {"readOnlyHint": False, "idempotentHint": False}) == []
