@@ -38,14 +38,16 @@ directory; any other location is ``<base>``. Every URL goes through one fetch
 (:func:`fetch_bytes`): no credentials sent (none in the URL, no netrc; the proxy variables
 are honoured as pip and cosign honour them), redirects followed only to https (or to
 loopback http when the location itself was loopback http: never from https down to http),
-at most ``max_bytes`` bytes and ``timeout`` seconds per read. Nothing here trusts what it
-finds: the caller parses strictly and verifies before use.
+at most ``max_bytes`` bytes, and ``timeout`` seconds per read *and* for the whole request (a
+server answering a byte at a time is cut off too). Nothing here trusts what it finds: the
+caller parses strictly and verifies before use.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import os
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -227,15 +229,48 @@ def fetch_bytes(
 ) -> bytes:
     """GET ``url`` (checked as parameter ``param``) with the bounds of the module doc.
 
+    ``timeout`` bounds each read *and* the whole request (connecting, redirects, headers and
+    body together): a server that answers a few bytes at a time cannot keep the caller
+    waiting longer than ``timeout`` seconds (plus scheduling noise).
+
     Raises :class:`UsageError` for a URL that is not https/loopback or carries credentials,
     :class:`NotPublished` on HTTP 404/410, :class:`LimitExceeded` past ``max_bytes``,
     :class:`InputError` for a redirect elsewhere, :class:`FetchError` when the network or
-    the server fails. Returns the raw bytes; the caller parses and verifies them.
+    the server fails or the request outlasts ``timeout``. Returns the raw bytes; the caller
+    parses and verifies them.
     """
+    checked = _checked_url(url, param)
+    shown = printable(url, 200)
+    outcome: list[bytes | BaseException] = []
+    cancelled = threading.Event()
+
+    def work() -> None:
+        try:
+            outcome.append(_fetch(url, checked, shown, param, max_bytes, timeout, cancelled))
+        except BaseException as exc:  # handed to the caller's thread
+            outcome.append(exc)
+
+    # The request runs in a worker so the caller waits at most ``timeout`` in total: httpx
+    # bounds each read, not a request (a server dripping header bytes never times out).
+    # A worker still blocked at the deadline is abandoned; it stops at its next read.
+    worker = threading.Thread(target=work, name="histor-fetch", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if not outcome:
+        cancelled.set()
+        raise FetchError(f"{shown}: no complete answer within {timeout:g} s (the whole "
+                         "request is bounded by the timeout)", param=param)
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+def _fetch(url: str, current: str, shown: str, param: str, max_bytes: int, timeout: float,
+           cancelled: threading.Event) -> bytes:
+    """One GET with redirects (see :func:`fetch_bytes`); stops reading once ``cancelled``."""
     import httpx
 
-    current = _checked_url(url, param)
-    shown = printable(url, 200)
     try:
         with httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=False,
                           trust_env=True) as client:
@@ -253,6 +288,8 @@ def fetch_bytes(
                                          param=param)
                     data = bytearray()
                     for chunk in r.iter_bytes():
+                        if cancelled.is_set():
+                            raise FetchError(f"{shown}: cancelled at the deadline", param=param)
                         data += chunk
                         if len(data) > max_bytes:
                             raise LimitExceeded(
