@@ -161,6 +161,13 @@ class TransparencyLog:
             self.bodies.append(body)
         return appended
 
+    def pad(self, count: int, tag: str = "filler") -> None:
+        """Test hook: log ``count`` placeholder entries (marked ``tag``, so two histories
+        padded with different tags differ), as other signers' entries fill a real log."""
+        start = len(self.bodies)
+        self._extend([canonical_bytes({"kind": "dev-sigstore-placeholder", "tag": tag,
+                                       "index": start + k}) for k in range(count)])
+
     def rewrite(self, keep: int) -> None:
         """Test hook: forget every entry from index ``keep`` on, so the log serves a
         shorter tree (a shrink) and, once entries are added again, another history under
