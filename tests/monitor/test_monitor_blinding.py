@@ -145,12 +145,18 @@ def test_a_state_moved_forward_to_the_public_checkpoint_skips_nothing(
     monkeypatch.setenv(STATE_KEY, "a secret of the monitoring job")
     code, report = v1.report()
     assert code == 0 and report["checkpointStored"]
-    assert json.loads(v1.state.read_text())["mac"].startswith("hmac-sha256:")
     rogue = logged(v1.sign(WF, 3))
     move_forward(v1)
     code, report = v1.report()
     assert code == 1 and indexes(alarms(report)) == rogue, report
     assert any("starting over" in n for n in report["notices"])
+    # the key's holder resumes as usual: acknowledged, stored, authenticated
+    flags = [f for i in rogue for f in ("--acknowledge", str(i))]
+    assert v1.report(*flags, "--reason", "investigated")[0] == 0
+    assert json.loads(v1.state.read_text())["mac"].startswith("hmac-sha256:")
+    code, report = v1.report()
+    assert code == 0 and report["notices"] == [] and report["logs"][0]["entriesRead"] == {
+        "from": v1.size(), "to": v1.size()}
 
 
 def test_a_stored_checkpoint_the_log_did_not_sign_is_refused(v1: World) -> None:
