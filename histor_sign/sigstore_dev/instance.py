@@ -313,8 +313,9 @@ def _handler_for(instance: LocalSigstore) -> type[BaseHTTPRequestHandler]:
                 if log.version == 1 and path == "/api/v1/log":
                     return self._send(200, log.log_info())
                 if log.version == 1 and path == "/api/v1/log/proof":
-                    return self._send(200, log.consistency_proof(number("firstSize"),
-                                                                 number("lastSize")))
+                    return self._send(200, log.consistency_proof(
+                        number("firstSize"), number("lastSize"),
+                        query.get("treeID", [None])[0]))
                 if log.version == 1 and path == "/api/v1/log/entries":
                     return self._send(200, log.entry(number("logIndex")))
                 if log.version == 2 and path == "/checkpoint":

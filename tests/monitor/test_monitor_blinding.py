@@ -17,7 +17,17 @@ from typing import Any
 import pytest
 from cli_harness import run_cli
 from sigstore_testkit import ALICE_OWNER_ID, ALICE_REPO_ID, error_lines, statement
-from test_monitor import SERVER, WF, World, alarms, indexes, logged, make_world, tools
+from test_monitor import (
+    SERVER,
+    WF,
+    WF_DEPLOY,
+    World,
+    alarms,
+    indexes,
+    logged,
+    make_world,
+    tools,
+)
 
 from histor_sign._sigstore_trust import Trust
 from histor_sign.layout import chain_dir
@@ -271,3 +281,33 @@ def test_a_chain_answering_two_bytes_a_second_fails_within_the_timeout(
     assert run.code == 2 and run.stdout == "", run
     (line,) = error_lines(run.stderr)
     assert dripping.url in line and "within 2 s" in line
+
+
+# ------------------------------------------------------------------ Rekor v1 shards
+def test_a_rekor_v1_log_is_read_across_a_shard_rotation(v1: World) -> None:
+    """Production Rekor v1 numbers entries across shards; its checkpoint signs only the
+    active tree. A stored checkpoint of the rotated-away tree is checked against that
+    shard's final signed head (a consistency proof by tree id), and the entries of both
+    trees are read: a rogue after the rotation alarms, nothing is a false HM003."""
+    log = v1.inst.log
+    assert v1.report()[0] == 0
+    deploy = logged(v1.sign(WF_DEPLOY))  # in the first tree, after the stored checkpoint
+    log.rotate("2")
+    rogue = logged(v1.sign(WF, 3))
+    assert min(rogue) >= log.offset > max(deploy)
+    code, report = v1.report()
+    assert code == 1, report
+    assert indexes(alarms(report)) == rogue
+    assert {e["rule"] for e in alarms(report)} == {"HM001"}
+    assert indexes([e for e in report["events"] if e["rule"] == "HM002"]) == deploy
+
+
+def test_a_first_run_catches_up_from_a_revision_in_an_inactive_shard(v1: World) -> None:
+    log = v1.inst.log
+    log.rotate("2")
+    v1.release()  # revision 3, in the new tree; revisions 1 and 2 in the inactive shard
+    code, report = v1.report()
+    assert code == 0 and report["checkpointStored"], report
+    assert report["publisherEntries"] == 6 and report["complete"]
+    (read,) = report["logs"]
+    assert read["entriesRead"] == {"from": 1, "to": log.offset + len(log.tree)}
