@@ -634,7 +634,8 @@ def read_chain(location: ReleaseLocation, timeout: float, server: str, trust: Tr
         try:
             if digest not in cache:
                 cache[digest] = _verified_entry(kind, n, part, document, server, trust)
-        except (VerificationFailed, InputError, ValueError) as exc:
+        except (VerificationFailed, InputError, ValueError, TypeError, KeyError,
+                AttributeError) as exc:  # whatever a hostile file provokes: not counted
             refused.append((address, printable(getattr(exc, "message", str(exc)), 300)))
             return False
         key, body = cache[digest]

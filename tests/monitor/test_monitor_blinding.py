@@ -311,3 +311,23 @@ def test_a_first_run_catches_up_from_a_revision_in_an_inactive_shard(v1: World) 
     assert report["publisherEntries"] == 6 and report["complete"]
     (read,) = report["logs"]
     assert read["entriesRead"] == {"from": 1, "to": log.offset + len(log.tree)}
+
+
+def test_a_version_1_state_is_read_and_rewritten_as_version_2(v1: World) -> None:
+    """A state file an earlier version stored (one log) keeps its cursor: nothing is read
+    twice, nothing skipped, and it is stored again in the current format."""
+    assert v1.report()[0] == 0
+    state = json.loads(v1.state.read_text())
+    (log,) = state["logs"]
+    origin, size, root = log["checkpoint"].split("\n")[:3]
+    v1.state.write_text(json.dumps({
+        "version": 1, "logId": log["logId"], "origin": origin, "treeSize": int(size),
+        "rootHash": base64.b64decode(root).hex(), "checkpoint": log["checkpoint"],
+        "nextIndex": log["nextIndex"]}))
+    rogue = logged(v1.sign(WF, 3))
+    code, report = v1.report()
+    assert code == 1 and indexes(alarms(report)) == rogue
+    assert report["logs"][0]["entriesRead"]["from"] == log["nextIndex"]
+    flags = [f for i in rogue for f in ("--acknowledge", str(i))]
+    assert v1.report(*flags, "--reason", "investigated")[0] == 0
+    assert json.loads(v1.state.read_text())["version"] == 2
