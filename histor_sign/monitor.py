@@ -412,13 +412,6 @@ class _TiledLog(_Reader):
 
 
 # ---------------------------------------------------------------------- entries
-#: Entry kinds whose signing certificates the monitor reads (Rekor v1 ``kind`` names; Rekor
-#: v2 logs only ``hashedrekord`` and ``dsse`` 0.0.2). Other kinds (``alpine``, ``jar``,
-#: ``rpm``, ``tuf``, ``helm``, ``rfc3161``, …) are signed by keys or carry no signer the
-#: monitor can tie to a workflow: they are not judged.
-READ_KINDS = ("hashedrekord", "rekord", "dsse", "intoto", "cose")
-
-
 def _certificate(encoded: Any) -> Certificate | None:
     """A certificate given base64 (PEM or DER) in an entry; None for a bare public key."""
     from cryptography import x509
@@ -490,12 +483,6 @@ def entry_signers(body: bytes) -> list[CertificateFacts]:
     return out
 
 
-def entry_certificate_facts(body: bytes) -> CertificateFacts | None:
-    """The first signing certificate's facts of an entry body (see :func:`entry_signers`)."""
-    signers = entry_signers(body)
-    return signers[0] if signers else None
-
-
 def _chain_location(revisions: str, server: str) -> ReleaseLocation:
     """A URL names the server's chain (like a pin's location); a directory is either the
     ``revisions`` root a release publishes into or the server's chain directory itself."""
@@ -520,14 +507,6 @@ def _own_entry(bundle: Any) -> tuple[tuple[bytes, int], bytes]:
                                                                    validate=True)
     except (KeyError, TypeError, ValueError, binascii.Error):
         raise VerificationFailed("the bundle's log entry is malformed") from None
-
-
-def _bundle_entries(bundle: Any) -> Iterator[tuple[tuple[bytes, int], bytes]]:
-    """The log entry of a bundle (see :func:`_own_entry`), none when it has not one."""
-    try:
-        yield _own_entry(bundle)
-    except VerificationFailed:
-        return
 
 
 @dataclass(frozen=True)

@@ -101,6 +101,13 @@ def test_a_log_that_cannot_be_read_is_named(
     (line,) = error_lines(run.stderr)
     assert other.url in line and "503" in line
     assert not world.state.exists()
+    # an alarm in the log that was read is still reported, beside the log that was not
+    rogue = logged(world.sign(WF, 3))
+    run = world.monitor("--trust-config", str(both))
+    assert run.code == 1, run
+    assert f"  log {other.url}: NOT READ: " in run.stdout
+    assert all(f"alarm    HM001 entry {i} in {world.inst.url}: " in run.stdout for i in rogue)
+    assert not world.state.exists()
 
 
 # ------------------------------------------------------------------ stashed entries
