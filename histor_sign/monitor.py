@@ -1038,12 +1038,15 @@ def _watch(run: _Run, key: LogKey, stored: LogState | None, start: int | None,
     log: _V1Log | _TiledLog = (_TiledLog if key.tiled else _V1Log)(key, key.base_url,
                                                                   run.timeout)
     name, log_id = log.base, key.log_id.hex()
-    previous = stored.checkpoint.size if stored is not None else None
     try:
         new = log.checkpoint()
     except LogInconsistent as exc:
         raise VerificationFailed(f"{log.base}: {exc}") from None
     size = log.offset + new.size
+    previous = None
+    if stored is not None:  # in global indexes, as ``size``: its tree's first entry on
+        shard = log.shard_of(stored.checkpoint.origin)
+        previous = stored.checkpoint.size + (shard.start if shard is not None else log.offset)
     problem = _inconsistency(stored, new, log)
     cursor = stored.next_index if stored is not None else None
     if problem is None and cursor is not None and cursor > size:
@@ -1147,6 +1150,9 @@ def monitor(
         if new_state is not None:
             new_states[new_state.log_id] = new_state
     notices = (distrust,) if distrust else ()
+    if state_key is None:
+        notices += ("the state file is not authenticated (no state key): whoever can write "
+                    "it could move a cursor forward unseen",)
     return _finish(run, state_path, state_key, held, requested, logs, events, new_states,
                    errors, notices)
 

@@ -130,6 +130,7 @@ def test_a_clean_chain_raises_no_alarm_and_stores_the_checkpoint(world: World) -
     assert report["alarm"] is False and report["events"] == []
     assert report["publisherEntries"] == 4  # two envelopes, two attestations
     assert report["checkpointStored"] and report["complete"]
+    assert [n for n in report["notices"] if "not authenticated" in n]  # no state key here
     state = stored_log(world)
     assert tree_size(state["checkpoint"]) == state["nextIndex"] == world.size()
     # the next revision and its attestation are found in the chain too
