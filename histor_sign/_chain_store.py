@@ -51,6 +51,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from histor_sign._atomic import (
@@ -242,22 +243,22 @@ def fetch_bytes(
     checked = _checked_url(url, param)
     shown = printable(url, 200)
     outcome: list[bytes | BaseException] = []
-    cancelled = threading.Event()
+    cancel = _Cancel()
 
     def work() -> None:
         try:
-            outcome.append(_fetch(url, checked, shown, param, max_bytes, timeout, cancelled))
+            outcome.append(_fetch(url, checked, shown, param, max_bytes, timeout, cancel))
         except BaseException as exc:  # handed to the caller's thread
             outcome.append(exc)
 
     # The request runs in a worker so the caller waits at most ``timeout`` in total: httpx
     # bounds each read, not a request (a server dripping header bytes never times out).
-    # A worker still blocked at the deadline is abandoned; it stops at its next read.
+    # At the deadline the worker's sockets are shut down, so its blocked read ends too.
     worker = threading.Thread(target=work, name="histor-fetch", daemon=True)
     worker.start()
     worker.join(timeout)
     if not outcome:
-        cancelled.set()
+        cancel.now()
         raise FetchError(f"{shown}: no complete answer within {timeout:g} s (the whole "
                          "request is bounded by the timeout)", param=param)
     result = outcome[0]
@@ -266,16 +267,53 @@ def fetch_bytes(
     return result
 
 
+class _Cancel:
+    """The sockets a fetch opened (seen through httpcore's trace hook), and shutting them
+    down from another thread: a read blocked on one of them then returns at once."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self._sockets: list[Any] = []
+        self._lock = threading.Lock()
+
+    def trace(self, name: str, info: dict[str, Any]) -> None:
+        if name.endswith(("connect_tcp.complete", "start_tls.complete")):
+            stream = info.get("return_value")
+            sock = stream.get_extra_info("socket") if stream is not None else None
+            with self._lock:
+                if sock is not None:
+                    self._sockets.append(sock)
+                cancelled = self.event.is_set()
+            if cancelled:
+                self.now()
+
+    def now(self) -> None:
+        import socket
+
+        with self._lock:
+            self.event.set()
+            sockets = list(self._sockets)
+        for sock in sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # already closed
+
+
 def _fetch(url: str, current: str, shown: str, param: str, max_bytes: int, timeout: float,
-           cancelled: threading.Event) -> bytes:
-    """One GET with redirects (see :func:`fetch_bytes`); stops reading once ``cancelled``."""
+           cancel: _Cancel) -> bytes:
+    """One GET with redirects (see :func:`fetch_bytes`); stops once ``cancel`` is set."""
     import httpx
 
+    cancelled = cancel.event
     try:
         with httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=False,
                           trust_env=True) as client:
             for _ in range(_MAX_REDIRECTS + 1):
-                with client.stream("GET", current, headers={"Accept": "application/json"}) as r:
+                if cancelled.is_set():
+                    raise FetchError(f"{shown}: cancelled at the deadline", param=param)
+                with client.stream("GET", current, headers={"Accept": "application/json"},
+                                   extensions={"trace": cancel.trace}) as r:
                     if r.is_redirect and "location" in r.headers:
                         target = str(r.url.join(r.headers["location"]))
                         current = _checked_redirect(url, target, shown, param)

@@ -292,6 +292,7 @@ def test_a_server_dripping_its_headers_is_cut_off_at_the_timeout() -> None:
     one clear error, once ``timeout`` has passed for the whole request."""
     stop = threading.Event()
     listener = socket.create_server(("127.0.0.1", 0))
+    hung_up = threading.Event()
 
     def drip() -> None:
         conn, _ = listener.accept()
@@ -302,6 +303,7 @@ def test_a_server_dripping_its_headers_is_cut_off_at_the_timeout() -> None:
                 try:
                     conn.sendall(b"X")
                 except OSError:
+                    hung_up.set()  # the client closed its end: its reader is gone
                     return
 
     server = threading.Thread(target=drip, daemon=True)
@@ -318,10 +320,12 @@ def test_a_server_dripping_its_headers_is_cut_off_at_the_timeout() -> None:
     client = threading.Thread(target=fetch, daemon=True)
     client.start()
     client.join(30)  # a bound for the test itself, far above the fetch's own deadline
+    hung_up.wait(30)  # the abandoned request's socket is shut, not left reading
     stop.set()
     server.join(5)
     listener.close()
     assert not client.is_alive(), "the fetch outlived its timeout"
+    assert hung_up.is_set(), "the request was left reading after its deadline"
     (error,) = outcome
     assert isinstance(error, FetchError) and "no complete answer within 1 s" in str(error)
     assert "\n" not in str(error)
