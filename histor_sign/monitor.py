@@ -185,7 +185,8 @@ class _Reader:
 
     def get(self, path: str) -> bytes:
         self.requests += 1
-        return fetch_bytes(f"{self.base}/{path}", param="rekor_url",
+        # A log of the trusted root (the user may have named none): the URL says which.
+        return fetch_bytes(f"{self.base}/{path}", param="transparency_log",
                            max_bytes=MAX_LOG_RESPONSE_BYTES, timeout=self.timeout)
 
     def json(self, path: str) -> Any:

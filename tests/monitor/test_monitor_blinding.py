@@ -338,3 +338,13 @@ def test_a_version_1_state_is_read_and_rewritten_as_version_2(v1: World) -> None
     flags = [f for i in rogue for f in ("--acknowledge", str(i))]
     assert v1.report(*flags, "--reason", "investigated")[0] == 0
     assert json.loads(v1.state.read_text())["version"] == 2
+
+
+def test_a_first_run_starts_at_a_given_index(v1: World) -> None:
+    code, report = v1.report("--start-index", f"{v1.inst.url}=0")
+    assert code == 0 and report["logs"][0]["entriesRead"] == {"from": 0, "to": v1.size()}
+    v1.state.unlink()
+    run = v1.monitor("--start-index", "https://rekor.example/=3")
+    assert run.code == 2 and run.stdout == ""
+    (line,) = error_lines(run.stderr)
+    assert "--start-index" in line and "not a watched log" in line
