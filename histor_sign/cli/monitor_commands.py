@@ -18,7 +18,6 @@ from histor_sign.cli.signing_commands import (
     trust_from_flags,
 )
 
-
 #: The environment variable holding the key that authenticates the state file (a secret
 #: of the monitoring job): a state not written with it makes the run start over.
 STATE_KEY_ENV = "HISTOR_MONITOR_STATE_KEY"
