@@ -1150,7 +1150,7 @@ def monitor(
         logs.append(done)
         if new_state is not None:
             new_states[new_state.log_id] = new_state
-    notices = (distrust,) if distrust else ()
+    notices: tuple[str, ...] = (distrust,) if distrust else ()
     if state_key is None:
         notices += ("the state file is not authenticated (no state key): whoever can write "
                     "it could move a cursor forward unseen",)
