@@ -252,6 +252,7 @@ FLAGS: dict[str, str] = {
     "replace_existing": "--replace",
     # the log monitor and yank
     "rekor_url": "--rekor-url",
+    "start_index": "--start-index",
     "max_entries": "--max-entries",
     "revision": "--revision",
     "reason": "--reason",

@@ -137,6 +137,13 @@ RULES: dict[str, Rule] = {
              "or served an entry its tree does not hold.",
              "A log that rewrites history can hide signatures. Keep the stored checkpoint "
              "as evidence and report the log's two views to its operator."),
+        Rule("HM004", "unverified-chain-file", Severity.warning, "monitor",
+             "A file under the published chain path does not verify as what its name says "
+             "(the envelope, attestation part or yank of that revision, one log entry per "
+             "bundle), so its log entries are not counted as published.",
+             "Someone wrote the chain directory: a file no client reads can still hide log "
+             "entries from a monitor that trusts it. Find who changed the revisions branch "
+             "and restore the file the release wrote."),
     ]
 }
 
