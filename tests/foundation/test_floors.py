@@ -4,6 +4,7 @@ that runs up a floor breaks the contract by name."""
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shutil
@@ -56,3 +57,42 @@ def test_every_floor_of_the_architecture_page_is_a_layer() -> None:
                   for name in cell.split(",")]
     documented = [name for name in documented if name != "__init__"]
     assert sorted(documented) == sorted(layered)
+
+
+#: Underscore names the standard library documents as public.
+_DOCUMENTED = {("os", "_exit"), ("sys", "_getframe")}
+
+
+def _private_uses(path: Path) -> list[str]:
+    """Where a module imports, or reads from an imported module, a name another package
+    keeps private (a path component or attribute starting with one underscore)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    private = lambda name: name.startswith("_") and not name.startswith("__")  # noqa: E731
+    found, modules = [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] != "histor_sign":
+                    modules[alias.asname or alias.name.split(".")[0]] = alias.name
+                    if any(private(part) for part in alias.name.split(".")):
+                        found.append(f"{path.name}:{node.lineno} import {alias.name}")
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.split(".")[0] in ("histor_sign", "__future__"):
+                continue
+            names = [*node.module.split("."), *(a.name for a in node.names)]
+            if any(private(part) for part in names):
+                found.append(f"{path.name}:{node.lineno} from {node.module} import ...")
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in modules and private(node.attr)
+                and (modules[node.value.id], node.attr) not in _DOCUMENTED):
+            found.append(f"{path.name}:{node.lineno} {node.value.id}.{node.attr}")
+    return found
+
+
+def test_no_module_leans_on_another_packages_private_code() -> None:
+    # A private module or function of a dependency (or of the standard library) changes
+    # without notice in a minor release; the package uses public APIs only.
+    found = [use for path in sorted((REPO / "histor_sign").rglob("*.py"))
+             for use in _private_uses(path)]
+    assert found == []
