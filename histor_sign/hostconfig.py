@@ -96,7 +96,7 @@ _TITLES = {
     HostFormat.CLAUDE_CODE_PROJECT: "Claude Code project config (.mcp.json: mcpServers)",
     HostFormat.CLAUDE_CODE_USER: "Claude Code user config (~/.claude.json: mcpServers and "
     "projects.<path>.mcpServers)",
-    HostFormat.MCP_SERVERS: "an mcpServers config (the Claude Desktop, Cursor and Claude Code "
+    HostFormat.MCP_SERVERS: "mcpServers config (the Claude Desktop, Cursor and Claude Code "
     "layout)",
 }
 
