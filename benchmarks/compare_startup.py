@@ -100,7 +100,8 @@ def checkout(spec: str) -> tuple[Path, dict[str, str]]:
     return Path(path).resolve(), ({name: value} if name else {})
 
 
-def heavy_imports(args: list[str], repo: Path = REPO) -> list[str]:
+def heavy_imports(args: list[str], repo: Path = REPO,
+                  extra: dict[str, str] | None = None) -> list[str]:
     code = (
         f"import sys; sys.argv=['histor-sign', *{args!r}]\n"
         "from histor_sign.cli import main\n"
@@ -108,7 +109,7 @@ def heavy_imports(args: list[str], repo: Path = REPO) -> list[str]:
         f"print('HEAVY:' + ','.join(m for m in {HEAVY!r} if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=clean_env(repo), check=True, cwd=repo)
+                         env=clean_env(repo, extra), check=True, cwd=repo)
     line = next(x for x in out.stdout.splitlines() if x.startswith("HEAVY:"))
     return [m for m in line.removeprefix("HEAVY:").split(",") if m]
 
@@ -138,7 +139,8 @@ def main() -> None:
     for name, line in lines.items():
         if name in HEAVY_BY_DESIGN:
             continue
-        heavy = ["; ".join(heavy_imports(line, repo)) or "none" for repo, _ in checkouts]
+        heavy = ["; ".join(heavy_imports(line, repo, extra)) or "none"
+                 for repo, extra in checkouts]
         print(f"heavy modules imported by {name}: {' | '.join(heavy)}")
     if len(checkouts) > 1:
         print("(columns: this checkout, then " +
