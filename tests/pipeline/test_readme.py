@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
 import pytest
-from cli_harness import REPO
+from cli_harness import REPO, cli_env
 
 pytestmark = pytest.mark.slow
 
@@ -117,3 +118,35 @@ def test_readme_guard_and_scan_examples_behave_as_shown() -> None:
     scan = run_cli("scan", "examples/scan/collision-mcp.json", cwd=REPO)
     assert scan.code == 1
     assert scan.stdout.splitlines()[-1] in readme
+
+
+def _block_after(heading: str) -> str:
+    text = (REPO / "README.md").read_text()
+    section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```bash\n(.*?)```", section, re.S)
+    assert block is not None, f"no bash block under {heading!r}"
+    return block.group(1)
+
+
+def test_the_release_rehearsal_runs_as_written(tmp_path: Path) -> None:
+    """The README's rehearsal, exactly as written, in an empty directory: a local Sigstore
+    instance, fetch, release, verify and a verified check against the live server."""
+    script = _block_after("Rehearse a release on your machine")
+    env = cli_env()
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env["PATH"]
+    proc = subprocess.Popen(["bash", "-e", "-c", script], cwd=tmp_path, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=300)
+    finally:
+        try:  # a failed step leaves the instance running: end the whole session
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    assert proc.returncode == 0, out[-2000:] + err[-2000:]
+    assert "signed io.github.example/notes-server 1.0.0 revision 1" in out
+    assert "VERIFIED: io.github.example/notes-server revision 1 (1.0.0)" in out
+    assert "match · io.github.example/notes-server revision 1 · signed by " in out
+    assert "using the LOCAL dev-sigstore instance" in err
+    assert (tmp_path / "rehearsal" / "release" / "envelope.json").is_file()
