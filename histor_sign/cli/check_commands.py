@@ -29,6 +29,7 @@ from histor_sign.cli.signing_commands import (
 from histor_sign.cli.trust_commands import (
     PinsOpt,
     ServerOpt,
+    awaiting_hint,
     pinned_store,
     verify_for_use,
 )
@@ -319,6 +320,7 @@ def _check_pinned(
         emit(json_document(result.to_json()), output)
     else:
         emit(result.to_text(), output)
+    awaiting_hint(result.revision)
     drift = result.drift
     fresh = result.freshness.ok and drift is not None
     if not fresh or (not result.ok if fail_on is None else drift is None

@@ -146,7 +146,7 @@ def test_check_server_follows_the_chain_then_refuses_rollback_and_fork(client: C
     # Revision 3 is released from a tag after branch releases: allow both refs.
     assert client.add(client.publish("pub1", "rev1"), "--ref-pattern", "refs/**").code == 0
     # Skip ahead from 1 to 3: revision 2 is fetched from the pinned location.
-    location = client.publish("pub", "rev3", "rev2")
+    location = client.publish("pub", "rev3", "rev1", "rev2")
     entry = client.pinned()
     entry["envelope"] = str(location)
     client.pins.write_text(json.dumps({"version": 2, "servers": {SERVER: entry}}))
