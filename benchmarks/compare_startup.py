@@ -42,6 +42,11 @@ LINES = {
 }
 #: Lines that are measured but not held to "no heavy module" (they need sigstore/jsonschema).
 HEAVY_BY_DESIGN = ("verify", "guard")
+#: The ``ONE_SHOT`` commands (``cli/app.py``): also measured through ``main()``, which runs
+#: the same command without the entry point's collector switch.
+ONE_SHOT_LINES = frozenset({"verify", "guard"})
+_VIA_MAIN = ("import sys; sys.argv = ['histor-sign', *sys.argv[1:]]; "
+             "from histor_sign.cli import main; main()")
 
 
 def verify_line() -> list[str]:
@@ -132,10 +137,16 @@ def main() -> None:
     print(f"python -c pass            {bare * 1000:7.1f} / {bare_cpu * 1000:5.1f}")
     print(f"python -c 'import typer'  {typer * 1000:7.1f} / {typer_cpu * 1000:5.1f}")
     for name, line in lines.items():
-        ms = measure([([sys.executable, "-m", "histor_sign", *line], clean_env(repo, extra))
-                      for repo, extra in checkouts], args.runs)
+        variants = [([sys.executable, "-m", "histor_sign", *line], clean_env(repo, extra))
+                    for repo, extra in checkouts]
+        if name in ONE_SHOT_LINES:  # the same command through main(): collector untouched
+            variants.append(([sys.executable, "-c", _VIA_MAIN, *line], clean_env()))
+        ms = measure(variants, args.runs)
         cells = "   ".join(f"{w * 1000:7.1f} / {c * 1000:5.1f}" for w, c in ms)
         print(f"histor-sign {name:13} {cells}")
+    if ONE_SHOT_LINES & set(lines):
+        print("(verify, guard: the last column is this checkout through main(), which leaves "
+              "the collector on: what the entry point's gc.disable/gc.freeze saves)")
     for name, line in lines.items():
         if name in HEAVY_BY_DESIGN:
             continue
