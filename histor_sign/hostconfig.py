@@ -199,7 +199,7 @@ HOSTS: dict[HostFormat, HostSpec] = {
         source="docs.continue.dev/customize/deep-dives/mcp (mcpServers: a list of {name, "
         "type, command, args, env}; blocks in .continue/mcpServers/)"),
     HostFormat.MCP_SERVERS: HostSpec(
-        "an mcpServers config (the Claude Desktop, Cursor and Claude Code layout)", (),
+        "mcpServers config (the Claude Desktop, Cursor and Claude Code layout)", (),
         "mcpServers"),
 }
 

@@ -273,8 +273,10 @@ def _emit_drift(
                     and pinned.freshness is Freshness.ADVANCED else None)
         emit(verified_drift_text(result, verified.headline, advanced=advanced,
                                  fields_hint=hint, surface_hint=SURFACE_HINT), output)
-    else:
-        emit(result.to_text(fields_hint=hint, surface_hint=SURFACE_HINT), output)
+    else:  # compared with digests nobody vouched for: the verdict line says so
+        head, newline, rest = result.to_text(fields_hint=hint,
+                                             surface_hint=SURFACE_HINT).partition("\n")
+        emit(f"{head} (signature not verified){newline}{rest}", output)
     if not result.matches if fail_on is None else result.reaches(fail_on):
         raise typer.Exit(1)
 

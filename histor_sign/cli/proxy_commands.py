@@ -126,6 +126,7 @@ def proxy(
                                  trusted_code=server_is_trusted_code)
     assert target is not None
     FetchOptions(timeout=timeout)  # the same bounds check as fetch
+    t.warn_push_credentials(target)
     flags = VerifyFlags(None, GITHUB_ACTIONS_ISSUER, None, None, None, None, trusted_root,
                         trust_config, staging, offline)
     locked = _locked(lock, server, target, flags.any_given() or pins is not None)

@@ -254,6 +254,28 @@ def trust_add(
                     *_entry_lines(first.pin, learned=True)]), None)
 
 
+def _trust_root(entry: "PinEntry") -> dict[str, Any]:
+    """The trust root a pin verifies under, and whether it is Sigstore's production one:
+    ``{"root": NAME, "production": bool, "warning": str | None}`` — the warning is
+    :meth:`~histor_sign._sigstore_trust.Trust.warning`'s, or why the root cannot be read."""
+    from histor_sign.errors import HistorError
+
+    name = entry.trust_root or "production"
+    try:
+        warning = entry.trust().warning()
+    except HistorError as exc:
+        warning = f"cannot read it: {exc.message}"
+    return {"root": name, "production": warning is None, "warning": warning}
+
+
+def _trust_root_line(entry: "PinEntry") -> str:
+    """``trust root     NAME``, flagged ``[NOT PRODUCTION]`` where Sigstore's production
+    root is not what verifies the pin (``--format json`` carries the warning itself)."""
+    root = _trust_root(entry)
+    flag = "" if root["production"] else "  [NOT PRODUCTION]"
+    return f"  trust root     {printable(root['root'])}{flag}"
+
+
 def _entry_lines(entry: "PinEntry", *, learned: bool = False) -> list[str]:
     note = " (learned from the certificate)" if learned else ""
     return [
@@ -268,6 +290,7 @@ def _entry_lines(entry: "PinEntry", *, learned: bool = False) -> list[str]:
         f"  revision       {entry.revision} (manifest {entry.manifest_digest})",
         f"  signed by      {printable(entry.signer)}",
         f"  envelope       {printable(entry.location)}",
+        _trust_root_line(entry),
         # A yanked revision stays refused under this pin (and its reason is the publisher's
         # text, bounded when the pin file is read: escaped).
         *(f"  yanked         revision {n}: {printable(reason)}"
@@ -279,13 +302,19 @@ def _entry_lines(entry: "PinEntry", *, learned: bool = False) -> list[str]:
 def trust_list(
     pins: PinsOpt = None,
     format: Annotated[
-        OutputFormat, typer.Option("--format", "-f", help="human or json (the pin file).")
+        OutputFormat, typer.Option(
+            "--format", "-f",
+            help="human or json (the pin file, with schemaVersion and each pin's trust root).")
     ] = OutputFormat.human,
 ) -> None:
     """Show every pinned server."""
     store = load_store(pins)
     if format is OutputFormat.json:
-        emit(store.to_bytes().decode("utf-8"), None)
+        import json
+
+        document = json.loads(store.to_bytes())  # the pin file, as written
+        roots = {name: _trust_root(store.entries[name]) for name in sorted(store.entries)}
+        emit(json_document({**document, "pins": str(store.path), "trustRoots": roots}), None)
         return
     if not len(store):
         emit(f"no servers pinned in {store.path}", None)
@@ -330,8 +359,8 @@ def trust_show(
     if entry is None:
         raise UsageError(f"{printable(server, 200)} is not pinned in {store.path}")
     if format is OutputFormat.json:
-        emit(json_document({"pins": str(store.path), "server": server, **entry.to_json()}),
-             None)
+        emit(json_document({"pins": str(store.path), "server": server, **entry.to_json(),
+                            "trust": _trust_root(entry)}), None)
         return
     emit("\n".join([f"{printable(server, 200)} in {store.path}", *_entry_lines(entry)]), None)
 
