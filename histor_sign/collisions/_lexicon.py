@@ -16,17 +16,20 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from pathlib import Path
 from typing import Any
 
-PATH = Path(__file__).with_name("lexicon.json")
+#: Read as package data (importlib.resources), so a zipped or bytecode-only install works.
+PATH = "lexicon.json"
 FORMAT = "histor.lexicon/v1"
 
 
 @cache
 def classes() -> dict[str, list[dict[str, Any]]]:
     """Every class's entries, in file order."""
-    doc = json.loads(PATH.read_text(encoding="utf-8"))
+    from importlib import resources
+
+    doc = json.loads(resources.files(__package__ or "histor_sign.collisions")
+                     .joinpath(PATH).read_text(encoding="utf-8"))
     if doc.get("format") != FORMAT:
         raise ValueError(f"{PATH}: not a {FORMAT} document")
     return {name: list(body["entries"]) for name, body in doc["classes"].items()}

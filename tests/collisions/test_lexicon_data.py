@@ -4,12 +4,13 @@ histor_sign/collisions/lexicon.json, one entry a line, each saying where it come
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from histor_sign.collisions import _domains, _lexical, _lexicon
 
 
 def test_every_entry_is_one_line_with_its_provenance() -> None:
-    text = _lexicon.PATH.read_text(encoding="utf-8")
+    text = (Path(_lexicon.__file__).parent / _lexicon.PATH).read_text(encoding="utf-8")
     entries = [line for line in text.splitlines() if line.startswith("   {")]
     assert len(entries) == sum(len(es) for es in _lexicon.classes().values())
     for line in entries:
