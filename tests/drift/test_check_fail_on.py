@@ -90,7 +90,7 @@ def test_human_headline(tmp_path: Path, statement: Statement) -> None:
     head = run.stdout.splitlines()[0]
     assert head.startswith('different — risk: high  (1 changed: delete_index: destructiveHint '
                            'false → true; new required argument "force"')
-    assert head.endswith(f" · {SERVER} revision 1")
+    assert head.endswith(f" · {SERVER} revision 1 (signature not verified)")
     assert "      high   destructiveHint false → true  (annotation riskier)" in run.stdout
 
 
