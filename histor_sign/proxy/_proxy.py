@@ -340,16 +340,15 @@ class Proxy:
     async def _host_loop(self, reader: LineReader,
                          verifying: asyncio.Task[PinnedRevision | LockedRevision]) -> None:
         assert self._host is not None
-        first = True
         while True:
             message = await self._next_host(reader)
             if message is None:
                 return
-            if first and "method" in message and "id" in message and message["method"] != "ping":
-                first = False
+            method = message.get("method")
+            if self._state.era is None and "id" in message and method not in (None, "ping"):
                 try:
-                    revision = await self._verified(verifying)
-                    await self._open(message, revision)
+                    if await self._negotiate(message, verifying):
+                        continue
                 except _Ended as ended:
                     # Not noticed here: the outcome carries the one line (the CLI's exit
                     # line), so a refusal is said once, like every other ending.
@@ -357,9 +356,24 @@ class Proxy:
                                       reason=ended.message)
                     await self._reply_error(message, REFUSED, f"{PREFIX}: {ended.message}")
                     raise
-                if message["method"] == "initialize":
-                    continue  # answered by _open
             await self._from_host(message)
+
+    async def _negotiate(self, message: dict[str, Any],
+                         verifying: asyncio.Task[PinnedRevision | LockedRevision]) -> bool:
+        """A host request before the session's era is settled. The era is the one the host
+        ends up choosing, as it would be talking to the server directly: a
+        ``server/discover`` is relayed to the upstream as it is (its answer, an error
+        included, goes back unchanged, and the host decides), and the first other request
+        opens the session — ``initialize`` the handshake era, a request carrying a protocol
+        version the modern one. True when ``message`` was fully handled here."""
+        if self._revision is None:
+            self._revision = await self._verified(verifying)
+        if self._upstream is None:
+            await self._start_upstream()
+        if message["method"] == "server/discover":
+            await self._forward_request(message)
+            return True
+        return await self._open(message)
 
     async def _next_host(self, reader: LineReader) -> dict[str, Any] | None:
         """The host's next message. A failure elsewhere cancels the host task (`_fail`),
@@ -388,10 +402,9 @@ class Proxy:
                     await self._host.send({"jsonrpc": "2.0", "id": ident,
                                            "error": {"code": SESSION_ENDED, "message": text}})
 
-    async def _open(self, first: dict[str, Any],
-                    revision: PinnedRevision | LockedRevision) -> None:
-        """Start the upstream, run the host's handshake through it, walk and compare."""
-        self._revision = revision
+    async def _start_upstream(self) -> None:
+        """Start the upstream and hear it; what it sends before the host has its
+        initialize answer is held (a host may ignore it before)."""
         try:
             self._upstream = open_upstream(
                 self.target, max_message_bytes=self.max_message_bytes,
@@ -399,8 +412,15 @@ class Proxy:
             await self._upstream.start()
         except HistorError as exc:
             raise _Ended("failed", exc.message) from None
-        self._spawn(self._upstream_loop())
         self._held = []
+        self._spawn(self._upstream_loop())
+
+    async def _open(self, first: dict[str, Any]) -> bool:
+        """Run the host's handshake through the started upstream, walk and compare. True
+        when ``first`` was answered here (``initialize``). An ``initialize`` the upstream
+        answers with an error (a modern-only server's -32022) is relayed as it is and the
+        era stays open: the host decides, as it would talking to the server directly."""
+        assert self._upstream is not None and self._revision is not None
         method = first["method"]
         params = first.get("params") if isinstance(first.get("params"), dict) else {}
         assert isinstance(params, dict)
@@ -410,10 +430,8 @@ class Proxy:
             result = await self._internal_request("initialize", params, timeout=True,
                                                   raw_error=True)
             if "error" in result:
-                error = result["error"]
-                text = error.get("message") if isinstance(error, dict) else None
-                shown = printable(text, 200) if isinstance(text, str) else "(no message)"
-                raise _Ended("failed", f"the upstream server refused initialize: {shown}")
+                await self._send_host({**result, "id": first["id"]})
+                return True
             answer = result["result"]
             version = answer.get("protocolVersion") if isinstance(answer, dict) else None
             if not isinstance(version, str):
@@ -456,6 +474,7 @@ class Proxy:
         held, self._held = self._held, None
         for message in held or []:
             await self._send_host(message)
+        return answer is not None
 
     async def _from_host(self, message: dict[str, Any]) -> None:
         method = message.get("method")

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from histor_sign.canonical import parse_json
 from histor_sign.errors import FetchError, HistorError, InputError
-from histor_sign.mcp._jsonrpc import clip, encode, is_foreign_object
+from histor_sign.mcp._http_channel import AuthError, HttpStatusError, SessionExpired
+from histor_sign.mcp._jsonrpc import RpcError, clip, encode, is_foreign_object
 
 if TYPE_CHECKING:
     from histor_sign.mcp._http_channel import HttpChannel
@@ -313,9 +314,10 @@ class HttpUpstream(Upstream):
             task = asyncio.create_task(self._post(message))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-            # The initialize answer carries the session id every later POST needs.
+            # The initialize answer carries the session id every later POST needs; a
+            # server that never answers is the caller's timeout (the task goes on alone).
             if message.get("method") == "initialize":
-                await asyncio.wait({task})
+                await asyncio.wait({task}, timeout=self.channel.timeout)
             return
         await self._post(message)
 
@@ -398,7 +400,13 @@ class HttpUpstream(Upstream):
                 if (200 <= resp.status_code < 300 and "id" not in message) or (
                         resp.status_code == 202):
                     return
-                kind = await channel._check_status(resp, method)
+                try:
+                    kind = await channel._check_status(resp, method)
+                except (RpcError, HttpStatusError) as exc:
+                    if "id" not in message or isinstance(exc, (AuthError, SessionExpired)):
+                        raise
+                    await self._queue.put(_status_answer(message["id"], exc))
+                    return
                 received = 0
                 if kind == "json":
                     data = await self._bounded_body(resp)
@@ -460,6 +468,26 @@ class HttpUpstream(Upstream):
             with contextlib.suppress(BaseException):
                 await task
         await self.channel.aclose()
+
+
+def _status_answer(ident: Any, exc: RpcError | HttpStatusError) -> dict[str, Any]:
+    """The JSON-RPC answer to request ``ident`` that an HTTP error status stands for, as
+    the official SDK clients read it: the JSON-RPC error in the body when there is one
+    (400 with -32000 "Server not initialized" from a handshake-era server asked
+    ``server/discover``), else 404 before a session as "method not found" and any other
+    status as an internal error. The session goes on: one request failed."""
+    if isinstance(exc, RpcError):
+        error: dict[str, Any] = {"code": exc.code, "message": exc.text or ""}
+        if exc.data is not None:
+            error["data"] = exc.data
+        if not isinstance(exc.code, int) or isinstance(exc.code, bool):
+            error["code"] = -32603
+    elif exc.status == 404:
+        error = {"code": -32601, "message": "Not Found"}
+    else:
+        error = {"code": -32603, "message": f"Server returned an error response (HTTP "
+                                            f"{exc.status})"}
+    return {"jsonrpc": "2.0", "id": ident, "error": error}
 
 
 def open_upstream(target: Target, *, max_message_bytes: int, timeout: float,
