@@ -31,8 +31,17 @@ MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
 LEGACY_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 
 CLIENT_INFO: dict[str, str] = {"name": "histor-sign", "version": __version__}
-#: We declare no client capabilities: the list we sign is the one any bare client sees.
-CLIENT_CAPABILITIES: dict[str, Any] = {}
+#: We declare what a fully capable host declares (as the official Python SDK's client does
+#: with every callback set): servers offer some tools only to hosts that can answer roots,
+#: sampling or elicitation requests, and the list we sign must be the one such a host is
+#: offered. A host that declares less is offered a subset of it (never drift in the proxy).
+#: The requests themselves are refused cleanly during a fetch
+#: (:func:`~histor_sign.mcp._jsonrpc.reply_to_server_request`).
+CLIENT_CAPABILITIES: dict[str, Any] = {
+    "roots": {"listChanged": True},
+    "sampling": {},
+    "elicitation": {"form": {}, "url": {}},
+}
 
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPS = "io.modelcontextprotocol/clientCapabilities"
@@ -58,15 +67,16 @@ class Session:
         params: dict[str, Any] | None = extra or None
         headers: dict[str, str] | None = None
         if self.era is Era.MODERN:
-            params = {"_meta": modern_meta(self.protocol_version), **(extra or {})}
+            params = {"_meta": modern_meta(self.protocol_version, self.client_capabilities),
+                      **(extra or {})}
             headers = modern_headers(self.protocol_version, method)
         return await self.channel.call(method, params, timeout=self.timeout, headers=headers)
 
 
-def modern_meta(version: str) -> dict[str, Any]:
+def modern_meta(version: str, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         META_VERSION: version,
-        META_CAPS: dict(CLIENT_CAPABILITIES),
+        META_CAPS: dict(CLIENT_CAPABILITIES if capabilities is None else capabilities),
         META_CLIENT: dict(CLIENT_INFO),
     }
 

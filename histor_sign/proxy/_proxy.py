@@ -831,9 +831,13 @@ class Proxy:
         assert self._revision is not None and self._state.era is not None
         assert self._state.protocol_version is not None
         async with self._refresh_lock:
+            # The walk declares the host's own capabilities (modern era; in the handshake
+            # era the host's initialize did): the list compared is the one this host is
+            # offered.
             session = Session(channel=self._relay, era=self._state.era,
                               protocol_version=self._state.protocol_version,
-                              timeout=self.options.timeout)
+                              timeout=self.options.timeout,
+                              client_capabilities=dict(self._state.host_caps))
             try:
                 walk = await walk_list(session, self.options, TOOLS)
                 contract = build_contract(self._revision, walk.tools, on_drift=self.on_drift,
