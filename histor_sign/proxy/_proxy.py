@@ -47,8 +47,10 @@ from histor_sign.proxy._notices import Notices
 from histor_sign.proxy._wire import (
     ByteSink,
     ByteSource,
+    NO_ID,
     LineReader,
     LineWriter,
+    Oversized,
     Upstream,
     WireError,
     open_upstream,
@@ -66,6 +68,7 @@ if TYPE_CHECKING:
 DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 #: JSON-RPC error codes the proxy answers with.
 REFUSED = -32001
+INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 SESSION_ENDED = -32000
@@ -380,7 +383,12 @@ class Proxy:
         so no per-message race of two waits is needed."""
         if self._failure is not None:
             raise self._failure
-        message = await reader.message()
+        while True:
+            try:
+                message = await reader.message()
+                break
+            except Oversized as exc:
+                await self._host_oversized(exc)
         if message is not None and "id" in message and "method" in message:
             self._owed[_key(message["id"])] = message["id"]
         return message
@@ -747,7 +755,11 @@ class Proxy:
         assert self._upstream is not None
         try:
             while True:
-                message = await self._upstream.receive()
+                try:
+                    message = await self._upstream.receive()
+                except Oversized as exc:
+                    await self._upstream_oversized(exc)
+                    continue
                 if message is None:
                     raise _Ended("failed", await self._upstream.gone())
                 await self._from_upstream(message)
@@ -757,6 +769,34 @@ class Proxy:
             self._fail(_Ended("failed", exc.message))
         except HistorError as exc:
             self._fail(_Ended("failed", exc.message))
+
+    async def _upstream_oversized(self, exc: Oversized) -> None:
+        """A server message over the limit was dropped: the request it answers (when its
+        id names one in flight) gets a JSON-RPC error instead, and the session goes on."""
+        self.notice(f"{PREFIX}: {exc.message}")
+        ident = exc.ident
+        if not isinstance(ident, int) or isinstance(ident, bool) or ident not in self._up_pending:
+            return
+        await self._upstream_response({"jsonrpc": "2.0", "id": ident, "error": {
+            "code": INTERNAL_ERROR, "message": f"{PREFIX}: the server's answer was over the "
+            f"limit of {self.max_message_bytes} bytes (max_message_bytes) and was not "
+            "relayed"}})
+
+    async def _host_oversized(self, exc: Oversized) -> None:
+        """A host message over the limit was dropped: a request gets a JSON-RPC error, an
+        answer to a server request is an error to the server; the session goes on."""
+        self.notice(f"{PREFIX}: {exc.message}")
+        ident = exc.ident
+        if ident is NO_ID:
+            return
+        text = (f"{PREFIX}: the message was over the limit of {self.max_message_bytes} bytes "
+                "(max_message_bytes) and was not relayed")
+        pending = self._host_pending.get(ident) if isinstance(ident, int) else None
+        if pending is not None and pending.future is None:  # the host answered the server
+            await self._host_response({"jsonrpc": "2.0", "id": ident, "error": {
+                "code": INTERNAL_ERROR, "message": text}})
+            return
+        await self._reply_error({"id": ident}, INVALID_REQUEST, text)
 
     def _fail(self, ended: _Ended) -> None:
         if self._failure is None:

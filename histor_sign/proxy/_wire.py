@@ -13,12 +13,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from histor_sign.canonical import parse_json
-from histor_sign.errors import FetchError, HistorError, InputError
+from histor_sign.errors import FetchError, HistorError, InputError, LimitExceeded
 from histor_sign.mcp._http_channel import AuthError, HttpStatusError, SessionExpired
 from histor_sign.mcp._jsonrpc import RpcError, clip, encode, is_foreign_object
 
@@ -33,7 +34,45 @@ MAX_STREAM_REOPENS = 5
 
 
 class WireError(FetchError):
-    """A peer sent what the proxy will not forward (oversized, not JSON-RPC) or vanished."""
+    """A peer sent what the proxy will not forward (not JSON-RPC) or vanished."""
+
+
+#: No id could be found in an oversized message.
+NO_ID: Any = object()
+#: Bytes of an oversized message kept at each end to find its id (the rest is dropped).
+_PEEK = 4096
+_ID_VALUE = rb'(-?\d+|"(?:[^"\\]|\\.)*")'
+_HEAD_ID = re.compile(rb'\A\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*' + _ID_VALUE)
+_TAIL_ID = re.compile(rb'[,{]\s*"id"\s*:\s*' + _ID_VALUE + rb'\s*\}\s*\Z')
+
+
+class Oversized(WireError):
+    """One message over ``max_message_bytes``: it was read to its end and dropped, and
+    the session goes on. ``ident`` is its JSON-RPC id when one could be found (or
+    :data:`NO_ID`), so the request it answers, or that it is, fails alone."""
+
+    def __init__(self, message: str, ident: Any = NO_ID) -> None:
+        super().__init__(message)
+        self.ident = ident
+
+
+def peek_id(head: bytes, tail: bytes) -> Any:
+    """The top-level ``id`` of a JSON-RPC message known only by its ends, or :data:`NO_ID`.
+
+    Sound for valid JSON: an ``"id"`` member right after the opening brace (after
+    ``"jsonrpc":"2.0"`` at most — how the Python SDK writes) or right before the closing
+    one (how the TypeScript SDK writes) is a member of the outermost object; inside a
+    string its quotes would be escaped. Anything else is not guessed at."""
+    import json
+
+    match = _HEAD_ID.match(head) or _TAIL_ID.search(tail)
+    if match is None:
+        return NO_ID
+    try:
+        value = json.loads(match.group(1))
+    except ValueError:
+        return NO_ID
+    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else NO_ID
 
 
 class ByteSource(Protocol):
@@ -103,6 +142,10 @@ class LineReader:
     async def _line(self) -> bytes | None:
         while True:
             idx = self._buf.find(b"\n")
+            if idx > self.limit:
+                line = bytes(self._buf[:idx]).rstrip(b"\r")
+                del self._buf[: idx + 1]
+                raise self._oversized(line[:_PEEK], line[-_PEEK:], len(line))
             if idx >= 0:
                 line = bytes(self._buf[:idx]).rstrip(b"\r")
                 del self._buf[: idx + 1]
@@ -110,8 +153,7 @@ class LineReader:
                     return line
                 continue
             if len(self._buf) > self.limit:
-                raise WireError(f"{self.peer} sent a message over the limit of {self.limit} "
-                                "bytes (`max_message_bytes`)")
+                await self._drop_rest()
             if self._eof:
                 if self._buf.strip():
                     raise WireError(f"{self.peer} closed its stream mid-message")
@@ -124,6 +166,34 @@ class LineReader:
                 self._eof = True
                 continue
             self._buf += chunk
+
+
+    async def _drop_rest(self) -> None:
+        """The buffer holds the start of a line over the limit: read on to its end keeping
+        only both ends (memory stays bounded), then raise :class:`Oversized`."""
+        head, tail, size = bytes(self._buf[:_PEEK]), bytes(self._buf[-_PEEK:]), len(self._buf)
+        self._buf.clear()
+        while True:
+            try:
+                chunk = await self.source.read(_CHUNK)
+            except (ConnectionError, OSError):
+                chunk = b""
+            if not chunk:
+                self._eof = True
+                raise WireError(f"{self.peer} closed its stream mid-message")
+            idx = chunk.find(b"\n")
+            part = chunk if idx < 0 else chunk[:idx]
+            size += len(part)
+            tail = (tail + part)[-_PEEK:]
+            if idx >= 0:
+                self._buf += chunk[idx + 1:]
+                raise self._oversized(head, tail.rstrip(b"\r"), size)
+
+    def _oversized(self, head: bytes, tail: bytes, size: int) -> Oversized:
+        self.count += 1
+        where = f"{self.peer} {'line' if self.skip else 'message'} {self.count}"
+        return Oversized(f"{where} ({size} bytes) is over the limit of {self.limit} bytes "
+                         "(`max_message_bytes`): dropped", peek_id(head, tail))
 
 
 def check_message(value: Any, where: str) -> dict[str, Any]:
@@ -366,9 +436,9 @@ class HttpUpstream(Upstream):
                                 f"{channel.shown_url} (GET event stream)")
                         pending = len(parser._buffer) + sum(map(len, parser._data))
                         if pending > self.limit:
-                            raise WireError(f"{channel.shown_url} sent an event over the "
+                            raise Oversized(f"{channel.shown_url} sent an event over the "
                                             f"limit of {self.limit} bytes "
-                                            "(`max_message_bytes`)")
+                                            "(`max_message_bytes`): dropped")
             except HistorError as exc:
                 await self._queue.put(exc)
                 return
@@ -422,8 +492,15 @@ class HttpUpstream(Upstream):
                                             f"{channel.shown_url} ({method} event stream)")
                     pending = len(parser._buffer) + sum(map(len, parser._data))
                     if pending > self.limit:
-                        raise WireError(f"{channel.shown_url} sent an event over the limit "
-                                        f"of {self.limit} bytes (`max_message_bytes`)")
+                        raise Oversized(f"{channel.shown_url} sent an event over the limit "
+                                        f"of {self.limit} bytes (`max_message_bytes`): "
+                                        "dropped")
+        except (Oversized, LimitExceeded) as exc:  # the answer to this request: it fails alone
+            request = "id" in message and "method" in message
+            text = exc.message if isinstance(exc, Oversized) else (
+                f"{channel.shown_url} sent an answer to {method} over the limit of "
+                f"{self.limit} bytes (`max_message_bytes`): dropped")
+            await self._queue.put(Oversized(text, message["id"] if request else NO_ID))
         except HistorError as exc:
             await self._queue.put(exc)
         except httpx.HTTPError as exc:
@@ -437,15 +514,15 @@ class HttpUpstream(Upstream):
         async for chunk in self.channel._body(resp):
             total += len(chunk)
             if total > self.limit:
-                raise WireError(f"{self.channel.shown_url} sent a message over the limit of "
-                                f"{self.limit} bytes (`max_message_bytes`)")
+                raise Oversized(f"{self.channel.shown_url} sent a message over the limit of "
+                                f"{self.limit} bytes (`max_message_bytes`): dropped")
             parts.append(chunk)
         return b"".join(parts)
 
     async def _deliver(self, data: bytes, where: str) -> None:
         if len(data) > self.limit:
-            raise WireError(f"{where}: a message over the limit of {self.limit} bytes "
-                            "(`max_message_bytes`)")
+            raise Oversized(f"{where}: a message over the limit of {self.limit} bytes "
+                            "(`max_message_bytes`): dropped")
         try:
             value = parse_json(data, where, max_bytes=self.limit)
         except HistorError as exc:

@@ -18,6 +18,8 @@ server. Options change what is served, to make drift:
                            serving and one after each tools/call (an OpenTelemetry preamble)
   --not-served             advertise prompts and resources (as the example server does)
                            but answer their list methods with -32601 (issue 27)
+  --big-result BYTES       answer every tools/call of search_notes with a text of BYTES
+                           bytes (issue 37: a message over the proxy's limit)
   --legacy-only            a 2025-era server: answer server/discover with -32601, as
                            the TS SDK's servers do (issue 37)
 """
@@ -54,6 +56,7 @@ def main() -> int:
     parser.add_argument("--log-records", action="store_true")
     parser.add_argument("--not-served", action="store_true")
     parser.add_argument("--legacy-only", action="store_true")
+    parser.add_argument("--big-result", type=int)
     args = parser.parse_args()
     tools = build_tools(args.description)
     if args.lose_readonly:
@@ -84,6 +87,13 @@ def main() -> int:
                     sys.stdout.write('{"jsonrpc":"2.0","id":1,"id":2}\n')
                     sys.stdout.flush()
                     continue
+            params = message.get("params") or {}
+            if args.big_result and params.get("name") == "search_notes":
+                sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {
+                    "content": [{"type": "text", "text": "x" * args.big_result}],
+                    "isError": False}}) + "\n")
+                sys.stdout.flush()
+                continue
             if args.legacy_only and message.get("method") == "server/discover":
                 sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": {
                     "code": -32601, "message": "Method not found"}}) + "\n")

@@ -67,12 +67,9 @@ def test_every_pending_request_is_answered_when_the_upstream_crashes(
     assert code == 2 and "exited with code 3" in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize("bad", [b"{not json\n", b"[1, 2]\n",
-                                 b'{"jsonrpc": "2.0", "id": 9, "method": "tools/call", '
-                                 b'"params": {"name": "x", "arguments": {"a": "'
-                                 + b"x" * (9 * 1024 * 1024) + b'"}}}\n'])
-def test_malformed_or_oversized_host_message_ends_the_session(world: World, tmp_path: Path,
-                                                              bad: bytes) -> None:
+@pytest.mark.parametrize("bad", [b"{not json\n", b"[1, 2]\n"])
+def test_malformed_host_message_ends_the_session(world: World, tmp_path: Path,
+                                                 bad: bytes) -> None:
     log = tmp_path / "up.jsonl"
     host = RawHost(proxy_argv(world, tmp_path, upstream=recorder(log)))
     host.initialize()
