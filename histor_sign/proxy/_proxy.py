@@ -77,6 +77,8 @@ META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 PREFIX = "histor-sign proxy"
 #: How a modern-era approval's ``requestState`` begins (the rest: nonce and HMAC).
 APPROVAL_STATE = "histor-sign-proxy/approval/1:"
+#: A server's stderr line is passed on clipped to this many characters.
+STDERR_LINE_CHARS = 2000
 #: Modern-era approvals the proxy remembers while the host asks the user.
 MAX_OPEN_APPROVALS = 1024
 
@@ -416,12 +418,19 @@ class Proxy:
         try:
             self._upstream = open_upstream(
                 self.target, max_message_bytes=self.max_message_bytes,
-                timeout=self.options.timeout, shutdown_grace=self.shutdown_grace)
+                timeout=self.options.timeout, shutdown_grace=self.shutdown_grace,
+                on_stderr=self._server_stderr)
             await self._upstream.start()
         except HistorError as exc:
             raise _Ended("failed", exc.message) from None
         self._held = []
         self._spawn(self._upstream_loop())
+
+    def _server_stderr(self, line: str) -> None:
+        """Each line of a stdio server's stderr, passed on to the operator (the host's
+        server log) escaped and prefixed — never holding the session up (:class:`Notices`:
+        bounded, dropped lines counted)."""
+        self.notice(f"{PREFIX}: server stderr: {printable(line, STDERR_LINE_CHARS)}")
 
     async def _open(self, first: dict[str, Any]) -> bool:
         """Run the host's handshake through the started upstream, walk and compare. True

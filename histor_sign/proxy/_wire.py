@@ -275,7 +275,8 @@ class Upstream(ABC):
 class StdioUpstream(Upstream):
     """A stdio server run under the keeper: the process tree dies with the proxy."""
 
-    def __init__(self, target: Target, *, max_message_bytes: int, shutdown_grace: float) -> None:
+    def __init__(self, target: Target, *, max_message_bytes: int, shutdown_grace: float,
+                 on_stderr: Callable[[str], None] | None = None) -> None:
         from histor_sign.mcp._stdio_channel import StdioChannel
         from histor_sign.mcp._target import child_environment, refuse_untrusted_server
 
@@ -287,6 +288,7 @@ class StdioUpstream(Upstream):
         self.channel: StdioChannel = StdioChannel(
             target.command, max_bytes=max_message_bytes, cwd=target.cwd, env=env,
             shutdown_grace=shutdown_grace)
+        self.channel.on_stderr = on_stderr
         self.limit = max_message_bytes
         self._reader: LineReader | None = None
         self._writer: LineWriter | None = None
@@ -568,9 +570,11 @@ def _status_answer(ident: Any, exc: RpcError | HttpStatusError) -> dict[str, Any
 
 
 def open_upstream(target: Target, *, max_message_bytes: int, timeout: float,
-                  shutdown_grace: float) -> Upstream:
-    """The wire to ``target`` (not started)."""
+                  shutdown_grace: float, on_stderr: Callable[[str], None] | None = None
+                  ) -> Upstream:
+    """The wire to ``target`` (not started). ``on_stderr`` hears each line a stdio server
+    writes on its stderr (server text: escape it)."""
     if target.command is not None:
         return StdioUpstream(target, max_message_bytes=max_message_bytes,
-                             shutdown_grace=shutdown_grace)
+                             shutdown_grace=shutdown_grace, on_stderr=on_stderr)
     return HttpUpstream(target, max_message_bytes=max_message_bytes, timeout=timeout)

@@ -20,6 +20,8 @@ server. Options change what is served, to make drift:
                            but answer their list methods with -32601 (issue 27)
   --big-result BYTES       answer every tools/call of search_notes with a text of BYTES
                            bytes (issue 37: a message over the proxy's limit)
+  --stderr                 write two lines on stderr at start (one with an ESC sequence and
+                           a bidi override) and one per tools/call
   --legacy-only            a 2025-era server: answer server/discover with -32601, as
                            the TS SDK's servers do (issue 37)
 """
@@ -57,6 +59,7 @@ def main() -> int:
     parser.add_argument("--not-served", action="store_true")
     parser.add_argument("--legacy-only", action="store_true")
     parser.add_argument("--big-result", type=int)
+    parser.add_argument("--stderr", action="store_true")
     args = parser.parse_args()
     tools = build_tools(args.description)
     if args.lose_readonly:
@@ -72,6 +75,9 @@ def main() -> int:
     if args.log_records:
         sys.stdout.write('{"severityText":"INFO","body":"telemetry \\u001b[2J on"}\n')
         sys.stdout.flush()
+    if args.stderr:
+        sys.stderr.write("notes server: starting\n\x1b[31mred\x1b[0m \u202eevil\n")
+        sys.stderr.flush()
     with open(args.log, "a", encoding="utf-8") as log:
         for line in sys.stdin:
             if not line.strip():
@@ -81,6 +87,9 @@ def main() -> int:
             message = json.loads(line)
             if message.get("method") == "tools/call":
                 calls += 1
+                if args.stderr:
+                    sys.stderr.write(f"notes server: call {calls}\n")
+                    sys.stderr.flush()
                 if calls == args.crash_after:
                     os._exit(3)
                 if calls == args.garbage_after:
