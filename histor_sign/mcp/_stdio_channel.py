@@ -199,9 +199,7 @@ class StdioChannel(Channel):
             with contextlib.suppress(TimeoutError, Exception):
                 async with asyncio.timeout(0.2):
                     await asyncio.shield(self._stderr_task)
-        how = (
-            f"exited with code {code}" if code is not None else "closed its standard output"
-        )
+        how = exit_how(code)
         tail = _stderr_tail(list(self._stderr_tail))
         return ServerGone(f"the MCP server {how} before answering {method}{tail}"
                           f"{self._skipped_note()}")
@@ -369,6 +367,20 @@ class StdioChannel(Channel):
                 os.kill(self.proc.pid, signal.SIGHUP if sig == signal.SIGKILL else sig)
             else:
                 os.killpg(self.proc.pid, sig)
+
+
+def exit_how(code: int | None) -> str:
+    """How a server process ended, for a message: ``exited with code N``, ``was killed by
+    signal 9 (SIGKILL)`` (a negative return code), or ``closed its standard output``."""
+    if code is None:
+        return "closed its standard output"
+    if code < 0:
+        try:
+            name = f" ({signal.Signals(-code).name})"
+        except ValueError:
+            name = ""
+        return f"was killed by signal {-code}{name}"
+    return f"exited with code {code}"
 
 
 #: Linux: the server runs under a keeper (``_reaper``): a subreaper with PR_SET_PDEATHSIG.

@@ -253,9 +253,15 @@ class Proxy:
         return asyncio.run(self._run_stdio())
 
     async def _run_stdio(self) -> ProxyOutcome:
+        import signal
         import sys
 
         loop = asyncio.get_running_loop()
+        # A host (or a service manager) stops a server with SIGTERM: end the session as if
+        # it had closed, so every open request is answered and `session-end` is recorded.
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGTERM, self._fail, _Ended(
+                "ended", "the proxy was stopped (SIGTERM)"))
         reader = asyncio.StreamReader(limit=1 << 16)
         if _pollable(sys.stdin.fileno()):
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
@@ -298,7 +304,7 @@ class Proxy:
         if self._failure is not None and outcome.status == "ended":
             outcome = ProxyOutcome(self._failure.status, self._failure.message)
         try:
-            if outcome.status != "ended":
+            if outcome.status != "ended" or self._failure is not None:  # (SIGTERM)
                 await self._answer_owed(outcome)
         finally:
             await self._shutdown()
@@ -402,8 +408,8 @@ class Proxy:
         owed, self._owed = list(self._owed.values()), {}
         if not owed or self._host is None:
             return
-        why = ("refused" if outcome.status == "refused"
-               else "the upstream server or the connection failed")
+        why = {"refused": "refused", "ended": "the proxy was stopped"}.get(
+            outcome.status, "the upstream server or the connection failed")
         text = (f"{PREFIX}: the session ended before this request was answered ({why}; "
                 "the proxy's stderr says why)")
         with contextlib.suppress(TimeoutError, WireError):
@@ -932,9 +938,9 @@ class Proxy:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": up_id, "method": method}
         if params is not None:
             message["params"] = params
-        await self._upstream.send(message)
         try:
             async with asyncio.timeout(self.options.timeout if timeout else None):
+                await self._upstream.send(message)
                 return await future
         except TimeoutError:
             self._up_pending.pop(up_id, None)

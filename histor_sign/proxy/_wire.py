@@ -316,7 +316,9 @@ class StdioUpstream(Upstream):
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(1.0):
                     code = await proc.wait()
-        how = f"exited with code {code}" if code is not None else "closed its standard output"
+        from histor_sign.mcp._stdio_channel import exit_how
+
+        how = exit_how(code)
         tail = self.channel._stderr_tail
         last = f" (last stderr line: {clip(tail[-1])})" if tail else ""
         return f"the upstream server {how}{last}"

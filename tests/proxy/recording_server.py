@@ -22,6 +22,7 @@ server. Options change what is served, to make drift:
                            bytes (issue 37: a message over the proxy's limit)
   --stderr                 write two lines on stderr at start (one with an ESC sequence and
                            a bidi override) and one per tools/call
+  --kill-self-after N      SIGKILL itself on the Nth tools/call (no answer)
   --legacy-only            a 2025-era server: answer server/discover with -32601, as
                            the TS SDK's servers do (issue 37)
 """
@@ -31,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 
 from histor_sign.demo.example_server import ExampleServer, build_tools
@@ -60,6 +62,7 @@ def main() -> int:
     parser.add_argument("--legacy-only", action="store_true")
     parser.add_argument("--big-result", type=int)
     parser.add_argument("--stderr", action="store_true")
+    parser.add_argument("--kill-self-after", type=int)
     args = parser.parse_args()
     tools = build_tools(args.description)
     if args.lose_readonly:
@@ -92,6 +95,8 @@ def main() -> int:
                     sys.stderr.flush()
                 if calls == args.crash_after:
                     os._exit(3)
+                if calls == args.kill_self_after:
+                    os.kill(os.getpid(), signal.SIGKILL)
                 if calls == args.garbage_after:
                     sys.stdout.write('{"jsonrpc":"2.0","id":1,"id":2}\n')
                     sys.stdout.flush()
