@@ -38,6 +38,7 @@ from histor_sign.mcp._jsonrpc import (
     LIST_CHANGED_NOTIFICATIONS,
     Channel,
     Era,
+    encode,
     notification,
     same_id,
 )
@@ -77,6 +78,9 @@ META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 PREFIX = "histor-sign proxy"
 #: How a modern-era approval's ``requestState`` begins (the rest: nonce and HMAC).
 APPROVAL_STATE = "histor-sign-proxy/approval/1:"
+#: What the server may send before the host has its initialize answer, held for it.
+MAX_HELD_MESSAGES = 256
+MAX_HELD_BYTES = 16 * 1024 * 1024
 #: A server's stderr line is passed on clipped to this many characters.
 STDERR_LINE_CHARS = 2000
 #: Modern-era approvals the proxy remembers while the host asks the user.
@@ -223,8 +227,13 @@ class Proxy:
         self.contract: Contract | None = None
         self.locked = locked
         self._revision: PinnedRevision | LockedRevision | None = None
-        self._ready = asyncio.Event()
-        self._refreshes = 0
+        #: ``list_changed`` notices heard after the first walk, and how many of them the
+        #: installed contract accounts for; one refresher walks until they are equal.
+        self._heard = 0
+        self._decided = 0
+        self._refreshed = asyncio.Condition()
+        self._refresher: asyncio.Task[None] | None = None
+        self._to_forward: dict[str, dict[str, Any]] = {}
         self._refresh_lock = asyncio.Lock()
         self._ids = itertools.count(1)
         self._up_pending: dict[int, _Pending] = {}
@@ -234,6 +243,8 @@ class Proxy:
         self._approvals: dict[tuple[str, Any], asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._held: list[dict[str, Any]] | None = None
+        self._held_bytes = 0
+        self._held_dropped = 0
         self._state = _State()
         self._upstream: Upstream | None = None
         self._host: LineWriter | None = None
@@ -495,6 +506,11 @@ class Proxy:
         if answer is not None:
             await self._send_host({"jsonrpc": "2.0", "id": first["id"], "result": answer})
         held, self._held = self._held, None
+        self._held_bytes = 0
+        if self._held_dropped:
+            self.notice(f"{PREFIX}: {self._held_dropped} message(s) the server sent before the "
+                        f"session started were dropped (at most {MAX_HELD_MESSAGES} messages "
+                        f"and {MAX_HELD_BYTES} bytes wait for the host)")
         for message in held or []:
             await self._send_host(message)
         return answer is not None
@@ -514,7 +530,7 @@ class Proxy:
             await self._reply_error(message, INVALID_PARAMS, f"{PREFIX}: no session yet")
             return
         if method in ("tools/list", "tools/call"):
-            await self._ready.wait()
+            await self._current()
         if method == "tools/list":
             await self._answer_tools_list(message)
         elif method == "tools/call":
@@ -592,6 +608,11 @@ class Proxy:
         if not isinstance(name, str):
             decision = Decision(False, None, [Reason("malformed-call",
                                                      "tools/call has no string name")])
+        elif not isinstance(arguments, dict):
+            # MCP arguments are an object. JSON text is not decoded here: what the guard
+            # checks must be exactly what the server receives.
+            decision = Decision(False, name, [Reason(
+                "malformed-call", "tools/call arguments are not a JSON object")])
         elif name not in contract.offered_names:
             decision = Decision(False, name, [Reason(
                 "not-offered", f"tool {shown_name(name)} is not offered: it is not a tool of "
@@ -832,12 +853,13 @@ class Proxy:
             self._server_to_host[_key(message["id"])] = host_id
             await self._to_host_in_order({**message, "id": host_id})
         elif method in LIST_CHANGED_NOTIFICATIONS:
-            self._relay.on_notification(message)
             if self._held is not None:
+                self._relay.on_notification(message)
                 return  # the first walk restarts itself; the host sees its result
-            self._refreshes += 1
-            self._ready.clear()
-            self._spawn(self._refresh_then_forward(message))
+            self._heard += 1
+            self._to_forward.setdefault(method, message)
+            if self._refresher is None:
+                self._refresher = self._spawn(self._refresh_loop())
         else:
             if method == "notifications/cancelled":
                 params = message.get("params")
@@ -850,11 +872,25 @@ class Proxy:
 
     async def _to_host_in_order(self, message: dict[str, Any]) -> None:
         """Server requests and notifications wait until the host has its initialize
-        answer (a host may ignore them before), then go in the order they came."""
-        if self._held is not None:
-            self._held.append(message)
-        else:
+        answer (a host may ignore them before), then go in the order they came. At most
+        :data:`MAX_HELD_MESSAGES` and :data:`MAX_HELD_BYTES` wait: beyond, a notification
+        is dropped and a request is answered with an error (the server never waits on
+        it); the count is said once."""
+        if self._held is None:
             await self._send_host(message)
+            return
+        size = len(encode(message))
+        if len(self._held) < MAX_HELD_MESSAGES and self._held_bytes + size <= MAX_HELD_BYTES:
+            self._held.append(message)
+            self._held_bytes += size
+            return
+        self._held_dropped += 1
+        pending = self._host_pending.pop(message.get("id"), None) if "id" in message else None
+        if pending is not None and self._upstream is not None:
+            self._server_to_host.pop(_key(pending.peer_id), None)
+            await self._upstream.send({"jsonrpc": "2.0", "id": pending.peer_id, "error": {
+                "code": INTERNAL_ERROR, "message": f"{PREFIX}: the host has not started the "
+                "session yet and too much is waiting for it"}})
 
     async def _upstream_response(self, message: dict[str, Any]) -> None:
         ident = message.get("id")
@@ -870,13 +906,39 @@ class Proxy:
         self._host_to_up.pop(_key(pending.peer_id), None)
         await self._send_host({**message, "id": pending.peer_id})
 
-    async def _refresh_then_forward(self, message: dict[str, Any]) -> None:
+    async def _current(self) -> None:
+        """Wait until the contract accounts for every ``list_changed`` heard so far: at
+        most the walk under way and one more, however many notices keep coming."""
+        target = self._heard
+        async with self._refreshed:
+            await self._refreshed.wait_for(lambda: self._decided >= target)
+
+    async def _refresh_loop(self) -> None:
+        """The one refresher: walk, compare, install, then forward each kind of notice
+        heard once — again while notices came meanwhile. A storm of notices therefore
+        costs one walk at a time and never queues a walk per notice."""
         try:
-            await self._refresh()
+            while self._decided < self._heard:
+                target = self._heard
+                forward, self._to_forward = self._to_forward, {}
+                try:
+                    await self._refresh()
+                except _Ended as ended:
+                    if ended.status != "failed" or self._heard == target:
+                        raise
+                    # The list changed under the walk (pages that no longer fit): the
+                    # next walk reads the new one.
+                    self._to_forward = {**forward, **self._to_forward}
+                    continue
+                self._decided = target
+                async with self._refreshed:
+                    self._refreshed.notify_all()
+                for message in forward.values():
+                    await self._send_host(message)
         except _Ended as ended:
             self._fail(ended)
-            return
-        await self._send_host(message)
+        finally:
+            self._refresher = None
 
     async def _refresh(self, *, initial: bool = False) -> None:
         """Walk the served tools, compare, and install the new contract."""
@@ -907,11 +969,6 @@ class Proxy:
             previous = self.contract
             self.contract = contract
             self._report(previous, contract, initial)
-            if not initial:
-                self._refreshes -= 1
-            if self._refreshes <= 0:
-                self._refreshes = 0
-                self._ready.set()
 
     def _report(self, previous: Contract | None, contract: Contract, initial: bool) -> None:
         if not initial:

@@ -23,6 +23,10 @@ server. Options change what is served, to make drift:
   --stderr                 write two lines on stderr at start (one with an ESC sequence and
                            a bidi override) and one per tools/call
   --kill-self-after N      SIGKILL itself on the Nth tools/call (no answer)
+  --storm N                after the first tools/call, send N tools/list_changed notices
+                           (after the answer)
+  --flood N                after notifications/initialized, send N log notifications
+                           (the proxy holds them until the host has its initialize answer)
   --legacy-only            a 2025-era server: answer server/discover with -32601, as
                            the TS SDK's servers do (issue 37)
 """
@@ -63,6 +67,8 @@ def main() -> int:
     parser.add_argument("--big-result", type=int)
     parser.add_argument("--stderr", action="store_true")
     parser.add_argument("--kill-self-after", type=int)
+    parser.add_argument("--storm", type=int)
+    parser.add_argument("--flood", type=int)
     args = parser.parse_args()
     tools = build_tools(args.description)
     if args.lose_readonly:
@@ -127,6 +133,15 @@ def main() -> int:
                 sys.stdout.write(json.dumps({"jsonrpc": "2.0",
                                              "method": "notifications/tools/list_changed"})
                                  + "\n")
+            if args.storm and message.get("method") == "tools/call" and calls == 1:
+                notice = json.dumps({"jsonrpc": "2.0",
+                                     "method": "notifications/tools/list_changed"}) + "\n"
+                sys.stdout.write(notice * args.storm)
+            if args.flood and message.get("method") == "notifications/initialized":
+                sys.stdout.write("".join(json.dumps({
+                    "jsonrpc": "2.0", "method": "notifications/message",
+                    "params": {"level": "info", "data": f"log {i}"}}) + "\n"
+                    for i in range(args.flood)))
             if args.banner and message.get("method") == "tools/call":
                 sys.stdout.write(f"handled call {calls}\n")
             if args.log_records and message.get("method") == "tools/call":

@@ -85,3 +85,62 @@ def test_a_url_upstream_that_never_answers_initialize_times_out(world: World,
         release.set()
     assert "error" in answer
     assert code == 2 and "did not answer initialize within 2 s" in err, err
+
+
+def test_a_storm_of_list_changed_is_merged_and_calls_do_not_wait_behind_it(
+        world: World, tmp_path: Path) -> None:
+    """2,000 notices after one call: at most the walk under way and one more per change
+    still pending (not one walk per notice); the next call is answered against the
+    current state; the host hears the change, not 2,000 times."""
+    from proxy_fixtures import received
+
+    log = tmp_path / "up.jsonl"
+    host = RawHost(proxy_argv(world, tmp_path, upstream=recorder(log, "--storm", "2000")))
+    host.initialize()
+    first = host.request(1, "tools/call", {"name": "get_note",
+                                           "arguments": {"note_id": "note-1"}})
+    while (heard := host.receive()) is not None:  # the change, once the proxy re-walked
+        if heard.get("method") == "notifications/tools/list_changed":
+            break
+    second = host.request(2, "tools/call", {"name": "get_note",
+                                            "arguments": {"note_id": "note-2"}})
+    code, err = host.finish()
+    assert code == 0, err
+    assert first["result"]["isError"] is False and second["result"]["isError"] is False
+    pages = [m for m in received(log) if m.get("method") == "tools/list"]
+    walks = len(pages) / 3  # 7 tools in pages of 3
+    assert 2 <= walks <= 50, walks  # the first walk, then merged re-walks (not 2,000)
+
+
+def test_messages_held_for_the_host_are_bounded(world: World, tmp_path: Path) -> None:
+    host = RawHost(proxy_argv(world, tmp_path, upstream=recorder(tmp_path / "up.jsonl",
+                                                                 "--flood", "1000")))
+    host.initialize()
+    logs = 0
+    answer = None
+    host.send({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    while answer is None:
+        message = host.receive()
+        assert message is not None
+        if message.get("method") == "notifications/message":
+            logs += 1
+        elif message.get("id") == 1:
+            answer = message
+    code, err = host.finish()
+    assert code == 0, err
+    assert logs <= 256 and "message(s) the server sent before the session started were " \
+        "dropped" in err
+
+
+def test_arguments_as_json_text_are_denied_not_forwarded(world: World, tmp_path: Path) -> None:
+    from proxy_fixtures import received_calls
+
+    log = tmp_path / "up.jsonl"
+    host = RawHost(proxy_argv(world, tmp_path, upstream=recorder(log)))
+    host.initialize()
+    answer = host.request(1, "tools/call", {"name": "get_note",
+                                            "arguments": '{"note_id": "note-1"}'})
+    code, err = host.finish()
+    assert answer["result"]["isError"] is True
+    assert "malformed-call" in answer["result"]["content"][0]["text"]
+    assert received_calls(log) == [] and code == 0, err
