@@ -46,9 +46,9 @@ from histor_sign.proxy._audit import AuditLog
 from histor_sign.proxy._contract import Blocked, Contract, OnDrift, build_contract
 from histor_sign.proxy._notices import Notices
 from histor_sign.proxy._wire import (
+    NO_ID,
     ByteSink,
     ByteSource,
-    NO_ID,
     LineReader,
     LineWriter,
     Oversized,
@@ -885,7 +885,8 @@ class Proxy:
             self._held_bytes += size
             return
         self._held_dropped += 1
-        pending = self._host_pending.pop(message.get("id"), None) if "id" in message else None
+        ident = message.get("id")
+        pending = self._host_pending.pop(ident, None) if isinstance(ident, int) else None
         if pending is not None and self._upstream is not None:
             self._server_to_host.pop(_key(pending.peer_id), None)
             await self._upstream.send({"jsonrpc": "2.0", "id": pending.peer_id, "error": {
