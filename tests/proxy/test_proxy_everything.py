@@ -146,3 +146,27 @@ def test_everything_tools_offered_as_signed(world: World, everything: Everything
     offered = [t for t in signed if t["name"] in BARE_TOOL_NAMES]  # what it offers this host
     assert [json.dumps(t) for t in answer["result"]["tools"]] == [json.dumps(t) for t in offered]
     assert code == 0, err
+
+
+def test_sdk_auto_client_through_the_proxy_as_directly(world: World, everything: Everything,
+                                                       tmp_path: Path) -> None:
+    """Issue 37's report: the Python SDK's recommended client, ``mcp.Client`` in its
+    default auto mode, against the 2025-era server-everything: it probes server/discover,
+    gets -32601 and falls back to initialize — through the proxy as directly."""
+    from cli_harness import cli_env
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    async def session(command: list[str]) -> tuple[str, list[str], str]:
+        server = StdioServerParameters(command=command[0], args=command[1:], env=cli_env())
+        async with Client(server) as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            echo = await client.call_tool("echo", {"message": "auto"})
+            return client.protocol_version, names, texts(echo)
+
+    direct = asyncio.run(session(argv("stdio")))
+    proxied = asyncio.run(session(proxy_argv(
+        world, tmp_path, "--server-is-trusted-code", pins=everything.pins, server=EVERYTHING,
+        trust_config=everything.trust_config, upstream=argv("stdio"))))
+    assert direct == ("2025-11-25", BARE_TOOL_NAMES, "Echo: auto")
+    assert proxied == direct
