@@ -148,25 +148,38 @@ def test_everything_tools_offered_as_signed(world: World, everything: Everything
     assert code == 0, err
 
 
+@pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
 def test_sdk_auto_client_through_the_proxy_as_directly(world: World, everything: Everything,
-                                                       tmp_path: Path) -> None:
+                                                       tmp_path: Path, transport: str) -> None:
     """Issue 37's report: the Python SDK's recommended client, ``mcp.Client`` in its
     default auto mode, against the 2025-era server-everything: it probes server/discover,
-    gets -32601 and falls back to initialize — through the proxy as directly."""
+    gets -32601 (over HTTP: 400 with a JSON-RPC error) and falls back to initialize —
+    through the proxy (a stdio child, or ``--url``) as directly."""
     from cli_harness import cli_env
+    from everything_peer import serve
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
-    async def session(command: list[str]) -> tuple[str, list[str], str]:
-        server = StdioServerParameters(command=command[0], args=command[1:], env=cli_env())
+    async def session(server: Any) -> tuple[str, list[str], str]:
         async with Client(server) as client:
             names = [t.name for t in (await client.list_tools()).tools]
             echo = await client.call_tool("echo", {"message": "auto"})
             return client.protocol_version, names, texts(echo)
 
-    direct = asyncio.run(session(argv("stdio")))
-    proxied = asyncio.run(session(proxy_argv(
-        world, tmp_path, "--server-is-trusted-code", pins=everything.pins, server=EVERYTHING,
-        trust_config=everything.trust_config, upstream=argv("stdio"))))
+    def stdio(command: list[str]) -> Any:
+        return StdioServerParameters(command=command[0], args=command[1:], env=cli_env())
+
+    flags = ("--server-is-trusted-code",)
+    common = {"pins": everything.pins, "server": EVERYTHING,
+              "trust_config": everything.trust_config}
+    if transport == "stdio":
+        direct = asyncio.run(session(stdio(argv("stdio"))))
+        proxied = asyncio.run(session(stdio(proxy_argv(world, tmp_path, *flags, **common,
+                                                       upstream=argv("stdio")))))
+    else:
+        with serve("streamableHttp", "/mcp") as url:
+            direct = asyncio.run(session(url))
+            proxied = asyncio.run(session(stdio(proxy_argv(world, tmp_path, **common,
+                                                           url=url))))
     assert direct == ("2025-11-25", BARE_TOOL_NAMES, "Echo: auto")
     assert proxied == direct
