@@ -61,3 +61,43 @@ def test_a_host_request_over_the_limit_is_refused_alone(world: World, tmp_path: 
     assert after["result"]["isError"] is False
     assert code == 0 and "over the limit" in err and "Traceback" not in err
     assert [c["id"] for c in received_calls(log)] != [] and len(received_calls(log)) == 1
+
+
+def test_over_http_an_answer_over_the_limit_fails_that_call_alone(world: World,
+                                                                  tmp_path: Path) -> None:
+    import json
+    import sys
+
+    from cli_harness import REPO
+
+    sys.path.insert(0, str(REPO / "tests" / "mcp"))
+    from raw_http_server import Reply, Seen, json_reply, serve
+
+    tools = world.signed_tools()
+
+    def behaviour(req: Seen) -> Reply:
+        msg = req.body
+        if req.method != "POST":
+            return Reply(405)
+        method = msg.get("method")
+        if method == "initialize":
+            return json_reply({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "raw", "version": "1"}}}, **{"Mcp-Session-Id": "s"})
+        if method == "tools/list":
+            return json_reply({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": tools}})
+        if method == "tools/call":
+            size = BIG if msg["params"]["name"] == "search_notes" else 10
+            return json_reply(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                "content": [{"type": "text", "text": "x" * size}], "isError": False}}))
+        return Reply(202)
+
+    with serve(behaviour) as (url, _seen):
+        host = RawHost(proxy_argv(world, tmp_path, url=url))
+        host.initialize()
+        big = call(host, 1, "search_notes", {"query": "everything"})
+        after = call(host, 2, "get_note", {"note_id": "note-1"})
+        code, err = host.finish()
+    assert big["error"]["code"] == -32603 and "over the limit" in big["error"]["message"]
+    assert after["result"]["isError"] is False
+    assert code == 0, err
