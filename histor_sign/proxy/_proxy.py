@@ -245,6 +245,7 @@ class Proxy:
         self._held: list[dict[str, Any]] | None = None
         self._held_bytes = 0
         self._held_dropped = 0
+        self._stopped_reading: asyncio.Task[None] | None = None
         self._state = _State()
         self._upstream: Upstream | None = None
         self._host: LineWriter | None = None
@@ -316,6 +317,9 @@ class Proxy:
             outcome = ProxyOutcome(self._failure.status, self._failure.message)
         try:
             if outcome.status != "ended" or self._failure is not None:  # (SIGTERM)
+                for message in reader.buffered():  # sent, read, not yet taken
+                    if "id" in message and "method" in message:
+                        self._owed[_key(message["id"])] = message["id"]
                 await self._answer_owed(outcome)
         finally:
             await self._shutdown()
@@ -560,7 +564,7 @@ class Proxy:
             if up_id is None:
                 return  # answered already, or never forwarded
             message = {**message, "params": {**_obj(params), "requestId": up_id}}
-        await self._upstream.send(message)
+        await self._to_upstream(message)
 
     async def _host_response(self, message: dict[str, Any]) -> None:
         ident = message.get("id")
@@ -575,14 +579,14 @@ class Proxy:
             return
         self._server_to_host.pop(_key(pending.peer_id), None)
         assert self._upstream is not None
-        await self._upstream.send({**message, "id": pending.peer_id})
+        await self._to_upstream({**message, "id": pending.peer_id})
 
     async def _forward_request(self, message: dict[str, Any]) -> None:
         assert self._upstream is not None
         up_id = next(self._ids)
         self._up_pending[up_id] = _Pending(peer_id=message["id"], method=message["method"])
         self._host_to_up[_key(message["id"])] = up_id
-        await self._upstream.send({**message, "id": up_id})
+        await self._to_upstream({**message, "id": up_id})
 
     async def _answer_tools_list(self, message: dict[str, Any]) -> None:
         params = message.get("params")
@@ -889,7 +893,7 @@ class Proxy:
         pending = self._host_pending.pop(ident, None) if isinstance(ident, int) else None
         if pending is not None and self._upstream is not None:
             self._server_to_host.pop(_key(pending.peer_id), None)
-            await self._upstream.send({"jsonrpc": "2.0", "id": pending.peer_id, "error": {
+            await self._to_upstream({"jsonrpc": "2.0", "id": pending.peer_id, "error": {
                 "code": INTERNAL_ERROR, "message": f"{PREFIX}: the host has not started the "
                 "session yet and too much is waiting for it"}})
 
@@ -1019,6 +1023,22 @@ class Proxy:
         if "id" in message and self._host is not None:
             await self._send_host({"jsonrpc": "2.0", "id": message["id"],
                                    "error": {"code": code, "message": text}})
+
+    async def _to_upstream(self, message: dict[str, Any]) -> None:
+        """Relay ``message`` to the server. A server that stopped reading (it exited) may
+        still have answers on its way: the upstream loop reads them, and says how the server
+        ended, before the session fails; if the server does not end, the session fails
+        after the shutdown grace. The message stays owed to the host meanwhile."""
+        assert self._upstream is not None
+        try:
+            await self._upstream.send(message)
+        except WireError as exc:
+            if self._stopped_reading is None:
+                self._stopped_reading = self._spawn(self._fail_after(exc.message))
+
+    async def _fail_after(self, message: str) -> None:
+        await asyncio.sleep(self.shutdown_grace)
+        self._fail(_Ended("failed", message))
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.create_task(coro)

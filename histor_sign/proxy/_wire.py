@@ -139,6 +139,23 @@ class LineReader:
                 continue
             return check_message(value, where)
 
+    def buffered(self) -> list[dict[str, Any]]:
+        """The complete messages already read from the source and not yet taken (no I/O,
+        anything unreadable skipped): a session that fails answers the requests among
+        them too."""
+        found: list[dict[str, Any]] = []
+        while (idx := self._buf.find(b"\n")) >= 0:
+            line = bytes(self._buf[:idx]).rstrip(b"\r")
+            del self._buf[: idx + 1]
+            if not line.strip() or idx > self.limit:
+                continue
+            try:
+                found.append(check_message(parse_json(line, self.peer, max_bytes=self.limit),
+                                           self.peer))
+            except HistorError:
+                continue
+        return found
+
     async def _line(self) -> bytes | None:
         while True:
             idx = self._buf.find(b"\n")
