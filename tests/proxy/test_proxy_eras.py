@@ -83,3 +83,17 @@ def test_a_modern_upstream_is_still_opened_in_the_modern_era(world: World,
         proxy_argv(world, tmp_path, upstream=recorder(log))), call=False))
     assert version == "2026-07-28" and len(names) == 7
     assert all(m.get("method") != "initialize" for m in received(log))
+
+
+def test_a_modern_http_upstream_is_opened_in_the_modern_era(world: World,
+                                                            tmp_path: Path) -> None:
+    """The SDK's own 2026-era HTTP server: the probe succeeds through ``--url`` and the
+    host gets what it gets directly."""
+    signed = world.signed_tools()
+    with http_upstream(tmp_path, signed) as url:
+        direct = asyncio.run(auto_client(url))
+        proxied = asyncio.run(auto_client(stdio(proxy_argv(world, tmp_path, url=url))))
+    assert direct[0] == "2026-07-28" and direct[1] == [t["name"] for t in signed]
+    assert proxied == direct
+    methods = [m.get("method") for m in http_received(tmp_path) if "GET" not in m]
+    assert "initialize" not in methods
