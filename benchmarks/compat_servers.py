@@ -858,6 +858,21 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0][:160]}" if text else type(exc).__name__
 
 
+def _capable_host() -> dict[str, Any]:
+    """Callbacks that make the SDK client declare what ``fetch`` declares (roots, sampling,
+    elicitation: a fully capable host), so both are offered the same list; each refuses."""
+    import mcp.types as types
+
+    async def refuse(*_args: Any) -> Any:
+        return types.ErrorData(code=-1, message="the compat run declines")
+
+    async def no_roots(*_args: Any) -> Any:
+        return types.ListRootsResult(roots=[])
+
+    return {"sampling_callback": refuse, "elicitation_callback": refuse,
+            "list_roots_callback": no_roots}
+
+
 async def _sdk_list(argv: list[str], env: dict[str, str], work: Path, mode: str
                     ) -> tuple[list[dict[str, Any]], str]:
     from mcp import Client
@@ -866,8 +881,8 @@ async def _sdk_list(argv: list[str], env: dict[str, str], work: Path, mode: str
     params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(work))
     tools: list[dict[str, Any]] = []
     with (work / "sdk-stderr.log").open("w") as errlog:
-        async with Client(stdio_client(params, errlog=errlog), cache=None,
-                          mode=mode) as client:
+        async with Client(stdio_client(params, errlog=errlog), cache=None, mode=mode,
+                          **_capable_host()) as client:
             cursor: str | None = None
             for _ in range(1000):
                 page = await client.list_tools(cursor=cursor)

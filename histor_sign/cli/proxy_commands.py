@@ -71,6 +71,12 @@ _TIMEOUT_OPT = typer.Option(
     "(initialize, tools/list).",
 )
 
+_MAX_MESSAGE_OPT = typer.Option(
+    8 * 1024 * 1024, "--max-message-bytes", metavar="BYTES", min=1024,
+    help="The largest JSON-RPC message relayed either way (default 8 MiB). A larger one "
+    "fails only the request it answers (or is) with a JSON-RPC error; the session goes on.",
+)
+
 
 @app.command(context_settings={"allow_interspersed_args": False})
 def proxy(
@@ -85,6 +91,7 @@ def proxy(
     fail_on: Risk | None = _FAIL_ON_OPT,
     policy: str | None = _POLICY_OPT,
     timeout: float = _TIMEOUT_OPT,
+    max_message_bytes: int = _MAX_MESSAGE_OPT,
     server_is_trusted_code: bool = t.TRUSTED_CODE_OPTION,
     trusted_root: TrustedRootOpt = None,
     trust_config: VerifyTrustConfigOpt = None,
@@ -141,7 +148,7 @@ def proxy(
     proxy = Proxy(server=locked.server if locked else str(server), upstream=target,
                   trust=trust, offline=offline, store=pins, on_drift=mode, fail_on=fail_on,
                   policy=rules, audit=audit, notice=_stderr_line, timeout=timeout,
-                  locked=locked)
+                  locked=locked, max_message_bytes=max_message_bytes)
     outcome = proxy.run_stdio()
     if outcome.status == "ended":
         return

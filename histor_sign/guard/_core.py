@@ -435,7 +435,18 @@ class Guard:
                     )
         if requires_dry_run(tool, self.policy):
             param = self.policy.dry_run_parameter_for(tool.name, contract.declared)
-            if args.get(param) is not True:
+            named = (self.policy.for_tool(tool.name).dry_run_parameter
+                     or self.policy.dry_run_parameter)
+            if named is None and param not in contract.declared and not contract.patterns and (
+                    contract.closed or self.policy.deny_unknown_for(tool.name)):
+                # Advice that leads somewhere: the server would reject the argument
+                # ("unknown argument"), so only a person or the policy can allow the call.
+                reasons.append(Reason(
+                    "dry-run-required",
+                    f"{tool.name!r} is destructive and its schema has no dry-run argument: "
+                    "a real run needs a person's approval (a host with MCP elicitation) or "
+                    "the guard policy allowing it (require_dry_run = false for this tool)"))
+            elif args.get(param) is not True:
                 if param not in args:
                     state = " (it is missing)"
                 elif param in secret:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     import httpx
 
 ACCEPT = "application/json, text/event-stream"
+#: Times in a row an SSE answer is resumed without delivering an event (progress resets it).
 MAX_RESUMES = 3
 #: Legacy versions that define the ``MCP-Protocol-Version`` HTTP header.
 _VERSION_HEADER_SINCE = "2025-06-18"
@@ -180,11 +181,17 @@ class HttpChannel(Channel):
                 if not parser.last_event_id or resumes >= MAX_RESUMES:
                     raise FetchError(
                         f"{self.shown_url}: the event stream for {method} ended before its "
-                        "response"
+                        "response" + (f" ({resumes} times in a row without an event)"
+                                      if resumes else "")
                     )
                 resumes += 1
-                await asyncio.sleep(min((parser.retry_ms or 0) / 1000, 1.0))
+                # The server's ``retry`` is honoured; the request's own timeout bounds it
+                # (and the whole exchange), so a longer wait could only end in a timeout.
+                await asyncio.sleep(min((parser.retry_ms or 0) / 1000, self.timeout))
+                before = parser.last_event_id
                 result = await self._resume(parser, msg_id, method)
+                if parser.last_event_id != before:
+                    resumes = 0  # the stream made progress: only idle reopens count
             return result
         except httpx.TimeoutException:
             raise self.timed_out(method, self.timeout) from None

@@ -97,16 +97,30 @@ def notification(method: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "method": method}
 
 
+#: Server→client requests of the capabilities a fetch declares; refused with this code
+#: (the spec's "user rejected" for sampling), never "method not found".
+DECLINED = -1
+_DECLARED = frozenset({"sampling/createMessage", "elicitation/create"})
+
+
 def reply_to_server_request(message: dict[str, Any]) -> dict[str, Any]:
-    """Our answer to a server→client request: ``ping`` succeeds, all else is refused."""
-    if message.get("method") == "ping":
+    """Our answer to a server→client request during a fetch: ``ping`` succeeds,
+    ``roots/list`` is answered with no roots (a fetch exposes none), sampling and
+    elicitation — declared so the server offers what a capable host is offered — are
+    declined with a JSON-RPC error, anything else is not found."""
+    method = message.get("method")
+    if method == "ping":
         return {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+    if method == "roots/list":
+        return {"jsonrpc": "2.0", "id": message["id"], "result": {"roots": []}}
+    declared = method in _DECLARED
     return {
         "jsonrpc": "2.0",
         "id": message["id"],
         "error": {
-            "code": METHOD_NOT_FOUND,
-            "message": "histor-sign only lists tools and declares no client capabilities",
+            "code": DECLINED if declared else METHOD_NOT_FOUND,
+            "message": "histor-sign is listing tools: it declines this request"
+            if declared else "histor-sign only lists tools",
         },
     }
 

@@ -107,7 +107,8 @@ def main() -> None:
     _sweep(me, server)
     code = os.waitstatus_to_exitcode(status)
     if code < 0:
-        signal.signal(-code, signal.SIG_DFL)
+        if -code not in (signal.SIGKILL, signal.SIGSTOP):  # those cannot have a handler
+            signal.signal(-code, signal.SIG_DFL)
         os.kill(me, -code)
     os._exit(code & 0xFF)
 

@@ -31,8 +31,17 @@ MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
 LEGACY_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 
 CLIENT_INFO: dict[str, str] = {"name": "histor-sign", "version": __version__}
-#: We declare no client capabilities: the list we sign is the one any bare client sees.
-CLIENT_CAPABILITIES: dict[str, Any] = {}
+#: We declare what a fully capable host declares (as the official Python SDK's client does
+#: with every callback set): servers offer some tools only to hosts that can answer roots,
+#: sampling or elicitation requests, and the list we sign must be the one such a host is
+#: offered. A host that declares less is offered a subset of it (never drift in the proxy).
+#: The requests themselves are refused cleanly during a fetch
+#: (:func:`~histor_sign.mcp._jsonrpc.reply_to_server_request`).
+CLIENT_CAPABILITIES: dict[str, Any] = {
+    "roots": {"listChanged": True},
+    "sampling": {},
+    "elicitation": {"form": {}, "url": {}},
+}
 
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPS = "io.modelcontextprotocol/clientCapabilities"
@@ -58,15 +67,16 @@ class Session:
         params: dict[str, Any] | None = extra or None
         headers: dict[str, str] | None = None
         if self.era is Era.MODERN:
-            params = {"_meta": modern_meta(self.protocol_version), **(extra or {})}
+            params = {"_meta": modern_meta(self.protocol_version, self.client_capabilities),
+                      **(extra or {})}
             headers = modern_headers(self.protocol_version, method)
         return await self.channel.call(method, params, timeout=self.timeout, headers=headers)
 
 
-def modern_meta(version: str) -> dict[str, Any]:
+def modern_meta(version: str, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         META_VERSION: version,
-        META_CAPS: dict(CLIENT_CAPABILITIES),
+        META_CAPS: dict(CLIENT_CAPABILITIES if capabilities is None else capabilities),
         META_CLIENT: dict(CLIENT_INFO),
     }
 
@@ -104,6 +114,10 @@ async def renew_session(session: Session, options: FetchOptions) -> Session:
 
 
 async def _negotiate(channel: Channel, options: FetchOptions) -> Session:
+    """The official SDKs' rules for ``auto``: probe ``server/discover``; anything that is
+    not positive evidence of a modern server we share a version with falls back to the
+    handshake. A -32022 naming our modern version is asked again once, and so is a
+    -32022 answering the handshake (the server settled on the modern era meanwhile)."""
     if options.protocol == "legacy":
         return await _legacy(channel, options, LEGACY_VERSIONS[0])
     try:
@@ -111,7 +125,21 @@ async def _negotiate(channel: Channel, options: FetchOptions) -> Session:
     except _FallBack as fallback:
         if options.protocol == "modern":
             raise
-        return await _legacy(channel, options, fallback.version or LEGACY_VERSIONS[0])
+        try:
+            return await _legacy(channel, options, fallback.version or LEGACY_VERSIONS[0])
+        except RpcError as exc:
+            if exc.code != UNSUPPORTED_PROTOCOL_VERSION or not set(
+                    _supported(exc.data) or ()) & set(MODERN_VERSIONS):
+                raise
+        return await _modern(channel, options, retried=True)
+
+
+def _supported(data: Any) -> list[str] | None:
+    """The versions a -32022 error's ``data.supported`` names (None when it names none)."""
+    supported = data.get("supported") if isinstance(data, dict) else None
+    if not isinstance(supported, list):
+        return None
+    return [v for v in supported if isinstance(v, str)]
 
 
 class _FallBack(Exception):
@@ -124,11 +152,12 @@ class _FallBack(Exception):
         self.status = status
 
 
-async def _modern(channel: Channel, options: FetchOptions) -> Session:
-    version = MODERN_VERSIONS[0]
+async def _discover(channel: Channel, options: FetchOptions, version: str) -> dict[str, Any]:
+    """One ``server/discover`` probe at ``version``: its result, or :class:`RpcError`; an
+    HTTP status without a JSON-RPC answer and (stdio) silence fall back to the handshake."""
     channel.enter_era(Era.MODERN)
     try:
-        result = await channel.call(
+        return await channel.call(
             "server/discover",
             {"_meta": modern_meta(version)},
             timeout=options.timeout,
@@ -136,21 +165,6 @@ async def _modern(channel: Channel, options: FetchOptions) -> Session:
         )
     except AuthError:
         raise
-    except RpcError as exc:
-        if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
-            supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
-            listed = [v for v in supported if isinstance(v, str)] if isinstance(
-                supported, list
-            ) else []
-            legacy = [v for v in LEGACY_VERSIONS if v in listed]
-            if legacy:
-                raise _FallBack("it supports only handshake-era versions", legacy[0]) from None
-            shown = ", ".join(clip(v, 40) for v in listed[:8]) or "none listed"
-            raise FetchError(
-                f"the server supports protocol versions {shown}; histor-sign speaks "
-                f"{', '.join(MODERN_VERSIONS + LEGACY_VERSIONS)}"
-            ) from None
-        raise _FallBack(f"server/discover failed: {exc.message}") from None
     except HttpStatusError as exc:
         raise _FallBack(exc.message, status=exc.status) from None
     except RequestTimeout as exc:
@@ -163,15 +177,45 @@ async def _modern(channel: Channel, options: FetchOptions) -> Session:
         # start the server again and use the handshake (see ``_client``).
         channel.probe_unanswered = channel.unanswered_probe_means_legacy
         raise
+
+
+async def _modern(channel: Channel, options: FetchOptions, *,
+                  retried: bool = False) -> Session:
+    version = MODERN_VERSIONS[0]
+    while True:
+        try:
+            result = await _discover(channel, options, version)
+            break
+        except RpcError as exc:
+            if exc.code != UNSUPPORTED_PROTOCOL_VERSION:
+                raise _FallBack(f"server/discover failed: {exc.message}") from None
+            listed = _supported(exc.data)
+            if listed is not None and version in listed and not retried:
+                retried = True  # it names the version we asked for: ask once more
+                continue
+            legacy = [v for v in LEGACY_VERSIONS if v in (listed or ())]
+            if legacy or listed is None:
+                raise _FallBack("it supports only handshake-era versions",
+                                legacy[0] if legacy else None) from None
+            if version in listed:
+                raise FetchError(
+                    f"the server answered server/discover for {version} twice with "
+                    "JSON-RPC error -32022 (unsupported protocol version) while naming "
+                    f"{version} among its versions"
+                ) from None
+            shown = ", ".join(clip(v, 40) for v in listed[:8]) or "none listed"
+            raise FetchError(
+                f"the server supports protocol versions {shown}; histor-sign speaks "
+                f"{', '.join(MODERN_VERSIONS + LEGACY_VERSIONS)}"
+            ) from None
     supported = result.get("supportedVersions")
     if not isinstance(supported, list) or version not in supported:
+        # A server that answers the probe but lists no modern version we speak (a
+        # catch-all ``{}`` answer; Go SDK servers list only handshake-era versions)
+        # advertises the handshake: fall back, as the official SDK clients do.
         shown = ", ".join(clip(str(v), 40) for v in supported[:8]) if isinstance(
-            supported, list
-        ) else "none"
-        raise FetchError(
-            f"server/discover lists protocol versions {shown}, not {version} which "
-            "histor-sign speaks"
-        )
+            supported, list) else "none"
+        raise _FallBack(f"server/discover lists protocol versions {shown}, not {version}")
     channel.on_protocol_negotiated(Era.MODERN, version)
     meta = result.get("_meta")
     server_info = meta.get(META_SERVER) if isinstance(meta, dict) else None

@@ -20,6 +20,7 @@ import shutil
 import signal
 import sys
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,8 @@ from histor_sign.mcp._jsonrpc import (
 )
 
 _CHUNK = 1 << 16
+#: The end of a longer stderr line is kept (a line is never held whole).
+_STDERR_LINE_BYTES = 4096
 
 
 class _Skipped:
@@ -99,6 +102,9 @@ class StdioChannel(Channel):
         self._eof = False
         self._line_no = 0
         self._stderr_tail: deque[str] = deque(maxlen=5)
+        #: Called with every line the server writes on its stderr (untrusted text: escape
+        #: it before showing it); None keeps only the tail quoted in errors.
+        self.on_stderr: Callable[[str], None] | None = None
         self._stderr_task: asyncio.Task[None] | None = None
         #: What was skipped on stdout: text that is not JSON (a banner), and JSON objects
         #: that are no JSON-RPC message (log records).
@@ -141,13 +147,19 @@ class StdioChannel(Channel):
             chunk = await self.proc.stderr.read(_CHUNK)
             if not chunk:
                 break
-            pending = (pending + chunk)[-4096:]
+            pending = (pending + chunk)[-_STDERR_LINE_BYTES:]
             *lines, pending = pending.split(b"\n")
             for line in lines:
-                if line.strip():
-                    self._stderr_tail.append(line.decode("utf-8", "replace"))
-        if pending.strip():
-            self._stderr_tail.append(pending.decode("utf-8", "replace"))
+                self._stderr_line(line)
+        self._stderr_line(pending)
+
+    def _stderr_line(self, raw: bytes) -> None:
+        if not raw.strip():
+            return
+        line = raw.rstrip(b"\r").decode("utf-8", "replace")
+        self._stderr_tail.append(line)
+        if self.on_stderr is not None:
+            self.on_stderr(line)
 
     # --- reading -------------------------------------------------------------------
 
@@ -187,9 +199,7 @@ class StdioChannel(Channel):
             with contextlib.suppress(TimeoutError, Exception):
                 async with asyncio.timeout(0.2):
                     await asyncio.shield(self._stderr_task)
-        how = (
-            f"exited with code {code}" if code is not None else "closed its standard output"
-        )
+        how = exit_how(code)
         tail = _stderr_tail(list(self._stderr_tail))
         return ServerGone(f"the MCP server {how} before answering {method}{tail}"
                           f"{self._skipped_note()}")
@@ -357,6 +367,20 @@ class StdioChannel(Channel):
                 os.kill(self.proc.pid, signal.SIGHUP if sig == signal.SIGKILL else sig)
             else:
                 os.killpg(self.proc.pid, sig)
+
+
+def exit_how(code: int | None) -> str:
+    """How a server process ended, for a message: ``exited with code N``, ``was killed by
+    signal 9 (SIGKILL)`` (a negative return code), or ``closed its standard output``."""
+    if code is None:
+        return "closed its standard output"
+    if code < 0:
+        try:
+            name = f" ({signal.Signals(-code).name})"
+        except ValueError:
+            name = ""
+        return f"was killed by signal {-code}{name}"
+    return f"exited with code {code}"
 
 
 #: Linux: the server runs under a keeper (``_reaper``): a subreaper with PR_SET_PDEATHSIG.

@@ -36,8 +36,9 @@ class OnDrift(StrEnum):
 class Withheld:
     """A tool the host is not offered (or, under ``warn``, offered although it differs).
 
-    ``change`` is ``changed``, ``added`` (served, never signed), ``removed`` (signed, not
-    served) or ``renamed``; ``fields`` the projected fields that differ (names only).
+    ``change`` is ``changed``, ``added`` (served, never signed) or ``renamed``; ``fields``
+    the projected fields that differ (names only). A signed tool the server does not offer
+    this session is no difference: it is not offered, as the server decided.
     ``name`` of an added tool is server-chosen text: escape it before printing.
     """
 
@@ -102,6 +103,7 @@ def build_contract(
     """
     from histor_sign.catalog import as_tools
     from histor_sign.drift import ChangeKind, compare
+    from histor_sign.drift._triage import max_risk
     from histor_sign.guard import Guard
     from histor_sign.models import statement_of
     from histor_sign.revision import tool_digest
@@ -114,19 +116,25 @@ def build_contract(
     drift = compare(revision.envelope, served, signed_catalog, source=revision.source)
     digests = statement_of(revision.envelope).tool_digests
     served_tools = {t.name: t for t in as_tools(served)}
+    # A signed tool the server does not offer this session is not drift: servers offer
+    # some tools only to hosts that declare a capability (roots, sampling, elicitation),
+    # and the signed list is what a fully capable host is offered. It is simply not
+    # offered here; what is served must still be what was signed.
+    drifted = [d for d in drift.tools if d.change is not ChangeKind.REMOVED]
     differences = tuple(
         Withheld(d.name, d.change.value, d.risk.value,
                  d.fields if d.change in (ChangeKind.CHANGED, ChangeKind.RENAMED) else None)
-        for d in drift.tools
+        for d in drifted
     )
-    if on_drift is OnDrift.BLOCK and differences and (
-            fail_on is None or drift.reaches(fail_on)):
+    risk = max_risk(d.risk for d in drifted)
+    if on_drift is OnDrift.BLOCK and risk is not None and (
+            fail_on is None or risk.rank >= fail_on.rank):
         shown = "; ".join(w.line() for w in differences[:5])
         more = f" and {len(differences) - 5} more" if len(differences) > 5 else ""
         baseline = (f"signed revision {revision.revision}" if revision.revision is not None
                     else "the locked definitions (trust on first use)")
         raise Blocked(f"the served tools differ from {baseline} "
-                      f"({drift.risk.value if drift.risk else 'low'} risk): {shown}{more}")
+                      f"({risk.value} risk): {shown}{more}")
     if on_drift is OnDrift.WARN:
         offered_tools = [
             t for t in signed_tools if t.name in served_tools

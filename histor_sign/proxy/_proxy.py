@@ -38,6 +38,7 @@ from histor_sign.mcp._jsonrpc import (
     LIST_CHANGED_NOTIFICATIONS,
     Channel,
     Era,
+    encode,
     notification,
     same_id,
 )
@@ -45,10 +46,12 @@ from histor_sign.proxy._audit import AuditLog
 from histor_sign.proxy._contract import Blocked, Contract, OnDrift, build_contract
 from histor_sign.proxy._notices import Notices
 from histor_sign.proxy._wire import (
+    NO_ID,
     ByteSink,
     ByteSource,
     LineReader,
     LineWriter,
+    Oversized,
     Upstream,
     WireError,
     open_upstream,
@@ -66,6 +69,7 @@ if TYPE_CHECKING:
 DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 #: JSON-RPC error codes the proxy answers with.
 REFUSED = -32001
+INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 SESSION_ENDED = -32000
@@ -74,6 +78,11 @@ META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 PREFIX = "histor-sign proxy"
 #: How a modern-era approval's ``requestState`` begins (the rest: nonce and HMAC).
 APPROVAL_STATE = "histor-sign-proxy/approval/1:"
+#: What the server may send before the host has its initialize answer, held for it.
+MAX_HELD_MESSAGES = 256
+MAX_HELD_BYTES = 16 * 1024 * 1024
+#: A server's stderr line is passed on clipped to this many characters.
+STDERR_LINE_CHARS = 2000
 #: Modern-era approvals the proxy remembers while the host asks the user.
 MAX_OPEN_APPROVALS = 1024
 
@@ -223,8 +232,13 @@ class Proxy:
         self.contract: Contract | None = None
         self.locked = locked
         self._revision: PinnedRevision | LockedRevision | None = None
-        self._ready = asyncio.Event()
-        self._refreshes = 0
+        #: ``list_changed`` notices heard after the first walk, and how many of them the
+        #: installed contract accounts for; one refresher walks until they are equal.
+        self._heard = 0
+        self._decided = 0
+        self._refreshed = asyncio.Condition()
+        self._refresher: asyncio.Task[None] | None = None
+        self._to_forward: dict[str, dict[str, Any]] = {}
         self._refresh_lock = asyncio.Lock()
         self._ids = itertools.count(1)
         self._up_pending: dict[int, _Pending] = {}
@@ -234,6 +248,9 @@ class Proxy:
         self._approvals: dict[tuple[str, Any], asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._held: list[dict[str, Any]] | None = None
+        self._held_bytes = 0
+        self._held_dropped = 0
+        self._stopped_reading: asyncio.Task[None] | None = None
         self._state = _State()
         self._upstream: Upstream | None = None
         self._host: LineWriter | None = None
@@ -255,9 +272,15 @@ class Proxy:
         return asyncio.run(self._run_stdio())
 
     async def _run_stdio(self) -> ProxyOutcome:
+        import signal
         import sys
 
         loop = asyncio.get_running_loop()
+        # A host (or a service manager) stops a server with SIGTERM: end the session as if
+        # it had closed, so every open request is answered and `session-end` is recorded.
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGTERM, self._fail, _Ended(
+                "ended", "the proxy was stopped (SIGTERM)"))
         reader = asyncio.StreamReader(limit=1 << 16)
         if _pollable(sys.stdin.fileno()):
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
@@ -300,7 +323,10 @@ class Proxy:
         if self._failure is not None and outcome.status == "ended":
             outcome = ProxyOutcome(self._failure.status, self._failure.message)
         try:
-            if outcome.status != "ended":
+            if outcome.status != "ended" or self._failure is not None:  # (SIGTERM)
+                for message in reader.buffered():  # sent, read, not yet taken
+                    if "id" in message and "method" in message:
+                        self._owed[_key(message["id"])] = message["id"]
                 await self._answer_owed(outcome)
         finally:
             await self._shutdown()
@@ -357,16 +383,15 @@ class Proxy:
     async def _host_loop(self, reader: LineReader,
                          verifying: asyncio.Task[PinnedRevision | LockedRevision]) -> None:
         assert self._host is not None
-        first = True
         while True:
             message = await self._next_host(reader)
             if message is None:
                 return
-            if first and "method" in message and "id" in message and message["method"] != "ping":
-                first = False
+            method = message.get("method")
+            if self._state.era is None and "id" in message and method not in (None, "ping"):
                 try:
-                    revision = await self._verified(verifying)
-                    await self._open(message, revision)
+                    if await self._negotiate(message, verifying):
+                        continue
                 except _Ended as ended:
                     # Not noticed here: the outcome carries the one line (the CLI's exit
                     # line), so a refusal is said once, like every other ending.
@@ -374,16 +399,36 @@ class Proxy:
                                       reason=ended.message)
                     await self._reply_error(message, REFUSED, f"{PREFIX}: {ended.message}")
                     raise
-                if message["method"] == "initialize":
-                    continue  # answered by _open
             await self._from_host(message)
+
+    async def _negotiate(self, message: dict[str, Any],
+                         verifying: asyncio.Task[PinnedRevision | LockedRevision]) -> bool:
+        """A host request before the session's era is settled. The era is the one the host
+        ends up choosing, as it would be talking to the server directly: a
+        ``server/discover`` is relayed to the upstream as it is (its answer, an error
+        included, goes back unchanged, and the host decides), and the first other request
+        opens the session — ``initialize`` the handshake era, a request carrying a protocol
+        version the modern one. True when ``message`` was fully handled here."""
+        if self._revision is None:
+            self._revision = await self._verified(verifying)
+        if self._upstream is None:
+            await self._start_upstream()
+        if message["method"] == "server/discover":
+            await self._forward_request(message)
+            return True
+        return await self._open(message)
 
     async def _next_host(self, reader: LineReader) -> dict[str, Any] | None:
         """The host's next message. A failure elsewhere cancels the host task (`_fail`),
         so no per-message race of two waits is needed."""
         if self._failure is not None:
             raise self._failure
-        message = await reader.message()
+        while True:
+            try:
+                message = await reader.message()
+                break
+            except Oversized as exc:
+                await self._host_oversized(exc)
         if message is not None and "id" in message and "method" in message:
             self._owed[_key(message["id"])] = message["id"]
         return message
@@ -395,8 +440,8 @@ class Proxy:
         owed, self._owed = list(self._owed.values()), {}
         if not owed or self._host is None:
             return
-        why = ("refused" if outcome.status == "refused"
-               else "the upstream server or the connection failed")
+        why = {"refused": "refused", "ended": "the proxy was stopped"}.get(
+            outcome.status, "the upstream server or the connection failed")
         text = (f"{PREFIX}: the session ended before this request was answered ({why}; "
                 "the proxy's stderr says why)")
         with contextlib.suppress(TimeoutError, WireError):
@@ -405,19 +450,32 @@ class Proxy:
                     await self._host.send({"jsonrpc": "2.0", "id": ident,
                                            "error": {"code": SESSION_ENDED, "message": text}})
 
-    async def _open(self, first: dict[str, Any],
-                    revision: PinnedRevision | LockedRevision) -> None:
-        """Start the upstream, run the host's handshake through it, walk and compare."""
-        self._revision = revision
+    async def _start_upstream(self) -> None:
+        """Start the upstream and hear it; what it sends before the host has its
+        initialize answer is held (a host may ignore it before)."""
         try:
             self._upstream = open_upstream(
                 self.target, max_message_bytes=self.max_message_bytes,
-                timeout=self.options.timeout, shutdown_grace=self.shutdown_grace)
+                timeout=self.options.timeout, shutdown_grace=self.shutdown_grace,
+                on_stderr=self._server_stderr)
             await self._upstream.start()
         except HistorError as exc:
             raise _Ended("failed", exc.message) from None
-        self._spawn(self._upstream_loop())
         self._held = []
+        self._spawn(self._upstream_loop())
+
+    def _server_stderr(self, line: str) -> None:
+        """Each line of a stdio server's stderr, passed on to the operator (the host's
+        server log) escaped and prefixed — never holding the session up (:class:`Notices`:
+        bounded, dropped lines counted)."""
+        self.notice(f"{PREFIX}: server stderr: {printable(line, STDERR_LINE_CHARS)}")
+
+    async def _open(self, first: dict[str, Any]) -> bool:
+        """Run the host's handshake through the started upstream, walk and compare. True
+        when ``first`` was answered here (``initialize``). An ``initialize`` the upstream
+        answers with an error (a modern-only server's -32022) is relayed as it is and the
+        era stays open: the host decides, as it would talking to the server directly."""
+        assert self._upstream is not None and self._revision is not None
         method = first["method"]
         params = first.get("params") if isinstance(first.get("params"), dict) else {}
         assert isinstance(params, dict)
@@ -431,10 +489,8 @@ class Proxy:
             result = await self._internal_request("initialize", params, timeout=True,
                                                   raw_error=True)
             if "error" in result:
-                error = result["error"]
-                text = error.get("message") if isinstance(error, dict) else None
-                shown = printable(text, 200) if isinstance(text, str) else "(no message)"
-                raise _Ended("failed", f"the upstream server refused initialize: {shown}")
+                await self._send_host({**result, "id": first["id"]})
+                return True
             answer = result["result"]
             version = answer.get("protocolVersion") if isinstance(answer, dict) else None
             if not isinstance(version, str):
@@ -475,6 +531,11 @@ class Proxy:
         if answer is not None:
             await self._send_host({"jsonrpc": "2.0", "id": first["id"], "result": answer})
         held, self._held = self._held, None
+        self._held_bytes = 0
+        if self._held_dropped:
+            self.notice(f"{PREFIX}: {self._held_dropped} message(s) the server sent before the "
+                        f"session started were dropped (at most {MAX_HELD_MESSAGES} messages "
+                        f"and {MAX_HELD_BYTES} bytes wait for the host)")
         for message in held or []:
             await self._send_host(message)
         from histor_sign.pins import PinnedRevision
@@ -483,6 +544,7 @@ class Proxy:
                 and self._state.era is Era.LEGACY
                 and isinstance(self._state.host_caps.get("elicitation"), dict)):
             self._spawn(self._offer_acceptance(revision))
+        return answer is not None
 
     async def _offer_acceptance(self, revision: PinnedRevision) -> None:
         """Ask the user (through the host's elicitation) whether the revision waiting for
@@ -510,11 +572,14 @@ class Proxy:
             return
         self.audit.record("revision-accepted", **record)
         self._revision = now
-        self._refreshes += 1
-        self._ready.clear()
-        await self._refresh()
-        self.notice(f"{PREFIX}: accepted and serving {now.headline()}")
-        await self._send_host(notification("notifications/tools/list_changed"))
+        self.notice(f"{PREFIX}: accepted: serving {now.headline()}")
+        # Like a list_changed from the server: the one refresher walks and compares under
+        # the accepted revision, then tells the host its list changed.
+        self._heard += 1
+        self._to_forward.setdefault("notifications/tools/list_changed",
+                                    notification("notifications/tools/list_changed"))
+        if self._refresher is None:
+            self._refresher = self._spawn(self._refresh_loop())
 
     async def _from_host(self, message: dict[str, Any]) -> None:
         method = message.get("method")
@@ -531,7 +596,7 @@ class Proxy:
             await self._reply_error(message, INVALID_PARAMS, f"{PREFIX}: no session yet")
             return
         if method in ("tools/list", "tools/call"):
-            await self._ready.wait()
+            await self._current()
         if method == "tools/list":
             await self._answer_tools_list(message)
         elif method == "tools/call":
@@ -562,7 +627,7 @@ class Proxy:
             if up_id is None:
                 return  # answered already, or never forwarded
             message = {**message, "params": {**_obj(params), "requestId": up_id}}
-        await self._upstream.send(message)
+        await self._to_upstream(message)
 
     async def _host_response(self, message: dict[str, Any]) -> None:
         ident = message.get("id")
@@ -577,14 +642,14 @@ class Proxy:
             return
         self._server_to_host.pop(_key(pending.peer_id), None)
         assert self._upstream is not None
-        await self._upstream.send({**message, "id": pending.peer_id})
+        await self._to_upstream({**message, "id": pending.peer_id})
 
     async def _forward_request(self, message: dict[str, Any]) -> None:
         assert self._upstream is not None
         up_id = next(self._ids)
         self._up_pending[up_id] = _Pending(peer_id=message["id"], method=message["method"])
         self._host_to_up[_key(message["id"])] = up_id
-        await self._upstream.send({**message, "id": up_id})
+        await self._to_upstream({**message, "id": up_id})
 
     async def _answer_tools_list(self, message: dict[str, Any]) -> None:
         params = message.get("params")
@@ -610,6 +675,11 @@ class Proxy:
         if not isinstance(name, str):
             decision = Decision(False, None, [Reason("malformed-call",
                                                      "tools/call has no string name")])
+        elif not isinstance(arguments, dict):
+            # MCP arguments are an object. JSON text is not decoded here: what the guard
+            # checks must be exactly what the server receives.
+            decision = Decision(False, name, [Reason(
+                "malformed-call", "tools/call arguments are not a JSON object")])
         elif name not in contract.offered_names:
             decision = Decision(False, name, [Reason(
                 "not-offered", f"tool {shown_name(name)} is not offered: it is not a tool of "
@@ -788,7 +858,11 @@ class Proxy:
         assert self._upstream is not None
         try:
             while True:
-                message = await self._upstream.receive()
+                try:
+                    message = await self._upstream.receive()
+                except Oversized as exc:
+                    await self._upstream_oversized(exc)
+                    continue
                 if message is None:
                     raise _Ended("failed", await self._upstream.gone())
                 await self._from_upstream(message)
@@ -798,6 +872,34 @@ class Proxy:
             self._fail(_Ended("failed", exc.message))
         except HistorError as exc:
             self._fail(_Ended("failed", exc.message))
+
+    async def _upstream_oversized(self, exc: Oversized) -> None:
+        """A server message over the limit was dropped: the request it answers (when its
+        id names one in flight) gets a JSON-RPC error instead, and the session goes on."""
+        self.notice(f"{PREFIX}: {exc.message}")
+        ident = exc.ident
+        if not isinstance(ident, int) or isinstance(ident, bool) or ident not in self._up_pending:
+            return
+        await self._upstream_response({"jsonrpc": "2.0", "id": ident, "error": {
+            "code": INTERNAL_ERROR, "message": f"{PREFIX}: the server's answer was over the "
+            f"limit of {self.max_message_bytes} bytes (max_message_bytes) and was not "
+            "relayed"}})
+
+    async def _host_oversized(self, exc: Oversized) -> None:
+        """A host message over the limit was dropped: a request gets a JSON-RPC error, an
+        answer to a server request is an error to the server; the session goes on."""
+        self.notice(f"{PREFIX}: {exc.message}")
+        ident = exc.ident
+        if ident is NO_ID:
+            return
+        text = (f"{PREFIX}: the message was over the limit of {self.max_message_bytes} bytes "
+                "(max_message_bytes) and was not relayed")
+        pending = self._host_pending.get(ident) if isinstance(ident, int) else None
+        if pending is not None and pending.future is None:  # the host answered the server
+            await self._host_response({"jsonrpc": "2.0", "id": ident, "error": {
+                "code": INTERNAL_ERROR, "message": text}})
+            return
+        await self._reply_error({"id": ident}, INVALID_REQUEST, text)
 
     def _fail(self, ended: _Ended) -> None:
         if self._failure is None:
@@ -818,12 +920,13 @@ class Proxy:
             self._server_to_host[_key(message["id"])] = host_id
             await self._to_host_in_order({**message, "id": host_id})
         elif method in LIST_CHANGED_NOTIFICATIONS:
-            self._relay.on_notification(message)
             if self._held is not None:
+                self._relay.on_notification(message)
                 return  # the first walk restarts itself; the host sees its result
-            self._refreshes += 1
-            self._ready.clear()
-            self._spawn(self._refresh_then_forward(message))
+            self._heard += 1
+            self._to_forward.setdefault(method, message)
+            if self._refresher is None:
+                self._refresher = self._spawn(self._refresh_loop())
         else:
             if method == "notifications/cancelled":
                 params = message.get("params")
@@ -836,11 +939,26 @@ class Proxy:
 
     async def _to_host_in_order(self, message: dict[str, Any]) -> None:
         """Server requests and notifications wait until the host has its initialize
-        answer (a host may ignore them before), then go in the order they came."""
-        if self._held is not None:
-            self._held.append(message)
-        else:
+        answer (a host may ignore them before), then go in the order they came. At most
+        :data:`MAX_HELD_MESSAGES` and :data:`MAX_HELD_BYTES` wait: beyond, a notification
+        is dropped and a request is answered with an error (the server never waits on
+        it); the count is said once."""
+        if self._held is None:
             await self._send_host(message)
+            return
+        size = len(encode(message))
+        if len(self._held) < MAX_HELD_MESSAGES and self._held_bytes + size <= MAX_HELD_BYTES:
+            self._held.append(message)
+            self._held_bytes += size
+            return
+        self._held_dropped += 1
+        ident = message.get("id")
+        pending = self._host_pending.pop(ident, None) if isinstance(ident, int) else None
+        if pending is not None and self._upstream is not None:
+            self._server_to_host.pop(_key(pending.peer_id), None)
+            await self._to_upstream({"jsonrpc": "2.0", "id": pending.peer_id, "error": {
+                "code": INTERNAL_ERROR, "message": f"{PREFIX}: the host has not started the "
+                "session yet and too much is waiting for it"}})
 
     async def _upstream_response(self, message: dict[str, Any]) -> None:
         ident = message.get("id")
@@ -856,13 +974,39 @@ class Proxy:
         self._host_to_up.pop(_key(pending.peer_id), None)
         await self._send_host({**message, "id": pending.peer_id})
 
-    async def _refresh_then_forward(self, message: dict[str, Any]) -> None:
+    async def _current(self) -> None:
+        """Wait until the contract accounts for every ``list_changed`` heard so far: at
+        most the walk under way and one more, however many notices keep coming."""
+        target = self._heard
+        async with self._refreshed:
+            await self._refreshed.wait_for(lambda: self._decided >= target)
+
+    async def _refresh_loop(self) -> None:
+        """The one refresher: walk, compare, install, then forward each kind of notice
+        heard once — again while notices came meanwhile. A storm of notices therefore
+        costs one walk at a time and never queues a walk per notice."""
         try:
-            await self._refresh()
+            while self._decided < self._heard:
+                target = self._heard
+                forward, self._to_forward = self._to_forward, {}
+                try:
+                    await self._refresh()
+                except _Ended as ended:
+                    if ended.status != "failed" or self._heard == target:
+                        raise
+                    # The list changed under the walk (pages that no longer fit): the
+                    # next walk reads the new one.
+                    self._to_forward = {**forward, **self._to_forward}
+                    continue
+                self._decided = target
+                async with self._refreshed:
+                    self._refreshed.notify_all()
+                for message in forward.values():
+                    await self._send_host(message)
         except _Ended as ended:
             self._fail(ended)
-            return
-        await self._send_host(message)
+        finally:
+            self._refresher = None
 
     async def _refresh(self, *, initial: bool = False) -> None:
         """Walk the served tools, compare, and install the new contract."""
@@ -872,9 +1016,13 @@ class Proxy:
         assert self._revision is not None and self._state.era is not None
         assert self._state.protocol_version is not None
         async with self._refresh_lock:
+            # The walk declares the host's own capabilities (modern era; in the handshake
+            # era the host's initialize did): the list compared is the one this host is
+            # offered.
             session = Session(channel=self._relay, era=self._state.era,
                               protocol_version=self._state.protocol_version,
-                              timeout=self.options.timeout)
+                              timeout=self.options.timeout,
+                              client_capabilities=dict(self._state.host_caps))
             try:
                 walk = await walk_list(session, self.options, TOOLS)
                 contract = build_contract(self._revision, walk.tools, on_drift=self.on_drift,
@@ -889,11 +1037,6 @@ class Proxy:
             previous = self.contract
             self.contract = contract
             self._report(previous, contract, initial)
-            if not initial:
-                self._refreshes -= 1
-            if self._refreshes <= 0:
-                self._refreshes = 0
-                self._ready.set()
 
     def _report(self, previous: Contract | None, contract: Contract, initial: bool) -> None:
         if not initial:
@@ -920,9 +1063,9 @@ class Proxy:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": up_id, "method": method}
         if params is not None:
             message["params"] = params
-        await self._upstream.send(message)
         try:
             async with asyncio.timeout(self.options.timeout if timeout else None):
+                await self._upstream.send(message)
                 return await future
         except TimeoutError:
             self._up_pending.pop(up_id, None)
@@ -943,6 +1086,22 @@ class Proxy:
         if "id" in message and self._host is not None:
             await self._send_host({"jsonrpc": "2.0", "id": message["id"],
                                    "error": {"code": code, "message": text}})
+
+    async def _to_upstream(self, message: dict[str, Any]) -> None:
+        """Relay ``message`` to the server. A server that stopped reading (it exited) may
+        still have answers on its way: the upstream loop reads them, and says how the server
+        ended, before the session fails; if the server does not end, the session fails
+        after the shutdown grace. The message stays owed to the host meanwhile."""
+        assert self._upstream is not None
+        try:
+            await self._upstream.send(message)
+        except WireError as exc:
+            if self._stopped_reading is None:
+                self._stopped_reading = self._spawn(self._fail_after(exc.message))
+
+    async def _fail_after(self, message: str) -> None:
+        await asyncio.sleep(self.shutdown_grace)
+        self._fail(_Ended("failed", message))
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.create_task(coro)

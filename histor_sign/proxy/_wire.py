@@ -13,13 +13,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from histor_sign.canonical import parse_json
-from histor_sign.errors import FetchError, HistorError, InputError
-from histor_sign.mcp._jsonrpc import clip, encode, is_foreign_object
+from histor_sign.errors import FetchError, HistorError, InputError, LimitExceeded
+from histor_sign.mcp._http_channel import AuthError, HttpStatusError, SessionExpired
+from histor_sign.mcp._jsonrpc import RpcError, clip, encode, is_foreign_object
 
 if TYPE_CHECKING:
     from histor_sign.mcp._http_channel import HttpChannel
@@ -32,7 +34,45 @@ MAX_STREAM_REOPENS = 5
 
 
 class WireError(FetchError):
-    """A peer sent what the proxy will not forward (oversized, not JSON-RPC) or vanished."""
+    """A peer sent what the proxy will not forward (not JSON-RPC) or vanished."""
+
+
+#: No id could be found in an oversized message.
+NO_ID: Any = object()
+#: Bytes of an oversized message kept at each end to find its id (the rest is dropped).
+_PEEK = 4096
+_ID_VALUE = rb'(-?\d+|"(?:[^"\\]|\\.)*")'
+_HEAD_ID = re.compile(rb'\A\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*' + _ID_VALUE)
+_TAIL_ID = re.compile(rb'[,{]\s*"id"\s*:\s*' + _ID_VALUE + rb'\s*\}\s*\Z')
+
+
+class Oversized(WireError):
+    """One message over ``max_message_bytes``: it was read to its end and dropped, and
+    the session goes on. ``ident`` is its JSON-RPC id when one could be found (or
+    :data:`NO_ID`), so the request it answers, or that it is, fails alone."""
+
+    def __init__(self, message: str, ident: Any = NO_ID) -> None:
+        super().__init__(message)
+        self.ident = ident
+
+
+def peek_id(head: bytes, tail: bytes) -> Any:
+    """The top-level ``id`` of a JSON-RPC message known only by its ends, or :data:`NO_ID`.
+
+    Sound for valid JSON: an ``"id"`` member right after the opening brace (after
+    ``"jsonrpc":"2.0"`` at most — how the Python SDK writes) or right before the closing
+    one (how the TypeScript SDK writes) is a member of the outermost object; inside a
+    string its quotes would be escaped. Anything else is not guessed at."""
+    import json
+
+    match = _HEAD_ID.match(head) or _TAIL_ID.search(tail)
+    if match is None:
+        return NO_ID
+    try:
+        value = json.loads(match.group(1))
+    except ValueError:
+        return NO_ID
+    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else NO_ID
 
 
 class ByteSource(Protocol):
@@ -99,9 +139,30 @@ class LineReader:
                 continue
             return check_message(value, where)
 
+    def buffered(self) -> list[dict[str, Any]]:
+        """The complete messages already read from the source and not yet taken (no I/O,
+        anything unreadable skipped): a session that fails answers the requests among
+        them too."""
+        found: list[dict[str, Any]] = []
+        while (idx := self._buf.find(b"\n")) >= 0:
+            line = bytes(self._buf[:idx]).rstrip(b"\r")
+            del self._buf[: idx + 1]
+            if not line.strip() or idx > self.limit:
+                continue
+            try:
+                found.append(check_message(parse_json(line, self.peer, max_bytes=self.limit),
+                                           self.peer))
+            except HistorError:
+                continue
+        return found
+
     async def _line(self) -> bytes | None:
         while True:
             idx = self._buf.find(b"\n")
+            if idx > self.limit:
+                line = bytes(self._buf[:idx]).rstrip(b"\r")
+                del self._buf[: idx + 1]
+                raise self._oversized(line[:_PEEK], line[-_PEEK:], len(line))
             if idx >= 0:
                 line = bytes(self._buf[:idx]).rstrip(b"\r")
                 del self._buf[: idx + 1]
@@ -109,8 +170,7 @@ class LineReader:
                     return line
                 continue
             if len(self._buf) > self.limit:
-                raise WireError(f"{self.peer} sent a message over the limit of {self.limit} "
-                                "bytes (`max_message_bytes`)")
+                await self._drop_rest()
             if self._eof:
                 if self._buf.strip():
                     raise WireError(f"{self.peer} closed its stream mid-message")
@@ -123,6 +183,34 @@ class LineReader:
                 self._eof = True
                 continue
             self._buf += chunk
+
+
+    async def _drop_rest(self) -> None:
+        """The buffer holds the start of a line over the limit: read on to its end keeping
+        only both ends (memory stays bounded), then raise :class:`Oversized`."""
+        head, tail, size = bytes(self._buf[:_PEEK]), bytes(self._buf[-_PEEK:]), len(self._buf)
+        self._buf.clear()
+        while True:
+            try:
+                chunk = await self.source.read(_CHUNK)
+            except (ConnectionError, OSError):
+                chunk = b""
+            if not chunk:
+                self._eof = True
+                raise WireError(f"{self.peer} closed its stream mid-message")
+            idx = chunk.find(b"\n")
+            part = chunk if idx < 0 else chunk[:idx]
+            size += len(part)
+            tail = (tail + part)[-_PEEK:]
+            if idx >= 0:
+                self._buf += chunk[idx + 1:]
+                raise self._oversized(head, tail.rstrip(b"\r"), size)
+
+    def _oversized(self, head: bytes, tail: bytes, size: int) -> Oversized:
+        self.count += 1
+        where = f"{self.peer} {'line' if self.skip else 'message'} {self.count}"
+        return Oversized(f"{where} ({size} bytes) is over the limit of {self.limit} bytes "
+                         "(`max_message_bytes`): dropped", peek_id(head, tail))
 
 
 def check_message(value: Any, where: str) -> dict[str, Any]:
@@ -204,7 +292,8 @@ class Upstream(ABC):
 class StdioUpstream(Upstream):
     """A stdio server run under the keeper: the process tree dies with the proxy."""
 
-    def __init__(self, target: Target, *, max_message_bytes: int, shutdown_grace: float) -> None:
+    def __init__(self, target: Target, *, max_message_bytes: int, shutdown_grace: float,
+                 on_stderr: Callable[[str], None] | None = None) -> None:
         from histor_sign.mcp._stdio_channel import StdioChannel
         from histor_sign.mcp._target import child_environment, refuse_untrusted_server
 
@@ -216,6 +305,7 @@ class StdioUpstream(Upstream):
         self.channel: StdioChannel = StdioChannel(
             target.command, max_bytes=max_message_bytes, cwd=target.cwd, env=env,
             shutdown_grace=shutdown_grace)
+        self.channel.on_stderr = on_stderr
         self.limit = max_message_bytes
         self._reader: LineReader | None = None
         self._writer: LineWriter | None = None
@@ -243,7 +333,9 @@ class StdioUpstream(Upstream):
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(1.0):
                     code = await proc.wait()
-        how = f"exited with code {code}" if code is not None else "closed its standard output"
+        from histor_sign.mcp._stdio_channel import exit_how
+
+        how = exit_how(code)
         tail = self.channel._stderr_tail
         last = f" (last stderr line: {clip(tail[-1])})" if tail else ""
         return f"the upstream server {how}{last}"
@@ -313,9 +405,10 @@ class HttpUpstream(Upstream):
             task = asyncio.create_task(self._post(message))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-            # The initialize answer carries the session id every later POST needs.
+            # The initialize answer carries the session id every later POST needs; a
+            # server that never answers is the caller's timeout (the task goes on alone).
             if message.get("method") == "initialize":
-                await asyncio.wait({task})
+                await asyncio.wait({task}, timeout=self.channel.timeout)
             return
         await self._post(message)
 
@@ -364,9 +457,9 @@ class HttpUpstream(Upstream):
                                 f"{channel.shown_url} (GET event stream)")
                         pending = len(parser._buffer) + sum(map(len, parser._data))
                         if pending > self.limit:
-                            raise WireError(f"{channel.shown_url} sent an event over the "
+                            raise Oversized(f"{channel.shown_url} sent an event over the "
                                             f"limit of {self.limit} bytes "
-                                            "(`max_message_bytes`)")
+                                            "(`max_message_bytes`): dropped")
             except HistorError as exc:
                 await self._queue.put(exc)
                 return
@@ -398,7 +491,13 @@ class HttpUpstream(Upstream):
                 if (200 <= resp.status_code < 300 and "id" not in message) or (
                         resp.status_code == 202):
                     return
-                kind = await channel._check_status(resp, method)
+                try:
+                    kind = await channel._check_status(resp, method)
+                except (RpcError, HttpStatusError) as exc:
+                    if "id" not in message or isinstance(exc, (AuthError, SessionExpired)):
+                        raise
+                    await self._queue.put(_status_answer(message["id"], exc))
+                    return
                 received = 0
                 if kind == "json":
                     data = await self._bounded_body(resp)
@@ -414,8 +513,15 @@ class HttpUpstream(Upstream):
                                             f"{channel.shown_url} ({method} event stream)")
                     pending = len(parser._buffer) + sum(map(len, parser._data))
                     if pending > self.limit:
-                        raise WireError(f"{channel.shown_url} sent an event over the limit "
-                                        f"of {self.limit} bytes (`max_message_bytes`)")
+                        raise Oversized(f"{channel.shown_url} sent an event over the limit "
+                                        f"of {self.limit} bytes (`max_message_bytes`): "
+                                        "dropped")
+        except (Oversized, LimitExceeded) as exc:  # the answer to this request: it fails alone
+            request = "id" in message and "method" in message
+            text = exc.message if isinstance(exc, Oversized) else (
+                f"{channel.shown_url} sent an answer to {method} over the limit of "
+                f"{self.limit} bytes (`max_message_bytes`): dropped")
+            await self._queue.put(Oversized(text, message["id"] if request else NO_ID))
         except HistorError as exc:
             await self._queue.put(exc)
         except httpx.HTTPError as exc:
@@ -429,15 +535,15 @@ class HttpUpstream(Upstream):
         async for chunk in self.channel._body(resp):
             total += len(chunk)
             if total > self.limit:
-                raise WireError(f"{self.channel.shown_url} sent a message over the limit of "
-                                f"{self.limit} bytes (`max_message_bytes`)")
+                raise Oversized(f"{self.channel.shown_url} sent a message over the limit of "
+                                f"{self.limit} bytes (`max_message_bytes`): dropped")
             parts.append(chunk)
         return b"".join(parts)
 
     async def _deliver(self, data: bytes, where: str) -> None:
         if len(data) > self.limit:
-            raise WireError(f"{where}: a message over the limit of {self.limit} bytes "
-                            "(`max_message_bytes`)")
+            raise Oversized(f"{where}: a message over the limit of {self.limit} bytes "
+                            "(`max_message_bytes`): dropped")
         try:
             value = parse_json(data, where, max_bytes=self.limit)
         except HistorError as exc:
@@ -462,10 +568,32 @@ class HttpUpstream(Upstream):
         await self.channel.aclose()
 
 
+def _status_answer(ident: Any, exc: RpcError | HttpStatusError) -> dict[str, Any]:
+    """The JSON-RPC answer to request ``ident`` that an HTTP error status stands for, as
+    the official SDK clients read it: the JSON-RPC error in the body when there is one
+    (400 with -32000 "Server not initialized" from a handshake-era server asked
+    ``server/discover``), else 404 before a session as "method not found" and any other
+    status as an internal error. The session goes on: one request failed."""
+    if isinstance(exc, RpcError):
+        error: dict[str, Any] = {"code": exc.code, "message": exc.text or ""}
+        if exc.data is not None:
+            error["data"] = exc.data
+        if not isinstance(exc.code, int) or isinstance(exc.code, bool):
+            error["code"] = -32603
+    elif exc.status == 404:
+        error = {"code": -32601, "message": "Not Found"}
+    else:
+        error = {"code": -32603, "message": f"Server returned an error response (HTTP "
+                                            f"{exc.status})"}
+    return {"jsonrpc": "2.0", "id": ident, "error": error}
+
+
 def open_upstream(target: Target, *, max_message_bytes: int, timeout: float,
-                  shutdown_grace: float) -> Upstream:
-    """The wire to ``target`` (not started)."""
+                  shutdown_grace: float, on_stderr: Callable[[str], None] | None = None
+                  ) -> Upstream:
+    """The wire to ``target`` (not started). ``on_stderr`` hears each line a stdio server
+    writes on its stderr (server text: escape it)."""
     if target.command is not None:
         return StdioUpstream(target, max_message_bytes=max_message_bytes,
-                             shutdown_grace=shutdown_grace)
+                             shutdown_grace=shutdown_grace, on_stderr=on_stderr)
     return HttpUpstream(target, max_message_bytes=max_message_bytes, timeout=timeout)

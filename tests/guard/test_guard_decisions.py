@@ -322,3 +322,21 @@ def test_scan_replay_and_guard_read_dialects_from_one_table() -> None:
     with pytest.raises(Untrusted):
         dialect_of(draft4)  # the schema algebra does not model draft-04
     assert dialect_of(draft4, frozenset(DIALECTS.values())) == "draft-04"
+
+
+def test_advice_for_a_destructive_tool_without_a_dry_run_argument_is_true() -> None:
+    """Issue 37: "dry_run must be true" for a tool whose schema has no such argument led
+    to "unknown argument" on the retry. The advice names what can allow it instead."""
+    tool = {"name": "delete_repo", "annotations": {"readOnlyHint": False,
+                                                   "destructiveHint": True},
+            "inputSchema": {"type": "object", "properties": {"repo": {"type": "string"}},
+                            "required": ["repo"]}}
+    guard = Guard.from_catalog([tool])
+    [reason] = guard.check({"name": "delete_repo", "arguments": {"repo": "x"}}).reasons
+    assert reason.code == "dry-run-required" and reason.pointer == ""
+    assert "must be true" not in reason.message
+    assert "no dry-run argument" in reason.message and "elicitation" in reason.message
+    assert "require_dry_run = false" in reason.message
+    # The old advice, followed, is refused: the argument is not the tool's.
+    retry = guard.check({"name": "delete_repo", "arguments": {"repo": "x", "dry_run": True}})
+    assert ("unknown-argument", "/dry_run") in codes(retry)

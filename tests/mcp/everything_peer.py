@@ -27,9 +27,8 @@ ENTRY = PACKAGE / "dist" / "index.js"
 BIND_LOOPBACK = PEERS / "bind_loopback.cjs"
 INSTALL = "npm ci --prefix tests/peers --no-audit --no-fund"
 
-#: What a client declaring no capabilities is served, in served order (the list grows to
-#: 19 for a client declaring roots/sampling/elicitation/tasks).
-TOOL_NAMES = [
+#: What a client declaring no capabilities is served, in served order.
+BARE_TOOL_NAMES = [
     "echo",
     "get-annotated-message",
     "get-env",
@@ -44,6 +43,12 @@ TOOL_NAMES = [
     "trigger-long-running-operation",
     "simulate-research-query",
 ]
+#: What a fully capable client (roots, sampling, elicitation: what ``fetch`` declares) is
+#: served besides, and where (the list grows to 19 with the experimental ``tasks`` too).
+CAPABLE_TOOL_NAMES = ["get-roots-list", "trigger-elicitation-request",
+                      "trigger-url-elicitation", "trigger-sampling-request"]
+#: What ``fetch`` lists, in served order: the list a fully capable host is offered.
+TOOL_NAMES = [*BARE_TOOL_NAMES[:-1], *CAPABLE_TOOL_NAMES, BARE_TOOL_NAMES[-1]]
 
 
 def node() -> str:

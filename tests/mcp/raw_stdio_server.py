@@ -152,7 +152,8 @@ def main() -> None:
         if SCENARIO.startswith("modern"):
             meta = params["_meta"]
             assert meta["io.modelcontextprotocol/protocolVersion"] == MODERN
-            assert meta["io.modelcontextprotocol/clientCapabilities"] == {}
+            assert sorted(meta["io.modelcontextprotocol/clientCapabilities"]) == [
+                "elicitation", "roots", "sampling"]
         cursor = params.get("cursor")
         handle(msg_id, cursor, walks)
         if cursor is None:
@@ -287,13 +288,16 @@ def handle(msg_id: int, cursor: str | None, walks: int) -> None:
         if cursor is None:
             out(page(msg_id, [tool("a")], nxt="p2"))
             return
-        # Before answering page 2: a log notification, a server request we must refuse
-        # (wait for the refusal to prove it was answered), then list_changed.
+        # Before answering page 2: a log notification, server requests of the declared
+        # capabilities (wait for each answer: no roots, a clean refusal), then list_changed.
         out('{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info",'
             '"data":"hi"}}')
         out('{"jsonrpc":"2.0","id":"srv-1","method":"roots/list"}')
         reply = json.loads(sys.stdin.readline())
-        assert reply["id"] == "srv-1" and reply["error"]["code"] == -32601, reply
+        assert reply["id"] == "srv-1" and reply["result"] == {"roots": []}, reply
+        out('{"jsonrpc":"2.0","id":"srv-2","method":"sampling/createMessage","params":{}}')
+        reply = json.loads(sys.stdin.readline())
+        assert reply["id"] == "srv-2" and reply["error"]["code"] == -1, reply
         if walks == 1 or s == "list-changed-always":
             out('{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}')
         names = ["b"] if walks == 1 else ["b", "c"]

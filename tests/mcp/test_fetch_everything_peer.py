@@ -25,10 +25,12 @@ def check_snapshot(snap: Snapshot, transport: str) -> None:
     capture = snap.capture
     assert capture["transport"] == transport
     assert capture["era"] == "legacy" and capture["protocolVersion"] == "2025-11-25"
-    assert capture["clientCapabilities"] == {}  # the 13-tool list, not the 19-tool one
+    # A fully capable host's declaration: the 17-tool list, not the bare 13-tool one.
+    assert capture["clientCapabilities"] == {
+        "roots": {"listChanged": True}, "sampling": {}, "elicitation": {"form": {}, "url": {}}}
     assert capture["serverInfo"]["name"] == "mcp-servers/everything"
     assert capture["serverCapabilities"]["tools"] == {"listChanged": True}
-    assert capture["pages"] == 1 and capture["pageSizes"] == [13]
+    assert capture["pages"] == 1 and capture["pageSizes"] == [len(TOOL_NAMES)]
     # It announces list_changed right after initialized: at most one restart, never an error.
     assert capture["restarts"] in (0, 1)
     echo = snap.tools[0]

@@ -86,7 +86,7 @@ def test_sse_framing_session_and_server_requests() -> None:
     assert all(s.headers["mcp-protocol-version"] == "2025-11-25" for s in tools_calls)
     assert all("text/event-stream" in s.headers["accept"] for s in posts)
     refusal = [s.body for s in posts if s.body.get("id") == "s1"]
-    assert refusal and refusal[0]["error"]["code"] == -32601
+    assert refusal and refusal[0]["error"]["code"] == -1  # declined, not "not found"
     assert seen[-1].method == "DELETE" and seen[-1].headers["mcp-session-id"] == "sess-42"
 
 

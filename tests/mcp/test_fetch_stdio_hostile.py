@@ -140,7 +140,7 @@ def test_modern_raw_server_gets_meta_on_every_request(tmp_path: Path) -> None:
     capture = json.loads(out.read_text())["capture"]
     assert capture["era"] == "modern" and capture["protocolVersion"] == "2026-07-28"
     assert capture["serverInfo"] == {"name": "raw", "version": "9"}
-    assert capture["clientCapabilities"] == {}
+    assert sorted(capture["clientCapabilities"]) == ["elicitation", "roots", "sampling"]
 
 
 def test_forcing_modern_on_a_legacy_server_fails_clearly(tmp_path: Path) -> None:

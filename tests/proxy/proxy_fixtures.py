@@ -104,6 +104,7 @@ async def sdk_host(
     elicitation: Callable[..., Any] | None = None,
     message_handler: Callable[..., Any] | None = None,
     initialize: bool = True,
+    **callbacks: Any,
 ) -> AsyncIterator[Any]:
     """An official MCP SDK ClientSession talking to ``argv`` over stdio."""
     from mcp.client.session import ClientSession
@@ -112,7 +113,7 @@ async def sdk_host(
     params = StdioServerParameters(command=argv[0], args=argv[1:], env=cli_env())
     with stderr.open("w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
-            kwargs: dict[str, Any] = {}
+            kwargs: dict[str, Any] = dict(callbacks)  # sampling_callback, list_roots_…
             if elicitation is not None:
                 kwargs["elicitation_callback"] = elicitation
             if message_handler is not None:

@@ -18,6 +18,17 @@ server. Options change what is served, to make drift:
                            serving and one after each tools/call (an OpenTelemetry preamble)
   --not-served             advertise prompts and resources (as the example server does)
                            but answer their list methods with -32601 (issue 27)
+  --big-result BYTES       answer every tools/call of search_notes with a text of BYTES
+                           bytes (issue 37: a message over the proxy's limit)
+  --stderr                 write two lines on stderr at start (one with an ESC sequence and
+                           a bidi override) and one per tools/call
+  --kill-self-after N      SIGKILL itself on the Nth tools/call (no answer)
+  --storm N                after the first tools/call, send N tools/list_changed notices
+                           (after the answer)
+  --flood N                after notifications/initialized, send N log notifications
+                           (the proxy holds them until the host has its initialize answer)
+  --legacy-only            a 2025-era server: answer server/discover with -32601, as
+                           the TS SDK's servers do (issue 37)
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 
 from histor_sign.demo.example_server import ExampleServer, build_tools
@@ -51,6 +63,12 @@ def main() -> int:
     parser.add_argument("--banner", action="store_true")
     parser.add_argument("--log-records", action="store_true")
     parser.add_argument("--not-served", action="store_true")
+    parser.add_argument("--legacy-only", action="store_true")
+    parser.add_argument("--big-result", type=int)
+    parser.add_argument("--stderr", action="store_true")
+    parser.add_argument("--kill-self-after", type=int)
+    parser.add_argument("--storm", type=int)
+    parser.add_argument("--flood", type=int)
     args = parser.parse_args()
     tools = build_tools(args.description)
     if args.lose_readonly:
@@ -66,6 +84,9 @@ def main() -> int:
     if args.log_records:
         sys.stdout.write('{"severityText":"INFO","body":"telemetry \\u001b[2J on"}\n')
         sys.stdout.flush()
+    if args.stderr:
+        sys.stderr.write("notes server: starting\n\x1b[31mred\x1b[0m \u202eevil\n")
+        sys.stderr.flush()
     with open(args.log, "a", encoding="utf-8") as log:
         for line in sys.stdin:
             if not line.strip():
@@ -75,12 +96,29 @@ def main() -> int:
             message = json.loads(line)
             if message.get("method") == "tools/call":
                 calls += 1
+                if args.stderr:
+                    sys.stderr.write(f"notes server: call {calls}\n")
+                    sys.stderr.flush()
                 if calls == args.crash_after:
                     os._exit(3)
+                if calls == args.kill_self_after:
+                    os.kill(os.getpid(), signal.SIGKILL)
                 if calls == args.garbage_after:
                     sys.stdout.write('{"jsonrpc":"2.0","id":1,"id":2}\n')
                     sys.stdout.flush()
                     continue
+            params = message.get("params") or {}
+            if args.big_result and params.get("name") == "search_notes":
+                sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {
+                    "content": [{"type": "text", "text": "x" * args.big_result}],
+                    "isError": False}}) + "\n")
+                sys.stdout.flush()
+                continue
+            if args.legacy_only and message.get("method") == "server/discover":
+                sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": {
+                    "code": -32601, "message": "Method not found"}}) + "\n")
+                sys.stdout.flush()
+                continue
             if args.not_served and message.get("method") in NOT_SERVED:
                 sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": {
                     "code": -32601, "message": "Method not found"}}) + "\n")
@@ -95,6 +133,15 @@ def main() -> int:
                 sys.stdout.write(json.dumps({"jsonrpc": "2.0",
                                              "method": "notifications/tools/list_changed"})
                                  + "\n")
+            if args.storm and message.get("method") == "tools/call" and calls == 1:
+                notice = json.dumps({"jsonrpc": "2.0",
+                                     "method": "notifications/tools/list_changed"}) + "\n"
+                sys.stdout.write(notice * args.storm)
+            if args.flood and message.get("method") == "notifications/initialized":
+                sys.stdout.write("".join(json.dumps({
+                    "jsonrpc": "2.0", "method": "notifications/message",
+                    "params": {"level": "info", "data": f"log {i}"}}) + "\n"
+                    for i in range(args.flood)))
             if args.banner and message.get("method") == "tools/call":
                 sys.stdout.write(f"handled call {calls}\n")
             if args.log_records and message.get("method") == "tools/call":

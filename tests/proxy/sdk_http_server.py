@@ -8,6 +8,10 @@ example server would, and appends the body of every HTTP request it receives to 
 before the SDK sees it. It binds 127.0.0.1 on a free port, listens, and only then writes
 ``http://127.0.0.1:PORT/mcp`` on its stdout: a test reads that line and connects.
 
+``--legacy-only``: a 2025-era server in front of the SDK: a request other than
+``initialize`` without a session (``server/discover``) gets HTTP 400 with the TS SDK's
+``-32000 Bad Request: Server not initialized`` body.
+
 ``--change-on-call TOOL``: a call to TOOL drifts ``get_note``'s description and sends
 ``notifications/tools/list_changed`` on the session's standalone GET stream only (the SDK's
 connection-scoped notification), once that stream is open — so only a client that listens
@@ -30,6 +34,7 @@ def main() -> None:
     parser.add_argument("--page", type=int, default=3)
     parser.add_argument("--json-response", action="store_true")
     parser.add_argument("--change-on-call")
+    parser.add_argument("--legacy-only", action="store_true")
     args = parser.parse_args()
 
     import mcp.types as types
@@ -103,6 +108,16 @@ def main() -> None:
             more = message.get("more_body", False)
         log.write(body.decode("utf-8").strip() + "\n")
         log.flush()
+        headers = dict(scope.get("headers") or [])
+        if args.legacy_only and b"mcp-session-id" not in headers and json.loads(
+                body).get("method") != "initialize":
+            error = json.dumps({"jsonrpc": "2.0", "error": {
+                "code": -32000, "message": "Bad Request: Server not initialized"},
+                "id": None}).encode()
+            await send({"type": "http.response.start", "status": 400,
+                        "headers": [(b"content-type", b"application/json")]})
+            await send({"type": "http.response.body", "body": error})
+            return
         replayed = False
 
         async def replay() -> Any:

@@ -18,7 +18,7 @@ from proxy_fixtures import RawHost, World, audit, proxy_argv, publish, sdk_host
 from histor_sign.sigstore_dev import LocalSigstore
 
 sys.path.insert(0, str(REPO / "tests" / "mcp"))
-from everything_peer import TOOL_NAMES, argv, stdio_command
+from everything_peer import BARE_TOOL_NAMES, CAPABLE_TOOL_NAMES, TOOL_NAMES, argv, stdio_command
 
 pytestmark = pytest.mark.slow
 
@@ -84,7 +84,9 @@ def test_everything_released_proxied_and_decided(world: World, everything: Every
             return tools, echo, denied
 
     tools, echo, denied = asyncio.run(go())
-    assert [t["name"] for t in tools] == TOOL_NAMES
+    # This host declares no capability: it is offered the signed tools the server offers
+    # it, and the four it does not are no drift (nothing withheld, below).
+    assert [t["name"] for t in tools] == BARE_TOOL_NAMES
     assert not echo.is_error and texts(echo) == "Echo: hello through the proxy"
     codes = ["type-mismatch", "missing-required", "type-mismatch", "not-offered"]
     for code, result in zip(codes, denied, strict=True):
@@ -98,7 +100,38 @@ def test_everything_released_proxied_and_decided(world: World, everything: Every
     assert [r["tool"] for r in records if r["event"] == "call-denied"] == [
         "echo", "echo", "get-sum", "no-such-tool"]
     err = (tmp_path / "err").read_text()
-    assert f"{len(TOOL_NAMES)} tool(s) offered" in err and "Traceback" not in err
+    assert f"{len(BARE_TOOL_NAMES)} tool(s) offered" in err and "Traceback" not in err
+
+
+def test_a_capable_host_is_offered_every_signed_tool_and_block_refuses_none(
+        world: World, everything: Everything, tmp_path: Path) -> None:
+    """The release declared what a fully capable host declares, so what server-everything
+    offers only to such hosts is signed: a host declaring roots, sampling and elicitation
+    is offered all of it, and one declaring nothing the rest — under ``--on-drift block``
+    neither is refused, as no served tool differs from the signed one."""
+
+    async def sampling(*_args: Any) -> Any:
+        raise AssertionError("not asked")
+
+    async def roots(*_args: Any) -> Any:
+        from mcp.types import ListRootsResult
+
+        return ListRootsResult(roots=[])
+
+    async def listed(**callbacks: Any) -> list[str]:
+        async with sdk_host(proxy_argv(world, tmp_path, "--on-drift", "block",
+                                       "--server-is-trusted-code",
+                                       pins=everything.pins, server=EVERYTHING,
+                                       trust_config=everything.trust_config,
+                                       upstream=argv("stdio")), tmp_path / "err",
+                            **callbacks) as host:
+            return [t.name for t in (await host.list_tools()).tools]
+
+    capable = asyncio.run(listed(sampling_callback=sampling, list_roots_callback=roots,
+                                 elicitation=sampling))
+    bare = asyncio.run(listed())
+    assert capable == TOOL_NAMES and set(CAPABLE_TOOL_NAMES) < set(capable)
+    assert bare == BARE_TOOL_NAMES
 
 
 def test_everything_tools_offered_as_signed(world: World, everything: Everything,
@@ -110,5 +143,43 @@ def test_everything_tools_offered_as_signed(world: World, everything: Everything
     host.initialize()
     answer = host.request(1, "tools/list")
     code, err = host.finish()
-    assert [json.dumps(t) for t in answer["result"]["tools"]] == [json.dumps(t) for t in signed]
+    offered = [t for t in signed if t["name"] in BARE_TOOL_NAMES]  # what it offers this host
+    assert [json.dumps(t) for t in answer["result"]["tools"]] == [json.dumps(t) for t in offered]
     assert code == 0, err
+
+
+@pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
+def test_sdk_auto_client_through_the_proxy_as_directly(world: World, everything: Everything,
+                                                       tmp_path: Path, transport: str) -> None:
+    """Issue 37's report: the Python SDK's recommended client, ``mcp.Client`` in its
+    default auto mode, against the 2025-era server-everything: it probes server/discover,
+    gets -32601 (over HTTP: 400 with a JSON-RPC error) and falls back to initialize —
+    through the proxy (a stdio child, or ``--url``) as directly."""
+    from cli_harness import cli_env
+    from everything_peer import serve
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    async def session(server: Any) -> tuple[str, list[str], str]:
+        async with Client(server) as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            echo = await client.call_tool("echo", {"message": "auto"})
+            return client.protocol_version, names, texts(echo)
+
+    def stdio(command: list[str]) -> Any:
+        return StdioServerParameters(command=command[0], args=command[1:], env=cli_env())
+
+    flags = ("--server-is-trusted-code",)
+    common = {"pins": everything.pins, "server": EVERYTHING,
+              "trust_config": everything.trust_config}
+    if transport == "stdio":
+        direct = asyncio.run(session(stdio(argv("stdio"))))
+        proxied = asyncio.run(session(stdio(proxy_argv(world, tmp_path, *flags, **common,
+                                                       upstream=argv("stdio")))))
+    else:
+        with serve("streamableHttp", "/mcp") as url:
+            direct = asyncio.run(session(url))
+            proxied = asyncio.run(session(stdio(proxy_argv(world, tmp_path, **common,
+                                                           url=url))))
+    assert direct == ("2025-11-25", BARE_TOOL_NAMES, "Echo: auto")
+    assert proxied == direct
