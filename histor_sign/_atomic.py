@@ -360,12 +360,13 @@ def locked_beside(path: str | Path, *, wait: float | None = None) -> Iterator[No
         yield
 
 
-def probe_room(path: str | Path, room: int) -> None:
+def probe_room(path: str | Path, room: int, *, shown: str | Path | None = None) -> None:
     """Check, before work that cannot be undone, that ``room`` bytes can be written beside
     ``path`` (a probe named as a leftover of this process is allocated and removed): a
-    read-only or full file system is :class:`OperationalError` naming ``path``."""
+    read-only or full file system is :class:`OperationalError` naming ``shown`` (default
+    ``path``)."""
     path = Path(path)
-    _probe_room(path, Path(os.path.realpath(path.parent)) / path.name, room)
+    _probe_room(Path(shown or path), Path(os.path.realpath(path.parent)) / path.name, room)
 
 
 def _through_proc(path: Path) -> bool:
