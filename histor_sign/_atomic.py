@@ -589,6 +589,20 @@ def _stage(target: Path, data: Content, private: bool, fresh: bool = False) -> s
     return tmp
 
 
+def stage_copy(target: str | Path, data: Content, *, private: bool = False) -> str:
+    """A complete, fsynced hidden copy of ``data`` beside ``target``
+    (``.NAME.histor-PID-RANDOM.tmp``, ``0600`` when ``private``), for a caller that puts it
+    in place itself (a hard link that never replaces anything). A kill leaves it named as a
+    leftover of a dead process: :func:`process_alive` tells, and the next atomic write of
+    ``target`` removes it."""
+    return _stage(Path(target), data, private, fresh=True)
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` (named in a leftover's name) still exists."""
+    return _alive(pid)
+
+
 def _backup(path: Path) -> str | None:
     """A hard link to the current file (None when there is none), for rolling back."""
     if not path.is_file():

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from histor_sign._atomic import write_atomic
+from histor_sign._atomic import locked_beside, output_exists, write_atomic
 from histor_sign._chain_store import NotPublished, ReleaseLocation, fetch_bytes, is_url
 from histor_sign._escape import printable
 from histor_sign._limits import (
@@ -73,7 +73,13 @@ from histor_sign._merkle import (
     tile_path,
 )
 from histor_sign.canonical import JsonValue, parse_json, read_bytes
-from histor_sign.errors import InputError, LimitExceeded, UsageError, VerificationFailed
+from histor_sign.errors import (
+    InputError,
+    LimitExceeded,
+    OperationalError,
+    UsageError,
+    VerificationFailed,
+)
 from histor_sign.layout import MAX_PARTS, chain_dir, part_addresses
 from histor_sign.models import GITHUB_ACTIONS_ISSUER, Finding, ToolRef, namespace_owner
 
@@ -454,8 +460,9 @@ class MonitorState:
 
     @classmethod
     def load(cls, path: Path) -> MonitorState | None:
-        """The state in ``path``; None when there is no such file."""
-        if not path.exists():
+        """The state in ``path``; None when there is no such file (one that cannot be looked
+        up, a name too long or a symlink loop, is an error naming it)."""
+        if not output_exists(path):
             return None
         source = f"checkpoint file {path}"
         doc = parse_json(read_bytes(str(path), max_bytes=MAX_MONITOR_STATE_BYTES), source)
@@ -756,9 +763,22 @@ def monitor(
                           "another alarm (acknowledge or resolve it too)")
                   if e.level == ACKNOWLEDGED and e.log_index in given else e for e in events]
         return result(first, end, matched, events)
-    write_atomic(state_path, MonitorState(key.log_id.hex(), new.origin, new.size, new.root,
-                                          new.note, end, acknowledged).to_bytes())
+    _store_state(state_path, state, MonitorState(key.log_id.hex(), new.origin, new.size,
+                                                 new.root, new.note, end, acknowledged))
     return result(first, end, matched, events, stored=True, acknowledged=acknowledged)
+
+
+def _store_state(path: Path, read: MonitorState | None, new: MonitorState) -> None:
+    """Store the checkpoint under the lock discipline: re-read under the lock, and write
+    only if the file still holds the state this run started from — a concurrent run that
+    stored another checkpoint meanwhile is never overwritten (this run's result would
+    move it back, or drop its acknowledgements); this one then stores nothing and says so."""
+    with locked_beside(path):
+        if MonitorState.load(path) != read:
+            raise OperationalError(f"checkpoint file {printable(str(path))} was changed by "
+                                   "another monitor run meanwhile; nothing was stored: run "
+                                   "again")
+        write_atomic(path, new.to_bytes())
 
 
 def _check_acknowledge_request(requested: set[int], reason: str | None) -> None:
