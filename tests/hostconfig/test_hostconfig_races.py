@@ -1,0 +1,102 @@
+"""Two things at once on one host config: two ``wrap`` runs of different entries both land
+(the write re-reads the file under its lock and merges), and a ``wrap`` killed at any file
+operation leaves no staged copy of the config (``0600``, holding API keys) that later runs
+never remove."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cli_harness import cli_env, run_cli
+from hostconfig_helpers import FIXTURES, make_pins, place
+
+from histor_sign.hostconfig import BACKUP_SUFFIX
+
+DESKTOP = next(f for f in FIXTURES if f.id == "claude-desktop")
+#: Rounds of two racing wraps (bounded; each round is two short processes).
+ROUNDS = 6
+
+
+def _wrap(path: Path, pins: Path, name: str) -> list[str]:
+    return [sys.executable, "-m", "histor_sign", "wrap", str(path), "--server-name",
+            f"{name}={DESKTOP.stdio[name]}", "--pins", str(pins)]
+
+
+def _wrapped(path: Path) -> set[str]:
+    servers = json.loads(path.read_text())["mcpServers"]
+    return {name for name, entry in servers.items() if entry.get("command") == "histor-sign"}
+
+
+@pytest.mark.slow
+def test_two_wraps_of_different_entries_both_land(tmp_path: Path) -> None:
+    pins = make_pins(tmp_path / "pins.json", list(DESKTOP.stdio.values()))
+    for round_ in range(ROUNDS):
+        path = place(DESKTOP, tmp_path / f"round{round_}")
+        racers = [subprocess.Popen(_wrap(path, pins, name), env=cli_env(),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                  for name in ("filesystem", "search")]
+        results = [(p.wait(timeout=120), *p.communicate()) for p in racers]
+        assert [code for code, _o, _e in results] == [0, 0], (round_, results)
+        assert _wrapped(path) == {"filesystem", "search"}, (round_, results)
+
+
+#: Runs ``wrap`` SIGKILLing itself at the Nth file operation of its write step (argv[1]).
+_KILLER = """
+import os, signal, sys
+from histor_sign import hostconfig
+step = int(sys.argv.pop(1))
+count = [0]
+armed = [False]
+real_write = hostconfig._write
+def write(*args, **kwargs):
+    armed[0] = True
+    return real_write(*args, **kwargs)
+hostconfig._write = write
+def counting(real):
+    def call(*args, **kwargs):
+        if armed[0]:
+            count[0] += 1
+            if count[0] == step:
+                os.kill(os.getpid(), signal.SIGKILL)
+        return real(*args, **kwargs)
+    return call
+for name in ("replace", "rename", "unlink", "link", "open", "fsync", "fchmod", "close"):
+    setattr(os, name, counting(getattr(os, name)))
+from histor_sign.cli import main
+sys.argv[0] = "histor-sign"
+sys.exit(main())
+"""
+
+
+def _copies(directory: Path, config: Path) -> list[str]:
+    """Copies of the config beside it other than the backups a user is told about."""
+    told = {config.name, f"{config.name}{BACKUP_SUFFIX}"}
+    return sorted(p.name for p in directory.iterdir()
+                  if p.name not in told and config.name in p.name)
+
+
+@pytest.mark.slow
+def test_a_killed_wrap_leaves_no_copy_of_the_config_behind(tmp_path: Path) -> None:
+    pins = make_pins(tmp_path / "pins.json", list(DESKTOP.stdio.values()))
+    original = place(DESKTOP, tmp_path / "original").read_bytes()
+    step, killed = 0, 0
+    while True:
+        step += 1
+        path = place(DESKTOP, tmp_path / f"step{step}")
+        run = subprocess.run([sys.executable, "-c", _KILLER, str(step),
+                              *_wrap(path, pins, "search")[3:]],
+                             env=cli_env(), capture_output=True, text=True, timeout=120)
+        if run.returncode == 0:
+            break
+        assert run.returncode == -9, (step, run.stderr)
+        killed += 1
+        assert path.read_bytes() == original or _wrapped(path) == {"search"}, step
+        # the next run (another entry) ends with the config and its backups only
+        again = run_cli(*_wrap(path, pins, "sqlite")[3:])
+        assert again.code == 0, (step, again.stderr)
+        assert _copies(path.parent, path) in ([], [f"{path.name}{BACKUP_SUFFIX}.1"]), step
+    assert killed > 5, killed  # the kills landed inside the write step
