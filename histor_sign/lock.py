@@ -32,7 +32,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from histor_sign._atomic import locked_beside, write_atomic
+from histor_sign._atomic import locked_beside, output_exists, write_atomic
 from histor_sign._escape import printable
 from histor_sign._limits import MAX_LOCK_DEPTH, MAX_LOCK_FILE_BYTES
 from histor_sign.canonical import parse_json, read_bytes
@@ -174,7 +174,7 @@ class LockFile:
     @classmethod
     def load_or_new(cls, path: str | Path, **bounds: int) -> LockFile:
         """:meth:`load`, or an empty lock when ``path`` does not exist yet."""
-        if not Path(path).exists() and not Path(path).is_symlink():
+        if not output_exists(path) and not Path(path).is_symlink():
             return cls(Path(path), {})
         return cls.load(path, **bounds)
 

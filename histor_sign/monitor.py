@@ -48,6 +48,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import os
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -366,7 +367,7 @@ def _chain_location(revisions: str, server: str) -> ReleaseLocation:
     if is_url(revisions):
         return ReleaseLocation.parse(revisions, param="revisions")
     nested = chain_dir(revisions, server)
-    return ReleaseLocation(str(nested if nested.is_dir() else Path(revisions)))
+    return ReleaseLocation(str(nested if os.path.isdir(nested) else Path(revisions)))
 
 
 def _bundle_entries(bundle: Any) -> Iterator[tuple[tuple[bytes, int], bytes]]:

@@ -617,7 +617,9 @@ def dev_sigstore(
         instance = LocalSigstore(host=host, port=port, rekor_version=rekor_version, tsa=tsa,
                                  first_index=first_index, state=state)
     except ValueError as exc:
-        raise UsageError(f"--state: {exc}") from None
+        from histor_sign._escape import printable
+
+        raise UsageError(f"--state: {printable(str(exc))}") from None
     try:
         instance.start()
     except OSError as exc:
