@@ -41,7 +41,7 @@ from histor_sign.mcp._jsonrpc import (
     notification,
     same_id,
 )
-from histor_sign.proxy._audit import AuditLog
+from histor_sign.proxy._audit import AuditFailed, AuditLog
 from histor_sign.proxy._contract import Blocked, Contract, OnDrift, build_contract
 from histor_sign.proxy._notices import Notices
 from histor_sign.proxy._wire import (
@@ -280,7 +280,7 @@ class Proxy:
             outcome = ProxyOutcome("ended", "the host closed the session")
         except _Ended as ended:
             outcome = ProxyOutcome(ended.status, ended.message)
-        except WireError as exc:
+        except (WireError, AuditFailed) as exc:
             outcome = ProxyOutcome("failed", exc.message)
         except asyncio.CancelledError:
             task = asyncio.current_task()
@@ -297,7 +297,11 @@ class Proxy:
                 await self._answer_owed(outcome)
         finally:
             await self._shutdown()
-        self.audit.record("session-end", status=outcome.status, reason=outcome.message)
+        try:
+            self.audit.record("session-end", status=outcome.status, reason=outcome.message)
+        except AuditFailed as exc:
+            if outcome.status == "ended":  # the end itself could not be recorded: say so
+                outcome = ProxyOutcome("failed", exc.message)
         self.audit.close()
         await asyncio.to_thread(self.notice.flush, self.shutdown_grace)
         return outcome
@@ -379,6 +383,8 @@ class Proxy:
         if not owed or self._host is None:
             return
         why = ("refused" if outcome.status == "refused"
+               else "the audit log cannot be written, so the call was not made"
+               if self.audit.failure is not None
                else "the upstream server or the connection failed")
         text = (f"{PREFIX}: the session ended before this request was answered ({why}; "
                 "the proxy's stderr says why)")
@@ -888,7 +894,15 @@ class Proxy:
         task = asyncio.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._audit_failed)
         return task
+
+    def _audit_failed(self, task: asyncio.Task[Any]) -> None:
+        """A task whose audit record failed ends the session (the call it decided was not
+        made), as a failure in the host loop does."""
+        failure = None if task.cancelled() else task.exception()
+        if isinstance(failure, AuditFailed):
+            self._fail(_Ended("failed", failure.message))
 
     def _wire_warnings(self) -> None:
         """Say what the wire skipped (banner lines), once per new count."""
