@@ -100,3 +100,18 @@ def test_a_killed_wrap_leaves_no_copy_of_the_config_behind(tmp_path: Path) -> No
         assert again.code == 0, (step, again.stderr)
         assert _copies(path.parent, path) in ([], [f"{path.name}{BACKUP_SUFFIX}.1"]), step
     assert killed > 5, killed  # the kills landed inside the write step
+
+
+def test_a_full_device_leaves_the_config_as_it_was(tmp_path: Path) -> None:
+    from fs_faults import fill, small_tmpfs
+
+    pins = make_pins(tmp_path / "pins.json", list(DESKTOP.stdio.values()))
+    with small_tmpfs(tmp_path / "mnt", "64k") as mnt:
+        path = place(DESKTOP, mnt)
+        before = path.read_bytes()
+        fill(mnt)
+        run = run_cli(*_wrap(path, pins, "search")[3:])
+        assert run.code == 2 and "No space left on device" in run.stderr, run.stderr
+        assert run.stderr.count("error:") == 1 and "Traceback" not in run.stderr
+        assert path.read_bytes() == before
+        assert sorted(p.name for p in path.parent.iterdir()) == [path.name]

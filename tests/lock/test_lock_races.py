@@ -67,3 +67,21 @@ def test_an_accept_after_another_accept_writes_nothing(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match=r"changed in .* by another process meanwhile"):
         promote_locked(path, stale)
     assert path.read_bytes() == after_first
+
+
+def test_a_full_device_leaves_the_lock_file_as_it_was(tmp_path: Path) -> None:
+    from cli_harness import assert_clean_error, run_cli
+    from fs_faults import fill, small_tmpfs
+
+    served = tmp_path / "served.json"
+    served.write_bytes(_snapshot().to_bytes())
+    with small_tmpfs(tmp_path / "mnt", "64k") as mnt:
+        lock = mnt / "mcp.lock"
+        assert run_cli("lock", str(served), "-o", str(lock), "--server", "alpha").code == 0
+        before = lock.read_bytes()
+        fill(mnt)
+        run = run_cli("lock", str(served), "-o", str(lock), "--server", "beta")
+        assert_clean_error(run)
+        assert "No space left on device" in run.stderr
+        assert lock.read_bytes() == before
+        assert sorted(p.name for p in mnt.iterdir()) == ["filler", "mcp.lock"]
