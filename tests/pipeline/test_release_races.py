@@ -23,7 +23,7 @@ from histor_sign.sigstore_dev import LocalSigstore
 pytestmark = pytest.mark.slow
 
 #: Rounds of two racing releases (bounded: each round is two real releases).
-ROUNDS = 4
+ROUNDS = 3
 
 
 @pytest.fixture(scope="module")
