@@ -135,16 +135,18 @@ def reserve_chain(root: str | Path, server: str) -> Iterator[ChainReservation]:
     that cannot be is an error naming it. Inside, a revision number checked free with
     :func:`refuse_published` stays free until this run publishes it."""
     directory = chain_dir(root, server)
-    created = not os.path.lexists(directory)
+    created = [d for d in (directory, *directory.parents) if not os.path.lexists(d)]
     busy = ("the chain directory {shown} is in use by another release or yank ({holder}); "
             "nothing was signed: run again when it is done")
     try:
         with locked_directory(directory, wait=0, busy=busy):
             yield ChainReservation(directory)
     finally:
-        if created:
-            with contextlib.suppress(OSError):
-                os.rmdir(directory)  # only when still empty: nothing was published
+        for made in created:  # innermost first; only while still empty: nothing published
+            try:
+                os.rmdir(made)
+            except OSError:
+                break
 
 
 def refuse_published(root: str | Path, server: str, revision: int) -> None:

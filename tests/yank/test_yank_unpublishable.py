@@ -20,7 +20,7 @@ from histor_sign.sigstore_dev import LocalSigstore
 pytestmark = pytest.mark.slow
 
 #: Rounds of two racing yanks (bounded).
-ROUNDS = 3
+ROUNDS = 2
 
 
 @pytest.fixture(scope="module")
