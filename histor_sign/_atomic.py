@@ -14,10 +14,16 @@ What each kind of output path gets:
 * A directory is refused.
 
 A group of files (an envelope and its companions) is staged completely first; then a
-commit record naming the staged files is written, the files are renamed into place and the
-record removed. A rename that fails rolls the group back. A process killed between the
-renames leaves the record: the next write of the same group first finishes the renames
-(every staged file is complete and fsynced), so the group ends up all new.
+commit record of this writer's own (``.FIRST.histor-PID-RANDOM.commit``) naming the staged
+files is written, the files are renamed into place by a detached process and the record
+removed. A rename that fails rolls the group back. A renamer killed mid-way hands the
+renames back to the writer, which finishes them. When both are killed the record stays:
+the next write of the same group first finishes the renames (every staged file is complete
+and fsynced), so the group ends up all new, and :func:`finish_interrupted` tells its caller.
+
+Files several runs change (a pin store, a lock file, a host config, a checkpoint, a chain
+directory) follow one lock discipline, :func:`locked_directory`: take the directory's
+``flock``, re-read, decide, write atomically, let go.
 
 A release directory (:class:`OutputDirectory`) is stronger: every output is written into a
 fresh sibling directory, which is then exchanged with the output directory in one atomic
