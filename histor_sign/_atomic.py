@@ -334,6 +334,23 @@ def locked_directory(
         os.close(fd)  # the last descriptor of a nested lock is the outermost one
 
 
+@contextlib.contextmanager
+def _holding(fd: int) -> Iterator[None]:
+    """Count the directory ``fd`` holds locked (another way) as held by this thread, so a
+    :func:`locked_directory` of it inside nests instead of waiting for itself."""
+    import threading
+
+    st = os.fstat(fd)
+    key = (st.st_dev, st.st_ino, threading.get_ident())
+    _HELD[key] = _HELD.get(key, 0) + 1
+    try:
+        yield
+    finally:
+        _HELD[key] -= 1
+        if not _HELD[key]:
+            del _HELD[key]
+
+
 def _try_flock(fd: int, shown: str | Path) -> bool:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -409,7 +426,17 @@ def _write_into(path: Path, data: Content, held: int | None = None) -> None:
 
 def _commit_group(files: Mapping[Path, tuple[Path, Content, bool]]) -> list[Path]:
     """Commit a group (see the module docstring); returns the outputs of an earlier,
-    interrupted group that were rolled forward first."""
+    interrupted group that were rolled forward first. Two writers of groups in one
+    directory take turns (:func:`locked_directory`), so their renames never interleave
+    into a mixed group; a single file needs no turn (one rename is atomic)."""
+    first = next(iter(files))
+    if len(files) == 1:
+        return _commit_files(files)
+    with locked_directory(first.parent, shown=files[first][0]):
+        return _commit_files(files)
+
+
+def _commit_files(files: Mapping[Path, tuple[Path, Content, bool]]) -> list[Path]:
     first = next(iter(files))
     recovered = finish_interrupted(first)
     # Each writer's own record: two writers of one group never share (or finish) one.
@@ -909,7 +936,9 @@ class OutputDirectory:
                 os.rename(old / entry, self._real / entry)
 
     def _publish_in_place(self, files: Mapping[str, bytes]) -> None:
-        write_all_atomic({self._real / name: data for name, data in files.items()})
+        assert self._fd is not None
+        with _holding(self._fd):  # the group commit's turn is this run's lock already
+            write_all_atomic({self._real / name: data for name, data in files.items()})
         for name in self.names - set(files):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self._real / name)
