@@ -243,7 +243,8 @@ def add_locked(path: str | Path, entry: LockedServer) -> LockFile:
     def add(current: LockFile) -> LockFile:
         if entry.name in current.servers:
             raise UsageError(f"{printable(entry.name, 200)} is already locked in {path}: use "
-                             "--update to review what changed and --accept to promote it")
+                             "`update` to review what changed and `accept` to promote it",
+                             param="update", alternatives=("accept",))
         return current.with_entry(entry)
 
     return _update_lock(path, add)
@@ -259,8 +260,8 @@ def promote_locked(path: str | Path, check: LockCheck,
         now = current.servers.get(check.entry.name)
         if now is None or now.to_json() != check.entry.to_json():
             raise UsageError(f"{printable(check.entry.name, 200)} was changed in {path} by "
-                             "another process meanwhile; nothing was written: run --update "
-                             "again to review it")
+                             "another process meanwhile; nothing was written: run `update` "
+                             "again to review it", param="update")
         return promote(current, check, package)
 
     return _update_lock(path, accept)
