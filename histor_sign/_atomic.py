@@ -375,11 +375,11 @@ def _holder(inode: int) -> str:
 
 @contextlib.contextmanager
 def locked_beside(path: str | Path, *, wait: float | None = None) -> Iterator[None]:
-    """The lock of :func:`locked_directory` on the directory holding ``path``, for a
-    read-change-write cycle of ``path`` (re-read it inside, then :func:`write_atomic`).
-    Errors name ``path``."""
-    path = Path(path)
-    with locked_directory(path.parent, shown=path, wait=wait):
+    """The lock of :func:`locked_directory` on the directory holding ``path`` (the file a
+    symbolic link leads to: two links to one file share one lock), for a read-change-write
+    cycle of ``path`` (re-read it inside, then :func:`write_atomic`). Errors name ``path``."""
+    real = Path(os.path.realpath(path))
+    with locked_directory(real.parent, shown=path, wait=wait):
         yield
 
 
