@@ -14,10 +14,16 @@ What each kind of output path gets:
 * A directory is refused.
 
 A group of files (an envelope and its companions) is staged completely first; then a
-commit record naming the staged files is written, the files are renamed into place and the
-record removed. A rename that fails rolls the group back. A process killed between the
-renames leaves the record: the next write of the same group first finishes the renames
-(every staged file is complete and fsynced), so the group ends up all new.
+commit record of this writer's own (``.FIRST.histor-PID-RANDOM.commit``) naming the staged
+files is written, the files are renamed into place by a detached process and the record
+removed. A rename that fails rolls the group back. A renamer killed mid-way hands the
+renames back to the writer, which finishes them. When both are killed the record stays:
+the next write of the same group first finishes the renames (every staged file is complete
+and fsynced), so the group ends up all new, and :func:`finish_interrupted` tells its caller.
+
+Files several runs change (a pin store, a lock file, a host config, a checkpoint, a chain
+directory) follow one lock discipline, :func:`locked_directory`: take the directory's
+``flock``, re-read, decide, write atomically, let go.
 
 A release directory (:class:`OutputDirectory`) is stronger: every output is written into a
 fresh sibling directory, which is then exchanged with the output directory in one atomic
@@ -47,7 +53,10 @@ from histor_sign.errors import InputError, OperationalError
 _TAG = "histor-"
 #: Temporary and backup names older versions made with ``tempfile.mkstemp``.
 _LEGACY = re.compile(r"\.[a-z0-9_]{8}\.(?:tmp|old)\Z")
-_OURS = re.compile(r"histor-(\d+)-[0-9a-f]{12}(?:\.tmp|\.old)?\Z")
+_OURS = re.compile(r"histor-(\d+)-[0-9a-f]{12}(?:\.tmp|\.old|\.commit)?\Z")
+#: A group's commit record: ``.FIRST.histor-PID-RANDOM.commit`` (``.FIRST.histor-commit``
+#: before records were named per writer; still finished when found).
+_RECORD = re.compile(r"histor-(?:\d+-[0-9a-f]{12}\.)?commit\Z")
 
 
 #: What a file is written from: its bytes, or consecutive pieces of them (a large report is
@@ -184,12 +193,14 @@ def write_all_atomic(
     *,
     private: Collection[Path] = (),
     reserved: ReservedOutputs | None = None,
-) -> None:
+) -> list[Path]:
     """Write several files so that either all of the new ones end up in place or none does.
 
     Special files (devices, FIFOs, ``/dev/stdout``) among them are written into after the
     regular files were committed; they cannot take part in a rollback. ``reserved`` (from
     :func:`reserve_outputs`) supplies the descriptors special outputs were opened with.
+    Returns the outputs an earlier, interrupted write of the same group left staged and
+    this one rolled forward first (empty almost always), for the caller to report.
     """
     regular: dict[Path, tuple[Path, Content, bool]] = {}  # target → (as given, data, private)
     special: list[tuple[Path, Content]] = []
@@ -201,10 +212,10 @@ def write_all_atomic(
             special.append((given, data))
         else:
             regular[target] = (given, data, given in private_set)
-    if regular:
-        _commit_group(regular)
+    recovered = _commit_group(regular) if regular else []
     for given, data in special:
         _write_into(given, data, reserved.fds.pop(given, None) if reserved is not None else None)
+    return recovered
 
 
 class AlreadyExists(OperationalError):
@@ -264,28 +275,121 @@ def output_exists(path: str | Path) -> bool:
     return True
 
 
-@contextlib.contextmanager
-def locked_beside(path: str | Path) -> Iterator[None]:
-    """An exclusive advisory lock (``flock`` on ``.NAME.lock`` beside ``path``, created
-    ``0600``) for a read-change-write cycle of ``path``; its directory is created if needed.
+#: Directories this process holds locked, per thread: (device, inode, thread) → depth. A
+#: nested lock of the same directory in the same thread is the one already held.
+_HELD: dict[tuple[int, int, int], int] = {}
 
-    A lock that cannot be made (the name too long, the parent a regular file, a read-only
-    file system) is :class:`OperationalError` naming ``path``, as writing it would be."""
-    path = Path(path)
-    lock_path = path.with_name(f".{path.name}.lock")
+
+@contextlib.contextmanager
+def locked_directory(
+    directory: str | Path,
+    *,
+    shown: str | Path | None = None,
+    wait: float | None = None,
+    busy: str | None = None,
+) -> Iterator[Path]:
+    """The one lock discipline for shared outputs: take this lock, re-read what is there,
+    decide, write atomically, let go. Yields the directory (created if needed).
+
+    The lock is an exclusive ``flock`` on ``directory`` itself (no lock file is left
+    anywhere: the chain directory is committed as it is). Another process holding it is
+    waited on for at most ``wait`` seconds (default
+    :data:`~histor_sign._limits.DEFAULT_LOCK_WAIT_SECONDS`; 0: not at all), then
+    :class:`OutputBusy` with ``busy`` (``{holder}`` becomes ``pid N`` when the kernel says
+    which process holds it), naming ``shown``. The same thread may nest it. A directory that
+    cannot be made or opened is :class:`OperationalError` naming ``shown``.
+    """
+    import threading
+    import time
+
+    from histor_sign._limits import DEFAULT_LOCK_WAIT_SECONDS
+
+    directory = Path(directory)
+    shown = directory if shown is None else shown
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as exc:
-        raise _cannot_write(path, exc) from None
+        raise _cannot_write(shown, exc) from None
     try:
+        st = os.fstat(fd)
+        key = (st.st_dev, st.st_ino, threading.get_ident())
+        if key not in _HELD:
+            deadline = time.monotonic() + (DEFAULT_LOCK_WAIT_SECONDS if wait is None else wait)
+            while not _try_flock(fd, shown):
+                if time.monotonic() >= deadline:
+                    holder = _holder(st.st_ino)
+                    text = busy or "{shown} is being changed by another process ({holder}); " \
+                        "nothing was written: run again when it is done"
+                    raise OutputBusy(text.format(shown=_shown(shown), holder=holder))
+                time.sleep(0.02)
+        _HELD[key] = _HELD.get(key, 0) + 1
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except OSError as exc:
-            raise _cannot_write(path, exc) from None
+            yield directory
+        finally:
+            _HELD[key] -= 1
+            if not _HELD[key]:
+                del _HELD[key]
+    finally:
+        os.close(fd)  # the last descriptor of a nested lock is the outermost one
+
+
+@contextlib.contextmanager
+def _holding(fd: int) -> Iterator[None]:
+    """Count the directory ``fd`` holds locked (another way) as held by this thread, so a
+    :func:`locked_directory` of it inside nests instead of waiting for itself."""
+    import threading
+
+    st = os.fstat(fd)
+    key = (st.st_dev, st.st_ino, threading.get_ident())
+    _HELD[key] = _HELD.get(key, 0) + 1
+    try:
         yield
     finally:
-        os.close(fd)
+        _HELD[key] -= 1
+        if not _HELD[key]:
+            del _HELD[key]
+
+
+def _try_flock(fd: int, shown: str | Path) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+            return False
+        raise _cannot_write(shown, exc) from None
+    return True
+
+
+def _holder(inode: int) -> str:
+    """``pid N`` of the process holding a ``flock`` on ``inode`` (from ``/proc/locks``)."""
+    with contextlib.suppress(OSError, ValueError):
+        with open("/proc/locks", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                parts = line.split()
+                if len(parts) > 5 and parts[1] == "FLOCK" and \
+                        parts[5].rsplit(":", 1)[-1] == str(inode):
+                    return f"pid {int(parts[4])}"
+    return "it is locked"
+
+
+@contextlib.contextmanager
+def locked_beside(path: str | Path, *, wait: float | None = None) -> Iterator[None]:
+    """The lock of :func:`locked_directory` on the directory holding ``path`` (the file a
+    symbolic link leads to: two links to one file share one lock), for a read-change-write
+    cycle of ``path`` (re-read it inside, then :func:`write_atomic`). Errors name ``path``."""
+    real = Path(os.path.realpath(path))
+    with locked_directory(real.parent, shown=path, wait=wait):
+        yield
+
+
+def probe_room(path: str | Path, room: int, *, shown: str | Path | None = None) -> None:
+    """Check, before work that cannot be undone, that ``room`` bytes can be written beside
+    ``path`` (a probe named as a leftover of this process is allocated and removed): a
+    read-only or full file system is :class:`OperationalError` naming ``shown`` (default
+    ``path``)."""
+    path = Path(path)
+    _probe_room(Path(shown or path), Path(os.path.realpath(path.parent)) / path.name, room)
 
 
 def _through_proc(path: Path) -> bool:
@@ -320,10 +424,23 @@ def _write_into(path: Path, data: Content, held: int | None = None) -> None:
         os.close(fd)
 
 
-def _commit_group(files: Mapping[Path, tuple[Path, Content, bool]]) -> None:
+def _commit_group(files: Mapping[Path, tuple[Path, Content, bool]]) -> list[Path]:
+    """Commit a group (see the module docstring); returns the outputs of an earlier,
+    interrupted group that were rolled forward first. Two writers of groups in one
+    directory take turns (:func:`locked_directory`), so their renames never interleave
+    into a mixed group; a single file needs no turn (one rename is atomic)."""
     first = next(iter(files))
-    record = first.with_name(f".{first.name}.{_TAG}commit")
-    _finish_commit(record)
+    if len(files) == 1:
+        return _commit_files(files)
+    with locked_directory(first.parent, shown=files[first][0]):
+        return _commit_files(files)
+
+
+def _commit_files(files: Mapping[Path, tuple[Path, Content, bool]]) -> list[Path]:
+    first = next(iter(files))
+    recovered = finish_interrupted(first)
+    # Each writer's own record: two writers of one group never share (or finish) one.
+    record = first.with_name(f".{first.name}.{_unique()}.commit")
     for target in files:
         _remove_leftovers(target.parent, target.name)
     staged: dict[Path, str] = {}
@@ -341,6 +458,8 @@ def _commit_group(files: Mapping[Path, tuple[Path, Content, bool]]) -> None:
             current = files[first][0]
             _write_record(record, first, staged)
             moved, error = _renames_detached(record, len(files))
+            if moved is None:  # the renamer died mid-way: this process finishes its work
+                moved, error = _rename_rest(staged)
             done.extend(list(files)[:moved])
             for target in done:
                 del staged[target]
@@ -366,6 +485,22 @@ def _commit_group(files: Mapping[Path, tuple[Path, Content, bool]]) -> None:
             if backup is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(backup)
+    return recovered
+
+
+def _rename_rest(staged: Mapping[Path, str]) -> tuple[int, OSError | None]:
+    """Finish renames a killed renamer left (it renames in order, so the staged files still
+    present are the rest); returns how many are in place and the error that stopped it."""
+    pairs = list(staged.items())
+    moved = sum(not os.path.lexists(tmp) for _target, tmp in pairs)
+    for index in range(moved, len(pairs)):
+        target, tmp = pairs[index]
+        try:
+            os.replace(tmp, target)
+        except OSError as exc:
+            return index, exc
+    _fsync_dir(pairs[0][0].parent)
+    return len(pairs), None
 
 
 def _write_record(record: Path, first: Path, staged: Mapping[Path, str]) -> None:
@@ -379,11 +514,12 @@ def _write_record(record: Path, first: Path, staged: Mapping[Path, str]) -> None
     _fsync_dir(record.parent)
 
 
-def _renames_detached(record: Path, count: int) -> tuple[int, OSError | None]:
+def _renames_detached(record: Path, count: int) -> tuple[int | None, OSError | None]:
     """Do a group's renames in a detached process (``_renamer.py``), so that killing this
     one, even with ``kill -9`` or its whole process group, cannot stop them half-way: the
     group ends all old (killed before the hand-over) or all new. Returns how many renames
-    happened and the error that stopped the rest (None when all did)."""
+    happened and the error that stopped the rest (None when all did); None renames when
+    the process ended without a word (killed): the caller is responsible again."""
     import subprocess
     import sys
 
@@ -408,10 +544,28 @@ def _renames_detached(record: Path, count: int) -> tuple[int, OSError | None]:
         code = int(report["errno"])
         return int(report["done"]), OSError(code, os.strerror(code))
     except (ValueError, KeyError, TypeError):
-        return 0, OSError(errno.EIO, f"the rename process ended with status {run.returncode}")
+        return None, None
 
 
-def _finish_commit(record: Path) -> None:
+def finish_interrupted(path: str | Path) -> list[Path]:
+    """Settle every group commit of ``path`` (its first file) that a killed writer left:
+    each is rolled forward (its staged files are complete and fsynced), after waiting on
+    its record's lock for a finisher still at work. Returns the outputs put in place, so
+    the caller can say that an interrupted write was completed."""
+    path = Path(path)
+    prefix = f".{path.name}."
+    try:
+        entries = sorted(os.listdir(path.parent))
+    except OSError:
+        return []
+    done: list[Path] = []
+    for entry in entries:
+        if entry.startswith(prefix) and _RECORD.match(entry[len(prefix):]):
+            done += _finish_commit(path.parent / entry)
+    return done
+
+
+def _finish_commit(record: Path) -> list[Path]:
     """Roll forward a group whose writer was killed between its renames (waiting, through
     the record's lock, for a finisher that is still at work)."""
     try:
@@ -421,17 +575,20 @@ def _finish_commit(record: Path) -> None:
         pid = int(doc["pid"])
         pairs = [(str(tmp), str(target)) for tmp, target in doc["files"]]
     except FileNotFoundError:
-        return
+        return []
     except (OSError, ValueError, KeyError, TypeError):
         pairs, pid = [], 0  # unreadable: nothing to finish, drop it
     if pid and _alive(pid):
-        return
+        return []
+    done: list[Path] = []
     for tmp, target in pairs:
         if os.path.dirname(tmp) == os.path.dirname(target) and os.path.lexists(tmp):
             with contextlib.suppress(OSError):
                 os.replace(tmp, target)
+                done.append(Path(target))
     with contextlib.suppress(OSError):
         os.unlink(record)
+    return done
 
 
 def _stage(target: Path, data: Content, private: bool, fresh: bool = False) -> str:
@@ -463,6 +620,20 @@ def _stage(target: Path, data: Content, private: bool, fresh: bool = False) -> s
             os.unlink(tmp)
         raise
     return tmp
+
+
+def stage_copy(target: str | Path, data: Content, *, private: bool = False) -> str:
+    """A complete, fsynced hidden copy of ``data`` beside ``target``
+    (``.NAME.histor-PID-RANDOM.tmp``, ``0600`` when ``private``), for a caller that puts it
+    in place itself (a hard link that never replaces anything). A kill leaves it named as a
+    leftover of a dead process: :func:`process_alive` tells, and the next atomic write of
+    ``target`` removes it."""
+    return _stage(Path(target), data, private, fresh=True)
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` (named in a leftover's name) still exists."""
+    return _alive(pid)
 
 
 def _backup(path: Path) -> str | None:
@@ -522,7 +693,7 @@ def _remove_leftovers(directory: Path, name: str) -> list[str]:
         return removed
     for entry in entries:
         pid = _leftover_pid(entry, prefix)
-        if pid is None or (pid and _alive(pid)) or entry.endswith(f"{_TAG}commit"):
+        if pid is None or (pid and _alive(pid)) or _RECORD.search(entry):
             continue
         path = directory / entry
         with contextlib.suppress(OSError):
@@ -626,7 +797,7 @@ class OutputDirectory:
         try:
             self._check_contents()
             for name in sorted(self.names):  # a group commit a killed run left half done
-                _finish_commit(real / f".{name}.{_TAG}commit")
+                finish_interrupted(real / name)
                 self.cleaned += _remove_leftovers(real, name)
             self.cleaned += _remove_leftovers(real.parent, real.name)
         except BaseException:
@@ -765,7 +936,9 @@ class OutputDirectory:
                 os.rename(old / entry, self._real / entry)
 
     def _publish_in_place(self, files: Mapping[str, bytes]) -> None:
-        write_all_atomic({self._real / name: data for name, data in files.items()})
+        assert self._fd is not None
+        with _holding(self._fd):  # the group commit's turn is this run's lock already
+            write_all_atomic({self._real / name: data for name, data in files.items()})
         for name in self.names - set(files):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self._real / name)

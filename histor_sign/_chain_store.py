@@ -45,10 +45,11 @@ caller parses strictly and verifies before use.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,8 @@ from histor_sign._atomic import (
     AlreadyExists,
     create_exclusive,
     locked_beside,
+    locked_directory,
+    probe_room,
     write_all_atomic,
     write_atomic,
 )
@@ -87,16 +90,72 @@ class NotPublished(InputError):
 # --- publishing: the chain directory of a server -------------------------------------
 
 
+def is_published(path: str | Path) -> bool:
+    """Whether a file of a local chain exists. Only a name that is not there is absent: one
+    that cannot be looked up (a symbolic link loop, a name too long, no permission) is
+    :class:`InputError` naming it, never taken for "not published" (which would start a
+    new chain or overwrite a revision)."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return os.path.lexists(path) and _unreadable(path, "a dangling symbolic link")
+    except NotADirectoryError:
+        return False
+    except OSError as exc:
+        _unreadable(path, exc.strerror or type(exc).__name__)
+    return True
+
+
+def _unreadable(path: str | Path, reason: str) -> bool:
+    raise InputError(f"cannot read {printable(str(path))} in the chain directory: {reason}")
+
+
 def latest_envelope(root: str | Path, server: str) -> Path | None:
     """``latest.envelope.json`` of ``server`` under ``root``, or None before the first release."""
     path = chain_dir(root, server) / LATEST_NAME
-    return path if path.is_file() else None
+    return path if is_published(path) else None
+
+
+class ChainReservation:
+    """The chain directory of one server, held by this process (:func:`reserve_chain`)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def reserve(self, room: int) -> None:
+        """Check that ``room`` bytes can be written into the chain directory (before
+        signing): a read-only or full file system is an error naming it."""
+        probe_room(self.directory / LATEST_NAME, room, shown=self.directory)
+
+
+@contextlib.contextmanager
+def reserve_chain(root: str | Path, server: str) -> Iterator[ChainReservation]:
+    """Hold ``server``'s chain directory under ``root`` for one release or yank, from before
+    anything is signed until what was signed is published (the lock discipline of
+    :func:`~histor_sign._atomic.locked_directory`, not waited on: a second release or yank
+    of the chain fails at once, naming the process that holds it, before it signs). The
+    directory is created if needed (and removed again if this run leaves it empty); one
+    that cannot be is an error naming it. Inside, a revision number checked free with
+    :func:`refuse_published` stays free until this run publishes it."""
+    directory = chain_dir(root, server)
+    created = [d for d in (directory, *directory.parents) if not os.path.lexists(d)]
+    busy = ("the chain directory {shown} is in use by another release or yank ({holder}); "
+            "nothing was signed: run again when it is done")
+    try:
+        with locked_directory(directory, wait=0, busy=busy):
+            yield ChainReservation(directory)
+    finally:
+        for made in created:  # innermost first; only while still empty: nothing published
+            try:
+                os.rmdir(made)
+            except OSError:
+                break
 
 
 def refuse_published(root: str | Path, server: str, revision: int) -> None:
     """Raise if revision ``revision`` of ``server`` is already published under ``root``."""
     numbered = chain_dir(root, server) / ENVELOPE_NAME.format(n=revision)
-    if numbered.exists():
+    if is_published(numbered):
         raise InputError(
             f"revision {revision} of {printable(server)} is already published at {numbered}; "
             "a published revision is never overwritten (chain to the latest: `previous` auto)",
@@ -120,8 +179,16 @@ def publish(
     published is never overwritten (two releases of the same number would fork the
     chain)."""
 
-    refuse_published(root, server, revision)
     directory = chain_dir(root, server)
+    with locked_directory(directory):  # nested in :func:`reserve_chain` when a release holds it
+        refuse_published(root, server, revision)
+        return _publish_files(directory, revision, envelope, snapshot, attestation, manifest)
+
+
+def _publish_files(
+    directory: Path, revision: int, envelope: bytes, snapshot: bytes | None,
+    attestation: Sequence[bytes], manifest: bytes | None,
+) -> list[Path]:
     numbered = directory / ENVELOPE_NAME.format(n=revision)
     files = {numbered: envelope, directory / LATEST_NAME: envelope}
     if snapshot is not None:
@@ -145,7 +212,7 @@ def publish_yank(
     never overwritten (it cannot be taken back: a client that saw it keeps refusing the
     revision). Returns the yank's path."""
     directory = chain_dir(root, server)
-    if not (directory / ENVELOPE_NAME.format(n=revision)).is_file():
+    if not is_published(directory / ENVELOPE_NAME.format(n=revision)):
         raise InputError(
             f"revision {revision} of {printable(server)} is not published in {directory}",
             param="revision",

@@ -31,8 +31,8 @@ def github_repository(remote_url: str) -> str | None:
 def _git(directory: Path, *args: str) -> str | None:
     try:
         run = subprocess.run(["git", "-C", str(directory), *args], capture_output=True,
-                             text=True, timeout=GIT_TIMEOUT, check=False,
-                             stdin=subprocess.DEVNULL)
+                             text=True, errors="replace", timeout=GIT_TIMEOUT, check=False,
+                             stdin=subprocess.DEVNULL)  # not UTF-8: matches nothing, unknown
     except (OSError, subprocess.TimeoutExpired):
         return None
     return run.stdout.strip() if run.returncode == 0 else None

@@ -113,6 +113,9 @@ MAX_FIRST_INDEX = 100_000
 #: How long an output that is a FIFO may wait for a reader to open it (``sign -o FIFO``);
 #: past it the command stops with one error line, before anything is signed.
 DEFAULT_OUTPUT_READER_SECONDS = 10.0
+#: How long a writer waits for another process that is changing the same shared file (a pin
+#: store, a lock file, a host config, a monitor checkpoint) before it gives up naming it.
+DEFAULT_LOCK_WAIT_SECONDS = 30.0
 #: Room checked free beside each output directory before signing, beyond the sizes known
 #: then (a certificate, a bundle, log proofs): a full disk fails before a log entry exists.
 OUTPUT_ROOM_SLACK = 256 * 1024

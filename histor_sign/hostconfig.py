@@ -40,19 +40,19 @@ import dataclasses
 import difflib
 import errno
 import fnmatch
+import functools
 import json
 import os
 import re
-import secrets
 import shutil
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
-from histor_sign._atomic import write_atomic
+from histor_sign._atomic import locked_beside, process_alive, stage_copy, write_atomic
 from histor_sign._escape import printable
 from histor_sign.canonical import parse_json, read_bytes
 from histor_sign.errors import InputError, LimitExceeded, OperationalError, UsageError
@@ -72,6 +72,33 @@ BACKUP_SUFFIX = ".histor-backup"
 MAX_BACKUPS = 1000
 _NO_HARD_LINKS = frozenset({errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK,
                             errno.ENOSYS})
+
+
+class _ChangedMeanwhile(OperationalError):
+    """The host config changed between reading it and writing it."""
+
+
+_T = TypeVar("_T")
+_P = ParamSpec("_P")
+#: How often a change is computed again when other runs keep writing the file meanwhile.
+_MERGE_ATTEMPTS = 8
+
+
+def _merging(change: Callable[_P, _T]) -> Callable[_P, _T]:
+    """Run ``change`` (read, edit, write) again when the file changed under it, so that two
+    runs editing different entries both land; after a few attempts the last error stands."""
+
+    @functools.wraps(change)
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> _T:
+        for _ in range(_MERGE_ATTEMPTS - 1):
+            try:
+                return change(*args, **kwargs)
+            except _ChangedMeanwhile:
+                continue
+        return change(*args, **kwargs)
+
+    return run
+
 
 _REMOTE_TYPES = frozenset({"http", "sse", "streamable-http", "streamableHttp", "ws"})
 
@@ -1424,6 +1451,7 @@ def _wrapped_already(current: _ProxyArgs, server: str,
             current.server)
 
 
+@_merging
 def wrap_config(
     path: str | Path,
     servers: Mapping[str, str],
@@ -1484,6 +1512,7 @@ def wrap_config(
     return _finish("wrap", loaded, after, outcomes, dry_run=dry_run, exact=exact)
 
 
+@_merging
 def unwrap_config(
     path: str | Path,
     names: Iterable[str] | None = None,
@@ -1619,21 +1648,25 @@ def _write(loaded: _Loaded, new: bytes) -> Path:
     source = _shown(path)
     if not os.access(path, os.W_OK):
         raise OperationalError(f"cannot write {source}: it is read-only; it was left as it is")
-    try:
-        current: bytes | None = _read(path, len(loaded.data))
-    except InputError:  # gone, grown, replaced by something else
-        current = None
-    if current != loaded.data:
-        raise OperationalError(f"{source} changed while it was being rewritten (another "
-                               "program wrote it); it was left as it is: run again")
-    backup, created = keep_backup(path, loaded.data)
-    try:
-        write_atomic(path, new)
-    except OperationalError:
-        if created:
-            with contextlib.suppress(OSError):
-                os.unlink(backup)
-        raise
+    # The lock discipline: under the lock, the file must still be what the change was
+    # computed from; if another run wrote it meanwhile, the change is computed again from
+    # what it wrote (:func:`_merging`), so both land.
+    with locked_beside(path):
+        try:
+            current: bytes | None = _read(path, len(loaded.data))
+        except InputError:  # gone, grown, replaced by something else
+            current = None
+        if current != loaded.data:
+            raise _ChangedMeanwhile(f"{source} changed while it was being rewritten (another "
+                                    "program wrote it); it was left as it is: run again")
+        backup, created = keep_backup(path, loaded.data)
+        try:
+            write_atomic(path, new)
+        except OperationalError:
+            if created:
+                with contextlib.suppress(OSError):
+                    os.unlink(backup)
+            raise
     return backup
 
 
@@ -1650,18 +1683,19 @@ def keep_backup(path: str | Path, data: bytes) -> tuple[Path, bool]:
     whether it was created."""
     path = Path(path)
     source = _shown(path)
+    _remove_dead_stages(path)
     for n in range(MAX_BACKUPS):
         candidate = backup_path(path, n)
         if os.path.lexists(candidate):
             if _holds(candidate, data):
                 return candidate, False
             continue
-        stage = candidate.with_name(f".{candidate.name}.{os.getpid()}-{secrets.token_hex(6)}")
         try:
-            write_atomic(stage, data, private=True)
-        except OperationalError as exc:
-            raise OperationalError(f"cannot keep a backup of {source} ({exc.message}); it was "
-                                   "left as it is") from None
+            stage = stage_copy(candidate, data, private=True)
+        except OSError as exc:
+            raise OperationalError(f"cannot keep a backup of {source} (cannot write "
+                                   f"{_shown(candidate)}: {exc.strerror}); it was left as it "
+                                   "is") from None
         try:
             try:
                 os.link(stage, candidate)  # never replaces an existing file
@@ -1681,6 +1715,23 @@ def keep_backup(path: str | Path, data: bytes) -> tuple[Path, bool]:
         return candidate, True
     raise OperationalError(f"cannot keep a backup of {source}: {MAX_BACKUPS} backups exist "
                            f"beside it ({_shown(backup_path(path))}…); remove old ones")
+
+
+def _remove_dead_stages(path: Path) -> None:
+    """Remove staged backups a killed run left beside ``path`` (copies of a config that may
+    hold API keys): ``.FILE.histor-backup[.N].histor-PID-RANDOM.tmp``, and the
+    ``.FILE.histor-backup[.N].PID-RANDOM`` of earlier versions, whose process is gone."""
+    pattern = re.compile(re.escape(f".{path.name}{BACKUP_SUFFIX}")
+                         + r"(?:\.\d+)?\.(?:histor-)?(\d+)-[0-9a-f]{12}(?:\.tmp)?\Z")
+    try:
+        entries = os.listdir(path.parent)
+    except OSError:
+        return
+    for entry in entries:
+        match = pattern.match(entry)
+        if match and not process_alive(int(match.group(1))):
+            with contextlib.suppress(OSError):
+                os.unlink(path.parent / entry)
 
 
 def _holds(candidate: Path, data: bytes) -> bool:

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from histor_sign._atomic import write_atomic
+from histor_sign._atomic import locked_beside, output_exists, write_atomic
 from histor_sign._escape import printable
 from histor_sign._limits import MAX_LOCK_DEPTH, MAX_LOCK_FILE_BYTES
 from histor_sign.canonical import parse_json, read_bytes
@@ -174,7 +174,7 @@ class LockFile:
     @classmethod
     def load_or_new(cls, path: str | Path, **bounds: int) -> LockFile:
         """:meth:`load`, or an empty lock when ``path`` does not exist yet."""
-        if not Path(path).exists() and not Path(path).is_symlink():
+        if not output_exists(path) and not Path(path).is_symlink():
             return cls(Path(path), {})
         return cls.load(path, **bounds)
 
@@ -221,6 +221,50 @@ class LockFile:
     def write(self) -> None:
         """Write the lock atomically (a reader sees the old file or the new one)."""
         write_atomic(self.path, self.to_bytes())
+
+
+def _update_lock(path: str | Path, change: Callable[[LockFile], LockFile]) -> LockFile:
+    """The lock discipline (:func:`~histor_sign._atomic.locked_beside`) for a lock file:
+    take the lock, re-read the file, apply ``change``, write it atomically. Two writers of
+    different entries both land; one waits for the other (bounded, then one error line
+    naming it)."""
+    with locked_beside(path):
+        updated = change(LockFile.load_or_new(path))
+        updated.write()
+        return updated
+
+
+def add_locked(path: str | Path, entry: LockedServer) -> LockFile:
+    """Add ``entry`` to the lock file at ``path`` (created if needed), merged with whatever
+    another process wrote meanwhile. An entry of that name locked already (now, or by a
+    concurrent run) is refused with :class:`UsageError`: a change is promoted only through
+    :func:`promote_locked`."""
+
+    def add(current: LockFile) -> LockFile:
+        if entry.name in current.servers:
+            raise UsageError(f"{printable(entry.name, 200)} is already locked in {path}: use "
+                             "`update` to review what changed and `accept` to promote it",
+                             param="update", alternatives=("accept",))
+        return current.with_entry(entry)
+
+    return _update_lock(path, add)
+
+
+def promote_locked(path: str | Path, check: LockCheck,
+                   package: InstalledEvidence | None = None) -> LockFile:
+    """:func:`promote` the reviewed change into the lock file at ``path``, merged with the
+    other entries as they are now. If the reviewed entry itself changed meanwhile (another
+    ``--update --accept``), nothing is written: :class:`UsageError` says to review again."""
+
+    def accept(current: LockFile) -> LockFile:
+        now = current.servers.get(check.entry.name)
+        if now is None or now.to_json() != check.entry.to_json():
+            raise UsageError(f"{printable(check.entry.name, 200)} was changed in {path} by "
+                             "another process meanwhile; nothing was written: run `update` "
+                             "again to review it", param="update")
+        return promote(current, check, package)
+
+    return _update_lock(path, accept)
 
 
 @dataclass(frozen=True)

@@ -57,12 +57,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import os
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from histor_sign._atomic import write_atomic
+from histor_sign._atomic import locked_beside, output_exists, write_atomic
 from histor_sign._chain_store import NotPublished, ReleaseLocation, fetch_bytes, is_url
 from histor_sign._escape import printable
 from histor_sign._limits import (
@@ -86,6 +87,7 @@ from histor_sign.errors import (
     FetchError,
     InputError,
     LimitExceeded,
+    OperationalError,
     UsageError,
     VerificationFailed,
 )
@@ -490,7 +492,7 @@ def _chain_location(revisions: str, server: str) -> ReleaseLocation:
     if is_url(revisions):
         return ReleaseLocation.parse(revisions, param="revisions")
     nested = chain_dir(revisions, server)
-    return ReleaseLocation(str(nested if nested.is_dir() else Path(revisions)))
+    return ReleaseLocation(str(nested if os.path.isdir(nested) else Path(revisions)))
 
 
 def _own_entry(bundle: Any) -> tuple[tuple[bytes, int], bytes]:
@@ -708,7 +710,7 @@ class MonitorState:
         a state written (or moved forward) by anyone without the key makes the run start
         over from the chain's first entry in each log — it can never make it skip.
         A version 1 state (one log) is read as the state of that log."""
-        if not path.exists():
+        if not output_exists(path):  # a name that cannot be looked up: an error
             return None, None
         source = f"checkpoint file {path}"
         doc = parse_json(read_bytes(str(path), max_bytes=MAX_MONITOR_STATE_BYTES), source)
@@ -1021,6 +1023,8 @@ class _Run:
     repository_pins: Pins
     acks: _Acknowledging
     verified: dict[str, tuple[tuple[bytes, int], bytes]]
+    #: The state file's bytes when the run started (None: there was none).
+    read: bytes | None = None
     reread: _Chain | None = None
 
     def fresh_chain(self) -> _Chain:
@@ -1121,6 +1125,7 @@ def monitor(
     starts = _check_start_index(start_index or {}, keys)
     state_path = Path(since)
     every = {k.log_id.hex(): k for k in trust.transparency_logs()}
+    read = _state_bytes(state_path)  # what a store must still find (the lock discipline)
     state, distrust = MonitorState.load(state_path, server, every, state_key)
     location = _chain_location(revisions, server)
     verified: dict[str, tuple[tuple[bytes, int], bytes]] = {}
@@ -1129,7 +1134,7 @@ def monitor(
     held = state.acknowledged if state is not None else ()
     run = _Run(location, timeout, server, trust, chain, pins, repository_pins,
                _Acknowledging({(a.log_id, a.log_index): a for a in held}, requested, reason),
-               verified)
+               verified, read)
     events: list[MonitorEvent] = [
         MonitorEvent(WARNING, "unverified-chain-file",
                      f"{printable(address)}: not counted as published: {why}")
@@ -1178,7 +1183,7 @@ def _finish(run: _Run, state_path: Path, state_key: bytes | None,
                   else e for e in events]
         return MonitorResult(run.server, state_path, tuple(logs), tuple(events),
                              acknowledged=held, notices=notices)
-    write_atomic(state_path, MonitorState(run.server, new_states, acknowledged)
+    _store_state(state_path, run.read, MonitorState(run.server, new_states, acknowledged)
                  .to_bytes(state_key))
     return MonitorResult(run.server, state_path, tuple(logs), tuple(events), True,
                          acknowledged, notices)
@@ -1201,6 +1206,26 @@ def _check_start_index(start_index: Mapping[str, int], keys: list[LogKey]) -> di
                              param="start_index")
         out[url.rstrip("/")] = index
     return out
+
+
+def _store_state(path: Path, read: bytes | None, data: bytes) -> None:
+    """Store the state under the lock discipline: re-read under the lock, and write only if
+    the file still holds the bytes this run started from — a concurrent run that stored
+    another state meanwhile is never overwritten (this run's result would move it back, or
+    drop its acknowledgements); this one then stores nothing and says so."""
+    with locked_beside(path):
+        if _state_bytes(path) != read:
+            raise OperationalError(f"checkpoint file {printable(str(path))} was changed by "
+                                   "another monitor run meanwhile; nothing was stored: run "
+                                   "again")
+        write_atomic(path, data)
+
+
+def _state_bytes(path: Path) -> bytes | None:
+    """The state file's bytes, None when there is none (bounded as the state's reader is)."""
+    if not output_exists(path):
+        return None
+    return read_bytes(str(path), max_bytes=MAX_MONITOR_STATE_BYTES)
 
 
 def _check_acknowledge_request(requested: set[int], reason: str | None) -> None:

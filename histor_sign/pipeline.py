@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from histor_sign._atomic import OutputDirectory
-from histor_sign._chain_store import latest_envelope, publish, refuse_published
+from histor_sign._chain_store import (
+    ChainReservation,
+    latest_envelope,
+    publish,
+    refuse_published,
+    reserve_chain,
+)
 from histor_sign._escape import inert_line, printable
 from histor_sign.canonical import read_json_file
 from histor_sign.catalog import reject_duplicates, require_mcp
@@ -255,15 +261,28 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
     signing or verification failure (the directory is left as it was).
     """
     from histor_sign.artifacts import artifact_subjects
-    from histor_sign.revision import manifest_bytes, surface_json
 
     bound = artifact_subjects(request.artifacts)  # unreadable artifacts fail before the gate
     # ``previous`` is read once, strictly: the revision number checked against the chain
     # directory is the one the statement will chain to, even if the file changes meanwhile
     chained = request if request.previous is None else replace(
         request, previous=_load_previous(request.previous))
-    if request.revisions is not None:
+    if request.revisions is None:
+        return _release(tools, request, chained, bound, None)
+    # The chain directory is held from here until the revision is published: its number,
+    # checked free now, cannot be taken by a concurrent release (which fails at once).
+    with reserve_chain(request.revisions, request.server) as chain:
         refuse_published(request.revisions, request.server, _next_revision(chained))
+        return _release(tools, request, chained, bound, chain)
+
+
+def _release(
+    tools: Snapshot | Catalog, request: ReleaseRequest, chained: ReleaseRequest,
+    bound: tuple[ArtifactSubject, ...], chain: ChainReservation | None,
+) -> ReleaseOutcome:
+    """:func:`release` once ``previous`` is loaded and the chain directory (if any) held."""
+    from histor_sign.revision import manifest_bytes, surface_json
+
     catalog, evidence = _catalog_and_evidence(tools)
     reject_duplicates(catalog.tools)
     require_mcp(catalog.tools)
@@ -280,7 +299,10 @@ def release(tools: Snapshot | Catalog, request: ReleaseRequest) -> ReleaseOutcom
             _gate_tripped(outcome, catalog, sarif, out)
         # Work that cannot be written is not signed: a full or read-only file system
         # fails here, before a log entry exists.
-        out.reserve(_room_needed(sarif, evidence))
+        room = _room_needed(sarif, evidence)
+        out.reserve(room)
+        if chain is not None:
+            chain.reserve(room)
         signed, report = _sign_and_verify(catalog, request, preflight(chained),
                                           surface=surface, artifacts=bound)
         outcome = replace(outcome, envelope=signed.envelope, report=report)

@@ -18,11 +18,18 @@ revision, or follow to a later unyanked one) is :mod:`histor_sign.pins`'s rule.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from histor_sign._chain_store import NotPublished, ReleaseLocation, publish_yank
+from histor_sign._chain_store import (
+    NotPublished,
+    ReleaseLocation,
+    is_published,
+    publish_yank,
+    reserve_chain,
+)
 from histor_sign._escape import printable
 from histor_sign.errors import InputError, SigningError, VerificationFailed
 from histor_sign.layout import ENVELOPE_NAME, chain_dir
@@ -187,16 +194,48 @@ def yank_revision(
     signed otherwise); the fresh yank is verified against the revision as a client would
     before it is published. A revision already yanked is refused.
     """
-    from histor_sign.signing import obtain_identity, predicted_facts, sign_documents
-    from histor_sign.verification import log_entry_of, verify_artifact_bundle
-    from histor_sign.verification.policy import Pins
-
     try:
         validate_yank_reason(reason, "`reason`")
     except InputError as exc:
         raise InputError(exc.message, param="reason") from None
+    _require_chain(chain_dir(revisions, server), server, revision)
+    # The chain is held from before the checks until the yank is published: a yank that
+    # cannot be published (another yank or release at work, a read-only or full directory)
+    # fails before it is signed, so no log entry exists for it.
+    with reserve_chain(revisions, server) as chain:
+        chain.reserve(_YANK_ROOM)
+        return _yank_held(server, revision, reason, revisions=revisions, trust=trust,
+                          identity_token=identity_token)
+
+
+def _require_chain(directory: Path, server: str, revision: int) -> None:
+    """The chain directory must exist (a yank never creates one); one that cannot be
+    looked up (a name too long, a symlink loop) is bad input naming it."""
+    try:
+        os.stat(directory)
+    except (FileNotFoundError, NotADirectoryError):
+        raise InputError(f"revision {revision} of {printable(server)} is not published in "
+                         f"{printable(str(directory))}", param="revision") from None
+    except OSError as exc:
+        raise InputError(f"cannot read the chain directory {printable(str(directory))}: "
+                         f"{exc.strerror or type(exc).__name__}", param="revisions") from None
+
+
+#: Room a yank and its attestation take in the chain directory, checked before signing.
+_YANK_ROOM = 64 * 1024
+
+
+def _yank_held(
+    server: str, revision: int, reason: str, *, revisions: str | Path, trust: Trust,
+    identity_token: str | None,
+) -> YankOutcome:
+    """:func:`yank_revision` with the chain directory held."""
+    from histor_sign.signing import obtain_identity, predicted_facts, sign_documents
+    from histor_sign.verification import log_entry_of, verify_artifact_bundle
+    from histor_sign.verification.policy import Pins
+
     numbered = chain_dir(revisions, server) / ENVELOPE_NAME.format(n=revision)
-    if not numbered.is_file():
+    if not is_published(numbered):
         raise InputError(f"revision {revision} of {printable(server)} is not published in "
                          f"{numbered.parent}", param="revision")
     envelope = load_envelope(numbered)
@@ -204,7 +243,7 @@ def yank_revision(
         raise InputError(f"{numbered} holds revision {envelope.revision} of "
                          f"{printable(envelope.server)}, not {revision} of {printable(server)}")
     location = ReleaseLocation.parse(str(numbered))
-    if (numbered.parent / Path(location.yank(revision)).name).exists():
+    if is_published(numbered.parent / Path(location.yank(revision)).name):
         raise InputError(f"revision {revision} of {printable(server)} is already yanked",
                          param="revision")
     try:

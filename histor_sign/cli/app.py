@@ -257,6 +257,9 @@ FLAGS: dict[str, str] = {
     "acknowledge": "--acknowledge",
     # outputs
     "out_dir": "--out-dir",
+    # lock files
+    "update": "--update",
+    "accept": "--accept",
 }
 
 

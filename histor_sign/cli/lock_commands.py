@@ -76,7 +76,7 @@ def lock(
     """
     from histor_sign._escape import printable
     from histor_sign.errors import UsageError
-    from histor_sign.lock import LockedServer, LockFile, check_locked, promote
+    from histor_sign.lock import LockedServer, LockFile, add_locked, check_locked, promote_locked
 
     if accept and not update:
         raise UsageError("--accept applies only with --update")
@@ -100,7 +100,7 @@ def lock(
             warn(f"nothing written: review the changes above, then run again with --accept "
                  f"to promote them into {printable(str(output))}")
             raise typer.Exit(1)
-        promote(current, result, evidence).write()
+        promote_locked(output, result, evidence)
         if format is OutputFormat.human:
             emit(f"accepted: {printable(result.entry.name)} updated in "
                  f"{printable(str(output))}", None)
@@ -108,10 +108,10 @@ def lock(
     current = LockFile.load_or_new(output)
     entry = LockedServer.observe(_observed(snapshot, target, options), server,
                                  _package(snapshot, target))
-    if entry.name in current.servers:
+    if entry.name in current.servers:  # said before anything else; add_locked re-checks
         raise UsageError(f"{printable(entry.name, 200)} is already locked in {output}: use "
                          "--update to review what changed and --accept to promote it")
-    current.with_entry(entry).write()
+    add_locked(output, entry)
     if format is OutputFormat.json:
         emit(json_document({**entry.summary_json(), "file": str(output)}), None)
         return

@@ -270,6 +270,7 @@ def sign(
     capture, surface, manifest = (_snapshot_evidence(snapshot, stmt) if snapshot
                                   else (None, None, b""))
     warn(trust.warning())
+    _finish_interrupted(output)
     with reserve_signed_outputs(output, len(stmt.to_bytes()),
                                 manifest=bool(manifest)) as reserved:
         signed = sign_statement(stmt, trust=trust, identity_token=identity_token,
@@ -294,6 +295,18 @@ def sign(
         ),
         None,
     )
+
+
+def _finish_interrupted(output: Path) -> None:
+    """Settle a group a killed earlier run of this command left half renamed, and say so."""
+    from histor_sign._atomic import finish_interrupted
+    from histor_sign._escape import printable
+
+    done = finish_interrupted(output)
+    if done:
+        warn(f"an earlier write of {printable(str(output))} was interrupted (killed between "
+             f"its renames); rolled forward: {len(done)} of its complete new files put in "
+             "place before this write")
 
 
 def _snapshot_evidence(
@@ -608,7 +621,9 @@ def dev_sigstore(
         instance = LocalSigstore(host=host, port=port, rekor_version=rekor_version, tsa=tsa,
                                  first_index=first_index, state=state)
     except ValueError as exc:
-        raise UsageError(f"--state: {exc}") from None
+        from histor_sign._escape import printable
+
+        raise UsageError(f"--state: {printable(str(exc))}") from None
     try:
         instance.start()
     except OSError as exc:

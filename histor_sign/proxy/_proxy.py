@@ -42,7 +42,7 @@ from histor_sign.mcp._jsonrpc import (
     notification,
     same_id,
 )
-from histor_sign.proxy._audit import AuditLog
+from histor_sign.proxy._audit import AuditFailed, AuditLog
 from histor_sign.proxy._contract import Blocked, Contract, OnDrift, build_contract
 from histor_sign.proxy._notices import Notices
 from histor_sign.proxy._wire import (
@@ -310,7 +310,7 @@ class Proxy:
             outcome = ProxyOutcome("ended", "the host closed the session")
         except _Ended as ended:
             outcome = ProxyOutcome(ended.status, ended.message)
-        except WireError as exc:
+        except (WireError, AuditFailed) as exc:
             outcome = ProxyOutcome("failed", exc.message)
         except asyncio.CancelledError:
             task = asyncio.current_task()
@@ -330,7 +330,11 @@ class Proxy:
                 await self._answer_owed(outcome)
         finally:
             await self._shutdown()
-        self.audit.record("session-end", status=outcome.status, reason=outcome.message)
+        try:
+            self.audit.record("session-end", status=outcome.status, reason=outcome.message)
+        except AuditFailed as exc:
+            if outcome.status == "ended":  # the end itself could not be recorded: say so
+                outcome = ProxyOutcome("failed", exc.message)
         self.audit.close()
         await asyncio.to_thread(self.notice.flush, self.shutdown_grace)
         return outcome
@@ -440,8 +444,11 @@ class Proxy:
         owed, self._owed = list(self._owed.values()), {}
         if not owed or self._host is None:
             return
-        why = {"refused": "refused", "ended": "the proxy was stopped"}.get(
-            outcome.status, "the upstream server or the connection failed")
+        why = ("refused" if outcome.status == "refused"
+               else "the audit log cannot be written, so the call was not made"
+               if self.audit.failure is not None
+               else "the proxy was stopped" if outcome.status == "ended"
+               else "the upstream server or the connection failed")
         text = (f"{PREFIX}: the session ended before this request was answered ({why}; "
                 "the proxy's stderr says why)")
         with contextlib.suppress(TimeoutError, WireError):
@@ -1107,7 +1114,15 @@ class Proxy:
         task = asyncio.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._audit_failed)
         return task
+
+    def _audit_failed(self, task: asyncio.Task[Any]) -> None:
+        """A task whose audit record failed ends the session (the call it decided was not
+        made), as a failure in the host loop does."""
+        failure = None if task.cancelled() else task.exception()
+        if isinstance(failure, AuditFailed):
+            self._fail(_Ended("failed", failure.message))
 
     def _wire_warnings(self) -> None:
         """Say what the wire skipped (banner lines), once per new count."""

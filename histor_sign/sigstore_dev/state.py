@@ -12,6 +12,8 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
+import os
+import stat
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -85,9 +87,35 @@ def load(instance: KeptParts, directory: Path) -> bool:
     it as created (False). A state of another Rekor version or with/without a timestamp
     authority than asked for is :class:`ValueError`."""
     path = directory / STATE_FILE
-    if not path.exists():
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
         return False
-    doc = json.loads(path.read_text())
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_STATE_BYTES:
+            raise ValueError("not a regular file of at most "
+                             f"{MAX_STATE_BYTES // (1024 * 1024)} MiB")
+        with open(path, "rb") as fh:
+            doc = json.loads(fh.read(MAX_STATE_BYTES + 1))
+        _restore(instance, path, doc)
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror}") from None
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+        # a hand-edited or foreign file: one line naming it, never an internal error
+        raise ValueError(f"{path} is not a usable dev-sigstore state file "
+                         f"({type(exc).__name__}: {str(exc)[:200]})") from None
+    return True
+
+
+#: A state file larger than this is not one ``dev-sigstore`` wrote (its log is bounded).
+MAX_STATE_BYTES = 256 * 1024 * 1024
+
+
+def _restore(instance: KeptParts, path: Path, doc: Any) -> None:
+    """Set the parts of ``instance`` from a parsed state document (raises ``ValueError``,
+    ``KeyError`` or ``TypeError`` for a document that is not one)."""
     if doc.get("type") != STATE_TYPE:
         raise ValueError(f"{path} is not a dev-sigstore state file")
     ca, log = instance.ca, instance.log
@@ -111,4 +139,3 @@ def load(instance: KeptParts, directory: Path) -> bool:
         tsa.root_cert, tsa.cert = _cert(doc["tsa"]["rootCert"]), _cert(doc["tsa"]["cert"])
         tsa.not_before = ca.not_before
         tsa._serials = itertools.count(int(time.time() * 1000))  # never a serial reused
-    return True

@@ -84,3 +84,12 @@ def test_a_server_outside_io_github_is_written_with_a_warning(tmp_path: Path) ->
     assert run.stderr == ("histor-sign: warning: com.example/notes is outside io.github.*: "
                           "clients cannot pin it with 'trust add'; they verify it with "
                           "--envelope and an identity pin instead\n")
+
+
+def test_an_origin_url_that_is_not_utf8_is_no_github_origin(tmp_path: Path) -> None:
+    repo = _checkout(tmp_path, None)
+    subprocess.run([b"git", b"-C", bytes(repo), b"config", b"remote.origin.url",
+                    b"https://github.com/acme\xff/search-mcp"], check=True)
+    run = run_cli("init", "--stdio", "node dist/index.js", cwd=repo)
+    assert_clean_error(run)  # one line, exit 2: never an internal error
+    assert "give --server io.github.OWNER/NAME or --repository OWNER/REPO" in run.stderr

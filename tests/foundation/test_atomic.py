@@ -413,11 +413,12 @@ def test_release_directory_is_old_or_new_whatever_step_is_killed(tmp_path: Path)
     assert seen == {"old", "new"} and step > 10  # kills landed before and after the swap
 
 
-def _wait_for_finisher(record: Path) -> None:
-    """Block until a detached finisher still renaming the group (it shares the record's
-    lock) is done: the event, not a guess of how long it takes."""
-    with contextlib.suppress(FileNotFoundError), open(record, "rb") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+def _wait_for_finisher(directory: Path) -> None:
+    """Block until a detached finisher still renaming a group in ``directory`` (it shares
+    its record's lock) is done: the event, not a guess of how long it takes."""
+    for record in directory.glob(".*commit"):
+        with contextlib.suppress(FileNotFoundError), open(record, "rb") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
 
 
 @pytest.mark.slow  # a forked child per kill point
@@ -425,7 +426,7 @@ def test_group_is_old_or_new_whatever_step_is_killed(tmp_path: Path) -> None:
     # kill -9 of the writer at any step: the group is all old or all new (the renames run
     # in a detached finisher once handed over); the next write tidies up and works.
     paths = {tmp_path / name: data for name, data in NEW.items()}
-    record = tmp_path / ".envelope.json.histor-commit"
+    records = tmp_path
 
     def write() -> None:
         write_all_atomic(paths)
@@ -440,7 +441,7 @@ def test_group_is_old_or_new_whatever_step_is_killed(tmp_path: Path) -> None:
             (tmp_path / name).write_bytes(data)
         if not _killed_at(step, write):
             break
-        _wait_for_finisher(record)
+        _wait_for_finisher(records)
         state = _contents(tmp_path)
         assert state in (OLD, NEW), (step, state)
         seen.add("old" if state == OLD else "new")

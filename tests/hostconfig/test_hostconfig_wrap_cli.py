@@ -262,11 +262,11 @@ def test_a_relative_pins_path_is_written_absolute(tmp_path: Path) -> None:
         "proxy", "--server", "io.github.acme/sqlite", "--"]
 
 
-def test_the_file_changed_meanwhile_is_left_as_it_is(
+def test_a_change_made_meanwhile_is_kept_and_the_wrap_lands_on_it(
     desktop: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Another program (the host itself) wrote the file between the read and the write: the
-    write is refused rather than losing that program's change."""
+    wrap is computed again from what it wrote, so neither change is lost."""
     import histor_sign.hostconfig as hostconfig
 
     path, pins = desktop
@@ -280,9 +280,34 @@ def test_the_file_changed_meanwhile_is_left_as_it_is(
         return real(p, max_bytes)
 
     monkeypatch.setattr(hostconfig, "_read", read)
+    change = wrap_config(path, {"search": "io.github.acme/search"}, pins=pins)
+    assert change.written and len(reads) > 2
+    text = path.read_text()
+    assert "Alt+Space" in text and '"npx"' in text and "io.github.acme/search" in text
+    assert "Alt+Space" in path.with_name(path.name + BACKUP_SUFFIX).read_text()
+
+
+def test_a_file_that_keeps_changing_is_left_as_it_is(
+    desktop: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file another program rewrites between every read and write: after a bounded number
+    of attempts the write is refused rather than losing that program's change."""
+    import histor_sign.hostconfig as hostconfig
+
+    path, pins = desktop
+    real = hostconfig._read
+    count = [0]
+
+    def read(p: Path, max_bytes: int) -> bytes:
+        count[0] += 1
+        if count[0] % 2 == 0:
+            path.write_text(path.read_text().replace("Space", "Space "))
+        return real(p, max_bytes)
+
+    monkeypatch.setattr(hostconfig, "_read", read)
     with pytest.raises(hostconfig.OperationalError, match="changed while it was being"):
         wrap_config(path, {"search": "io.github.acme/search"}, pins=pins)
-    assert "Alt+Space" in path.read_text() and '"npx"' in path.read_text()
+    assert '"npx"' in path.read_text() and "io.github.acme/search" not in path.read_text()
     assert not path.with_name(path.name + BACKUP_SUFFIX).exists()
 
 

@@ -120,7 +120,7 @@ def test_corrupted_file_is_a_clear_error_and_never_overwritten(
         with pytest.raises(InputError):
             change(PinStore(path, {}))
         assert path.read_bytes() == data
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".pins.json.lock", "pins.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pins.json"]  # locked: no lock file
 
 
 def test_add_refuses_to_replace_unless_asked(tmp_path: Path) -> None:

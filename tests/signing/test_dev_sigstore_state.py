@@ -112,3 +112,26 @@ def test_token_flag_pairing_errors(tmp_path: Path, args: list[str]) -> None:
     run = run_main("dev-sigstore", "--trust-config-out", str(tmp_path / "t.json"), *args)
     assert_bad_input(run)
     assert not (tmp_path / "t.json").exists()
+
+
+@pytest.mark.parametrize("state", [
+    "[]", '{"type": "histor.dev-sigstore-state/v1"}', "\u202e not json", "\xff",
+    '{"type": "histor.dev-sigstore-state/v1", "log": {"version": 1}, "tsa": null, '
+    '"notBefore": "x"}', "<fifo>", "<directory>",
+], ids=["list", "no-parts", "bidi-text", "not-utf8", "bad-date", "fifo", "directory"])
+def test_a_hostile_state_file_is_one_error_line(tmp_path: Path, state: str) -> None:
+    kept = tmp_path / "state"
+    kept.mkdir()
+    path = kept / "dev-sigstore.state.json"
+    if state == "<fifo>":
+        os.mkfifo(path)  # never read: it would wait for a writer forever
+    elif state == "<directory>":
+        path.mkdir()
+    else:
+        path.write_bytes(state.encode("utf-8", "surrogateescape") if state != "\xff"
+                         else b"\xff")
+    run = run_main("dev-sigstore", "--trust-config-out", str(tmp_path / "t.json"),
+                   "--state", str(kept))
+    assert_bad_input(run)
+    assert "not a usable dev-sigstore state file" in run.stderr, run.stderr
+    assert "\u202e" not in run.stderr and not (tmp_path / "t.json").exists()

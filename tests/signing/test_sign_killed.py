@@ -104,9 +104,9 @@ def test_sign_output_is_old_or_new_whatever_step_is_killed(
         if run.returncode == 0:
             break
         assert run.returncode == -9, run.stderr
-        record = out / f".{NAMES[0]}.histor-commit"
-        with contextlib.suppress(FileNotFoundError), open(record, "rb") as fh:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)  # a detached finisher still at work
+        for record in out.glob(f".{NAMES[0]}.*commit"):
+            with contextlib.suppress(FileNotFoundError), open(record, "rb") as fh:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX)  # a detached finisher still at work
         now = _contents(out)
         assert sorted(now) == sorted(NAMES), step
         if now == old:
