@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cli_harness import cli_env
-from matrix_peers import MODULES, PEERS
+from matrix_peers import MODULES, PEERS, matrix_env
 
 TS_HOST = PEERS / "sdk_host.mjs"
 INSPECTOR = MODULES / "@modelcontextprotocol" / "inspector-cli" / "build" / "index.js"
@@ -43,13 +42,16 @@ def _dump(model: Any) -> Any:
 async def _session_answers(session: Any, capabilities: Any,
                            call: tuple[str, dict[str, Any]]) -> dict[str, Any]:
     """tools (every page), the call, resources and prompts if declared — as JSON."""
-    from mcp import types
+    from mcp import Client, types
 
     out: dict[str, Any] = {"tools": []}
     cursor = None
     while True:
-        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await session.list_tools(params=params)
+        if isinstance(session, Client):
+            page = await session.list_tools(cursor=cursor)
+        else:
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await session.list_tools(params=params)
         out["tools"] += [_dump(t) for t in page.tools]
         cursor = page.next_cursor
         if not cursor:
@@ -74,7 +76,7 @@ async def _transport(target: Target, stderr: Path, stack: AsyncExitStack
     assert target.stdio is not None
     errlog = stack.enter_context(stderr.open("a"))
     params = StdioServerParameters(command=target.stdio[0], args=target.stdio[1:],
-                                   env=cli_env())
+                                   env=matrix_env())
     yield stdio_client(params, errlog=errlog)
 
 
@@ -116,7 +118,7 @@ def _describe(exc: BaseException) -> str:
 
 def _node_json(argv: list[str], stderr: Path, cwd: Path | None = None) -> Any:
     with stderr.open("a") as errlog:
-        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=errlog, env=cli_env(),
+        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=errlog, env=matrix_env(),
                               timeout=SESSION_TIMEOUT, check=False, cwd=cwd)
     text = done.stdout.decode("utf-8", "replace").strip()
     try:

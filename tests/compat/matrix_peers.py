@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -39,6 +40,10 @@ BIN = Path(sys.executable).parent
 REPOSITORY = "modelcontextprotocol/servers"
 WORKFLOW = ".github/workflows/sign.yml"
 IDENTITY = f"https://github.com/{REPOSITORY}/{WORKFLOW}@refs/heads/main"
+#: The environment of every process the matrix starts (set by sign_all): cli_env's, with
+#: bytecode cached in the run's own directory, as an installed package has it (without it
+#: each proxy start compiles the package again).
+ENV: dict[str, str] = {}
 PAGE = "<html><body><h1>Loopback page</h1><p>Served to mcp-server-fetch on 127.0.0.1.</p></body></html>"
 
 
@@ -92,10 +97,15 @@ SERVERS: list[Peer] = [
          ("convert_time", {"source_timezone": "UTC", "time": "12:00",
                            "target_timezone": "Asia/Tokyo"})),
     Peer("mcp-server-fetch", (str(BIN / "mcp-server-fetch"), "--ignore-robots-txt", "--allow-private-ips"),
-         ("fetch", {"url": "{page}", "max_length": 2000})),
+         # raw: no readability pass (it starts Node.js per call); the fetch itself is the same
+         ("fetch", {"url": "{page}", "raw": True})),
     Peer("mcp-server-git", (str(BIN / "mcp-server-git"), "--repository", "{work}"),
          ("git_log", {"repo_path": "{work}", "max_count": 5})),
 ]
+
+
+def matrix_env() -> dict[str, str]:
+    return dict(ENV) if ENV else cli_env()
 
 
 def missing(peer: Peer) -> str | None:
@@ -169,34 +179,45 @@ def _prepare(work: Path, peer: Peer) -> None:
             subprocess.run(["git", "-C", str(work), *argv], env=env, check=True)
 
 
+def _release(signed: Signed, peer: Peer, token: str) -> None:
+    """Release ``peer`` (its own process, so several run at once) and pin it."""
+    out = signed.base / "releases" / peer.slug
+    done = run_cli("release", "--server", peer.name, "--server-version", "1.0.0",
+                   "--out-dir", str(out), "--trust-config", str(signed.trust_config),
+                   "--stdio", shlex.join(signed.stdio(peer)), "--server-is-trusted-code",
+                   "--identity-token", token, env=matrix_env(), subprocess=True)
+    assert done.code == 0, (peer.slug, done.stderr)
+    location = signed.base / "published" / peer.slug
+    location.mkdir(parents=True)
+    for part in ("envelope.json", "tools.snapshot.json", "intoto.sigstore.json"):
+        shutil.copy(out / part, location / f"1.{part}")
+    shutil.copy(out / "envelope.json", location / "latest.envelope.json")
+    tools = json.loads((out / "tools.snapshot.json").read_text())["tools"]
+    signed.signed_names[peer.slug] = [t["name"] for t in tools]
+
+
 def sign_all(base: Path, page: str, peers: list[Peer]) -> Signed:
-    """Release every installed peer through one local Sigstore and pin each (one pin file)."""
+    """Release every installed peer through one local Sigstore (three at a time) and pin
+    each into one pin file."""
     from histor_sign.sigstore_dev import LocalSigstore
 
+    ENV.clear()
+    ENV.update(cli_env({"PYTHONPYCACHEPREFIX": str(base / "pycache"),
+                        "PYTHONDONTWRITEBYTECODE": ""}))  # empty: bytecode is written
     signed = Signed(base, base / "none", base / "pins.json", page, {})
     with LocalSigstore(directory=base / "sigstore") as sigstore:
         signed.trust_config = sigstore.trust_config_path
         token = sigstore.mint_token(IDENTITY)
         for peer in peers:
             _prepare(signed.work(peer), peer)
-            out = base / "releases" / peer.slug
-            done = run_cli("release", "--server", peer.name, "--server-version", "1.0.0",
-                           "--out-dir", str(out), "--trust-config", str(signed.trust_config),
-                           "--stdio", shlex.join(signed.stdio(peer)),
-                           "--server-is-trusted-code", "--identity-token", token)
-            assert done.code == 0, (peer.slug, done.stderr)
-            location = base / "published" / peer.slug
-            location.mkdir(parents=True)
-            for part in ("envelope.json", "tools.snapshot.json", "intoto.sigstore.json"):
-                shutil.copy(out / part, location / f"1.{part}")
-            shutil.copy(out / "envelope.json", location / "latest.envelope.json")
-            added = run_cli("trust", "add", peer.name, "--repository", REPOSITORY,
-                            "--workflow", WORKFLOW, "--envelope", str(location),
-                            "--pins", str(signed.pins), "--trust-config",
-                            str(signed.trust_config))
-            assert added.code == 0, (peer.slug, added.stderr)
-            tools = json.loads((out / "tools.snapshot.json").read_text())["tools"]
-            signed.signed_names[peer.slug] = [t["name"] for t in tools]
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            list(pool.map(lambda peer: _release(signed, peer, token), peers))
+    for peer in peers:  # one pin file, so one writer at a time
+        added = run_cli("trust", "add", peer.name, "--repository", REPOSITORY,
+                        "--workflow", WORKFLOW, "--envelope",
+                        str(base / "published" / peer.slug), "--pins", str(signed.pins),
+                        "--trust-config", str(signed.trust_config))
+        assert added.code == 0, (peer.slug, added.stderr)
     return signed
 
 
@@ -205,7 +226,7 @@ def loopback_page() -> Iterator[str]:
     """A fixed HTML page on 127.0.0.1 (the only URL mcp-server-fetch is given)."""
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's spelling)
+        def do_GET(self) -> None:
             body = PAGE.encode()
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -232,7 +253,7 @@ def serve_http(signed: Signed, peer: Peer) -> Iterator[str]:
     assert peer.http is not None
     port = free_port()
     proc = subprocess.Popen([*signed.fill(list(peer.command), peer), peer.http],
-                            env={**cli_env(), "PORT": str(port)}, stdout=subprocess.DEVNULL,
+                            env={**matrix_env(), "PORT": str(port)}, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 20

@@ -15,8 +15,10 @@ naming it (a fix turns them into failures until the mark is removed).
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,8 +37,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.compat]
 HOSTS = ["sdk-session", "sdk-client-auto", "ts-sdk", "inspector"]
 #: The open proxy bug (issue 37) that fails a cell: era negotiation for ``mcp.Client``'s
 #: auto mode (``server/discover`` → -32601 → ``initialize``) against a 2025-era server.
-ERA_BUG = ("issue 37: the proxy answers mcp.Client's auto-mode initialize fallback (after a "
-           "failed server/discover) with -32602 'already initialized' / closes the connection")
+ERA_BUG = ("issue 37 era negotiation: after mcp.Client's server/discover fails (-32601) the "
+           "proxy answers its initialize fallback with -32602 'the session is already "
+           "initialized' (stdio); with --url the proxy exits ('Server not initialized') and "
+           "the host sees 'Connection closed'")
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,7 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Signed]:
         yield sign_all(tmp_path_factory.mktemp("matrix"), page, installed)
 
 
-def _host(cell: Cell, node: str, lists_everything: bool = True
+def _host(cell: Cell, node: str
           ) -> Callable[[Target, tuple[str, dict[str, Any]], Path], dict[str, Any]]:
     if cell.host == "sdk-session":
         return python_session
@@ -90,7 +94,8 @@ def _host(cell: Cell, node: str, lists_everything: bool = True
         return lambda t, c, e: python_session(t, c, e, auto=True)
     if cell.host == "ts-sdk":
         return lambda t, c, e: typescript_session(node, t, c, e)
-    lists = lists_everything and cell.peer.http is not None  # the Inspector's extra calls
+    # The Inspector runs one session per method: resources and prompts on one server only.
+    lists = cell.peer is SERVERS[0] and not cell.http
     return lambda t, c, e: inspector_session(node, t, c, e, lists=lists)
 
 
@@ -123,14 +128,15 @@ def test_host_sees_the_same_session_direct_and_proxied(cell: Cell, signed: Signe
     run = _host(cell, node)
     call = signed.call(cell.peer)
     errors = tmp_path / "stderr.txt"
-    if cell.http:
-        with serve_http(signed, cell.peer) as url:
-            direct = run(Target(url=url), call, errors)
-            proxied = run(Target(stdio=signed.proxy(cell.peer, tmp_path, url=url)), call,
-                          errors)
-    else:
-        direct = run(Target(stdio=signed.stdio(cell.peer)), call, errors)
-        proxied = run(Target(stdio=signed.proxy(cell.peer, tmp_path)), call, errors)
+    with contextlib.ExitStack() as stack:
+        if cell.http:
+            url = stack.enter_context(serve_http(signed, cell.peer))
+            targets = [Target(url=url), Target(stdio=signed.proxy(cell.peer, tmp_path, url=url))]
+        else:
+            targets = [Target(stdio=signed.stdio(cell.peer)),
+                       Target(stdio=signed.proxy(cell.peer, tmp_path))]
+        with ThreadPoolExecutor(max_workers=2) as pool:  # both sessions at once
+            direct, proxied = pool.map(lambda target: run(target, call, errors), targets)
     found = differences(direct, proxied, signed.signed_names[cell.peer.slug])
     tail = errors.read_text(errors="replace")[-1500:] if errors.exists() else ""
     assert not found, "\n".join([*found, "stderr (tail):", tail])
