@@ -80,8 +80,20 @@ async def _transport(target: Target, stderr: Path, stack: AsyncExitStack
     yield stdio_client(params, errlog=errlog)
 
 
+def _capable() -> dict[str, Any]:
+    """Callbacks that make a ``ClientSession`` declare roots, sampling and elicitation, as a
+    fully capable host does (each answers a request with a refusal)."""
+    from mcp import types
+
+    async def refuse(*_args: Any) -> types.ErrorData:
+        return types.ErrorData(code=-32600, message="not in this test")
+
+    return {"sampling_callback": refuse, "elicitation_callback": refuse,
+            "list_roots_callback": refuse}
+
+
 async def _python_sdk(target: Target, call: tuple[str, dict[str, Any]], stderr: Path,
-                      auto: bool) -> dict[str, Any]:
+                      auto: bool, capable: bool = False) -> dict[str, Any]:
     from mcp import Client
     from mcp.client.session import ClientSession
 
@@ -91,18 +103,20 @@ async def _python_sdk(target: Target, call: tuple[str, dict[str, Any]], stderr: 
                 client = await stack.enter_async_context(Client(transport))
                 return await _session_answers(client, client.server_capabilities, call)
             streams = await stack.enter_async_context(transport)
-            session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
+            session = await stack.enter_async_context(
+                ClientSession(streams[0], streams[1], **(_capable() if capable else {})))
             started = await session.initialize()
             return await _session_answers(session, started.capabilities, call)
 
 
 def python_session(target: Target, call: tuple[str, dict[str, Any]], stderr: Path,
-                   *, auto: bool = False) -> dict[str, Any]:
-    """The Python SDK: ``ClientSession`` (legacy initialize) or ``mcp.Client`` (auto)."""
+                   *, auto: bool = False, capable: bool = False) -> dict[str, Any]:
+    """The Python SDK: ``ClientSession`` (legacy initialize; ``capable``: declaring roots,
+    sampling and elicitation) or ``mcp.Client`` (auto)."""
 
     async def bounded() -> dict[str, Any]:
         async with asyncio.timeout(SESSION_TIMEOUT):
-            return await _python_sdk(target, call, stderr, auto)
+            return await _python_sdk(target, call, stderr, auto, capable)
 
     try:
         return asyncio.run(bounded())

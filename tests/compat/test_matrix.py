@@ -43,6 +43,16 @@ ERA_BUG = ("issue 37 era negotiation: after mcp.Client's server/discover fails (
            "the host sees 'Connection closed'")
 
 
+#: The open proxy bug (issue 37) that fails the capable-host cell: fetch/release declare no
+#: client capabilities, so the tools a server offers only to capable hosts are never signed.
+CAPABILITIES_BUG = ("issue 37 capabilities: release/fetch declare no roots, sampling or "
+                    "elicitation, so the tools server-everything offers a capable host are "
+                    "unsigned and withheld from every real host")
+#: The open proxy bug (issue 37) that fails the large-result cell: an 8 MiB message limit.
+LARGE_BUG = ("issue 37 large messages: a result over the proxy's 8 MiB message limit (a "
+             "4.8 MB file read through server-filesystem) ends the proxied session")
+
+
 @dataclass(frozen=True)
 class Cell:
     host: str
@@ -140,3 +150,51 @@ def test_host_sees_the_same_session_direct_and_proxied(cell: Cell, signed: Signe
     found = differences(direct, proxied, signed.signed_names[cell.peer.slug])
     tail = errors.read_text(errors="replace")[-1500:] if errors.exists() else ""
     assert not found, "\n".join([*found, "stderr (tail):", tail])
+
+
+@pytest.mark.xfail(strict=True, reason=CAPABILITIES_BUG)
+def test_capable_host_is_offered_every_tool_the_server_offers_it(signed: Signed,
+                                                                 tmp_path: Path) -> None:
+    """A host declaring roots, sampling and elicitation (as Claude Desktop or VS Code do) is
+    offered more tools by server-everything; signed by a release that declares what a capable
+    host declares, the proxy must offer it all of them."""
+    peer, errors = SERVERS[0], tmp_path / "stderr.txt"
+    call = signed.call(peer)
+    targets = [Target(stdio=signed.stdio(peer)), Target(stdio=signed.proxy(peer, tmp_path))]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        direct, proxied = pool.map(
+            lambda target: python_session(target, call, errors, capable=True), targets)
+    assert "error" not in direct and "error" not in proxied, (direct, proxied)
+    assert len(direct["tools"]) > len(signed.signed_names[peer.slug])  # it does offer more
+    assert proxied["tools"] == direct["tools"]
+
+
+@pytest.mark.xfail(strict=True, reason=LARGE_BUG)
+def test_large_result_is_relayed(signed: Signed, tmp_path: Path) -> None:
+    """server-filesystem reads a 4.8 MB text file: its answer (text and structured content)
+    is a ~9.8 MB message; the proxied session must relay it like the direct one."""
+    peer = next(p for p in SERVERS if p.slug == "server-filesystem")
+    big = signed.work(peer) / "big.txt"
+    big.write_text(("x" * 99 + "\n") * 48_000)
+    call = ("read_text_file", {"path": str(big)})
+    errors = tmp_path / "stderr.txt"
+    direct = python_session(Target(stdio=signed.stdio(peer)), call, errors)
+    proxied = python_session(Target(stdio=signed.proxy(peer, tmp_path)), call, errors)
+    big.unlink()
+    assert "error" not in direct, direct["error"]
+    assert not differences(direct, proxied, signed.signed_names[peer.slug])
+
+
+def test_differences_names_each_kind_of_divergence() -> None:
+    """The matrix's comparison fails every difference but a withheld unsigned tool."""
+    tool = {"name": "a", "inputSchema": {"type": "object"}}
+    extra = {"name": "b", "inputSchema": {"type": "object"}}
+    direct = {"tools": [tool, extra], "call": {"content": [{"type": "text", "text": "x"}]}}
+    assert differences(direct, {**direct, "tools": [tool]}, ["a"]) == []
+    assert differences(direct, direct, ["a"])  # an unsigned tool leaked
+    assert differences(direct, {**direct, "tools": []}, ["a", "b"])  # a signed tool dropped
+    changed = {**direct, "tools": [{**tool, "description": "new"}]}
+    assert differences(direct, changed, ["a"])  # a signed tool altered
+    assert differences(direct, {**direct, "call": {"content": []}, "tools": [tool]}, ["a"])
+    assert differences(direct, {"error": "closed"}, ["a"])
+    assert differences({"error": "x"}, direct, ["a"])
