@@ -130,26 +130,49 @@ def differences(direct: dict[str, Any], proxied: dict[str, Any],
     return found
 
 
-@pytest.mark.parametrize("cell", list(_cells()))
-def test_host_sees_the_same_session_direct_and_proxied(cell: Cell, signed: Signed, node: str,
-                                                       tmp_path: Path) -> None:
-    problem = missing(cell.peer)
-    assert problem is None, problem
+def run_cell(cell: Cell, signed: Signed, node: str, tmp: Path
+             ) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """The cell's host session direct and proxied, both at once: (direct, proxied, the
+    stderr of every process the cell started)."""
     run = _host(cell, node)
     call = signed.call(cell.peer)
-    errors = tmp_path / "stderr.txt"
+    tmp.mkdir(parents=True, exist_ok=True)
+    errors = tmp / "stderr.txt"
     with contextlib.ExitStack() as stack:
         if cell.http:
             url = stack.enter_context(serve_http(signed, cell.peer))
-            targets = [Target(url=url), Target(stdio=signed.proxy(cell.peer, tmp_path, url=url))]
+            targets = [Target(url=url), Target(stdio=signed.proxy(cell.peer, tmp, url=url))]
         else:
             targets = [Target(stdio=signed.stdio(cell.peer)),
-                       Target(stdio=signed.proxy(cell.peer, tmp_path))]
-        with ThreadPoolExecutor(max_workers=2) as pool:  # both sessions at once
+                       Target(stdio=signed.proxy(cell.peer, tmp))]
+        with ThreadPoolExecutor(max_workers=2) as pool:
             direct, proxied = pool.map(lambda target: run(target, call, errors), targets)
+    return direct, proxied, errors.read_text(errors="replace") if errors.exists() else ""
+
+
+@pytest.fixture(scope="module")
+def sessions(signed: Signed, node: str, request: pytest.FixtureRequest,
+             tmp_path_factory: pytest.TempPathFactory
+             ) -> dict[str, tuple[dict[str, Any], dict[str, Any], str]]:
+    """Every selected cell run once, two cells at a time (a cell waits on its processes'
+    start-up most of the time), keyed by cell id."""
+    cells = [item.callspec.params["cell"] for item in request.session.items
+             if hasattr(item, "callspec") and isinstance(item.callspec.params.get("cell"), Cell)]
+    base = tmp_path_factory.mktemp("cells")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        done = pool.map(lambda cell: run_cell(cell, signed, node, base / cell.id), cells)
+        return {cell.id: result for cell, result in zip(cells, done, strict=True)}
+
+
+@pytest.mark.parametrize("cell", list(_cells()))
+def test_host_sees_the_same_session_direct_and_proxied(
+        cell: Cell, signed: Signed,
+        sessions: dict[str, tuple[dict[str, Any], dict[str, Any], str]]) -> None:
+    problem = missing(cell.peer)
+    assert problem is None, problem
+    direct, proxied, stderr = sessions[cell.id]
     found = differences(direct, proxied, signed.signed_names[cell.peer.slug])
-    tail = errors.read_text(errors="replace")[-1500:] if errors.exists() else ""
-    assert not found, "\n".join([*found, "stderr (tail):", tail])
+    assert not found, "\n".join([*found, "stderr (tail):", stderr[-1500:]])
 
 
 @pytest.mark.xfail(strict=True, reason=CAPABILITIES_BUG)
