@@ -13,7 +13,8 @@ tests/peers``), each released through a local Sigstore instance and pinned as th
   answered, direct and proxied alternately (the proxy's share is its start, verification of
   the signed revision, its own walk of the server's tools, the comparison);
 * **peak RSS with a large result**: server-filesystem reads a text file whose result (text
-  and structured content) is about 10 MB, and one of about 7 MB; the peak resident memory
+  and structured content) is about 10 MB, one of about 7 MB and a one-line file (the
+  baseline); the peak resident memory
   (``VmHWM``) of the proxy process and of the server process, read from ``/proc`` just
   before the session closes, and whether the call succeeded.
 
@@ -157,7 +158,7 @@ async def large_read(argv: list[str], path: Path) -> tuple[str, int, dict[str, i
 
 def large_results(signed: Signed, base: Path) -> None:
     work = signed.work(FILESYSTEM)
-    for label, lines in (("~10 MB", 50_000), ("~7 MB", 35_000)):
+    for label, lines in (("~10 MB", 50_000), ("~7 MB", 35_000), ("tiny: the baseline", 1)):
         path = work / f"big-{lines}.txt"
         path.write_text(("x" * 99 + "\n") * lines)
         print(f"peak RSS, read_text_file of a {path.stat().st_size / 1e6:.1f} MB file "

@@ -133,6 +133,8 @@ def test_every_server_scenario_passes_through_the_proxy(conformance_peer: Signed
     print(f"conformance through the proxy: {relayed} checks passed in "
           f"{len(set(checks) - set(FRONT_TRANSPORT))} scenarios; front transport: "
           f"{sorted(FRONT_TRANSPORT)}; not run: {sorted(NOT_RUN)}")
+    for scenario, found in sorted(checks.items()):
+        print(f"  {scenario}: " + ", ".join(f"{c['id']} {c['status']}" for c in found))
     assert not failed, (failed, (tmp_path / "front.log").read_text()[-3000:])
 
 
