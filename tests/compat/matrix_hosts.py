@@ -124,6 +124,33 @@ def python_session(target: Target, call: tuple[str, dict[str, Any]], stderr: Pat
         return {"error": _describe(exc)}
 
 
+def python_calls(target: Target, calls: list[tuple[str, dict[str, Any]]], stderr: Path
+                 ) -> list[dict[str, Any]]:
+    """One ``ClientSession`` making ``calls`` in turn: each result as JSON, or
+    ``{"error": …}`` for a call that failed (the session goes on to the next)."""
+
+    async def session() -> list[dict[str, Any]]:
+        from mcp.client.session import ClientSession
+
+        out: list[dict[str, Any]] = []
+        async with AsyncExitStack() as stack, asyncio.timeout(SESSION_TIMEOUT):
+            async with _transport(target, stderr, stack) as transport:
+                streams = await stack.enter_async_context(transport)
+                client = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
+                await client.initialize()
+                for name, arguments in calls:
+                    try:
+                        out.append(_dump(await client.call_tool(name, arguments)))
+                    except Exception as exc:
+                        out.append({"error": _describe(exc)})
+        return out
+
+    try:
+        return asyncio.run(session())
+    except Exception as exc:
+        return [{"error": _describe(exc)}]
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         return _describe(exc.exceptions[0])
