@@ -167,7 +167,8 @@ def sessions(signed: Signed, node: str, request: pytest.FixtureRequest,
     """Every selected cell run once, two cells at a time (a cell waits on its processes'
     start-up most of the time), keyed by cell id."""
     cells = [item.callspec.params["cell"] for item in request.session.items
-             if hasattr(item, "callspec") and isinstance(item.callspec.params.get("cell"), Cell)]
+             if hasattr(item, "callspec") and isinstance(item.callspec.params.get("cell"), Cell)
+             and missing(item.callspec.params["cell"].peer) is None]
     base = tmp_path_factory.mktemp("cells")
     with ThreadPoolExecutor(max_workers=2) as pool:
         done = pool.map(lambda cell: run_cell(cell, signed, node, base / cell.id), cells)
