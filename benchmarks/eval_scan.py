@@ -21,7 +21,10 @@ Figures:
   counted, not judged). The same with TC011 (confusable, schemas disjoint) added, since the
   rubric's confusability does not depend on the schemas.
 * ``TC004`` recall over ``contradict`` pairs, and false TC004 errors per 100 servers: TC004
-  errors of the per-server gate runs on pairs labeled other than ``contradict``.
+  errors of the per-server gate runs on pairs labeled other than ``contradict``. TC004 is
+  ToolClash's: explicit hints that contradict; the rubric's ``contradict`` is judged from
+  the words too, so ``TC004|HS201`` (HS201: effects that differ as the action words say) is
+  reported beside it.
 * the same two scores over the **certain** pairs only (the labeler's ``uncertain`` flag marks
   pairs where the neighbouring label is as reasonable; the data README asks for both ways),
   and the **reachable** recall: over the positives whose two schemas admit one call (the
@@ -31,6 +34,7 @@ Figures:
 
     python benchmarks/eval_scan.py benchmarks/data/pairs-tuning.json [--json OUT]
     python benchmarks/eval_scan.py --legacy     # the older 672-pair set (tests/data)
+    python benchmarks/eval_scan.py --lexicon-hits   # per lexicon entry, tools using it per set
 
 Nothing here tunes anything: it reads the labels and the scan's findings, and prints.
 """
@@ -39,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -51,12 +56,15 @@ if str(REPO) not in sys.path:
 
 from histor_sign._schema.witness import OVERLAP, decide  # noqa: E402
 from histor_sign.collisions import ScanOptions, scan_catalogs  # noqa: E402
+from histor_sign.collisions import _lexicon as lexicon  # noqa: E402
+from histor_sign.collisions._lexical import split_identifier  # noqa: E402
 from histor_sign.models import Catalog, Finding, Severity, parse_catalog  # noqa: E402
 
 CATALOGS = REPO / "benchmarks" / "data" / "real-servers"
 POSITIVE = frozenset({"overlap", "contradict"})
 PAIR_RULES = ("TC003", "TC004")
 WITH_DISJOINT = ("TC003", "TC004", "TC011")
+EFFECT_RULES = ("TC004", "HS201")
 
 Pair = frozenset[str]
 
@@ -159,6 +167,10 @@ class Evaluation:
         lines.append(f"  TC004 recall {t['recall']:.3f} ({t['found']} of {t['contradict']} "
                      f"contradict pairs); TC004 on labeled non-contradict pairs: "
                      f"{t['falseOnLabeled']}")
+        e = f["effects"]
+        lines.append(f"  TC004|HS201 recall {e['recall']:.3f} ({e['found']} of "
+                     f"{e['contradict']} contradict pairs); on labeled non-contradict pairs: "
+                     f"{e['falseOnLabeled']}")
         g = f["gate"]
         lines.append(f"  gate, each server alone: {g['failed']} of {g['servers']} fail; false "
                      f"TC004 errors {g['falseTc004Errors']} ({g['falseTc004Per100']:.2f} per 100 "
@@ -180,7 +192,7 @@ def evaluate(path: Path, directory: Path = CATALOGS) -> Evaluation:
     catalogs = load_catalogs(servers, directory)
     opts = options()
     together = scan_catalogs(catalogs, opts).findings
-    hits = flagged(together, WITH_DISJOINT)
+    hits = flagged(together, (*WITH_DISJOINT, "HS201"))
     ev = Evaluation()
     scores: dict[str, dict[str, Any]] = {}
     for name in ("all", "within", "cross"):
@@ -197,6 +209,9 @@ def evaluate(path: Path, directory: Path = CATALOGS) -> Evaluation:
     found = [p for p in contradict if "TC004" in hits.get(p, set())]
     false_labeled = [p for p, lab in labels.items()
                      if lab != "contradict" and "TC004" in hits.get(p, set())]
+    effect_found = [p for p in contradict if hits.get(p, set()) & set(EFFECT_RULES)]
+    effect_false = [p for p, lab in labels.items()
+                    if lab != "contradict" and hits.get(p, set()) & set(EFFECT_RULES)]
     failed, false_errors, unlabeled_errors = 0, 0, 0
     for catalog in catalogs:
         alone = scan_catalogs([catalog], opts).findings
@@ -226,6 +241,10 @@ def evaluate(path: Path, directory: Path = CATALOGS) -> Evaluation:
         "tc004": {"contradict": len(contradict), "found": len(found),
                   "recall": round(len(found) / len(contradict), 3) if contradict else 1.0,
                   "falseOnLabeled": len(false_labeled)},
+        "effects": {"contradict": len(contradict), "found": len(effect_found),
+                    "recall": (round(len(effect_found) / len(contradict), 3) if contradict
+                               else 1.0),
+                    "falseOnLabeled": len(effect_false)},
         "gate": {"servers": len(catalogs), "failed": failed, "falseTc004Errors": false_errors,
                  "falseTc004Per100": 100.0 * false_errors / max(1, len(catalogs)),
                  "unlabeledTc004Errors": unlabeled_errors},
@@ -270,13 +289,67 @@ def legacy() -> dict[str, Any]:
     return out
 
 
+#: Every labeled set and its catalogs (benchmarks/data/README.md), for ``--lexicon-hits``.
+SETS = {"tuning": "real-servers", "heldout": "real-servers", "tuning2": "livemcpbench-servers",
+        "tuning3": "tuning3-servers", "tuning4": "tuning4-servers",
+        "tuning5": "tuning5-servers", "tuning6": "tuning6-servers"}
+_TEXT_WORD = re.compile(r"[^\W_]+")
+
+
+def tool_words(name: str, description: str) -> set[str]:
+    """The lower-case words of a tool's name (split as the scan splits it) and description."""
+    words = {w.lower() for w in split_identifier(name) if w}
+    return words | {w.lower() for w in _TEXT_WORD.findall(description)}
+
+
+def lexicon_hits(data: Path = REPO / "benchmarks" / "data") -> list[dict[str, Any]]:
+    """Per lexicon entry (histor_sign/collisions/lexicon.json), how many tools of each
+    labeled set's servers use its word(s) in their name or description: an entry no tool of
+    any set uses was never measured here. Counts words, not the entry's effect on findings."""
+    per_set: dict[str, list[set[str]]] = {}
+    for name, directory in SETS.items():
+        doc = json.loads((data / f"pairs-{name}.json").read_text(encoding="utf-8"))
+        servers = doc.get("servers") or sorted({t.split(":", 1)[0] for p in doc["pairs"]
+                                                for t in (p["a"], p["b"])})
+        per_set[name] = [tool_words(t.name, t.description)
+                         for c in load_catalogs(servers, data / directory) for t in c.tools]
+    rows = []
+    for cls, entries in lexicon.classes().items():
+        for e in entries:
+            needed = {w.lower() for w in e.get("words") or [e["word"]]}
+            hits = {name: sum(1 for words in tools if needed <= words)
+                    for name, tools in per_set.items()}
+            rows.append({"class": cls, "entry": " ".join(e.get("words") or [e["word"]]),
+                         "hits": hits, "total": sum(hits.values()), "from": e["from"]})
+    return rows
+
+
+def lexicon_text(rows: list[dict[str, Any]]) -> str:
+    names = list(SETS)
+    lines = ["class\tentry\t" + "\t".join(names) + "\ttotal"]
+    lines += [f"{r['class']}\t{r['entry']}\t" + "\t".join(str(r["hits"][n]) for n in names)
+              + f"\t{r['total']}" for r in rows]
+    unused = [r for r in rows if r["total"] == 0]
+    lines.append(f"{len(rows)} entries; {len(unused)} used by no tool of any labeled set: "
+                 + ", ".join(f"{r['entry']} ({r['class']})" for r in unused))
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("labels", nargs="?", type=Path, help="a labeled pairs file")
     parser.add_argument("--catalogs", type=Path, default=CATALOGS)
     parser.add_argument("--legacy", action="store_true", help="score the older 672-pair set")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON")
+    parser.add_argument("--lexicon-hits", action="store_true",
+                        help="per lexicon entry, the tools of each labeled set that use it")
     args = parser.parse_args(argv)
+    if args.lexicon_hits:
+        rows = lexicon_hits()
+        print(lexicon_text(rows))
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
+        return 0
     if args.legacy:
         figures: dict[str, Any] = legacy()
         print(json.dumps(figures, indent=1))

@@ -13,10 +13,12 @@ The public API is the names below (``__all__``); every other module whose name s
     hs.compare(env, snap.tools)
 
 Importing this package is cheap: each name is loaded on first use, so the command line starts
-without sigstore, jsonschema or httpx. The names are written once, in the ``TYPE_CHECKING``
-block below: type checkers read it as the re-exports it is, and at run time the package reads
-the same block (from this file's syntax tree) to learn which module defines each name — the
-"lazy loader" of Scientific Python's SPEC 1, without a separate stub. Each public object's
+without sigstore, jsonschema or httpx. The names are written twice, in this file only, and
+``tests/api/test_public_api.py`` holds the two to each other: the ``TYPE_CHECKING`` block
+below (the re-exports type checkers and IDEs read) and :data:`_MODULE_OF`, a literal table of
+``name → defining module`` that :func:`__getattr__` reads at run time — the lazy loader of
+Scientific Python's SPEC 1, as httpx and sigstore-python keep their faces. Nothing reads source
+text, so the package imports the same from bytecode alone or a zip. Each public object's
 ``__module__`` is set to ``histor_sign`` when it is first loaded, as httpx does, so reprs and
 docs show the name users import.
 """
@@ -25,7 +27,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from histor_sign._public import public_names
 from histor_sign._version import __version__ as __version__
 
 if TYPE_CHECKING:
@@ -96,7 +97,72 @@ if TYPE_CHECKING:
     from histor_sign.errors import VerificationFailed as VerificationFailed
     # isort: on
 
-_MODULE_OF: dict[str, str] = public_names(__file__)
+#: Every public name and the module that defines it, in the order of the block above.
+_MODULE_OF: dict[str, str] = {
+    # models
+    "Catalog": "histor_sign.models",
+    "Finding": "histor_sign.models",
+    "ObservedCall": "histor_sign.models",
+    "Severity": "histor_sign.models",
+    "SignedEnvelope": "histor_sign.models",
+    "Snapshot": "histor_sign.models",
+    "Statement": "histor_sign.models",
+    "Tool": "histor_sign.models",
+    # fetch, digest, sign
+    "FetchOptions": "histor_sign.mcp",
+    "Target": "histor_sign.mcp",
+    "fetch": "histor_sign.mcp",
+    "canonical_bytes": "histor_sign.canonical",
+    "build_statement": "histor_sign.revision",
+    "digests": "histor_sign.revision",
+    "Trust": "histor_sign._sigstore_trust",
+    "sign": "histor_sign.signing",
+    # verify
+    "AxisStatus": "histor_sign.verification",
+    "Pins": "histor_sign.verification.policy",
+    "VerificationReport": "histor_sign.verification",
+    "verify": "histor_sign.verification",
+    "ATTESTATION_PREDICATE_TYPE": "histor_sign.attestation",
+    "build_attestation": "histor_sign.attestation",
+    "verify_attestation": "histor_sign.attestation",
+    # drift and pinned publishers
+    "ChangeKind": "histor_sign.drift",
+    "DriftResult": "histor_sign.drift",
+    "DriftStatus": "histor_sign.drift",
+    "Risk": "histor_sign.drift._triage",
+    "compare": "histor_sign.drift",
+    "Freshness": "histor_sign.pins",
+    "PinStore": "histor_sign.pins",
+    "check_served": "histor_sign.pins",
+    "pin_first_use": "histor_sign.pins",
+    # packages, locks, withdrawals and the log
+    "check_binding": "histor_sign.binding",
+    "LockFile": "histor_sign.lock",
+    "LockedServer": "histor_sign.lock",
+    "check_locked": "histor_sign.lock",
+    "yank_revision": "histor_sign.yank",
+    "monitor_log": "histor_sign.monitor",
+    # collisions and the guard
+    "load_tools": "histor_sign.catalog",
+    "ReplayOptions": "histor_sign.collisions",
+    "ScanOptions": "histor_sign.collisions",
+    "replay": "histor_sign.collisions",
+    "scan": "histor_sign.collisions",
+    "Decision": "histor_sign.guard",
+    "Guard": "histor_sign.guard",
+    "Policy": "histor_sign.guard",
+    # the release
+    "ReleaseOutcome": "histor_sign.pipeline",
+    "ReleaseRequest": "histor_sign.pipeline",
+    "release": "histor_sign.pipeline",
+    # errors (every class is in histor_sign.errors)
+    "CheckFailed": "histor_sign.errors",
+    "FetchError": "histor_sign.errors",
+    "GateFailed": "histor_sign.errors",
+    "HistorError": "histor_sign.errors",
+    "InputError": "histor_sign.errors",
+    "VerificationFailed": "histor_sign.errors",
+}
 __all__ = sorted(_MODULE_OF)
 
 

@@ -38,17 +38,20 @@ directory; any other location is ``<base>``. Every URL goes through one fetch
 (:func:`fetch_bytes`): no credentials sent (none in the URL, no netrc; the proxy variables
 are honoured as pip and cosign honour them), redirects followed only to https (or to
 loopback http when the location itself was loopback http: never from https down to http),
-at most ``max_bytes`` bytes and ``timeout`` seconds per read. Nothing here trusts what it
-finds: the caller parses strictly and verifies before use.
+at most ``max_bytes`` bytes, and ``timeout`` seconds per read *and* for the whole request (a
+server answering a byte at a time is cut off too). Nothing here trusts what it finds: the
+caller parses strictly and verifies before use.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import os
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from histor_sign._atomic import (
@@ -227,20 +230,90 @@ def fetch_bytes(
 ) -> bytes:
     """GET ``url`` (checked as parameter ``param``) with the bounds of the module doc.
 
+    ``timeout`` bounds each read *and* the whole request (connecting, redirects, headers and
+    body together): a server that answers a few bytes at a time cannot keep the caller
+    waiting longer than ``timeout`` seconds (plus scheduling noise).
+
     Raises :class:`UsageError` for a URL that is not https/loopback or carries credentials,
     :class:`NotPublished` on HTTP 404/410, :class:`LimitExceeded` past ``max_bytes``,
     :class:`InputError` for a redirect elsewhere, :class:`FetchError` when the network or
-    the server fails. Returns the raw bytes; the caller parses and verifies them.
+    the server fails or the request outlasts ``timeout``. Returns the raw bytes; the caller
+    parses and verifies them.
     """
+    checked = _checked_url(url, param)
+    shown = printable(url, 200)
+    outcome: list[bytes | BaseException] = []
+    cancel = _Cancel()
+
+    def work() -> None:
+        try:
+            outcome.append(_fetch(url, checked, shown, param, max_bytes, timeout, cancel))
+        except BaseException as exc:  # handed to the caller's thread
+            outcome.append(exc)
+
+    # The request runs in a worker so the caller waits at most ``timeout`` in total: httpx
+    # bounds each read, not a request (a server dripping header bytes never times out).
+    # At the deadline the worker's sockets are shut down, so its blocked read ends too.
+    worker = threading.Thread(target=work, name="histor-fetch", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if not outcome:
+        cancel.now()
+        raise FetchError(f"{shown}: no complete answer within {timeout:g} s (the whole "
+                         "request is bounded by the timeout)", param=param)
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+class _Cancel:
+    """The sockets a fetch opened (seen through httpcore's trace hook), and shutting them
+    down from another thread: a read blocked on one of them then returns at once."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self._sockets: list[Any] = []
+        self._lock = threading.Lock()
+
+    def trace(self, name: str, info: dict[str, Any]) -> None:
+        if name.endswith(("connect_tcp.complete", "start_tls.complete")):
+            stream = info.get("return_value")
+            sock = stream.get_extra_info("socket") if stream is not None else None
+            with self._lock:
+                if sock is not None:
+                    self._sockets.append(sock)
+                cancelled = self.event.is_set()
+            if cancelled:
+                self.now()
+
+    def now(self) -> None:
+        import socket
+
+        with self._lock:
+            self.event.set()
+            sockets = list(self._sockets)
+        for sock in sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # already closed
+
+
+def _fetch(url: str, current: str, shown: str, param: str, max_bytes: int, timeout: float,
+           cancel: _Cancel) -> bytes:
+    """One GET with redirects (see :func:`fetch_bytes`); stops once ``cancel`` is set."""
     import httpx
 
-    current = _checked_url(url, param)
-    shown = printable(url, 200)
+    cancelled = cancel.event
     try:
         with httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=False,
                           trust_env=True) as client:
             for _ in range(_MAX_REDIRECTS + 1):
-                with client.stream("GET", current, headers={"Accept": "application/json"}) as r:
+                if cancelled.is_set():
+                    raise FetchError(f"{shown}: cancelled at the deadline", param=param)
+                with client.stream("GET", current, headers={"Accept": "application/json"},
+                                   extensions={"trace": cancel.trace}) as r:
                     if r.is_redirect and "location" in r.headers:
                         target = str(r.url.join(r.headers["location"]))
                         current = _checked_redirect(url, target, shown, param)
@@ -253,6 +326,8 @@ def fetch_bytes(
                                          param=param)
                     data = bytearray()
                     for chunk in r.iter_bytes():
+                        if cancelled.is_set():
+                            raise FetchError(f"{shown}: cancelled at the deadline", param=param)
                         data += chunk
                         if len(data) > max_bytes:
                             raise LimitExceeded(

@@ -59,6 +59,24 @@ class LogKey:
     log_id: bytes
     key_details: str
     public_key: bytes
+    #: ``publicKey.validFor.end`` as the root states it (RFC 3339), None while open-ended:
+    #: a log whose key validity ended takes no new entries (it is no longer active).
+    valid_until: str | None = None
+
+    @property
+    def active(self) -> bool:
+        """Whether the log still takes entries: its key's validity has not ended."""
+        import datetime as dt
+
+        if self.valid_until is None:
+            return True
+        try:
+            end = dt.datetime.fromisoformat(self.valid_until.replace("Z", "+00:00"))
+        except ValueError:
+            return True  # an unreadable end: watch it rather than pass it over
+        if end.tzinfo is None:
+            end = end.replace(tzinfo=dt.UTC)
+        return end > dt.datetime.now(dt.UTC)
 
     @property
     def tiled(self) -> bool:
@@ -77,10 +95,13 @@ def _log_keys(root: Any, source: str) -> list[LogKey]:
     for entry in logs:
         try:
             key = entry["publicKey"]
+            valid = key.get("validFor")
+            end = valid.get("end") if isinstance(valid, dict) else None
             out.append(LogKey(str(entry["baseUrl"]).rstrip("/"),
                               base64.b64decode(entry["logId"]["keyId"], validate=True),
                               str(key["keyDetails"]),
-                              base64.b64decode(key["rawBytes"], validate=True)))
+                              base64.b64decode(key["rawBytes"], validate=True),
+                              end if isinstance(end, str) else None))
         except (KeyError, TypeError, ValueError, binascii.Error):
             raise InputError(f"{source}: a transparency log entry of the trusted root is "
                              "malformed") from None

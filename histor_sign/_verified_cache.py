@@ -6,7 +6,9 @@ What is cached is one fact: *these exact inputs verified*. An entry is the SHA-2
 * the envelope's canonical bytes (RFC 8785 of its JSON form; the envelope parser refuses
   unknown members, so this is every byte the verifier reads), and of the previous
   revision's and the signed tools' when the check includes them;
-* the pin's complete identity policy (:class:`~histor_sign.verification.policy.Pins`);
+* the pin's complete identity policy (:class:`~histor_sign.verification.policy.Pins`) and
+  the whole pin record it came from (repository, workflow, numeric ids, location, trust
+  root, revision, yanks: everything the decision reads);
 * the bytes of every trusted-root file the verifier could read (a trust config or trusted
   root file; offline production/staging: sigstore's TUF-cached root and the vendored one).
   An online production/staging trust refreshes its root through TUF: its inputs are not
@@ -20,10 +22,15 @@ timestamps are checked at the log's integrated time, not the clock's. So a hit p
 a new verification would. Freshness (rollback, fork, chain) is never cached: it is judged
 on every use against the pin.
 
-Only successes are recorded. The file lives beside the pin file and is trusted only when
-whoever could write it could write the pin file anyway: same owner, not writable by group
-or others (else it is ignored and never written). Entries are bounded
-(:data:`~histor_sign._limits.MAX_VERIFIED_CACHE_ENTRIES`, oldest dropped).
+Only successes are recorded. A cache may skip work, never a check the pin file would
+make: "whoever can write it can write the pin file anyway" does not hold (a forged line is
+one the package's own code computes for an envelope another owner signed), so on every hit
+the identity and signer checks are run again on the envelope's certificate
+(:func:`~histor_sign.verification.recheck_identity`: the pins, the ``io.github`` namespace
+owner, the signer named in the envelope) — only the signature, log-proof and chain-link
+cryptography is skipped. The file is consulted only when it and its directory are owned by
+the user and writable by no one else (else it is ignored and never written). Entries are
+bounded (:data:`~histor_sign._limits.MAX_VERIFIED_CACHE_ENTRIES`, oldest dropped).
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ if TYPE_CHECKING:
     from histor_sign.models import Catalog, SignedEnvelope
     from histor_sign.verification.policy import Pins
 
-_FORMAT = "histor-sign verified-revisions v1"
+_FORMAT = "histor-sign verified-revisions v2"
 _ACTIVE: ContextVar[VerifiedCache | None] = ContextVar("histor_sign_verified_cache",
                                                        default=None)
 
@@ -65,21 +72,24 @@ class VerifiedCache:
 
     # ------------------------------------------------------------------ trust in the file
     def _trusted(self) -> bool:
-        """Whoever can write the cache file can write the pin file: it is owned by the pin
-        file's owner and not writable by group or others; an absent one may be created
-        only by that owner."""
-        try:
-            pins = self.pin_file.stat()
-        except OSError:
+        """Only the user can have written it: the cache file (when present), the pin file
+        and their directory are owned by the user and writable by no one else."""
+        if not hasattr(os, "geteuid"):
             return False
+        me = os.geteuid()
+
+        def private(st: os.stat_result) -> bool:
+            return st.st_uid == me and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
         try:
+            if not (private(self.pin_file.stat()) and private(self.path.parent.stat())):
+                return False
             st = self.path.lstat()
         except FileNotFoundError:
-            return os.getuid() == pins.st_uid if hasattr(os, "getuid") else False
+            return True  # may be created: its directory is the user's alone
         except OSError:
             return False
-        return (stat.S_ISREG(st.st_mode) and st.st_uid == pins.st_uid
-                and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
+        return stat.S_ISREG(st.st_mode) and private(st)
 
     def _load(self) -> list[str]:
         if self._keys is None:
@@ -111,15 +121,19 @@ class VerifiedCache:
 
     # ------------------------------------------------------------------ the key
     def key(self, env: SignedEnvelope, *, pins: Pins, trust: Trust,
-            previous: SignedEnvelope | None, tools: Catalog | None) -> str | None:
-        """The entry for verifying ``env`` with these inputs; None when they cannot be
-        known without verifying (an online trust root) — then nothing is cached."""
+            previous: SignedEnvelope | None, tools: Catalog | None,
+            pin: Mapping[str, Any] | None = None) -> str | None:
+        """The entry for verifying ``env`` with these inputs (``pin``: the pin record's
+        JSON form); None when they cannot be known without verifying (an online trust
+        root) — then nothing is cached."""
         roots = _root_bytes(trust)
         if roots is None:
             return None
         digest = hashlib.sha256()
         for part in (
             _FORMAT.encode(), _code_identity(), repr(pins).encode(), roots,
+            canonical_bytes({"pin": dict(pin) if pin is not None else None,
+                             "trust": trust.name()}),
             canonical_bytes(env.to_json()),
             canonical_bytes(previous.to_json()) if previous is not None else b"-",
             _catalog_bytes(tools) if tools is not None else b"-",

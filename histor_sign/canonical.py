@@ -252,7 +252,7 @@ def parse_json_vouched(
         ) from None
     except json.JSONDecodeError as exc:
         raise InputError(
-            f"{source}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+            f"{source}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         ) from None
     structure = _structure(data)
     # Every member of every object is one ':' outside strings and the objects the scanner

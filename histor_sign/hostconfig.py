@@ -39,10 +39,13 @@ import copy
 import dataclasses
 import difflib
 import errno
+import fnmatch
 import json
 import os
 import re
 import secrets
+import shutil
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -74,31 +77,150 @@ _REMOTE_TYPES = frozenset({"http", "sse", "streamable-http", "streamableHttp", "
 
 
 class HostFormat(StrEnum):
-    """Which host's file it is, told from its shape and name."""
+    """Which host's file it is, told from its documented name and its shape."""
 
     CLAUDE_DESKTOP = "claude-desktop"
     VSCODE = "vscode"
     CURSOR = "cursor"
     CLAUDE_CODE_PROJECT = "claude-code-project"
     CLAUDE_CODE_USER = "claude-code-user"
+    GEMINI_CLI = "gemini-cli"
+    WINDSURF = "windsurf"
+    CLINE = "cline"
+    ROO_CODE = "roo-code"
+    ZED = "zed"
+    OPENCODE = "opencode"
+    CODEX = "codex"
+    CONTINUE = "continue"
     #: ``{"mcpServers": …}`` under a name none of the hosts uses.
     MCP_SERVERS = "mcp-servers"
 
     @property
     def label(self) -> str:
-        return _TITLES[self]
+        return HOSTS[self].title
 
 
-_TITLES = {
-    HostFormat.CLAUDE_DESKTOP: "Claude Desktop config (claude_desktop_config.json: mcpServers)",
-    HostFormat.VSCODE: "VS Code MCP config (mcp.json: servers)",
-    HostFormat.CURSOR: "Cursor MCP config (.cursor/mcp.json: mcpServers)",
-    HostFormat.CLAUDE_CODE_PROJECT: "Claude Code project config (.mcp.json: mcpServers)",
-    HostFormat.CLAUDE_CODE_USER: "Claude Code user config (~/.claude.json: mcpServers and "
-    "projects.<path>.mcpServers)",
-    HostFormat.MCP_SERVERS: "an mcpServers config (the Claude Desktop, Cursor and Claude Code "
-    "layout)",
+@dataclass(frozen=True)
+class HostSpec:
+    """One host's documented configuration file, as data: where its documentation says the
+    file is (``files``: each a file name, or ``FOLDER/NAME`` for a name that is the host's
+    only in that folder), the key of its server table, its syntax, how an entry names its
+    command, and which remote entries can become ``proxy --url``. ``paths`` and ``source``
+    say where the layout was documented (docs/wrap.md lists them)."""
+
+    title: str
+    files: tuple[str, ...]
+    table: str
+    #: ``json`` (strict), ``jsonc`` (comments and trailing commas), ``toml``
+    syntax: str = "json"
+    #: ``command`` is an array of the program and its arguments (no ``args``).
+    command_array: bool = False
+    #: The key of a remote entry's URL that the proxy can serve (``proxy --url``), None when
+    #: the documentation does not say its remote entries are Streamable HTTP.
+    url_key: str | None = None
+    #: The ``type`` such an entry must declare (turned into ``"stdio"`` while wrapped), None
+    #: when ``url_key`` alone says Streamable HTTP.
+    url_type: str | None = None
+    #: The member holding an entry's environment.
+    env_key: str = "env"
+    paths: str = ""
+    source: str = ""
+
+
+HOSTS: dict[HostFormat, HostSpec] = {
+    HostFormat.CLAUDE_DESKTOP: HostSpec(
+        "Claude Desktop config (claude_desktop_config.json: mcpServers)",
+        ("claude_desktop_config.json",), "mcpServers",
+        paths="~/Library/Application Support/Claude/, %APPDATA%\\Claude\\, ~/.config/Claude/",
+        source="the MCP user quickstart's layout as server projects document it"),
+    HostFormat.VSCODE: HostSpec(
+        "VS Code MCP config (mcp.json: servers)", ("mcp.json",), "servers", "jsonc",
+        url_key="url", url_type="http", paths=".vscode/mcp.json, the user profile's mcp.json",
+        source="code.visualstudio.com/docs/copilot/reference/mcp-configuration"),
+    HostFormat.CURSOR: HostSpec(
+        "Cursor MCP config (.cursor/mcp.json: mcpServers)", (".cursor/mcp.json",),
+        "mcpServers", paths="~/.cursor/mcp.json, .cursor/mcp.json",
+        source="cursor.com/docs/mcp (url entries name no transport: not turned into --url)"),
+    HostFormat.CLAUDE_CODE_PROJECT: HostSpec(
+        "Claude Code project config (.mcp.json: mcpServers)", (".mcp.json",), "mcpServers",
+        url_key="url", url_type="http", paths=".mcp.json", source="code.claude.com/docs/en/mcp"),
+    HostFormat.CLAUDE_CODE_USER: HostSpec(
+        "Claude Code user config (~/.claude.json: mcpServers and projects.<path>.mcpServers)",
+        (".claude.json",), "mcpServers", url_key="url", url_type="http",
+        paths="~/.claude.json", source="code.claude.com/docs/en/mcp"),
+    HostFormat.GEMINI_CLI: HostSpec(
+        "Gemini CLI settings (.gemini/settings.json: mcpServers)", (".gemini/settings.json",),
+        "mcpServers", url_key="httpUrl",
+        paths="~/.gemini/settings.json (user), .gemini/settings.json (project)",
+        source="github.com/google-gemini/gemini-cli docs/tools/mcp-server.md (command, args, "
+        "env, cwd; httpUrl is Streamable HTTP, url is SSE)"),
+    HostFormat.WINDSURF: HostSpec(
+        "Windsurf MCP config (mcp_config.json: mcpServers)",
+        ("windsurf/mcp_config.json", ".codeium/mcp_config.json"), "mcpServers",
+        paths="~/.codeium/windsurf/mcp_config.json (%USERPROFILE%\\.codeium\\windsurf\\ on "
+        "Windows)", source="docs.windsurf.com/windsurf/cascade/mcp (the Claude Desktop "
+        "schema; serverUrl or url for remote servers, whose transport it does not name)"),
+    HostFormat.CLINE: HostSpec(
+        "Cline MCP settings (cline_mcp_settings.json: mcpServers)",
+        ("cline_mcp_settings.json",), "mcpServers",
+        paths="opened from Cline's MCP Servers panel (Configure MCP Servers); it lives in VS "
+        "Code's globalStorage/saoudrizwan.claude-dev/settings/",
+        source="docs.cline.bot/mcp/configuring-mcp-servers"),
+    HostFormat.ROO_CODE: HostSpec(
+        "Roo Code MCP settings (mcp_settings.json or .roo/mcp.json: mcpServers)",
+        ("mcp_settings.json", ".roo/mcp.json"), "mcpServers", url_key="url",
+        url_type="streamable-http",
+        paths="mcp_settings.json (global, opened with Edit Global MCP), .roo/mcp.json "
+        "(project)", source="docs.roocode.com/features/mcp/using-mcp-in-roo"),
+    HostFormat.ZED: HostSpec(
+        "Zed settings (settings.json: context_servers)",
+        ("zed/settings.json", "Zed/settings.json", ".zed/settings.json"), "context_servers",
+        "jsonc", paths="~/.config/zed/settings.json, %APPDATA%\\Zed\\settings.json, "
+        ".zed/settings.json (project)",
+        source="zed.dev/docs (context_servers: command, args, env; settings are JSON with "
+        "// comments)"),
+    HostFormat.OPENCODE: HostSpec(
+        "OpenCode config (opencode.json: mcp)", ("opencode.json", "opencode.jsonc"), "mcp",
+        "jsonc", command_array=True, env_key="environment",
+        paths="opencode.json(c) in the project, ~/.config/opencode/opencode.json",
+        source="opencode.ai/docs/mcp-servers (type local with a command array, or remote)"),
+    HostFormat.CODEX: HostSpec(
+        "Codex config (.codex/config.toml: [mcp_servers.NAME])", (".codex/config.toml",),
+        "mcp_servers", "toml", url_key="url",
+        paths="~/.codex/config.toml, .codex/config.toml (trusted projects)",
+        source="developers.openai.com/codex/mcp and openai/codex docs/config.md "
+        "([mcp_servers.NAME]: command, args, env; url for Streamable HTTP)"),
+    HostFormat.CONTINUE: HostSpec(
+        "Continue config (config.yaml or a .continue/mcpServers/ block: mcpServers list)",
+        (".continue/config.yaml", ".continue/config.yml", ".continue/mcpServers/*.yaml",
+         ".continue/mcpServers/*.yml"), "mcpServers", "yaml",
+        paths="~/.continue/config.yaml (%USERPROFILE%\\.continue\\config.yaml), "
+        ".continue/mcpServers/*.yaml (workspace blocks)",
+        source="docs.continue.dev/customize/deep-dives/mcp (mcpServers: a list of {name, "
+        "type, command, args, env}; blocks in .continue/mcpServers/)"),
+    HostFormat.MCP_SERVERS: HostSpec(
+        "mcpServers config (the Claude Desktop, Cursor and Claude Code layout)", (),
+        "mcpServers"),
 }
+
+
+def named_host(path: Path) -> HostFormat | None:
+    """The host whose documented file ``path`` is, by its name (and its folder's, where the
+    name alone is not the host's), among the hosts told by name first; None otherwise."""
+    for host in _BY_NAME:
+        for documented in HOSTS[host].files:
+            folder, _, name = documented.rpartition("/")
+            folders = tuple(folder.split("/")) if folder else ()
+            if fnmatch.fnmatchcase(path.name, name) and (
+                    not folders or path.absolute().parent.parts[-len(folders):] == folders):
+                return host
+    return None
+
+
+#: Hosts told by their file's name before its shape is looked at (the older hosts keep
+#: their shape-first rules in :func:`_detect`).
+_BY_NAME = (HostFormat.GEMINI_CLI, HostFormat.WINDSURF, HostFormat.CLINE, HostFormat.ROO_CODE,
+            HostFormat.ZED, HostFormat.OPENCODE, HostFormat.CODEX, HostFormat.CONTINUE)
 
 
 class EntryStatus(StrEnum):
@@ -110,6 +232,8 @@ class EntryStatus(StrEnum):
     #: unwrap: the entry does not run through the proxy; nothing to do.
     NOT_WRAPPED = "not-wrapped"
     NOT_PINNED = "not-pinned"
+    #: wrap --lock: the lock file has no entry of that name.
+    NOT_LOCKED = "not-locked"
     #: An HTTP (url) server: there is no stdio command to put behind the proxy.
     REMOTE = "remote"
     #: Wrapped already, for another registry name or pin file.
@@ -119,7 +243,7 @@ class EntryStatus(StrEnum):
     @property
     def skipped(self) -> bool:
         """A requested entry that was left as it was for a reason the user must act on."""
-        return self in (EntryStatus.NOT_PINNED, EntryStatus.REMOTE,
+        return self in (EntryStatus.NOT_PINNED, EntryStatus.NOT_LOCKED, EntryStatus.REMOTE,
                         EntryStatus.WRAPPED_OTHERWISE, EntryStatus.MALFORMED)
 
 
@@ -129,6 +253,7 @@ _PHRASES = {
     EntryStatus.UNWRAPPED: "unwrapped",
     EntryStatus.NOT_WRAPPED: "left alone",
     EntryStatus.NOT_PINNED: "not wrapped",
+    EntryStatus.NOT_LOCKED: "not wrapped",
     EntryStatus.REMOTE: "not wrapped",
     EntryStatus.WRAPPED_OTHERWISE: "not wrapped",
     EntryStatus.MALFORMED: "skipped",
@@ -148,8 +273,12 @@ class EntryOutcome:
 
     @property
     def location(self) -> str:
-        """``mcpServers.search``, ``projects["/home/me/app"].mcpServers.search`` (escaped)."""
-        return location(self.where)
+        """``mcpServers.search``, ``projects["/home/me/app"].mcpServers.search``, an item of
+        a list with its name: ``mcpServers[0] (SQLite MCP)`` (escaped)."""
+        where = location(self.where)
+        if self.where and re.fullmatch(r"\[[0-9]+\]", self.where[-1]):
+            where += f" ({printable(self.name, 200)})"
+        return where
 
     def line(self) -> str:
         """``wrapped mcpServers.search: …``, ``not wrapped mcpServers.x: … is not pinned …``
@@ -210,6 +339,8 @@ def location(where: Sequence[str]) -> str:
     for part in where:
         if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]{0,80}", part):
             out.append(("." if out else "") + part)
+        elif re.fullmatch(r"\[[0-9]{1,9}\]", part):  # an item of a list (Continue)
+            out.append(part)
         else:
             out.append(f"[{printable(json.dumps(part, ensure_ascii=False), 200)}]")
     return "".join(out)
@@ -349,6 +480,246 @@ def _as_json(text: str, source: str) -> tuple[str, int | None]:
     return plain, text.count("\n", 0, min(first)) + 1
 
 
+# ---------------------------------------------------------------------- TOML (Codex)
+# A TOML file is read with tomllib; the text is only *scanned*, for the positions of each
+# server's ``command`` and ``args`` in its own ``[mcp_servers.NAME]`` table (the layout the
+# Codex documentation shows). Anything else (dotted keys, inline tables, a non-string
+# element) is left as it was and named: an edit is made only where it can be minimal.
+_TOML_STRING = (r'"""(?:[^\\]|\\.)*?"""(?!")|\'\'\'.*?\'\'\'(?!\')'
+                r'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'')
+_TOML_TOKENS = re.compile(_TOML_STRING + r"|#[^\n]*", re.S)
+_TOML_STRING_AT = re.compile(_TOML_STRING, re.S)
+_TOML_HEADER = re.compile(r"^[ \t]*\[(\[?)([^\n]*?)\]\]?[ \t]*\r?$", re.M)
+_TOML_KEY = re.compile(r'[ \t]*(?:([A-Za-z0-9_-]+)|"((?:[^"\\\n]|\\.)*)"|\'([^\'\n]*)\')[ \t]*')
+_TOML_MEMBER = re.compile(r"^([ \t]*)(command|args|url|\"command\"|\"args\"|\"url\")"
+                          r"([ \t]*=[ \t]*)", re.M)
+
+
+def _parse_toml(text: str, source: str) -> Any:
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{source}: not valid TOML: {printable(str(exc), 200)}") from None
+
+
+def _toml_plain(text: str) -> str:
+    """``text`` with its comments turned into spaces (every position kept)."""
+    return _TOML_TOKENS.sub(lambda m: m.group() if m.group()[0] in "\"'" else _blank(m), text)
+
+
+def _toml_key_path(spelled: str) -> tuple[str, ...] | None:
+    """The dotted key of a table header (None for one this scanner does not read)."""
+    parts: list[str] = []
+    i = 0
+    while True:
+        match = _TOML_KEY.match(spelled, i)
+        if match is None:
+            return None
+        bare, basic, literal = match.groups()
+        try:
+            parts.append(bare if bare is not None else literal if literal is not None
+                         else json.loads(f'"{basic}"'))
+        except ValueError:
+            return None
+        i = match.end()
+        if i == len(spelled):
+            return tuple(parts)
+        if spelled[i] != ".":
+            return None
+        i += 1
+
+
+def _toml_array(plain: str, i: int) -> _Array | None:
+    """The element positions of the array of strings at ``i`` (None for anything else)."""
+    elements: list[tuple[int, int]] = []
+    j = _skip_ws(plain, i + 1)
+    while plain[j:j + 1] != "]":
+        match = _TOML_STRING_AT.match(plain, j)
+        if match is None:
+            return None
+        elements.append((j, match.end()))
+        j = _skip_ws(plain, match.end())
+        if plain[j:j + 1] == ",":
+            j = _skip_ws(plain, j + 1)
+        elif plain[j:j + 1] != "]":
+            return None
+    return _Array(i, j + 1, tuple(elements))
+
+
+def _toml_entry(plain: str, start: int, end: int, value: Any) -> _Object | None:
+    """The ``command``, ``args`` and ``url`` of one server table (its body from ``start`` to
+    ``end``), or None when a member the document has is not a plain key with a string (or an
+    array of strings) here."""
+    members: list[_Member] = []
+    for match in _TOML_MEMBER.finditer(plain, start, end):
+        key = match.group(2).strip('"')
+        at = match.end()
+        if key in ("command", "url"):
+            found = _TOML_STRING_AT.match(plain, at)
+            stop = found.end() if found else None
+        else:
+            array = _toml_array(plain, at) if plain[at:at + 1] == "[" else None
+            stop = array.end if array else None
+        if stop is None:
+            return None
+        members.append(_Member(key, match.start(2), match.end(2), at, stop))
+    present = {m.key for m in members}
+    wanted = {k for k in ("command", "args", "url") if k in value}
+    return _Object(start, end, tuple(members)) if present == wanted and len(members) == len(
+        present) else None
+
+
+def _load_toml(path: Path, data: bytes, text: str) -> _Loaded:
+    """A Codex ``config.toml``: the document, and each server table's members located."""
+    source = _shown(path)
+    document = _parse_toml(text, source)
+    key = HOSTS[HostFormat.CODEX].table
+    table = document.get(key, {})
+    if not isinstance(table, dict):
+        raise InputError(f"{source}: unknown shape: {key} is not a table")
+    plain = _toml_plain(text)
+    headers = list(_TOML_HEADER.finditer(plain))
+    objects: dict[tuple[str, ...], _Object] = {}
+    members: list[_Member] = []
+    for n, header in enumerate(headers):
+        where = None if header.group(1) else _toml_key_path(header.group(2))
+        if where is None or len(where) != 2 or where[0] != key or where[1] not in table:
+            continue
+        end = headers[n + 1].start() if n + 1 < len(headers) else len(plain)
+        entry = _toml_entry(plain, header.end(), end, table[where[1]])
+        members.append(_Member(where[1], header.start(), header.end(), header.end(), end))
+        if entry is not None and isinstance(table[where[1]], dict):
+            objects[where] = entry
+    located = {m.key for m in members}
+    members += [_Member(name, -1, -1, -1, -1) for name in table if name not in located]
+    ordered = tuple(sorted(members, key=lambda m: m.key_start))
+    return _Loaded(path, data, text, plain, document, HostFormat.CODEX, False,
+                   (((key,), _Object(0, len(plain), ordered)),) if key in document else (),
+                   objects)
+
+
+# ---------------------------------------------------------------------- YAML (Continue)
+# A YAML file is read with PyYAML's safe loader; the positions of each server's ``command``
+# and ``args`` come from the composed nodes (their marks). Only what can be edited in place
+# is edited: a one-line plain or quoted ``command`` right after ``command:``, and ``args`` as
+# a flow (``[a, b]``) or block (``- a``) sequence of one-line scalars; an alias, anchor, tag
+# or multi-line scalar leaves the entry as it was (named).
+_YAML_SEPARATOR = re.compile(r":[ \t]+")
+
+
+def _yaml() -> Any:
+    """PyYAML, imported when a YAML file is read (it has no type stubs here)."""
+    import yaml  # type: ignore[import-untyped]
+
+    return yaml
+
+
+def _parse_yaml(text: str, source: str) -> Any:
+    yaml = _yaml()
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise InputError(f"{source}: not valid YAML: "
+                         f"{printable(' '.join(str(exc).split()), 200)}") from None
+
+
+def _yaml_scalar(text: str, node: Any) -> bool:
+    """A one-line plain or quoted scalar, spelled where its node says."""
+    yaml = _yaml()
+
+    if not (isinstance(node, yaml.ScalarNode) and node.style in (None, "'", '"')
+            and node.tag == "tag:yaml.org,2002:str"
+            and node.start_mark.line == node.end_mark.line
+            and node.end_mark.index > node.start_mark.index):
+        return False
+    first = text[node.start_mark.index]
+    # The span is the scalar itself: no anchor (&), tag (!) or alias (*) in front of it.
+    return first == node.style if node.style else first not in "&!*|>"
+
+
+def _yaml_array(text: str, node: Any) -> _Array | None:
+    """A flow or block sequence of one-line scalars: its span and its elements'; for a block
+    sequence the span runs from the first ``-`` to the end of the last element."""
+    yaml = _yaml()
+
+    if not isinstance(node, yaml.SequenceNode) or not all(
+            _yaml_scalar(text, item) for item in node.value):
+        return None
+    elements = tuple((i.start_mark.index, i.end_mark.index) for i in node.value)
+    if node.flow_style:
+        return _Array(node.start_mark.index, node.end_mark.index, elements)
+    if not elements or any(not re.fullmatch(r"-[ ]+", text[
+            text.rfind("-", 0, start):start]) for start, _ in elements):
+        return None
+    return _Array(text.rfind("-", 0, elements[0][0]), elements[-1][1], elements)
+
+
+def _yaml_entry(text: str, node: Any, value: Any) -> tuple[_Object, dict[int, _Array]] | None:
+    """The located ``command`` and ``args`` of one server mapping, or None."""
+    yaml = _yaml()
+
+    if not isinstance(node, yaml.MappingNode) or not isinstance(value, dict):
+        return None
+    members: list[_Member] = []
+    arrays: dict[int, _Array] = {}
+    keys = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
+    for key, item in node.value:
+        if key.value not in ("command", "args"):
+            continue
+        between = text[key.end_mark.index:item.start_mark.index]
+        if keys.count(key.value) != 1 or not (
+                _YAML_SEPARATOR.fullmatch(between) or (key.value == "args" and re.fullmatch(
+                    r":[ \t]*(?:#[^\n]*)?(?:\r?\n[ \t]*(?:#[^\n]*)?)*", between))):
+            return None
+        if key.value == "command":
+            if not _yaml_scalar(text, item):
+                return None
+            end = item.end_mark.index
+        else:
+            array = _yaml_array(text, item)
+            if array is None:
+                return None
+            arrays[array.start], end = array, array.end
+        start = arrays[max(arrays)].start if key.value == "args" else item.start_mark.index
+        members.append(_Member(key.value, key.start_mark.index, key.end_mark.index, start, end))
+    if {m.key for m in members} != {k for k in ("command", "args") if k in value}:
+        return None
+    return _Object(node.start_mark.index, node.end_mark.index, tuple(members)), arrays
+
+
+def _load_yaml(path: Path, data: bytes, text: str) -> _Loaded:
+    """Continue's config: its document, and each server of ``mcpServers`` located."""
+    yaml = _yaml()
+
+    source = _shown(path)
+    document = _parse_yaml(text, source)
+    key = HOSTS[HostFormat.CONTINUE].table
+    if not isinstance(document, dict) or not isinstance(document.get(key, []), list):
+        raise InputError(f"{source}: unknown shape: expected a mapping with an {key} list")
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    nodes = {k.value: v for k, v in root.value} if isinstance(root, yaml.MappingNode) else {}
+    items = nodes[key].value if key in nodes else []
+    objects: dict[tuple[str, ...], _Object] = {}
+    arrays: dict[int, _Array] = {}
+    members: list[_Member] = []
+    for n, (node, value) in enumerate(zip(items, document.get(key) or [], strict=True)):
+        if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+            continue
+        index = f"[{n}]"
+        members.append(_Member(index, node.start_mark.index, node.start_mark.index,
+                               node.start_mark.index, node.end_mark.index))
+        located = _yaml_entry(text, node, value)
+        if located is not None:
+            objects[(key, index)] = located[0]
+            arrays.update(located[1])
+    return _Loaded(path, data, text, text, document, HostFormat.CONTINUE, False,
+                   (((key,), _Object(0, len(text), tuple(members))),) if key in document
+                   else (), objects, arrays)
+
+
 # ---------------------------------------------------------------------- reading a host file
 @dataclass(frozen=True)
 class _Entry:
@@ -368,17 +739,61 @@ class _Loaded:
     format: HostFormat
     jsonc: bool
     containers: tuple[tuple[tuple[str, ...], _Object], ...]
+    #: TOML: each entry's members located in its ``[mcp_servers.NAME]`` table (an entry
+    #: written otherwise has none and is never edited); None for JSON, scanned on demand.
+    objects: Mapping[tuple[str, ...], _Object] | None = None
+    #: YAML: each located sequence by its start (flow or block).
+    arrays: Mapping[int, _Array] | None = None
 
     def entries(self) -> Iterator[_Entry]:
         for where, obj in self.containers:
             values = _at(self.document, where)
             for member in obj.members:
-                yield _Entry(member.key, (*where, member.key), member, values[member.key])
+                value = _at(values, (member.key,))
+                # A list of servers (Continue) names each by its "name".
+                name = value.get("name") if isinstance(values, list) else member.key
+                yield _Entry(name, (*where, member.key), member, value)
+
+
+def _array_at(loaded: _Loaded, i: int) -> _Array:
+    """The element positions of the array of strings at ``i``."""
+    if loaded.arrays is not None:
+        return loaded.arrays[i]
+    if loaded.objects is not None:
+        array = _toml_array(loaded.plain, i)
+        assert array is not None  # located by _toml_entry
+        return array
+    return _array(loaded.plain, i)
+
+
+def _entry_object(loaded: _Loaded, entry: _Entry) -> _Object:
+    """The entry's members with their positions in the text."""
+    if loaded.objects is not None:
+        return loaded.objects[entry.where]
+    return _object(loaded.plain, entry.member.value_start)
+
+
+def _not_located(loaded: _Loaded) -> str:
+    """Why an entry the scanner could not locate is left as it is."""
+    if loaded.arrays is not None:
+        return ("its command is not a one-line string, or its args not a sequence of "
+                "one-line strings, written in place (no alias, anchor or tag): it is left as "
+                "it is, as no minimal edit is sure; edit it by hand")
+    return ("not written as its own [mcp_servers.NAME] table with command and args as "
+            "plain keys (the layout the Codex documentation shows): it is left as it is, "
+            "as no minimal edit is sure; edit it by hand")
+
+
+def _unlocated(loaded: _Loaded, entry: _Entry) -> bool:
+    """A TOML entry not written as its own ``[mcp_servers.NAME]`` table with ``command`` (and
+    ``args``) as plain keys there: it cannot be edited minimally, so it is never edited."""
+    return loaded.objects is not None and entry.where not in loaded.objects
 
 
 def _at(document: Any, where: Sequence[str]) -> Any:
+    """The value at ``where``; in a list, a part ``[N]`` is its N-th item."""
     for part in where:
-        document = document[part]
+        document = document[int(part[1:-1])] if isinstance(document, list) else document[part]
     return document
 
 
@@ -403,6 +818,12 @@ def _read(path: Path, max_bytes: int) -> bytes:
 def _load(path: Path, max_bytes: int) -> _Loaded:
     data = _read(path, max_bytes)
     source = _shown(path)
+    yaml_host = named_host(path) is HostFormat.CONTINUE
+    if path.suffix.lower() in (".yaml", ".yml") and not yaml_host:
+        raise InputError(
+            f"{source}: a YAML file that is not Continue's documented config "
+            "(~/.continue/config.yaml, .continue/mcpServers/*.yaml): which host reads it, "
+            "and how, is not known; it was left as it is")
     # The bytes are judged as parse_json would judge them before comments are looked for.
     if data.startswith(b"\xef\xbb\xbf"):
         raise InputError(f"{source}: starts with a UTF-8 byte order mark; JSON must not")
@@ -410,14 +831,19 @@ def _load(path: Path, max_bytes: int) -> _Loaded:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{source}: invalid UTF-8 at byte {exc.start}") from None
+    if named_host(path) is HostFormat.CODEX:
+        return _load_toml(path, data, text)
+    if yaml_host:
+        return _load_yaml(path, data, text)
     plain, comment_line = _as_json(text, source)
     document = parse_json(plain.encode("utf-8"), source, max_depth=MAX_HOST_CONFIG_DEPTH,
                           max_bytes=max_bytes)
     host, paths = _detect(document, path, source)
-    if comment_line is not None and host is not HostFormat.VSCODE:
+    if comment_line is not None and HOSTS[host].syntax != "jsonc":
         raise InputError(
             f"{source}: not valid JSON: a comment or trailing comma at line {comment_line}; "
-            f"a {host.label} is strict JSON (only VS Code's mcp.json may have comments)"
+            f"a {host.label} is strict JSON (only VS Code's mcp.json, Zed's settings.json "
+            "and opencode.json may have comments)"
         )
     return _Loaded(path, data, text, plain, document, host, comment_line is not None,
                    _tables(plain, paths))
@@ -452,6 +878,10 @@ def _detect(document: Any, path: Path, source: str) -> tuple[HostFormat, list[tu
             raise InputError(f"{source}: unknown shape: {location(where)} is not a JSON object")
         return where
 
+    named = named_host(path)
+    if named is not None:
+        key = HOSTS[named].table
+        return named, [table((key,))] if key in document else []
     name, parent = path.name, path.parent.name
     if "servers" in document and "mcpServers" in document:
         raise InputError(f"{source}: unknown shape: it has both \"servers\" (VS Code) and "
@@ -506,22 +936,33 @@ class _Stdio:
                 and self.args[0] == PROXY_SUBCOMMAND and _is_proxy_command(self.command))
 
 
-def _stdio(value: Any) -> _Stdio | tuple[EntryStatus, str]:
-    """The entry's command and args, or why it has none to wrap."""
+_URL_KEYS = ("url", "httpUrl", "serverUrl")
+
+
+def _stdio(value: Any, spec: HostSpec) -> _Stdio | tuple[EntryStatus, str]:
+    """The entry's command and args (for a host whose ``command`` is an array: its first
+    element and the rest), or why it has none to wrap."""
     if not isinstance(value, dict):
         return EntryStatus.MALFORMED, "not a JSON object"
     kind = value.get("type")
     if "command" not in value:
-        if "url" in value or kind in _REMOTE_TYPES:
-            url = value.get("url")
-            shown = f" {printable(url, 200)}" if isinstance(url, str) else ""
+        if any(key in value for key in _URL_KEYS) or kind in _REMOTE_TYPES or kind == "remote":
+            url = next((value[k] for k in _URL_KEYS if isinstance(value.get(k), str)), None)
+            shown = f" {printable(url, 200)}" if url is not None else ""
             return (EntryStatus.REMOTE, f"an HTTP server (url{shown}): only stdio servers "
-                    "can be wrapped yet")
+                    "can be wrapped, and this host's documentation does not say it is "
+                    "Streamable HTTP, which proxy --url serves")
         return EntryStatus.MALFORMED, "has no command"
-    if kind is not None and kind != "stdio":
+    local = "local" if spec.command_array else "stdio"
+    if kind is not None and kind != local:
         return (EntryStatus.MALFORMED,
-                f"type {printable(json.dumps(kind, ensure_ascii=False), 80)} is not stdio")
+                f"type {printable(json.dumps(kind, ensure_ascii=False), 80)} is not {local}")
     command = value["command"]
+    if spec.command_array:
+        if (not isinstance(command, list) or not command
+                or not all(isinstance(a, str) for a in command) or not command[0]):
+            return EntryStatus.MALFORMED, "command is not a non-empty array of strings"
+        return _Stdio(command[0], command[1:])
     if not isinstance(command, str) or not command:
         return EntryStatus.MALFORMED, "command is not a non-empty string"
     args = value.get("args")
@@ -533,37 +974,63 @@ def _stdio(value: Any) -> _Stdio | tuple[EntryStatus, str]:
 
 @dataclass(frozen=True)
 class _ProxyArgs:
+    """What wrap itself wrote into an entry (to tell "already wrapped" from "wrapped
+    otherwise" and to find the original command); what an entry *runs* is the proxy's own
+    parser's to say (``check --all --host-config``)."""
+
     server: str | None
     pins: str | None
+    lock: str | None
     separator: int | None  # index of "--" in args
 
 
+_WRITTEN = ("--server", "--pins", "--lock")
+
+
 def _proxy_args(args: Sequence[str]) -> _ProxyArgs:
-    server = pins = None
+    values: dict[str, str] = {}
     i = 1
     while i < len(args):
         arg = args[i]
         if arg == "--":
-            return _ProxyArgs(server, pins, i)
-        for flag in ("--server", "--pins"):
-            value = None
+            break
+        for flag in _WRITTEN:
             if arg == flag and i + 1 < len(args):
-                value = args[i + 1]
+                values[flag] = args[i + 1]
                 i += 1
             elif arg.startswith(flag + "="):
-                value = arg[len(flag) + 1:]
-            if value is not None:
-                if flag == "--server":
-                    server = value
-                else:
-                    pins = value
+                values[flag] = arg[len(flag) + 1:]
         i += 1
-    return _ProxyArgs(server, pins, None)
+    return _ProxyArgs(values.get("--server"), values.get("--pins"), values.get("--lock"),
+                      i if i < len(args) else None)
 
 
-def proxy_arguments(server: str, pins: str | None) -> list[str]:
-    """The arguments a wrapped entry runs before the original command."""
-    return [PROXY_SUBCOMMAND, "--server", server, *(["--pins", pins] if pins else []), "--"]
+def proxy_arguments(server: str, pins: str | None, lock: str | None = None) -> list[str]:
+    """The arguments a wrapped entry runs before the original command: a pinned server
+    (``--server NAME [--pins FILE]``) or a locked one (``--server NAME --lock FILE``)."""
+    return [PROXY_SUBCOMMAND, "--server", server, *(["--pins", pins] if pins else []),
+            *(["--lock", lock] if lock else []), "--"]
+
+
+def proxy_executable() -> str:
+    """The absolute path of the ``histor-sign`` command of the running installation: the
+    console script beside the running interpreter (a virtual environment's ``bin/`` or
+    ``Scripts/``), else the one found on ``PATH``. A wrapped entry runs it by this path
+    because a desktop host starts its servers with a minimal ``PATH`` (``/usr/bin:/bin``)
+    where a ``histor-sign`` installed elsewhere is not found. Raises
+    :class:`OperationalError` when there is none."""
+    names = [PROXY_COMMAND + ".exe", PROXY_COMMAND] if os.name == "nt" else [PROXY_COMMAND]
+    here = Path(os.path.abspath(sys.executable)).parent if sys.executable else None
+    for folder in ([here, here / "Scripts"] if here is not None else []):
+        for name in names:
+            candidate = folder / name
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return str(candidate)
+    found = shutil.which(PROXY_COMMAND)
+    if found is None:
+        raise OperationalError(f"cannot find the {PROXY_COMMAND} command of this "
+                               "installation (beside the Python running it, or on PATH)")
+    return os.path.abspath(found)
 
 
 # ---------------------------------------------------------------------- edits
@@ -589,7 +1056,8 @@ def _space_before(text: str, i: int) -> str:
 
 
 def _literal(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    """A JSON string literal that is a TOML basic string too (DEL escaped, as TOML wants)."""
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def _inserted_array(items: Sequence[str]) -> str:
@@ -601,31 +1069,74 @@ def _member_space(loaded: _Loaded, command: _Member) -> str:
     return _space_before(loaded.text, command.key_start) or " "
 
 
-def _wrap_edits(loaded: _Loaded, entry: _Entry, prefix: Sequence[str]) -> list[_Edit]:
-    text, plain = loaded.text, loaded.plain
-    obj = _object(plain, entry.member.value_start)
+def _args_member(loaded: _Loaded, after: _Member) -> str:
+    """The text wrap puts right after ``after``'s value to add an ``args`` member: JSON
+    ``, "args": `` (with the whitespace before ``after`` and its colon spacing), TOML a new
+    line ``args = `` with ``after``'s indentation and line ending."""
+    text = loaded.text
+    colon = loaded.plain[after.key_end:after.value_start]
+    if loaded.objects is None:
+        return f',{_member_space(loaded, after)}"args"{colon}'
+    line = text.rfind("\n", 0, after.key_start) + 1
+    eol = "\r\n" if text[max(line - 2, 0):line] == "\r\n" else "\n"
+    indent = re.sub(r"\S", " ", text[line:after.key_start])  # a YAML "- " becomes spaces
+    return f"{eol}{indent}args{colon}"
+
+
+def _wrap_edits(loaded: _Loaded, entry: _Entry, prefix: Sequence[str],
+                command_name: str = PROXY_COMMAND) -> list[_Edit]:
+    text = loaded.text
+    obj = _entry_object(loaded, entry)
     command = obj.get("command")
     assert command is not None
+    if HOSTS[loaded.format].command_array:
+        # ["npx", …] becomes ["/…/histor-sign", "proxy", …, "--", "npx", …] in its layout.
+        array = _array_at(loaded, command.value_start)
+        return [_insert_before_first(text, array, [_literal(command_name),
+                                                   *map(_literal, prefix)])]
     original = text[command.value_start:command.value_end]
     items = [*map(_literal, prefix), original]
-    edits: list[_Edit] = [(command.value_start, command.value_end, _literal(PROXY_COMMAND))]
+    edits: list[_Edit] = [(command.value_start, command.value_end, _literal(command_name))]
     args = obj.get("args")
     if args is None:
-        colon = plain[command.key_end:command.value_start]
-        member = f',{_member_space(loaded, command)}"args"{colon}{_inserted_array(items)}'
+        member = _args_member(loaded, command) + _inserted_array(items)
         edits.append((command.value_end, command.value_end, member))
         return edits
-    array = _array(plain, args.value_start)
+    array = _array_at(loaded, args.value_start)
     if array.elements:
-        first = array.elements[0][0]
-        lead = text[array.start + 1:first]
-        joiner = _joiner(text, array, lead)
-        new = "[" + lead + joiner.join(items) + joiner + text[first:array.end]
+        edits.append(_insert_before_first(text, array, items))
+        return edits
     else:
         inside = text[array.start + 1:array.end - 1]
         new = "[" + ("," if inside == "" else ", ").join(items) + inside + "]"
     edits.append((array.start, array.end, new))
     return edits
+
+
+def _line_start(text: str, i: int) -> int:
+    return text.rfind("\n", 0, i) + 1
+
+
+def _line_end(text: str, i: int) -> int:
+    """The position after the line break that ends the line of ``i`` (or the text's end)."""
+    end = text.find("\n", i)
+    return len(text) if end < 0 else end + 1
+
+
+def _insert_before_first(text: str, array: _Array, items: Sequence[str]) -> _Edit:
+    """The edit that puts ``items`` (literals) in front of a non-empty array's first element,
+    in the array's own layout (for a YAML block sequence: one ``- item`` line each, with
+    the first item's indentation and line ending)."""
+    first = array.elements[0][0]
+    if text[array.start] == "-":
+        line = _line_start(text, array.start)
+        end = _line_end(text, first)
+        eol = "\r\n" if text[:end].endswith("\r\n") else "\n"
+        prefix = text[line:first]
+        return line, line, "".join(f"{prefix}{item}{eol}" for item in items)
+    lead = text[array.start + 1:first]
+    joiner = _joiner(text, array, lead)
+    return array.start, array.end, "[" + lead + joiner.join(items) + joiner + text[first:array.end]
 
 
 def _joiner(text: str, array: _Array, lead: str) -> str:
@@ -645,28 +1156,38 @@ def _unwrap_edits(
 ) -> tuple[list[_Edit], bool] | None:
     """Edits that restore a wrapped entry's command and args, and whether they remove the
     args member (wrap added it); None when the entry names no command after ``--``."""
-    text, plain = loaded.text, loaded.plain
-    obj = _object(plain, entry.member.value_start)
+    text = loaded.text
+    obj = _entry_object(loaded, entry)
     command, args = obj.get("command"), obj.get("args")
-    assert command is not None and args is not None
-    array = _array(plain, args.value_start)
+    assert command is not None
+    if HOSTS[loaded.format].command_array:  # the command array keeps what follows --
+        array = _array_at(loaded, command.value_start)
+        if separator + 2 >= len(array.elements):
+            return None
+        lead = text[array.start + 1:array.elements[0][0]]
+        return [(array.start, array.end,
+                 "[" + lead + text[array.elements[separator + 2][0]:array.end])], False
+    assert args is not None
+    array = _array_at(loaded, args.value_start)
     if separator + 1 >= len(array.elements):
         return None
     cmd_start, cmd_end = array.elements[separator + 1]
     edits: list[_Edit] = [(command.value_start, command.value_end, text[cmd_start:cmd_end])]
     last = separator + 2 == len(array.elements)
-    colon = plain[command.key_end:command.value_start]
     inserted = (
         last and args.key_start > command.value_end
-        and text[command.value_end:args.key_start] == "," + _member_space(loaded, command)
-        and text[args.key_start:args.key_end] == '"args"'
-        and text[args.key_end:args.value_start] == colon
+        and text[command.value_end:args.value_start] == _args_member(loaded, command)
         and text[array.start:array.end] == _inserted_array(
             [text[s:e] for s, e in array.elements])
     )
     if inserted:
         edits.append((command.value_end, args.value_end, ""))
         return edits, True
+    if text[array.start] == "-":  # a YAML block sequence: the inserted lines go again
+        stop = (_line_start(text, array.elements[separator + 2][0]) if not last
+                else _line_end(text, cmd_end))
+        edits.append((_line_start(text, array.start), stop, ""))
+        return edits, False
     if not last:
         lead = text[array.start + 1:array.elements[0][0]]
         new = "[" + lead + text[array.elements[separator + 2][0]:array.end]
@@ -678,6 +1199,109 @@ def _unwrap_edits(
         new = "[" + rest
     edits.append((array.start, array.end, new))
     return edits, False
+
+
+# ---------------------------------------------------------------------- URL entries
+_STDIO_TYPE = '"stdio"'
+
+
+def _key(loaded: _Loaded, name: str) -> str:
+    """How wrap spells a member's key: a JSON string, a bare TOML key."""
+    return name if loaded.objects is not None else _literal(name)
+
+
+def _remote_url(loaded: _Loaded, entry: _Entry,
+                refused: tuple[EntryStatus, str]) -> str | tuple[EntryStatus, str]:
+    """The URL of a remote entry that can become ``proxy --url URL`` with a minimal edit
+    that unwrap reverses exactly, or why it cannot (``refused`` when the host's
+    documentation does not say which of its remote entries are Streamable HTTP; headers
+    would have to move into the command line; another transport; a key spelled with
+    escapes)."""
+    spec, value, text = HOSTS[loaded.format], entry.value, loaded.text
+    if spec.url_key is None:
+        return refused
+    url = value.get(spec.url_key)
+    if not isinstance(url, str) or not url:
+        return refused
+    shown = printable(url, 200)
+    if any(key in value for key in ("headers", "http_headers", "env_http_headers",
+                                    "bearer_token_env_var")):
+        return (EntryStatus.REMOTE, f"an HTTP server ({shown}) with headers: not wrapped "
+                "(they would have to move into the proxy's command line)")
+    obj = _entry_object(loaded, entry)
+    member, kind = obj.get(spec.url_key), obj.get("type")
+    assert member is not None
+    wanted = None if spec.url_type is None else _literal(spec.url_type)
+    spelled = None if kind is None else text[kind.value_start:kind.value_end]
+    if text[member.key_start:member.key_end] != _key(loaded, spec.url_key) or spelled != wanted:
+        return (EntryStatus.REMOTE, f"an HTTP server ({shown}) of type "
+                f"{printable(json.dumps(value.get('type')), 80)}: only "
+                f"{wanted or 'untyped'} entries are Streamable HTTP here, which proxy --url "
+                "serves")
+    return url
+
+
+def _wrap_url_edits(loaded: _Loaded, entry: _Entry, prefix: Sequence[str],
+                    command: str) -> list[_Edit]:
+    """``"url": U`` becomes ``"command": CMD, "args": [PREFIX…, U]`` in place (U exactly
+    as spelled; the key is the host's URL key), and the type becomes ``"stdio"``."""
+    text = loaded.text
+    spec = HOSTS[loaded.format]
+    assert spec.url_key is not None
+    obj = _entry_object(loaded, entry)
+    url = obj.get(spec.url_key)
+    assert url is not None
+    items = [*map(_literal, prefix), text[url.value_start:url.value_end]]
+    args = _args_member(loaded, url) + _inserted_array(items)
+    edits: list[_Edit] = [(url.key_start, url.key_end, _key(loaded, "command")),
+                          (url.value_start, url.value_end, _literal(command) + args)]
+    kind = obj.get("type")
+    if kind is not None:
+        edits.append((kind.value_start, kind.value_end, _STDIO_TYPE))
+    return edits
+
+
+def _expect_url_wrapped(target: dict[str, Any], key: str, command: str,
+                        args: list[str]) -> None:
+    del target[key]
+    target["command"], target["args"] = command, args
+    if "type" in target:
+        target["type"] = "stdio"
+
+
+def _unwrap_url(loaded: _Loaded, entry: _Entry, proxy: _ProxyArgs, edits: list[_Edit],
+                expected: Any) -> EntryOutcome:
+    """Reverse :func:`_wrap_url_edits` (adding to ``edits`` and ``expected``), or name the
+    entry when its text is not what wrap wrote (edited by hand)."""
+    text = loaded.text
+    spec = HOSTS[loaded.format]
+    obj = _entry_object(loaded, entry)
+    command, args, kind = obj.get("command"), obj.get("args"), obj.get("type")
+    assert command is not None and args is not None
+    array = _array_at(loaded, args.value_start)
+    url_text = text[slice(*array.elements[-1])]
+    inserted = _args_member(loaded, command) + _inserted_array(
+        [text[s:e] for s, e in array.elements])
+    if (spec.url_key is None or args.key_start < command.value_end
+            or text[command.value_end:args.value_end] != inserted
+            or (kind is not None and text[kind.value_start:kind.value_end] != _STDIO_TYPE)):
+        return EntryOutcome(entry.name, entry.where, EntryStatus.MALFORMED, proxy.server,
+                            "runs proxy --url, but not as wrap wrote it: restore it by hand")
+    assert spec.url_key is not None
+    edits += [(command.key_start, command.key_end, _key(loaded, spec.url_key)),
+              (command.value_start, args.value_end, url_text)]
+    url = json.loads(url_text)
+    if kind is not None and spec.url_type is not None:
+        edits.append((kind.value_start, kind.value_end, _literal(spec.url_type)))
+    if expected is not None:
+        value = _at(expected, entry.where)
+        del value["command"], value["args"]
+        value[spec.url_key] = url
+        if kind is not None and spec.url_type is not None:
+            value["type"] = spec.url_type
+    return EntryOutcome(entry.name, entry.where, EntryStatus.UNWRAPPED, proxy.server,
+                        f"serves {printable(url, 200)} directly again (was wrapped as "
+                        f"{printable(proxy.server or 'no --server', 200)})")
 
 
 # ---------------------------------------------------------------------- wrap and unwrap
@@ -693,15 +1317,129 @@ def _requested(loaded: _Loaded, names: Iterable[str]) -> None:
         )
 
 
+@dataclass(frozen=True)
+class _Baseline:
+    """What the wrapped entries are held to: pinned servers (``pins``, None for the per-user
+    pin file) or the entries of a lock file (``lock``); ``names`` are those it has."""
+
+    names: frozenset[str]
+    path: Path
+    pins: str | None
+    lock: str | None
+
+    @property
+    def absent(self) -> EntryStatus:
+        return EntryStatus.NOT_LOCKED if self.lock else EntryStatus.NOT_PINNED
+
+    def missing(self, server: str) -> str:
+        kind = "locked" if self.lock else "pinned"
+        return f"{printable(server, 200)} is not {kind} in {_shown(self.path)}"
+
+
+def _baseline(servers: Mapping[str, str], pins: str | Path | None,
+              lock: str | Path | None) -> _Baseline:
+    """Read the pin file or the lock file the entries will run under (absolute paths: the
+    host starts the proxy from its own working directory), checking each name's form."""
+    def absolute(value: str | Path) -> str:
+        return os.path.abspath(os.path.expanduser(str(value)))
+
+    if lock is not None:
+        from histor_sign.lock import LockFile, validate_lock_name
+
+        if pins is not None:
+            raise UsageError("a locked server is served from its lock file: a pin file does "
+                             "not apply to it", param="pins")
+        for name in servers.values():
+            validate_lock_name(name)
+        locked = LockFile.load(absolute(lock))
+        return _Baseline(frozenset(locked.servers), locked.path, None, absolute(lock))
+    from histor_sign.pins import PinStore
+
+    for name, server in servers.items():
+        try:
+            validate_server_name(server)
+        except InputError as exc:
+            raise UsageError(f"server {printable(name, 80)}: {printable(exc.message)}") from None
+    pins_arg = absolute(pins) if pins is not None else None
+    store = PinStore.load(pins_arg)
+    return _Baseline(frozenset(store.entries), store.path, pins_arg, None)
+
+
+def _wrap_entry(loaded: _Loaded, entry: _Entry, server: str, baseline: _Baseline,
+                command: str, expected: Any) -> tuple[EntryOutcome, list[_Edit]]:
+    """One requested entry: its outcome and the edits that wrap it (``expected``, a copy of
+    the document, receives the same change)."""
+    def outcome(status: EntryStatus, detail: str,
+                named: str | None = server) -> tuple[EntryOutcome, list[_Edit]]:
+        return EntryOutcome(entry.name, entry.where, status, named, detail), []
+
+    if _unlocated(loaded, entry):
+        return outcome(EntryStatus.MALFORMED, _not_located(loaded))
+    stdio = _stdio(entry.value, HOSTS[loaded.format])
+    if isinstance(stdio, tuple):
+        url = _remote_url(loaded, entry, stdio) if stdio[0] is EntryStatus.REMOTE else stdio
+        if isinstance(url, tuple):
+            return outcome(*url)
+        if server not in baseline.names:
+            return outcome(baseline.absent, baseline.missing(server))
+        prefix = [*proxy_arguments(server, baseline.pins, baseline.lock)[:-1], "--url"]
+        _expect_url_wrapped(_at(expected, entry.where), str(HOSTS[loaded.format].url_key),
+                            command, [*prefix, url])
+        return (EntryOutcome(entry.name, entry.where, EntryStatus.WRAPPED, server,
+                             f"serves {printable(url, 200)} through the proxy (a stdio entry "
+                             f"running proxy --url) as {server}"),
+                _wrap_url_edits(loaded, entry, prefix, command))
+    if stdio.wrapped:
+        assert stdio.args is not None
+        return outcome(*_wrapped_already(_proxy_args(stdio.args), server, baseline))
+    if server not in baseline.names:
+        return outcome(baseline.absent, baseline.missing(server))
+    prefix = proxy_arguments(server, baseline.pins, baseline.lock)
+    target = _at(expected, entry.where)
+    target["command"] = command
+    target["args"] = [*prefix, stdio.command, *(stdio.args or [])]
+    if HOSTS[loaded.format].command_array:
+        target["command"] = [command, *target.pop("args")]
+    shown = printable(" ".join([stdio.command, *(stdio.args or [])]), 200)
+    return (EntryOutcome(entry.name, entry.where, EntryStatus.WRAPPED, server,
+                         f"runs {shown} through the proxy as {server}"),
+            _wrap_edits(loaded, entry, prefix, command))
+
+
+def _wrapped_already(current: _ProxyArgs, server: str,
+                     baseline: _Baseline) -> tuple[EntryStatus, str, str | None]:
+    """An entry that runs through the proxy already: for this name and baseline (left
+    alone), or otherwise (named: unwrap it first)."""
+    if (current.server, current.pins, current.lock) == (server, baseline.pins, baseline.lock):
+        note = "" if server in baseline.names else (
+            f"; but {baseline.missing(server)}, so the proxy will refuse to start it")
+        return EntryStatus.ALREADY_WRAPPED, f"runs through the proxy as {server}{note}", server
+    was = printable(current.server or "no --server", 200)
+    if current.pins != baseline.pins:
+        was += f" with pins {printable(current.pins or 'the default', 300)}"
+    if current.lock != baseline.lock:
+        was += f" with lock {printable(current.lock or 'none', 300)}"
+    return (EntryStatus.WRAPPED_OTHERWISE,
+            f"runs through the proxy as {was} already; unwrap it first to change it",
+            current.server)
+
+
 def wrap_config(
     path: str | Path,
     servers: Mapping[str, str],
     *,
     pins: str | Path | None = None,
+    lock: str | Path | None = None,
+    command: str = PROXY_COMMAND,
     dry_run: bool = False,
     max_bytes: int = MAX_HOST_CONFIG_BYTES,
 ) -> HostConfigChange:
     """Run each named stdio server of a host config file through ``histor-sign proxy``.
+
+    ``command`` is the proxy command the entries run (the CLI gives
+    :func:`proxy_executable`, an absolute path). With ``lock`` (a lock file), ``servers``
+    maps entries to names locked in it and each runs ``proxy --server NAME --lock FILE``
+    (trust on first use, not publisher-signed); ``pins`` does not apply then.
 
     ``servers`` maps an entry's name in the file to its MCP registry name
     (``{"search": "io.github.acme/search"}``); every entry of that name is wrapped (Claude
@@ -717,20 +1455,12 @@ def wrap_config(
     Unless ``dry_run``, a changed file is written atomically after a backup of it is kept
     beside it (``FILE.histor-backup``; an existing backup is never overwritten).
     """
-    from histor_sign.pins import PinStore
-
     if not servers:
         raise UsageError("name at least one server to wrap (NAME=REGISTRY_NAME)")
-    for name, server in servers.items():
-        try:
-            validate_server_name(server)
-        except InputError as exc:
-            raise UsageError(f"server {printable(name, 80)}: {printable(exc.message)}") from None
+    baseline = _baseline(servers, pins, lock)
     path = Path(path)
     loaded = _load(path, max_bytes)
     _requested(loaded, servers)
-    pins_arg = os.path.abspath(os.path.expanduser(str(pins))) if pins is not None else None
-    store = PinStore.load(pins_arg)
     outcomes: list[EntryOutcome] = []
     edits: list[_Edit] = []
     expected = copy.deepcopy(loaded.document)
@@ -738,43 +1468,12 @@ def wrap_config(
     for entry in loaded.entries():
         if entry.name not in servers:
             continue
-        server = servers[entry.name]
-
-        def outcome(status: EntryStatus, detail: str, entry: _Entry = entry,
-                    server: str | None = server) -> None:
-            outcomes.append(EntryOutcome(entry.name, entry.where, status, server, detail))
-
-        stdio = _stdio(entry.value)
-        if isinstance(stdio, tuple):
-            outcome(*stdio)
-            continue
-        if stdio.wrapped:
-            assert stdio.args is not None
-            current = _proxy_args(stdio.args)
-            if current.server == server and current.pins == pins_arg:
-                note = "" if server in store else (
-                    f"; but {server} is not pinned in {_shown(store.path)}, so the proxy will "
-                    "refuse to start it")
-                outcome(EntryStatus.ALREADY_WRAPPED, f"runs through the proxy as {server}{note}")
-            else:
-                was = printable(current.server or "no --server", 200)
-                if current.pins != pins_arg:
-                    was += f" with pins {printable(current.pins or 'the default', 300)}"
-                outcome(EntryStatus.WRAPPED_OTHERWISE,
-                        f"runs through the proxy as {was} already; unwrap it first to change it",
-                        server=current.server)
-            continue
-        if server not in store:
-            outcome(EntryStatus.NOT_PINNED, f"{server} is not pinned in {_shown(store.path)}")
-            continue
-        prefix = proxy_arguments(server, pins_arg)
-        edits += _wrap_edits(loaded, entry, prefix)
-        target = _at(expected, entry.where)
-        target["command"] = PROXY_COMMAND
-        target["args"] = [*prefix, stdio.command, *(stdio.args or [])]
-        shown = printable(" ".join([stdio.command, *(stdio.args or [])]), 200)
-        outcome(EntryStatus.WRAPPED, f"runs {shown} through the proxy as {server}")
-        wrapped.append(entry.where)
+        done, entry_edits = _wrap_entry(loaded, entry, servers[entry.name], baseline,
+                                        command, expected)
+        outcomes.append(done)
+        edits += entry_edits
+        if done.status is EntryStatus.WRAPPED:
+            wrapped.append(entry.where)
     after = _apply(loaded.text, edits)
     _check(loaded, after, expected)
     exact = True
@@ -821,7 +1520,7 @@ def _unwrap_text(
         if (names is not None and entry.name not in names) or (
                 only is not None and entry.where not in only):
             continue
-        stdio = _stdio(entry.value)
+        stdio = _stdio(entry.value, HOSTS[loaded.format])
         if isinstance(stdio, tuple) or not stdio.wrapped:
             if names is not None:
                 outcomes.append(EntryOutcome(entry.name, entry.where, EntryStatus.NOT_WRAPPED,
@@ -829,6 +1528,13 @@ def _unwrap_text(
             continue
         assert stdio.args is not None
         proxy = _proxy_args(stdio.args)
+        if _unlocated(loaded, entry):
+            outcomes.append(EntryOutcome(entry.name, entry.where, EntryStatus.MALFORMED,
+                                         proxy.server, _not_located(loaded)))
+            continue
+        if proxy.separator is None and stdio.args[-2:-1] == ["--url"]:
+            outcomes.append(_unwrap_url(loaded, entry, proxy, edits, expected))
+            continue
         undo = None if proxy.separator is None else _unwrap_edits(loaded, entry, proxy.separator)
         if undo is None or proxy.separator is None:
             outcomes.append(EntryOutcome(
@@ -841,7 +1547,9 @@ def _unwrap_text(
         if expected is not None:
             value = _at(expected, entry.where)
             value["command"] = original[0]
-            if removes_args:
+            if HOSTS[loaded.format].command_array:
+                value["command"] = original
+            elif removes_args:
                 del value["args"]
             else:
                 value["args"] = original[1:]
@@ -854,6 +1562,10 @@ def _unwrap_text(
 
 def _load_text(loaded: _Loaded, text: str) -> _Loaded:
     """``loaded`` with another text of the same file (already checked by :func:`_check`)."""
+    if loaded.arrays is not None:
+        return _load_yaml(loaded.path, text.encode("utf-8"), text)
+    if loaded.objects is not None:
+        return _load_toml(loaded.path, text.encode("utf-8"), text)
     plain, _ = _as_json(text, _shown(loaded.path))
     document = json.loads(plain)
     return _Loaded(loaded.path, text.encode("utf-8"), text, plain, document, loaded.format,
@@ -866,10 +1578,16 @@ def _check(loaded: _Loaded, after: str, expected: Any) -> None:
     if after == loaded.text:
         return
     source = _shown(loaded.path)
-    plain, _ = _as_json(after, source)
     try:
-        document = parse_json(plain.encode("utf-8"), source, max_depth=MAX_HOST_CONFIG_DEPTH,
-                              max_bytes=max(len(after.encode("utf-8")), 1))
+        if loaded.arrays is not None:
+            document = _parse_yaml(after, source)
+        elif loaded.objects is not None:
+            document = _parse_toml(after, source)
+        else:
+            plain, _ = _as_json(after, source)
+            document = parse_json(plain.encode("utf-8"), source,
+                                  max_depth=MAX_HOST_CONFIG_DEPTH,
+                                  max_bytes=max(len(after.encode("utf-8")), 1))
     except InputError as exc:
         raise OperationalError(f"{source}: the rewritten text does not parse ({exc.message}); "
                                "nothing was written (please report this)") from None
@@ -977,14 +1695,16 @@ def _holds(candidate: Path, data: bytes) -> bool:
 
 @dataclass(frozen=True)
 class HostServer:
-    """A stdio server entry of a host config, as ``check --all --host-config`` reads it:
-    the registry name it runs through the proxy as (None for an entry not wrapped, or not
-    a stdio server: then ``detail`` says why), and the original command to fetch it with."""
+    """A server entry of a host config, as ``check --all --host-config`` reads it: for an
+    entry that runs through the proxy, its whole proxy command line (``proxy_args``, every
+    argument after ``proxy``, the original command after ``--`` included) — what the entry
+    will actually run, for the proxy's own option parser to read; None for an entry that
+    does not run through the proxy (then ``detail`` says why). ``env`` is the entry's
+    environment (its string values)."""
 
     name: str
     where: tuple[str, ...]
-    server: str | None
-    argv: tuple[str, ...] = ()
+    proxy_args: tuple[str, ...] | None = None
     env: Mapping[str, str] = dataclasses.field(default_factory=dict)
     detail: str = ""
 
@@ -994,30 +1714,25 @@ class HostServer:
 
 
 def host_servers(path: str | Path, *, max_bytes: int = MAX_HOST_CONFIG_BYTES) -> list[HostServer]:
-    """Every server entry of a host config file, in file order. A wrapped stdio entry gives
-    its registry name (``--server``) and the original command after ``--``; any other entry
-    has ``server`` None and a ``detail`` (not wrapped, an HTTP server, malformed): only
+    """Every server entry of a host config file, in file order. A wrapped entry gives its
+    proxy command line, unread here: which options it runs with is the proxy's own parser's
+    to say, so no second list of its flags is kept in this module. Any other entry has
+    ``proxy_args`` None and a ``detail`` (not wrapped, an HTTP server, malformed): only
     ``wrap`` says which registry name a plain entry is, so none is guessed here."""
     loaded = _load(Path(path), max_bytes)
     found: list[HostServer] = []
     for entry in loaded.entries():
-        stdio = _stdio(entry.value)
+        stdio = _stdio(entry.value, HOSTS[loaded.format])
         if isinstance(stdio, tuple):
-            found.append(HostServer(entry.name, entry.where, None, detail=stdio[1]))
+            found.append(HostServer(entry.name, entry.where, detail=stdio[1]))
             continue
         if not stdio.wrapped:
-            found.append(HostServer(entry.name, entry.where, None, detail="not wrapped: "
+            found.append(HostServer(entry.name, entry.where, detail="not wrapped: "
                                     "'histor-sign wrap' names its registry name"))
             continue
         assert stdio.args is not None
-        proxy = _proxy_args(stdio.args)
-        if proxy.server is None or proxy.separator is None:
-            found.append(HostServer(entry.name, entry.where, None,
-                                    detail="runs through the proxy without --server or --"))
-            continue
-        env = entry.value.get("env") if isinstance(entry.value, dict) else None
+        env = entry.value.get(HOSTS[loaded.format].env_key)
         env_map = ({k: v for k, v in env.items() if isinstance(v, str)}
                    if isinstance(env, dict) else {})
-        found.append(HostServer(entry.name, entry.where, proxy.server,
-                                tuple(stdio.args[proxy.separator + 1:]), env_map))
+        found.append(HostServer(entry.name, entry.where, tuple(stdio.args[1:]), env_map))
     return found

@@ -1,33 +1,42 @@
-"""Watch the transparency log for signatures the publisher did not make.
+"""Watch the transparency logs for signatures the publisher did not make.
 
 A keyless signature is only as safe as the publisher's chance of noticing a signature in its
 name that it did not make: anyone who can run its workflow (a pushed branch, a compromised
-action, a stolen token) can sign, and only the log shows it. :func:`monitor` reads the log
-from a stored checkpoint on and reports:
+action, a stolen token) can sign, and only the log shows it. And the signer picks the log:
+a trusted root lists every log clients accept (production: Rekor v1 and the Rekor v2 log), so
+:func:`monitor` watches **every active log of the trusted root**, each from its own stored
+checkpoint on, and reports:
 
-* an **alarm** for every entry whose certificate meets the identity policy (the pins a
-  client holds: repository, workflow file, refs) but is not a document of the published
-  chain — a revision envelope, an attestation part or a yank, matched by log index *and*
-  the exact entry body their bundles carry;
+* an **alarm** for every entry one of whose certificates meets the identity policy (the
+  pins a client holds: repository, workflow file, refs) but is not a document of the
+  published chain — a revision envelope, an attestation part or a yank, matched by log,
+  index *and* the exact entry body. A chain file counts only when it verifies as what its
+  name says (its bundle carries exactly one log entry and verifies over the file's own
+  content; the revision and server are the file's); anything else under the chain path is
+  reported (a warning naming the file), never trusted;
 * a **warning** for an entry from the same repository by another workflow or ref (a
   client's pins refuse it, but someone can sign there);
-* an **alarm** when the log does not extend the stored checkpoint: a smaller tree (shrink),
+* an **alarm** when a log does not extend the stored checkpoint: a smaller tree (shrink),
   another root at the same size or a failed consistency proof (fork), another origin, or
   an entry whose proof does not lead to the verified tree. Never a silent reset.
 
-Logs: Rekor v1 (``/api/v1/log``, ``/api/v1/log/proof``, ``/api/v1/log/entries?logIndex=``)
-and Rekor v2's tiled log (C2SP tlog-tiles: ``/checkpoint``, ``/tile/<L>/<N>``,
-``/tile/entries/<N>``), told apart by the log key the trusted root holds (Ed25519: v2).
-Every checkpoint's signature is checked with that key; every entry read is bound to the
-verified tree (v1: its inclusion proof; v2: its leaf hash in the tiles, hashed up to the
-checked root).
+Logs: Rekor v1 (``/api/v1/log``, ``/api/v1/log/proof``, ``/api/v1/log/entries?logIndex=``;
+a sharded log's inactive shards are counted before the active tree, each bound to its own
+signed tree head) and Rekor v2's tiled log (C2SP tlog-tiles: ``/checkpoint``,
+``/tile/<L>/<N>``, ``/tile/entries/<N>``), told apart by the log key the trusted root holds
+(Ed25519: v2). Every checkpoint's signature is checked with that key; every entry read is
+bound to the verified tree (v1: its inclusion proof; v2: its leaf hash in the tiles, hashed
+up to the checked root). A log that cannot be read is reported by name, never passed over.
 
-**State** (the ``since`` file): the last verified checkpoint and a cursor, the first entry
-not yet read. A run reads at most ``max_entries`` entries from the cursor and writes the
-state again (atomically) only when it raised no alarm; an interrupted or failed run leaves
-it as it was, so the next run reads the same entries again: none is ever skipped. Without
-a state file the first run starts at the chain's first log entry (the current tree size
-when nothing is published yet) and trusts the current checkpoint as signed by the log.
+**State** (the ``since`` file, version 2): per log the signed checkpoint (verified with the
+log's key on every load) and a cursor, the first entry not yet read; the acknowledgements;
+with a state key an HMAC over all of it. A run reads at most ``max_entries`` entries per
+log from the cursor and writes the state again (atomically) only when it raised no alarm
+and read every log; an interrupted or failed run leaves it as it was, so the next run
+reads the same entries again: none is ever skipped. A first run in a log starts at the
+chain's first entry there (or a given index; the log's first entry when the chain has
+none there), never at the log's current size. A state that does not verify is refused; a
+state the key did not authenticate is not resumed from (the run starts over).
 
 The chain is read after the entries, so a release published while the monitor ran is
 found; a release signed but not yet published is an alarm until it is.
@@ -48,7 +57,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -73,17 +82,25 @@ from histor_sign._merkle import (
     tile_path,
 )
 from histor_sign.canonical import JsonValue, parse_json, read_bytes
-from histor_sign.errors import InputError, LimitExceeded, UsageError, VerificationFailed
+from histor_sign.errors import (
+    FetchError,
+    InputError,
+    LimitExceeded,
+    UsageError,
+    VerificationFailed,
+)
 from histor_sign.layout import MAX_PARTS, chain_dir, part_addresses
 from histor_sign.models import GITHUB_ACTIONS_ISSUER, Finding, ToolRef, namespace_owner
 
 if TYPE_CHECKING:
+    from cryptography.x509 import Certificate
+
     from histor_sign._sigstore_trust import LogKey, Trust
     from histor_sign.verification._certificate import CertificateFacts
     from histor_sign.verification.policy import Pins
 
-#: Format version of the state file.
-STATE_VERSION = 1
+#: Format version of the state file (1: one log, read and upgraded; 2: every watched log).
+STATE_VERSION = 2
 #: Revisions of the chain the monitor indexes.
 MAX_CHAIN_REVISIONS = 1000
 
@@ -92,7 +109,7 @@ ALARM, WARNING, ACKNOWLEDGED = "alarm", "warning", "acknowledged"
 MAX_ACKNOWLEDGEMENTS = 1000
 #: The rule of each kind of event (see :data:`histor_sign.report._findings.RULES`).
 RULE_OF = {"unpublished-signature": "HM001", "other-workflow-signature": "HM002",
-           "log-inconsistent": "HM003"}
+           "log-inconsistent": "HM003", "unverified-chain-file": "HM004"}
 
 
 class LogInconsistent(Exception):
@@ -162,18 +179,41 @@ class _Reader:
     def __init__(self, key: LogKey, base: str, timeout: float) -> None:
         self.key, self.base, self.timeout = key, base.rstrip("/"), timeout
         self.requests = 0
+        #: Global index of the first entry of the tree the checkpoint signs (Rekor v1:
+        #: the entries of its inactive shards come first; a tiled log has no shards).
+        self.offset = 0
 
     def get(self, path: str) -> bytes:
         self.requests += 1
-        return fetch_bytes(f"{self.base}/{path}", param="rekor_url",
+        # A log of the trusted root (the user may have named none): the URL says which.
+        return fetch_bytes(f"{self.base}/{path}", param="transparency_log",
                            max_bytes=MAX_LOG_RESPONSE_BYTES, timeout=self.timeout)
 
     def json(self, path: str) -> Any:
         return parse_json(self.get(path), f"{self.base}/{path}")
 
 
+@dataclass(frozen=True)
+class _Shard:
+    """A frozen (inactive) Rekor v1 shard: its global index range and signed tree head."""
+
+    start: int
+    head: Checkpoint
+
+    @property
+    def tree_id(self) -> str:
+        return self.head.origin.rpartition(" - ")[2]
+
+
 class _V1Log(_Reader):
-    """Rekor v1: log info, consistency proofs, entries by index."""
+    """Rekor v1: log info, consistency proofs, entries by (global) index.
+
+    A sharded log (``inactiveShards`` in the log info) numbers its entries across shards:
+    the inactive shards' entries come first, then the active tree's, whose signed
+    checkpoint counts only its own. Entries of an inactive shard are bound to that
+    shard's signed tree head (same log key)."""
+
+    shards: tuple[_Shard, ...] = ()
 
     def checkpoint(self) -> Checkpoint:
         info = self.json("api/v1/log")
@@ -183,10 +223,27 @@ class _V1Log(_Reader):
         if info.get("treeSize") != head.size or info.get("rootHash") != head.root.hex():
             raise LogInconsistent("the log info's tree size and root differ from its signed "
                                   "checkpoint")
+        shards: list[_Shard] = []
+        start = 0
+        for shard in info.get("inactiveShards") or []:
+            note = shard.get("signedTreeHead") if isinstance(shard, dict) else None
+            if not isinstance(note, str):
+                raise InputError(f"{self.base}/api/v1/log: an inactive shard without a "
+                                 "signedTreeHead")
+            frozen = parse_checkpoint(note, self.key, f"{self.base}/api/v1/log (shard)")
+            shards.append(_Shard(start, frozen))
+            start += frozen.size
+        self.shards, self.offset = tuple(shards), start
         return head
 
-    def _proof(self, first: int, last: int) -> tuple[list[bytes], bytes | None]:
-        doc = self.json(f"api/v1/log/proof?firstSize={first}&lastSize={last}")
+    def shard_of(self, origin: str) -> _Shard | None:
+        """The inactive shard whose checkpoints carry ``origin`` (a rotated-away tree)."""
+        return next((s for s in self.shards if s.head.origin == origin), None)
+
+    def _proof(self, first: int, last: int, tree_id: str | None = None
+               ) -> tuple[list[bytes], bytes | None]:
+        query = f"firstSize={first}&lastSize={last}" + (f"&treeID={tree_id}" if tree_id else "")
+        doc = self.json(f"api/v1/log/proof?{query}")
         try:
             hashes = [bytes.fromhex(h) for h in doc["hashes"] or []]
             root = bytes.fromhex(doc["rootHash"]) if doc.get("rootHash") else None
@@ -194,11 +251,20 @@ class _V1Log(_Reader):
             raise InputError(f"{self.base}: malformed consistency proof") from None
         return hashes, root
 
-    def extends(self, size: int, root: bytes, new: Checkpoint) -> bool:
+    def extends(self, size: int, root: bytes, new: Checkpoint, tree_id: str | None = None
+                ) -> bool:
         if size == 0 or size == new.size:
             return size == 0 or root == new.root
-        hashes, _ = self._proof(size, new.size)
+        hashes, _ = self._proof(size, new.size, tree_id)
         return consistent(size, new.size, root, new.root, hashes)
+
+    def _tree_of(self, index: int) -> tuple[int, Checkpoint | None]:
+        """(first global index, frozen head) of the tree holding ``index``; the head is
+        None for the active tree."""
+        for shard in self.shards:
+            if shard.start <= index < shard.start + shard.head.size:
+                return shard.start, shard.head
+        return self.offset, None
 
     def entries(self, start: int, end: int, new: Checkpoint) -> Iterator[tuple[int, bytes]]:
         later: dict[int, bytes] = {}
@@ -211,17 +277,28 @@ class _V1Log(_Reader):
                 size, claimed = int(proof["treeSize"]), bytes.fromhex(proof["rootHash"])
                 path = [bytes.fromhex(h) for h in proof["hashes"]]
                 logged = int(entry["logIndex"])
+                local = int(proof.get("logIndex", index - self.offset))
             except (KeyError, TypeError, ValueError, AttributeError, binascii.Error):
                 raise InputError(f"{self.base}: malformed log entry {index}") from None
             if logged != index:
                 raise LogInconsistent(f"asked for entry {index}, the log answered {logged}")
+            first, frozen = self._tree_of(index)
+            if local != index - first:
+                raise LogInconsistent(f"entry {index} is proven at index {local} of its tree, "
+                                      f"not {index - first}")
             try:
-                root = root_from_inclusion(leaf_hash(body), index, size, path)
+                root = root_from_inclusion(leaf_hash(body), local, size, path)
             except ValueError as exc:
                 raise LogInconsistent(f"entry {index}: {exc}") from None
             if root != claimed:
                 raise LogInconsistent(f"entry {index}: its inclusion proof does not lead to "
                                       "the root it names")
+            if frozen is not None:  # an inactive shard: its signed head, exactly
+                if (size, root) != (frozen.size, frozen.root):
+                    raise LogInconsistent(f"entry {index} is proven in a tree that is not its "
+                                          f"inactive shard's signed one ({frozen.origin})")
+                yield index, body
+                continue
             if size < new.size or (size == new.size and root != new.root):
                 raise LogInconsistent(f"entry {index} is proven in a tree of size {size} "
                                       "that is not the verified one")
@@ -252,6 +329,9 @@ class _TiledLog(_Reader):
                                 f"{self.base}/checkpoint")
         self.size = head.size
         return head
+
+    def shard_of(self, origin: str) -> None:
+        return None
 
     def _width(self, level: int, index: int) -> int:
         count = self.size >> (TILE_HEIGHT * level)
@@ -294,11 +374,19 @@ class _TiledLog(_Reader):
             self._bound.add((level, index))
             level, index = level + 1, index // TILE_WIDTH
 
-    def extends(self, size: int, root: bytes, new: Checkpoint) -> bool:
+    def extends(self, size: int, root: bytes, new: Checkpoint, tree_id: str | None = None
+                ) -> bool:
+        """Whether the tree of ``size`` and ``root`` is a prefix of the checked one: both
+        roots are computed from the tiles, and every tile read for them is then bound to
+        the new root (a full tile by hashing it up, a partial one through the root), so a
+        tile forged to reproduce the old root is a fork here — whatever entries the run
+        goes on to read."""
         if self.root(new.size) != new.root:
             raise LogInconsistent("the tiles do not hash to the checkpoint's root")
-        return size == 0 or self.root(size) == root
-
+        same = size == 0 or self.root(size) == root
+        for level, index in sorted(self._tiles):
+            self._bind(level, index)
+        return same
     def entries(self, start: int, end: int, new: Checkpoint) -> Iterator[tuple[int, bytes]]:
         index = start
         while index < end:
@@ -325,33 +413,75 @@ class _TiledLog(_Reader):
 
 
 # ---------------------------------------------------------------------- entries
-def entry_certificate_facts(body: bytes) -> CertificateFacts | None:
-    """The signing certificate's facts of a ``hashedrekord`` or ``dsse`` entry body (Rekor
-    v1 0.0.1 or v2 0.0.2); None for any other entry (a key, not a certificate)."""
+def _certificate(encoded: Any) -> Certificate | None:
+    """A certificate given base64 (PEM or DER) in an entry; None for a bare public key."""
     from cryptography import x509
 
+    if not isinstance(encoded, str):
+        return None
+    try:
+        raw = base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    try:
+        if raw.lstrip().startswith(b"-----BEGIN CERTIFICATE"):
+            return x509.load_pem_x509_certificate(raw)
+        if raw[:1] == b"\x30":
+            return x509.load_der_x509_certificate(raw)
+    except ValueError:
+        return None
+    return None
+
+
+def _entry_certificates(doc: Any) -> list[Certificate]:
+    """Every signing certificate an entry body names: each signature of a multi-signature
+    DSSE or in-toto envelope, not only the first."""
+    spec = doc.get("spec") if isinstance(doc, dict) else None
+    if not isinstance(spec, dict):
+        return []
+    kind = doc.get("kind")
+    found: list[Any] = []
+    if "hashedRekordV002" in spec:
+        found.append(spec["hashedRekordV002"]["signature"]["verifier"]["x509Certificate"]
+                     ["rawBytes"])
+    elif "dsseV002" in spec:
+        found += [s["verifier"]["x509Certificate"]["rawBytes"]
+                  for s in spec["dsseV002"]["signatures"]]
+    elif kind in ("hashedrekord", "rekord"):
+        found.append(spec["signature"]["publicKey"]["content"])
+    elif kind == "dsse":
+        found += [s["verifier"] for s in spec["signatures"]]
+    elif kind == "intoto":
+        content = spec.get("content", {})
+        envelope = content.get("envelope") if isinstance(content, dict) else None
+        if isinstance(envelope, dict):  # 0.0.2: each signature with its own key
+            found += [s.get("publicKey") for s in envelope.get("signatures", [])]
+        found.append(spec.get("publicKey"))  # 0.0.1: one key beside the envelope
+    elif kind == "cose":
+        found.append(spec.get("publicKey"))
+    certificates = [_certificate(item) for item in found]
+    return [c for c in certificates if c is not None]
+
+
+def entry_signers(body: bytes) -> list[CertificateFacts]:
+    """The facts of every signing certificate in an entry body (Rekor v1 ``hashedrekord``,
+    ``rekord``, ``dsse``, ``intoto`` 0.0.1/0.0.2 and ``cose``; Rekor v2 ``hashedrekord``
+    and ``dsse`` 0.0.2), one per signature; empty for an entry signed by a bare key or of
+    another kind."""
     from histor_sign.verification._certificate import certificate_facts
 
     try:
         doc = json.loads(body)
-        spec = doc["spec"]
-        if "hashedRekordV002" in spec:
-            raw = spec["hashedRekordV002"]["signature"]["verifier"]["x509Certificate"]
-            cert = x509.load_der_x509_certificate(base64.b64decode(raw["rawBytes"]))
-        elif "dsseV002" in spec:
-            raw = spec["dsseV002"]["signatures"][0]["verifier"]["x509Certificate"]
-            cert = x509.load_der_x509_certificate(base64.b64decode(raw["rawBytes"]))
-        elif doc.get("kind") == "hashedrekord":
-            pem = base64.b64decode(spec["signature"]["publicKey"]["content"])
-            cert = x509.load_pem_x509_certificate(pem)
-        elif doc.get("kind") == "dsse":
-            pem = base64.b64decode(spec["signatures"][0]["verifier"])
-            cert = x509.load_pem_x509_certificate(pem)
-        else:
-            return None
-        return certificate_facts(cert)
-    except Exception:  # anything else in the log: not a certificate-signed entry
-        return None
+        certificates = _entry_certificates(doc)
+    except Exception:  # anything else in the log: no certificate-signed entry
+        return []
+    out: list[CertificateFacts] = []
+    for cert in certificates:
+        try:
+            out.append(certificate_facts(cert))
+        except Exception:  # a certificate without the facts: nothing to match
+            continue
+    return out
 
 
 def _chain_location(revisions: str, server: str) -> ReleaseLocation:
@@ -363,40 +493,134 @@ def _chain_location(revisions: str, server: str) -> ReleaseLocation:
     return ReleaseLocation(str(nested if nested.is_dir() else Path(revisions)))
 
 
-def _bundle_entries(bundle: Any) -> Iterator[tuple[tuple[bytes, int], bytes]]:
-    """``((log id, log index), entry body)`` of each log entry a bundle carries."""
+def _own_entry(bundle: Any) -> tuple[tuple[bytes, int], bytes]:
+    """``((log id, log index), entry body)`` of the one log entry a bundle carries; a
+    bundle with none or several is refused (a bundle is one signature, logged once)."""
     material = bundle.get("verificationMaterial") if isinstance(bundle, dict) else None
     entries = material.get("tlogEntries") if isinstance(material, dict) else None
-    for entry in entries if isinstance(entries, list) else []:
-        try:
-            log_id = base64.b64decode(entry["logId"]["keyId"])
-            yield (log_id, int(entry["logIndex"])), base64.b64decode(entry["canonicalizedBody"])
-        except (KeyError, TypeError, ValueError, binascii.Error):
-            continue
+    if not isinstance(entries, list) or len(entries) != 1:
+        count = len(entries) if isinstance(entries, list) else 0
+        raise VerificationFailed(f"the bundle carries {count} log entries, not one")
+    try:
+        entry = entries[0]
+        log_id = base64.b64decode(entry["logId"]["keyId"], validate=True)
+        return (log_id, int(entry["logIndex"])), base64.b64decode(entry["canonicalizedBody"],
+                                                                   validate=True)
+    except (KeyError, TypeError, ValueError, binascii.Error):
+        raise VerificationFailed("the bundle's log entry is malformed") from None
 
 
 @dataclass(frozen=True)
 class _Chain:
-    """The log entries of the published chain, ``(log id, index) → entry body``, and the
-    latest envelope's bundle and signer (what the identity policy must match)."""
+    """The log entries of the published chain that verified as what their files name,
+    ``(log id, index) → entry body``; the files that did not (address, why), never
+    counted; and the latest envelope's bundle and signer (what the identity policy must
+    match)."""
 
     bodies: dict[tuple[bytes, int], bytes]
     latest_bundle: Any = None
     latest_identity: str | None = None
+    refused: tuple[tuple[str, str], ...] = ()
 
     def first_index(self, log_id: bytes) -> int | None:
         return min((i for (log, i) in self.bodies if log == log_id), default=None)
 
 
-def read_chain(location: ReleaseLocation, timeout: float) -> _Chain:
-    """Every log entry the chain at ``location`` publishes: each revision's envelope, its
-    attestation parts and its yank."""
+#: What a chain file must verify as, by its name: an envelope of revision n, a yank of
+#: revision n, part k of revision n's attestation, the in-toto form of revision n's yank.
+ENVELOPE, YANK, ATTESTATION, YANK_ATTESTATION = "envelope", "yank", "attestation", "yank-intoto"
+
+
+def _statement_checks(server: str, revision: int, doc_server: Any, doc_revision: Any,
+                      what: str) -> None:
+    if doc_server != server or doc_revision != revision:
+        raise VerificationFailed(f"it is {what} of {printable(str(doc_server))!r} revision "
+                                 f"{printable(str(doc_revision))}, not of revision {revision}")
+
+
+def _predicate(payload: bytes, predicate_type: str) -> dict[str, Any]:
+    doc = json.loads(payload)
+    if not isinstance(doc, dict) or doc.get("predicateType") != predicate_type:
+        raise VerificationFailed(f"its predicate type is not {predicate_type}")
+    predicate = doc.get("predicate")
+    if not isinstance(predicate, dict):
+        raise VerificationFailed("its predicate is not an object")
+    return predicate
+
+
+def _verified_entry(kind: str, revision: int, part: int, document: JsonValue, server: str,
+                    trust: Trust) -> tuple[tuple[bytes, int], bytes]:
+    """The log entry of a chain file, after it verified as what its name says (raises
+    :class:`VerificationFailed` or :class:`InputError` otherwise)."""
+    from histor_sign.attestation import ATTESTATION_PREDICATE_TYPE, verify_attestation_bundle
+    from histor_sign.models import SignedEnvelope, SignedYank
+    from histor_sign.verification import verify_artifact_bundle
+    from histor_sign.yank import YANK_PREDICATE_TYPE
+
+    root = trust.trusted_root()
+    if kind in (ENVELOPE, YANK):
+        signed: SignedEnvelope | SignedYank = (
+            SignedEnvelope.from_json(document) if kind == ENVELOPE
+            else SignedYank.from_json(document))
+        _statement_checks(server, revision, signed.server, signed.revision,
+                          "an envelope" if kind == ENVELOPE else "a yank")
+        entry = _own_entry(signed.bundle)
+        verify_artifact_bundle(signed.signed_bytes(), signed.bundle, trusted_root=root)
+        return entry
+    if not isinstance(document, dict):
+        raise InputError("not a Sigstore bundle")
+    entry = _own_entry(document)
+    payload, _ = verify_attestation_bundle(document, trusted_root=root)
+    if kind == ATTESTATION:
+        predicate = _predicate(payload, ATTESTATION_PREDICATE_TYPE)
+        stated = predicate.get("revision")
+        stated = stated if isinstance(stated, dict) else {}
+        _statement_checks(server, revision, stated.get("server"), stated.get("revision"),
+                          "an attestation")
+        at = predicate.get("part")
+        if not isinstance(at, dict) or at.get("index") != part:
+            raise VerificationFailed(f"it is not part {part} of the attestation")
+    else:
+        yank = _predicate(payload, YANK_PREDICATE_TYPE).get("yank")
+        yank = yank if isinstance(yank, dict) else {}
+        _statement_checks(server, revision, yank.get("server"), yank.get("revision"),
+                          "the yank attestation")
+    return entry
+
+
+def read_chain(location: ReleaseLocation, timeout: float, server: str, trust: Trust,
+               verified: dict[str, tuple[tuple[bytes, int], bytes]] | None = None) -> _Chain:
+    """Every log entry the chain at ``location`` publishes — each revision's envelope, its
+    attestation parts, its yank and the yank's in-toto form — each counted only when the
+    file verifies (Sigstore bundle with exactly one log entry, signature over what the file
+    holds) as what its name says: the envelope of that revision, part k of that revision's
+    attestation, that revision's yank. Anything else is refused by address, never counted.
+    ``verified`` caches verdicts across the reads of one run (by the file's digest)."""
+    import hashlib
+
+    cache = verified if verified is not None else {}
+    bodies: dict[tuple[bytes, int], bytes] = {}
+    refused: list[tuple[str, str]] = []
 
     def fetch(address: str) -> JsonValue | None:
         try:
             return location.fetch_json(address, timeout=timeout)
         except NotPublished:
             return None
+
+    def add(address: str, document: JsonValue, kind: str, n: int, part: int = 1) -> bool:
+        digest = hashlib.sha256(f"{kind}\n{n}\n{part}\n".encode() + json.dumps(
+            document, sort_keys=True).encode()).hexdigest()
+        try:
+            if digest not in cache:
+                cache[digest] = _verified_entry(kind, n, part, document, server, trust)
+        except (VerificationFailed, InputError, ValueError, TypeError, KeyError,
+                AttributeError) as exc:  # whatever a hostile file provokes: not counted
+            refused.append((address, printable(getattr(exc, "message", str(exc)), 300)))
+            return False
+        key, body = cache[digest]
+        bodies[key] = body
+        return True
 
     latest = fetch(location.latest())
     if not isinstance(latest, dict):
@@ -407,102 +631,175 @@ def read_chain(location: ReleaseLocation, timeout: float) -> _Chain:
     if revision > MAX_CHAIN_REVISIONS:
         raise LimitExceeded(f"{location.latest()}: more than {MAX_CHAIN_REVISIONS} revisions",
                             limit="max_chain", value=MAX_CHAIN_REVISIONS)
-    bodies: dict[tuple[bytes, int], bytes] = {}
-
-    def add(document: Any) -> None:
-        if isinstance(document, dict):
-            signer = document.get("signer")
-            bundle = signer.get("signature") if isinstance(signer, dict) else document
-            bodies.update(_bundle_entries(bundle))
-
-    add(latest)
+    latest_ok = add(location.latest(), latest, ENVELOPE, revision)
     for n in range(1, revision + 1):
-        add(fetch(location.envelope(n)))
-        add(fetch(location.yank(n)))
-        add(fetch(location.yank_attestation(n)))
-        for address in part_addresses(location.attestation(n), MAX_PARTS):
-            part = fetch(address)
-            if part is None:
+        for address, kind in ((location.envelope(n), ENVELOPE), (location.yank(n), YANK),
+                              (location.yank_attestation(n), YANK_ATTESTATION)):
+            document = fetch(address)
+            if document is not None:
+                add(address, document, kind, n)
+        for number, address in enumerate(part_addresses(location.attestation(n), MAX_PARTS),
+                                          start=1):
+            document = fetch(address)
+            if document is None:
                 break
-            add(part)
-    signer = latest.get("signer")
+            add(address, document, ATTESTATION, n, number)
+    signer = latest.get("signer") if latest_ok else None
     return _Chain(bodies, signer.get("signature") if isinstance(signer, dict) else None,
-                  signer.get("identity") if isinstance(signer, dict) else None)
+                  signer.get("identity") if isinstance(signer, dict) else None,
+                  tuple(refused))
 
 
 # ---------------------------------------------------------------------- state
 @dataclass(frozen=True)
-class MonitorState:
-    """The state file: the last verified checkpoint and the first entry not yet read."""
+class LogState:
+    """What the state holds for one log: its signed checkpoint (verified with the log's
+    key when loaded: size, root and origin are read from it, never stored beside it) and
+    the cursor, the first (global) entry index not yet read."""
 
     log_id: str
-    origin: str
-    size: int
-    root: bytes
-    checkpoint: str
+    checkpoint: Checkpoint
     next_index: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"logId": self.log_id, "checkpoint": self.checkpoint.note,
+                "nextIndex": self.next_index}
+
+
+def _mac(key: bytes, document: dict[str, Any]) -> str:
+    import hashlib
+    import hmac
+
+    from histor_sign.canonical import canonical_bytes
+
+    body = {k: v for k, v in document.items() if k != "mac"}
+    return "hmac-sha256:" + hmac.new(key, canonical_bytes(body), hashlib.sha256).hexdigest()
+
+
+@dataclass(frozen=True)
+class MonitorState:
+    """The state file (``version`` 2): per watched log its signed checkpoint and cursor,
+    the acknowledgements, and — when the run has a state key — an HMAC binding it all to
+    the runs that held the key."""
+
+    server: str
+    logs: dict[str, LogState]
     acknowledged: tuple[Acknowledgement, ...] = ()
 
-    def to_bytes(self) -> bytes:
-        return (json.dumps({
-            "version": STATE_VERSION, "logId": self.log_id, "origin": self.origin,
-            "treeSize": self.size, "rootHash": self.root.hex(), "checkpoint": self.checkpoint,
-            "nextIndex": self.next_index,
-            **({"acknowledged": [a.to_json() for a in self.acknowledged]}
-               if self.acknowledged else {}),
-        }, indent=2) + "\n").encode()
+    def to_bytes(self, key: bytes | None = None) -> bytes:
+        doc: dict[str, Any] = {
+            "version": STATE_VERSION, "server": self.server,
+            "logs": [self.logs[k].to_json() for k in sorted(self.logs)],
+            "acknowledged": [a.to_json() for a in self.acknowledged],
+        }
+        if key is not None:
+            doc["mac"] = _mac(key, doc)
+        return (json.dumps(doc, indent=2) + "\n").encode()
 
     @classmethod
-    def load(cls, path: Path) -> MonitorState | None:
-        """The state in ``path``; None when there is no such file."""
+    def load(cls, path: Path, server: str, keys: dict[str, LogKey],
+             key: bytes | None = None) -> tuple[MonitorState | None, str | None]:
+        """The state in ``path`` (None when there is no such file) and, when it cannot be
+        trusted to resume from, why: then the run starts over (the returned state is None).
+
+        Every stored checkpoint must verify with its log's key in the trusted root, else
+        :class:`InputError`: a state of another log, or a checkpoint no log signed, is not
+        ours to start over from silently. With ``key``, the state's ``mac`` must match:
+        a state written (or moved forward) by anyone without the key makes the run start
+        over from the chain's first entry in each log — it can never make it skip.
+        A version 1 state (one log) is read as the state of that log."""
         if not path.exists():
-            return None
+            return None, None
         source = f"checkpoint file {path}"
         doc = parse_json(read_bytes(str(path), max_bytes=MAX_MONITOR_STATE_BYTES), source)
-        keys = {"version", "logId", "origin", "treeSize", "rootHash", "checkpoint",
-                "nextIndex"}
-        if (not isinstance(doc, dict) or not keys <= set(doc) <= keys | {"acknowledged"}
-                or doc["version"] != STATE_VERSION):
+        if isinstance(doc, dict) and doc.get("version") == 1:
+            doc = _upgrade_v1(doc, source, server)
+        keys_v2 = {"version", "server", "logs", "acknowledged"}
+        if (not isinstance(doc, dict) or not keys_v2 <= set(doc) <= keys_v2 | {"mac"}
+                or doc["version"] != STATE_VERSION or not isinstance(doc["logs"], list)):
             raise InputError(f"{source}: not a histor-sign monitor state (version "
-                             f"{STATE_VERSION}: {', '.join(sorted(keys))})")
-        size, nxt = doc["treeSize"], doc["nextIndex"]
-        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
-                   for v in (size, nxt)) or nxt > size:
-            raise InputError(f"{source}: treeSize and nextIndex must be integers, "
-                             "nextIndex ≤ treeSize")
-        try:
-            root = bytes.fromhex(doc["rootHash"])
-        except (TypeError, ValueError):
-            root = b""
-        if len(root) != 32 or not all(isinstance(doc[k], str)
-                                      for k in ("logId", "origin", "checkpoint")):
-            raise InputError(f"{source}: rootHash, logId, origin and checkpoint are malformed")
-        acknowledged = Acknowledgement.load_all(doc.get("acknowledged", []), source)
-        return cls(doc["logId"], doc["origin"], size, root, doc["checkpoint"], nxt,
-                   acknowledged)
+                             f"{STATE_VERSION}: {', '.join(sorted(keys_v2))})")
+        if doc["server"] != server:
+            raise InputError(f"{source}: is the state of {printable(str(doc['server']))}, "
+                             f"not {printable(server)}")
+        logs = {}
+        for item in doc["logs"]:
+            state = _load_log_state(item, source, keys)
+            if state.log_id in logs:
+                raise InputError(f"{source}: log {state.log_id} is listed twice")
+            logs[state.log_id] = state
+        acknowledged = Acknowledgement.load_all(doc["acknowledged"], source)
+        if key is not None:
+            import hmac
+
+            mac = doc.get("mac")
+            if not isinstance(mac, str) or not hmac.compare_digest(mac, _mac(key, doc)):
+                return None, ("the state file is not authenticated by the state key ("
+                              + ("no mac" if mac is None else "its mac does not match")
+                              + "): it was not written by a run holding the key, so no "
+                              "cursor or acknowledgement in it is trusted; starting over")
+        return cls(server, logs, acknowledged), None
+
+
+def _upgrade_v1(doc: dict[str, Any], source: str, server: str) -> dict[str, Any]:
+    """A version 1 state (one log: checkpoint, cursor, acknowledgements) as version 2."""
+    keys = {"version", "logId", "origin", "treeSize", "rootHash", "checkpoint", "nextIndex"}
+    if not keys <= set(doc) <= keys | {"acknowledged"}:
+        raise InputError(f"{source}: not a histor-sign monitor state (version 1: "
+                         f"{', '.join(sorted(keys))})")
+    acknowledged = doc.get("acknowledged", [])
+    if isinstance(acknowledged, list):
+        acknowledged = [{**a, "logId": doc["logId"]} if isinstance(a, dict) else a
+                        for a in acknowledged]
+    return {"version": STATE_VERSION, "server": server, "acknowledged": acknowledged,
+            "logs": [{"logId": doc["logId"], "checkpoint": doc["checkpoint"],
+                      "nextIndex": doc["nextIndex"]}]}
+
+
+def _load_log_state(item: Any, source: str, keys: dict[str, LogKey]) -> LogState:
+    """One log's stored state, its checkpoint verified with that log's key."""
+    if (not isinstance(item, dict) or set(item) != {"logId", "checkpoint", "nextIndex"}
+            or not all(isinstance(item[k], str) for k in ("logId", "checkpoint"))):
+        raise InputError(f"{source}: each of logs[] needs logId, checkpoint and nextIndex")
+    key = keys.get(item["logId"])
+    if key is None:
+        raise InputError(f"{source}: is for log {printable(item['logId'], 80)}, which the "
+                         "trusted root does not list")
+    nxt = item["nextIndex"]
+    if not isinstance(nxt, int) or isinstance(nxt, bool) or nxt < 0:
+        raise InputError(f"{source}: nextIndex must be a non-negative integer")
+    try:
+        checkpoint = parse_checkpoint(item["checkpoint"], key, source)
+    except VerificationFailed:
+        raise InputError(f"{source}: the stored checkpoint of {key.base_url} is not signed "
+                         "by that log's key in the trusted root") from None
+    return LogState(item["logId"], checkpoint, nxt)
 
 
 @dataclass(frozen=True)
 class Acknowledgement:
     """The publisher's word that an alarming entry was investigated: bound to the entry's
     log index and the SHA-256 of its body (so it covers that entry and no other), with the
-    signer the entry named, the reason and when (UTC) it was given."""
+    signer the entry named, the reason and when (UTC) it was given, in the log ``log_id``
+    (hex)."""
 
     log_index: int
     entry_sha256: str
     identity: str
     reason: str
     at: str
+    log_id: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"logIndex": self.log_index, "entrySha256": self.entry_sha256,
-                "identity": self.identity, "reason": self.reason, "at": self.at}
+        return {"logId": self.log_id, "logIndex": self.log_index,
+                "entrySha256": self.entry_sha256, "identity": self.identity,
+                "reason": self.reason, "at": self.at}
 
     @classmethod
     def load_all(cls, value: Any, source: str) -> tuple[Acknowledgement, ...]:
         from histor_sign.models import validate_yank_reason
 
-        shape = {"logIndex", "entrySha256", "identity", "reason", "at"}
+        shape = {"logId", "logIndex", "entrySha256", "identity", "reason", "at"}
         if not isinstance(value, list) or len(value) > MAX_ACKNOWLEDGEMENTS:
             raise InputError(f"{source}: acknowledged must be a list of at most "
                              f"{MAX_ACKNOWLEDGEMENTS} entries")
@@ -513,7 +810,7 @@ class Acknowledgement:
                     or not isinstance(item["logIndex"], int)
                     or isinstance(item["logIndex"], bool) or item["logIndex"] < 0
                     or not all(isinstance(item[k], str)
-                               for k in ("entrySha256", "identity", "at"))
+                               for k in ("logId", "entrySha256", "identity", "at"))
                     or len(item["entrySha256"]) != 64
                     or item["entrySha256"].strip("0123456789abcdef")):
                 raise InputError(f"{where}: needs {', '.join(sorted(shape))} (logIndex an "
@@ -521,8 +818,8 @@ class Acknowledgement:
             reason = validate_yank_reason(item["reason"], f"{where}.reason", "acknowledgement")
             out.append(cls(item["logIndex"], item["entrySha256"], printable(item["identity"],
                                                                           1000),
-                           reason, printable(item["at"], 40)))
-        if len({a.log_index for a in out}) != len(out):
+                           reason, printable(item["at"], 40), item["logId"]))
+        if len({(a.log_id, a.log_index) for a in out}) != len(out):
             raise InputError(f"{source}: an entry is acknowledged twice")
         return tuple(out)
 
@@ -530,40 +827,69 @@ class Acknowledgement:
 # ---------------------------------------------------------------------- the run
 @dataclass(frozen=True)
 class MonitorEvent:
-    """One thing a run found: ``level`` alarm or warning, ``kind`` (a key of
-    :data:`RULE_OF`), the log index and signer when it is about an entry."""
+    """One thing a run found: ``level`` alarm, warning or acknowledged, ``kind`` (a key of
+    :data:`RULE_OF`), the log (its base URL) and index and the signer when it is about an
+    entry."""
 
     level: str
     kind: str
     message: str
     log_index: int | None = None
     identity: str | None = None
+    log: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"level": self.level, "kind": self.kind, "rule": RULE_OF[self.kind],
-                "logIndex": self.log_index, "identity": self.identity,
+                "log": self.log, "logIndex": self.log_index, "identity": self.identity,
                 "message": self.message}
 
 
 @dataclass(frozen=True)
-class MonitorResult:
-    """What one run established. ``stored`` says whether the state file was written (only
-    after a run without alarms); ``complete`` whether every entry up to the checkpoint was
-    read (a bounded run leaves the rest to the next one)."""
+class LogRun:
+    """What a run did in one log: the stored and the verified tree size, the entries read
+    (``first_index`` to ``next_index``, global indexes; ``size`` counts a sharded log's
+    inactive shards too), the publisher's published entries among them, and ``error``
+    when the log could not be read (nothing of it is then stored)."""
 
-    server: str
     log: str
-    state_path: Path
+    log_id: str
     previous_size: int | None
     size: int
     first_index: int
     next_index: int
-    publisher_entries: int
+    publisher_entries: int = 0
+    error: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.error is None and self.next_index >= self.size
+
+    def to_json(self) -> dict[str, Any]:
+        return {"log": self.log, "logId": self.log_id, "previousTreeSize": self.previous_size,
+                "treeSize": self.size,
+                "entriesRead": {"from": self.first_index, "to": self.next_index},
+                "complete": self.complete, "publisherEntries": self.publisher_entries,
+                "error": self.error}
+
+
+@dataclass(frozen=True)
+class MonitorResult:
+    """What one run established. ``logs``: each watched log (every active log of the
+    trusted root, or the one ``rekor_url`` names). ``stored`` says whether the state file
+    was written (only after a run without alarms in which every log was read);
+    ``complete`` whether every entry up to each checkpoint was read; ``notices`` what the
+    run wants the user to know about its state (a state it did not trust and started over
+    from)."""
+
+    server: str
+    state_path: Path
+    logs: tuple[LogRun, ...]
     events: tuple[MonitorEvent, ...] = field(default=())
     stored: bool = False
     #: Every acknowledgement the state holds after this run (stored or, with ``stored``
     #: False, as it would have been stored): listed on each run, never hidden.
     acknowledged: tuple[Acknowledgement, ...] = field(default=())
+    notices: tuple[str, ...] = field(default=())
 
     @property
     def alarm(self) -> bool:
@@ -571,33 +897,50 @@ class MonitorResult:
 
     @property
     def complete(self) -> bool:
-        return self.next_index >= self.size
+        return all(log.complete for log in self.logs)
+
+    @property
+    def publisher_entries(self) -> int:
+        return sum(log.publisher_entries for log in self.logs)
+
+    @property
+    def unreadable(self) -> tuple[LogRun, ...]:
+        """The logs that could not be read (named in the report, never passed over)."""
+        return tuple(log for log in self.logs if log.error is not None)
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "server": self.server, "log": self.log, "alarm": self.alarm,
-            "previousTreeSize": self.previous_size, "treeSize": self.size,
-            "entriesRead": {"from": self.first_index, "to": self.next_index},
-            "complete": self.complete, "publisherEntries": self.publisher_entries,
-            "checkpointStored": self.stored, "state": str(self.state_path),
+            "server": self.server, "alarm": self.alarm, "complete": self.complete,
+            "publisherEntries": self.publisher_entries, "checkpointStored": self.stored,
+            "state": str(self.state_path), "logs": [log.to_json() for log in self.logs],
             "events": [e.to_json() for e in self.events],
             "acknowledged": [a.to_json() for a in self.acknowledged],
+            "notices": list(self.notices),
         }
 
     def to_text(self) -> str:
         head = "ALARM" if self.alarm else "ok"
-        read = self.next_index - self.first_index
-        lines = [
-            f"{head}: {printable(self.server)} in {printable(self.log)}: {read} entries read "
-            f"({self.first_index}..{self.next_index}) of a tree of {self.size}",
+        lines = [f"{head}: {printable(self.server)}: {len(self.logs)} transparency "
+                 f"log{'s' if len(self.logs) != 1 else ''} watched"]
+        for log in self.logs:
+            if log.error is not None:
+                lines.append(f"  log {printable(log.log)}: NOT READ: {printable(log.error)}")
+                continue
+            read = log.next_index - log.first_index
+            lines.append(f"  log {printable(log.log)}: {read} entries read "
+                         f"({log.first_index}..{log.next_index}) of a tree of {log.size}"
+                         + ("" if log.complete else
+                            f", {log.size - log.next_index} left for the next run"))
+        lines += [
             f"  publisher entries in the chain  {self.publisher_entries}",
             "  checkpoint                      "
-            + (f"stored in {self.state_path}" if self.stored else "NOT stored (alarm)"),
+            + (f"stored in {self.state_path}" if self.stored else "NOT stored"
+               + (" (alarm)" if self.alarm else " (a log was not read)")),
         ]
-        if not self.complete:
-            lines.append(f"  {self.size - self.next_index} entries left for the next run")
+        lines += [f"  notice   {printable(n, 500)}" for n in self.notices]
         lines += [f"  {e.level:<8} {RULE_OF[e.kind]} "
-                  + (f"entry {e.log_index}: " if e.log_index is not None else "")
+                  + (f"entry {e.log_index} in {printable(e.log or '?')}: "
+                     if e.log_index is not None else "")
                   + printable(e.message, 500) for e in self.events]
         if self.acknowledged:
             lines.append(f"  {len(self.acknowledged)} acknowledged entr"
@@ -613,11 +956,11 @@ class MonitorResult:
         from histor_sign.report._findings import new_finding
 
         return [new_finding(RULE_OF[e.kind], e.message, [ToolRef(
-            f"log entry {e.log_index}" if e.log_index is not None else "log",
+            f"log entry {e.log_index} in {e.log}" if e.log_index is not None else "log",
             str(self.state_path), e.log_index if e.log_index is not None else -1)],
             # An acknowledged alarm stays in the report, as a note.
             severity=Severity.note if e.level == ACKNOWLEDGED else None,
-            properties={"logIndex": e.log_index, "identity": e.identity,
+            properties={"log": e.log, "logIndex": e.log_index, "identity": e.identity,
                         **({"acknowledged": True} if e.level == ACKNOWLEDGED else {})})
             for e in self.events]
 
@@ -650,23 +993,84 @@ def identity_policy(
             Pins(issuer=GITHUB_ACTIONS_ISSUER, repository=repository))
 
 
-def _choose_log(trust: Trust, rekor_url: str | None, chain: _Chain) -> LogKey:
+def watched_logs(trust: Trust, rekor_url: str | None) -> list[LogKey]:
+    """The logs a run watches: every active transparency log of the trusted root (a log
+    whose key validity ended takes no entries), or the one ``rekor_url`` names."""
     logs = trust.transparency_logs()
-    if rekor_url is not None:
-        wanted = rekor_url.rstrip("/")
-        for log in logs:
-            if log.base_url == wanted:
-                return log
-        raise UsageError(f"`rekor_url` {printable(rekor_url)} is not a transparency log of "
-                         "the trusted root", param="rekor_url")
-    used = {log_id for (log_id, _), _ in _bundle_entries(chain.latest_bundle)}
+    if rekor_url is None:
+        return [log for log in logs if log.active]
+    wanted = rekor_url.rstrip("/")
     for log in logs:
-        if log.log_id in used:
-            return log
-    if len(logs) != 1:
-        raise UsageError("the trusted root lists several transparency logs and no published "
-                         "revision names one: pass `rekor_url`", param="rekor_url")
-    return logs[0]
+        if log.base_url == wanted:
+            return [log]
+    raise UsageError(f"`rekor_url` {printable(rekor_url)} is not a transparency log of "
+                     "the trusted root", param="rekor_url")
+
+
+@dataclass
+class _Run:
+    """The shared parts of one run: the chain (read once, re-read once when an entry
+    looks unpublished), the policy and the acknowledgements."""
+
+    location: ReleaseLocation
+    timeout: float
+    server: str
+    trust: Trust
+    chain: _Chain
+    pins: Pins
+    repository_pins: Pins
+    acks: _Acknowledging
+    verified: dict[str, tuple[tuple[bytes, int], bytes]]
+    reread: _Chain | None = None
+
+    def fresh_chain(self) -> _Chain:
+        if self.reread is None:
+            self.reread = read_chain(self.location, self.timeout, self.server, self.trust,
+                                     self.verified)
+        return self.reread
+
+
+def _watch(run: _Run, key: LogKey, stored: LogState | None, start: int | None,
+           max_entries: int, events: list[MonitorEvent]) -> tuple[LogRun, LogState | None]:
+    """One log: verify its checkpoint extends the stored one, then judge the entries from
+    the cursor (or, on a first run, from ``start`` or the chain's first entry in this log,
+    else the log's first entry). Returns the log's run and its new state (None: keep the
+    stored one — an alarm, or nothing new to store)."""
+    log: _V1Log | _TiledLog = (_TiledLog if key.tiled else _V1Log)(key, key.base_url,
+                                                                  run.timeout)
+    name, log_id = log.base, key.log_id.hex()
+    try:
+        new = log.checkpoint()
+    except LogInconsistent as exc:
+        raise VerificationFailed(f"{log.base}: {exc}") from None
+    size = log.offset + new.size
+    previous = None
+    if stored is not None:  # in global indexes, as ``size``: its tree's first entry on
+        shard = log.shard_of(stored.checkpoint.origin)
+        previous = stored.checkpoint.size + (shard.start if shard is not None else log.offset)
+    problem = _inconsistency(stored, new, log)
+    cursor = stored.next_index if stored is not None else None
+    if problem is None and cursor is not None and cursor > size:
+        problem = (f"the stored cursor {cursor} is past the log's {size} entries: the state "
+                   "was not written by a run over this log")
+    if problem is not None:
+        events.append(MonitorEvent(ALARM, "log-inconsistent", problem, log=name))
+        return LogRun(name, log_id, previous, size, cursor or 0, cursor or 0), None
+    if cursor is None:
+        chain_start = run.chain.first_index(key.log_id)
+        cursor = start if start is not None else (chain_start if chain_start is not None
+                                                  else 0)
+        cursor = min(cursor, size)
+    end = min(size, cursor + max_entries)
+    before = len(events)
+    try:
+        matched = _judge(log.entries(cursor, end, new), run, key.log_id, name, events)
+    except LogInconsistent as exc:
+        del events[before:]
+        events.append(MonitorEvent(ALARM, "log-inconsistent", str(exc), log=name))
+        return LogRun(name, log_id, previous, size, cursor, cursor), None
+    return (LogRun(name, log_id, previous, size, cursor, end, matched),
+            LogState(log_id, new, end))
 
 
 def monitor(
@@ -683,16 +1087,25 @@ def monitor(
     timeout: float = DEFAULT_TIMEOUT,
     acknowledge: Collection[int] = (),
     reason: str | None = None,
+    start_index: Mapping[str, int] | None = None,
+    state_key: bytes | None = None,
 ) -> MonitorResult:
-    """One monitoring run for ``server`` (see the module doc): verify that the log extends
-    the checkpoint stored in ``since``, read up to ``max_entries`` new entries, judge each
+    """One monitoring run for ``server`` (see the module doc): in every active log of the
+    trusted root (or the one ``rekor_url`` names) verify that the log extends the
+    checkpoint stored in ``since``, read up to ``max_entries`` new entries, judge each
     under the identity policy (``repository``, ``workflow``, ``ref_pattern``) against the
-    chain published at ``revisions``, and store the new state only when nothing alarmed.
+    chain published at ``revisions``, and store the new state only when nothing alarmed
+    and every log was read.
+
+    ``start_index``: where a first run starts in a log (by its base URL) instead of the
+    chain's first entry there (or the log's first entry when the chain has none there).
+    ``state_key``: authenticates the state file (HMAC): a state not written with it makes
+    the run start over, never skip (see :meth:`MonitorState.load`).
 
     Raises :class:`UsageError` for a policy that could never match (including one the
     publisher's own latest revision does not meet), :class:`InputError` for a malformed
-    state file or a state of another log, and an operational error when the log cannot be
-    read (the state is then left as it was).
+    state file or a state of another log or server, and the log's error (naming it) when
+    a log cannot be read and no other log alarmed (the state is then left as it was).
 
     ``acknowledge``: log indexes of unpublished-signature alarms the publisher has
     investigated, with ``reason`` (see the module doc). Each must alarm in this very run,
@@ -704,61 +1117,90 @@ def monitor(
     requested = set(acknowledge)
     _check_acknowledge_request(requested, reason)
     pins, repository_pins = identity_policy(server, repository, workflow, ref_pattern)
+    keys = watched_logs(trust, rekor_url)
+    starts = _check_start_index(start_index or {}, keys)
     state_path = Path(since)
-    state = MonitorState.load(state_path)
+    every = {k.log_id.hex(): k for k in trust.transparency_logs()}
+    state, distrust = MonitorState.load(state_path, server, every, state_key)
     location = _chain_location(revisions, server)
-    chain = read_chain(location, timeout)
-    key = _choose_log(trust, rekor_url, chain)
+    verified: dict[str, tuple[tuple[bytes, int], bytes]] = {}
+    chain = read_chain(location, timeout, server, trust, verified)
     _check_policy_meets_latest(chain, pins)
-    if state is not None and state.log_id != key.log_id.hex():
-        raise InputError(f"checkpoint file {state_path} is for log {state.log_id}, not "
-                         f"{key.log_id.hex()} ({key.base_url})")
-    log: _V1Log | _TiledLog = (_TiledLog if key.tiled else _V1Log)(
-        key, rekor_url or key.base_url, timeout)
-    try:
-        new = log.checkpoint()
-    except LogInconsistent as exc:
-        raise VerificationFailed(f"{log.base}: {exc}") from None
-
     held = state.acknowledged if state is not None else ()
+    run = _Run(location, timeout, server, trust, chain, pins, repository_pins,
+               _Acknowledging({(a.log_id, a.log_index): a for a in held}, requested, reason),
+               verified)
+    events: list[MonitorEvent] = [
+        MonitorEvent(WARNING, "unverified-chain-file",
+                     f"{printable(address)}: not counted as published: {why}")
+        for address, why in chain.refused]
+    logs: list[LogRun] = []
+    new_states = dict(state.logs) if state is not None else {}
+    errors: list[Exception] = []
+    for key in keys:
+        stored = new_states.get(key.log_id.hex())
+        try:
+            done, new_state = _watch(run, key, stored, starts.get(key.base_url), max_entries,
+                                     events)
+        except (FetchError, InputError, LimitExceeded, VerificationFailed) as exc:
+            errors.append(exc)
+            logs.append(LogRun(key.base_url, key.log_id.hex(), None, 0, 0, 0,
+                               error=getattr(exc, "message", str(exc))))
+            continue
+        logs.append(done)
+        if new_state is not None:
+            new_states[new_state.log_id] = new_state
+    notices: tuple[str, ...] = (distrust,) if distrust else ()
+    if state_key is None:
+        notices += ("the state file is not authenticated (no state key): whoever can write "
+                    "it could move a cursor forward unseen",)
+    return _finish(run, state_path, state_key, held, requested, logs, events, new_states,
+                   errors, notices)
 
-    def result(first: int, nxt: int, publisher: int, events: list[MonitorEvent],
-               stored: bool = False,
-               acknowledged: tuple[Acknowledgement, ...] = held) -> MonitorResult:
-        return MonitorResult(server, log.base, state_path,
-                             state.size if state is not None else None, new.size, first, nxt,
-                             publisher, tuple(events), stored, acknowledged)
 
-    problem = _inconsistency(state, new, log)
-    if problem is not None:
-        return result(state.next_index if state else 0, state.next_index if state else 0, 0,
-                      [MonitorEvent(ALARM, "log-inconsistent", problem)])
-    if state is not None:
-        first = state.next_index
-    else:
-        start = chain.first_index(key.log_id)
-        first = new.size if start is None else min(start, new.size)
-    end = min(new.size, first + max_entries)
-    events: list[MonitorEvent] = []
-    acks = _Acknowledging({a.log_index: a for a in held}, requested, reason)
-    try:
-        matched = _judge(log.entries(first, end, new), pins, repository_pins,
-                         lambda: _published(read_chain(location, timeout), key.log_id),
-                         _published(chain, key.log_id), events, acks)
-    except LogInconsistent as exc:
-        return result(first, first, 0, [MonitorEvent(ALARM, "log-inconsistent", str(exc))])
-    _check_acknowledged(requested, acks, len(held), first, end)
+def _finish(run: _Run, state_path: Path, state_key: bytes | None,
+            held: tuple[Acknowledgement, ...], requested: set[int], logs: list[LogRun],
+            events: list[MonitorEvent], new_states: dict[str, LogState],
+            errors: list[Exception], notices: tuple[str, ...]) -> MonitorResult:
+    """Store the state when nothing alarmed and every log was read; else say why not (a
+    log that could not be read raises its error unless another log alarmed)."""
+    acks = run.acks
+    if errors and not any(e.level == ALARM for e in events):
+        raise errors[0]
+    if not any(e.kind == "log-inconsistent" for e in events):  # else entries went unread
+        _check_acknowledged(requested, acks, len(held), logs)
     acknowledged = (*held, *acks.given)
-    done = result(first, end, matched, events, acknowledged=acknowledged)
-    if done.alarm:  # nothing stored, so no acknowledgement recorded: say so
-        given = {a.log_index for a in acks.given}
+    if any(e.level == ALARM for e in events) or errors:
+        given = {(a.log_id, a.log_index) for a in acks.given}
         events = [replace(e, level=ALARM, message=e.message + "; NOT recorded: this run has "
                           "another alarm (acknowledge or resolve it too)")
-                  if e.level == ACKNOWLEDGED and e.log_index in given else e for e in events]
-        return result(first, end, matched, events)
-    write_atomic(state_path, MonitorState(key.log_id.hex(), new.origin, new.size, new.root,
-                                          new.note, end, acknowledged).to_bytes())
-    return result(first, end, matched, events, stored=True, acknowledged=acknowledged)
+                  if e.level == ACKNOWLEDGED and (_log_id_of(logs, e.log), e.log_index) in given
+                  else e for e in events]
+        return MonitorResult(run.server, state_path, tuple(logs), tuple(events),
+                             acknowledged=held, notices=notices)
+    write_atomic(state_path, MonitorState(run.server, new_states, acknowledged)
+                 .to_bytes(state_key))
+    return MonitorResult(run.server, state_path, tuple(logs), tuple(events), True,
+                         acknowledged, notices)
+
+
+def _log_id_of(logs: list[LogRun], base: str | None) -> str:
+    return next((log.log_id for log in logs if log.log == base), "")
+
+
+def _check_start_index(start_index: Mapping[str, int], keys: list[LogKey]) -> dict[str, int]:
+    """``start_index`` by log base URL; each must name a watched log."""
+    bases = {k.base_url for k in keys}
+    out: dict[str, int] = {}
+    for url, index in start_index.items():
+        if url.rstrip("/") not in bases:
+            raise UsageError(f"`start_index` names {printable(url)}, which is not a watched "
+                             f"log ({', '.join(sorted(bases))})", param="start_index")
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+            raise UsageError("`start_index` must be a non-negative integer",
+                             param="start_index")
+        out[url.rstrip("/")] = index
+    return out
 
 
 def _check_acknowledge_request(requested: set[int], reason: str | None) -> None:
@@ -797,16 +1239,17 @@ def _check_policy_meets_latest(chain: _Chain, pins: Pins) -> None:
             "`ref_pattern`", param="workflow")
 
 
-def _check_acknowledged(requested: set[int], acks: _Acknowledging, held: int, first: int,
-                        end: int) -> None:
+def _check_acknowledged(requested: set[int], acks: _Acknowledging, held: int,
+                        logs: list[LogRun]) -> None:
     """Every acknowledgement asked for met an alarm of this run, and the state file has
     room for them; else nothing is stored."""
     unused = sorted(requested - {a.log_index for a in acks.given})
     if unused:
+        read = "; ".join(f"{log.log}: {log.first_index}..{log.next_index}" for log in logs)
         raise InputError(
             f"cannot acknowledge entr{'y' if len(unused) == 1 else 'ies'} "
             f"{', '.join(map(str, unused))}: no unpublished-signature alarm in this run "
-            f"(entries {first}..{end} read); only an entry that alarms can be acknowledged, "
+            f"(entries read: {read}); only an entry that alarms can be acknowledged, "
             "never in advance; nothing was stored", param="acknowledge")
     if held + len(acks.given) > MAX_ACKNOWLEDGEMENTS:
         raise LimitExceeded(f"the state file holds at most {MAX_ACKNOWLEDGEMENTS} "
@@ -822,25 +1265,32 @@ def _published(chain: _Chain, log_id: bytes) -> dict[int, bytes]:
     return {index: body for (log, index), body in chain.bodies.items() if log == log_id}
 
 
-def _inconsistency(state: MonitorState | None, new: Checkpoint,
+def _inconsistency(state: LogState | None, new: Checkpoint,
                    log: _V1Log | _TiledLog) -> str | None:
-    """Why the log's checkpoint does not extend the stored one (None: it does)."""
+    """Why the log's checkpoint does not extend the stored one (None: it does). A Rekor v1
+    log that rotated shards since is checked against the rotated-away shard's final
+    signed tree head."""
     try:
         if state is None:
             log.extends(0, b"", new)  # a tiled log still checks its tiles against the root
             return None
-        if new.origin != state.origin:
-            return (f"the log's origin is {printable(new.origin)!r}, the stored checkpoint's "
-                    f"{printable(state.origin)!r}: another log, or a reset one")
-        if new.size < state.size:
-            return (f"the log shrank: its checkpoint has {new.size} entries, the stored one "
-                    f"{state.size}")
-        if new.size == state.size and new.root != state.root:
-            return (f"fork: the log's root at size {new.size} is {new.root.hex()}, the stored "
-                    f"one {state.root.hex()}")
-        if not log.extends(state.size, state.root, new):
-            return (f"fork: the log's tree of {new.size} entries does not extend the stored "
-                    f"one of {state.size} (consistency proof failed)")
+        old = state.checkpoint
+        target, tree_id = new, None
+        if old.origin != new.origin:
+            shard = log.shard_of(old.origin)
+            if shard is None:
+                return (f"the log's origin is {printable(new.origin)!r}, the stored "
+                        f"checkpoint's {printable(old.origin)!r}: another log, or a reset one")
+            target, tree_id = shard.head, shard.tree_id
+        if target.size < old.size:
+            return (f"the log shrank: its checkpoint has {target.size} entries, the stored one "
+                    f"{old.size}")
+        if target.size == old.size and target.root != old.root:
+            return (f"fork: the log's root at size {target.size} is {target.root.hex()}, the "
+                    f"stored one {old.root.hex()}")
+        if not log.extends(old.size, old.root, target, tree_id):
+            return (f"fork: the log's tree of {target.size} entries does not extend the "
+                    f"stored one of {old.size} (consistency proof failed)")
     except LogInconsistent as exc:
         return str(exc)
     return None
@@ -848,78 +1298,79 @@ def _inconsistency(state: MonitorState | None, new: Checkpoint,
 
 @dataclass
 class _Acknowledging:
-    """The acknowledgements a run honours (``held``, from the state), the indexes asked to
-    be acknowledged now and why, and those given in this run."""
+    """The acknowledgements a run honours (``held``, from the state, by log id and index),
+    the indexes asked to be acknowledged now and why, and those given in this run."""
 
-    held: dict[int, Acknowledgement]
+    held: dict[tuple[str, int], Acknowledgement]
     requested: set[int]
     reason: str | None
     given: list[Acknowledgement] = field(default_factory=list)
 
-    def event(self, index: int, body: bytes, facts: CertificateFacts) -> MonitorEvent | None:
+    def event(self, log_id: str, log: str, index: int, body: bytes,
+              identity: str | None) -> MonitorEvent | None:
         """The acknowledged event for an alarming entry, or None: it still alarms."""
         import datetime as dt
         import hashlib
 
         digest = hashlib.sha256(body).hexdigest()
-        signer = printable(facts.identity or "?")
-        ack = self.held.get(index)
+        signer = printable(identity or "?")
+        ack = self.held.get((log_id, index))
         if ack is not None and ack.entry_sha256 == digest:
             return MonitorEvent(ACKNOWLEDGED, "unpublished-signature",
                                 f"signed by {signer}, no document of the published chain; "
-                                f"acknowledged {ack.at}: {ack.reason}", index, facts.identity)
+                                f"acknowledged {ack.at}: {ack.reason}", index, identity, log)
         if index in self.requested and ack is None and self.reason is not None:
             at = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace(
                 "+00:00", "Z")
-            self.given.append(Acknowledgement(index, digest, facts.identity or "?",
-                                              self.reason, at))
+            self.given.append(Acknowledgement(index, digest, identity or "?", self.reason, at,
+                                              log_id))
             return MonitorEvent(ACKNOWLEDGED, "unpublished-signature",
                                 f"signed by {signer}, no document of the published chain; "
-                                f"acknowledged now: {self.reason}", index, facts.identity)
+                                f"acknowledged now: {self.reason}", index, identity, log)
         return None
 
 
-def _judge(
-    entries: Iterator[tuple[int, bytes]], pins: Pins, repository_pins: Pins,
-    reread: Callable[[], dict[int, bytes]], bodies: dict[int, bytes],
-    events: list[MonitorEvent], acks: _Acknowledging,
-) -> int:
-    """Judge every entry; append events; return how many were the publisher's, published."""
+def _judge(entries: Iterator[tuple[int, bytes]], run: _Run, log_id: bytes, log: str,
+           events: list[MonitorEvent]) -> int:
+    """Judge every entry of one log; append events; return how many were the publisher's,
+    published. An entry is the publisher's when any of its signatures meets the policy."""
     from histor_sign.verification.policy import identity_problems
 
-    suspects: list[tuple[int, bytes, CertificateFacts]] = []
+    suspects: list[tuple[int, bytes, str | None]] = []
     matched = 0
+    bodies = _published(run.chain, log_id)
     for index, body in entries:
-        facts = entry_certificate_facts(body)
-        if facts is None:
-            continue
-        if not identity_problems(facts, pins):
+        signers = entry_signers(body)
+        ours = [f for f in signers if not identity_problems(f, run.pins)]
+        if ours:
             if bodies.get(index) == body:
                 matched += 1
             else:
-                suspects.append((index, body, facts))
-        elif not identity_problems(facts, repository_pins):
+                suspects.append((index, body, ours[0].identity))
+            continue
+        near = [f for f in signers if not identity_problems(f, run.repository_pins)]
+        if near:
             events.append(MonitorEvent(
                 WARNING, "other-workflow-signature",
-                f"signed from the repository by {printable(facts.identity or '?')}, which "
+                f"signed from the repository by {printable(near[0].identity or '?')}, which "
                 "the identity policy does not cover (another workflow or ref)",
-                index, facts.identity))
+                index, near[0].identity, log))
     if suspects:
-        bodies = reread()  # published while the log was read?
-    for index, body, facts in suspects:
+        bodies = _published(run.fresh_chain(), log_id)  # published while the log was read?
+    for index, body, identity in suspects:
         if bodies.get(index) == body:
             matched += 1
             continue
-        acknowledged = acks.event(index, body, facts)
+        acknowledged = run.acks.event(log_id.hex(), log, index, body, identity)
         if acknowledged is not None:
             events.append(acknowledged)
             continue
-        held = acks.held.get(index)
+        held = run.acks.held.get((log_id.hex(), index))
         events.append(MonitorEvent(
             ALARM, "unpublished-signature",
-            f"signed by {printable(facts.identity or '?')}, which the identity policy "
+            f"signed by {printable(identity or '?')}, which the identity policy "
             "matches, but it is no revision, attestation or yank of the published chain"
             + ("; the entry is NOT the one acknowledged at this index (its body differs)"
                if held is not None else ""),
-            index, facts.identity))
+            index, identity, log))
     return matched

@@ -49,6 +49,10 @@ from histor_sign.models import (
     validate_server_name,
 )
 
+# The one rule for each pin form lives with the policies; re-exported for pin callers.
+from histor_sign.verification.policy import validate_ref_pattern as validate_ref_pattern
+from histor_sign.verification.policy import validate_workflow as validate_workflow
+
 if TYPE_CHECKING:
     from histor_sign._sigstore_trust import Trust
     from histor_sign.catalog import ToolsLike
@@ -67,9 +71,6 @@ MAX_PINNED_SERVERS = 10_000
 DEFAULT_MAX_CHAIN = 1000
 
 _REPOSITORY = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
-_WORKFLOW = re.compile(
-    r"^(?:[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}/)?\.github/workflows/[A-Za-z0-9._/-]+\.ya?ml$"
-)
 _NUMERIC_ID = re.compile(r"^[0-9]{1,20}$")
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 _ENTRY_KEYS_V1 = (
@@ -108,31 +109,6 @@ def validate_repository(repository: str, param: str = "repository") -> str:
             param=param,
         )
     return repository
-
-
-def validate_workflow(workflow: str, param: str = "workflow") -> str:
-    """A workflow file: ``.github/workflows/sign.yml`` in the source repository, or
-    ``OWNER/REPO/.github/workflows/sign.yml`` for a reusable workflow."""
-    if (not isinstance(workflow, str) or not _WORKFLOW.match(workflow)
-            or "/../" in workflow or "//" in workflow):
-        raise UsageError(
-            f"`{param}` must be a workflow file path like .github/workflows/sign.yml (or "
-            f"OWNER/REPO/.github/workflows/sign.yml), got "
-            f"{printable(str(workflow), 120)!r}",
-            param=param,
-        )
-    return workflow
-
-
-def validate_ref_pattern(pattern: str, param: str = "ref_pattern") -> str:
-    """A glob over full git refs (``refs/tags/v*``, ``refs/heads/main``)."""
-    if (not isinstance(pattern, str) or not pattern.startswith("refs/") or len(pattern) > 255
-            or not pattern.isprintable() or any(c.isspace() for c in pattern)):
-        raise UsageError(
-            f"`{param}` must be a glob over full git refs such as refs/tags/v* or "
-            f"refs/heads/main, got {printable(str(pattern), 120)!r}", param=param,
-        )
-    return pattern
 
 
 def ref_pattern_for(ref: str | None) -> str | None:
@@ -184,6 +160,51 @@ def _validate_id(value: str | None, param: str) -> str | None:
     return value
 
 
+# ---------------------------------------------------------------------- acceptance
+class Acceptance(StrEnum):
+    """Which verified, chained revisions a pin follows without the user's word.
+
+    A signature proves who signed, not that a change is benign: a publisher (or whoever
+    holds its workflow) can sign a harmful description. ``confirm-high`` (the default)
+    holds back a revision whose triaged changes since the accepted one include a high
+    risk; ``confirm-all`` any changed revision; ``follow`` none (the chain alone)."""
+
+    FOLLOW = "follow"
+    CONFIRM_HIGH = "confirm-high"
+    CONFIRM_ALL = "confirm-all"
+
+
+def _acceptance_from_json(value: Any, where: str) -> str:
+    if value not in tuple(Acceptance):
+        raise InputError(f"{where}.acceptance must be one of "
+                         f"{', '.join(a.value for a in Acceptance)}")
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A revision that waits for acceptance: its number, manifest and triaged risk
+    (``None`` when its changes could not be triaged: treated as high)."""
+
+    revision: int
+    manifest_digest: str
+    risk: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"revision": self.revision, "manifestDigest": self.manifest_digest,
+                "risk": self.risk}
+
+    @classmethod
+    def from_json(cls, value: Any, where: str) -> Pending:
+        if (not isinstance(value, dict) or set(value) != {"revision", "manifestDigest", "risk"}
+                or not isinstance(value["revision"], int) or isinstance(value["revision"], bool)
+                or value["revision"] < 1 or not isinstance(value["manifestDigest"], str)
+                or not _DIGEST.match(value["manifestDigest"])
+                or value["risk"] not in (None, "low", "medium", "high")):
+            raise InputError(f"{where} must be {{revision, manifestDigest, risk}}")
+        return cls(value["revision"], value["manifestDigest"], value["risk"])
+
+
 # ---------------------------------------------------------------------- the pin
 @dataclass(frozen=True)
 class PinEntry:
@@ -218,6 +239,12 @@ class PinEntry:
     #: Revisions seen yanked under this pin, with the publisher's reason: still refused
     #: when the yank is no longer served (a yank cannot be rolled back).
     yanked: tuple[tuple[int, str], ...] = ()
+    #: Which changes wait for the user's acceptance before any path follows them
+    #: (:class:`Acceptance`; ``confirm-high`` unless the user chose otherwise).
+    acceptance: str = "confirm-high"
+    #: A newer revision that verified and chains but waits for acceptance: what was
+    #: triaged, so an acceptance applies to exactly the changes that were shown.
+    pending: Pending | None = None
 
     def yank_reason(self, revision: int) -> str | None:
         """The recorded reason revision ``revision`` was yanked, or None."""
@@ -229,6 +256,27 @@ class PinEntry:
         from histor_sign._sigstore_trust import Trust
 
         return Trust.from_name(self.trust_root) if self.trust_root else Trust.production()
+
+    def trust_for_use(self, given: Trust | None = None, *, offline: bool = False) -> Trust:
+        """The trust root every use of this pin verifies under: the one it was pinned
+        under. ``given`` (a caller's explicit choice) must name that same root — a pin made
+        under a private or local root is not judged under production, and a pin made under
+        production is not judged under a root that can mint any identity
+        (:class:`UsageError` naming ``trust``). A pin written before pins recorded their
+        root is judged under ``given`` (production by default), as it always was.
+        ``offline`` verifies production or staging with the vendored root instead of a TUF
+        refresh."""
+        if self.trust_root is None:  # pinned before roots were recorded: the caller's
+            trust = given or self.trust()
+            return trust.with_offline() if offline else trust
+        recorded = self.trust()
+        if given is not None and given.name() != recorded.name():
+            raise UsageError(
+                f"{self.server} is pinned under the trust root {recorded.name()}, not "
+                f"{given.name()}: verify under the pinned root, or re-pin the server under "
+                "the other one", param="trust")
+        trust = given or recorded
+        return trust.with_offline() if offline else trust
 
     def pins(self) -> Pins:
         """The certificate pins this entry stands for: issuer, repository, numeric ids, the
@@ -258,6 +306,9 @@ class PinEntry:
             # Optional, so version-2 files written before it stay readable.
             **({"trustRoot": self.trust_root} if self.trust_root is not None else {}),
             **({"yanked": {str(n): r for n, r in self.yanked}} if self.yanked else {}),
+            **({"acceptance": self.acceptance}
+               if self.acceptance != Acceptance.CONFIRM_HIGH else {}),
+            **({"pending": self.pending.to_json()} if self.pending is not None else {}),
         }
 
     @classmethod
@@ -276,7 +327,8 @@ class PinEntry:
         keys = set(value)
         expected = set(_ENTRY_KEYS if version == PINS_VERSION else _ENTRY_KEYS_V1)
         missing = sorted(expected - keys)
-        optional = {"trustRoot", "yanked"} if version == PINS_VERSION else set()
+        optional = ({"trustRoot", "yanked", "acceptance", "pending"}
+                    if version == PINS_VERSION else set())
         unknown = sorted(keys - expected - optional)
         if missing or unknown:
             parts = ([f"missing {', '.join(missing)}"] if missing else []) + (
@@ -307,6 +359,9 @@ class PinEntry:
             attested=attested,
             trust_root=text("trustRoot") if "trustRoot" in value else None,
             yanked=_yanked_from_json(value.get("yanked", {}), where),
+            acceptance=_acceptance_from_json(value.get("acceptance", "confirm-high"), where),
+            pending=(Pending.from_json(value["pending"], f"{where}.pending")
+                     if "pending" in value else None),
         )
         if entry.trust_root is not None:
             from histor_sign._sigstore_trust import Trust
@@ -536,6 +591,17 @@ class PinnedRevision:
     #: A yank published for this revision that was not honoured, and why (another
     #: identity signed it, or it names another manifest): it withdraws nothing.
     rejected_yank: str | None = None
+    #: The revision's attestation, verified under the pin (its address), and the surface
+    #: digests it signs; None when none is published (allowed until one verified).
+    attestation: str | None = None
+    surface: SurfaceDigests | None = None
+    #: A newer revision that verified and chains but waits for the user's acceptance;
+    #: this revision (the accepted one) is what is used meanwhile.
+    awaiting: Awaiting | None = None
+    #: What changed from the previously accepted revision to this one (None: nothing
+    #: advanced, or it could not be triaged — ``untriaged`` says why).
+    changes: DriftResult | None = None
+    untriaged: str | None = None
 
     @property
     def revision(self) -> int:
@@ -568,7 +634,39 @@ class PinnedRevision:
             "envelope": self.source,
             "yanked": [{"revision": n, "reason": r} for n, r in self.yanked],
             "rejectedYank": self.rejected_yank,
+            "awaitingAcceptance": (self.awaiting.to_json() if self.awaiting is not None
+                                   else None),
         }
+
+
+@dataclass(frozen=True)
+class Awaiting:
+    """A verified, chained revision held back until the user accepts its changes."""
+
+    revision: int
+    manifest_digest: str
+    #: The triaged changes since the accepted revision (None: they could not be triaged,
+    #: ``why`` says why, and they count as high risk).
+    changes: DriftResult | None
+    why: str | None
+    #: The revision's signed tools (when published): what acceptance would serve.
+    signed_tools: Catalog | None = None
+
+    @property
+    def risk(self) -> str | None:
+        risk = self.changes.risk if self.changes is not None else None
+        return risk.value if risk is not None else None
+
+    def summary(self) -> str:
+        """``revision 3 waits for acceptance: different — risk: high (…)`` (escaped)."""
+        what = (self.changes.headline() if self.changes is not None
+                else f"changes not triaged ({self.why})")
+        return f"revision {self.revision} waits for acceptance: {what}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"revision": self.revision, "manifestDigest": self.manifest_digest,
+                "risk": self.risk, "why": self.why,
+                "changes": self.changes.to_json() if self.changes is not None else None}
 
 
 def _verified(
@@ -591,10 +689,15 @@ def _verified(
             f"not the pinned server {entry.server!r}"
         )
     cache = active()  # the same inputs verified before (a caller opted in): see its module
-    key = cache.key(env, pins=entry.pins(), trust=trust, previous=previous,
-                    tools=tools) if cache is not None else None
+    key = cache.key(env, pins=entry.pins(), trust=trust, previous=previous, tools=tools,
+                    pin=entry.to_json()) if cache is not None else None
     if key is not None and cache is not None and cache.hit(key):
-        return
+        from histor_sign.verification import recheck_identity
+
+        problems = recheck_identity(env, entry.pins())
+        if not problems:
+            return  # only the signature cryptography is skipped, never a pin's check
+        raise VerificationFailed(f"{source}: identity: {'; '.join(problems)}")
     from histor_sign.verification import verify
 
     report = verify(
@@ -910,11 +1013,9 @@ def pin_first_use(
         pin=pin, source=source,
     )
     first = _first_unyanked(first, trust)
-    pin = first.pin
-    _, attestation = _attested_surface(pin, first, trust)
-    if attestation is not None:  # from now on its absence is a broken chain
-        first = replace(first, pin=replace(pin, attested=True))
-    return first
+    # A verified attestation marks the pin attested: from now on its absence is a broken
+    # chain. (A first pin has nothing recorded yet, so none published is no refusal.)
+    return _with_attestation(first.pin, first, trust)
 
 
 def _first_unyanked(first: PinnedRevision, trust: Trust) -> PinnedRevision:
@@ -962,7 +1063,11 @@ class CheckServedResult:
         if self.drift is None:
             return f"{rev.freshness.value} · {rev.headline()}: {rev.detail}"
         advanced = rev.detail if rev.freshness is Freshness.ADVANCED else None
-        return verified_drift_text(self.drift, rev.headline(), advanced=advanced)
+        text = verified_drift_text(self.drift, rev.headline(), advanced=advanced)
+        if rev.awaiting is None:
+            return text
+        first, _, rest = text.partition("\n")
+        return "\n".join(x for x in (first, f"  {rev.awaiting.summary()}", rest) if x)
 
 
 def verified_drift_text(
@@ -1059,11 +1164,13 @@ def verify_for_use(
         loaded = _store(store)
         entry = loaded.get(server or envelope.server)
         if entry is not None:
-            pinned = verify_pinned(entry, trust=trust, envelope=envelope, source=source)
-            _settle(loaded, entry, pinned)
+            pinned = use_pinned(loaded, entry.server, trust=trust, envelope=envelope,
+                                source=source, signed_tools=False)
+            if pinned.awaiting is not None and pinned.awaiting.revision == envelope.revision:
+                raise VerificationFailed(f"{source}: {pinned.awaiting.summary()}")
             # A yanked envelope is passed over for the later revision it chains to.
             return VerifiedForUse(pinned.envelope, pinned.headline(), pinned, entry.pins(),
-                                  trust)
+                                  entry.trust_for_use(trust))
         if server is None:
             raise NotPinned(envelope.server, loaded.path)
     verify(envelope, pins=pins, trust=trust, source=source).raise_for_failure()
@@ -1109,34 +1216,168 @@ def _unyanked(
                         "in a row", limit="max_chain", value=DEFAULT_MAX_CHAIN)
 
 
-def latest_for_use(
+def use_pinned(
+    store: PinStore | str | Path | None,
     server: str,
     *,
-    trust: Trust,
-    store: PinStore | str | Path | None = None,
-    signed_tools: bool | None = False,
+    trust: Trust | None = None,
+    offline: bool = False,
+    envelope: SignedEnvelope | None = None,
+    source: str | None = None,
+    signed_tools: bool | None = None,
+    accept: bool = False,
 ) -> PinnedRevision:
-    """The latest revision of a pinned ``server``, fetched from the pinned location,
-    verified under the pin and fresh; a revision that chains from the pinned one advances
-    the pin. :class:`NotPinned` without a pin; :class:`VerificationFailed` for a revision
-    that does not verify, a rollback, a fork or a broken chain."""
-    loaded = _store(store)
-    entry = loaded.get(server)
+    """THE decision before a pinned server's tools are used — by ``check``, ``guard``,
+    the proxy, ``trust update``, ``check --all``, ``lock`` and the artifact binding alike —
+    and the one place that records what it learned in the pin.
+
+    The latest revision at the pinned location (or ``envelope``) must verify under the pin
+    and the trust root it was pinned under (:meth:`PinEntry.trust_for_use`), chain from
+    the pinned revision (no rollback, fork or broken chain), not be yanked (a yank seen is
+    remembered even when the revision is refused), and carry its attestation once this
+    publisher's attestation verified before. A revision whose changes since the accepted
+    one the pin's :class:`Acceptance` holds back is not followed: the accepted revision is
+    returned with :attr:`PinnedRevision.awaiting` naming the newer one, until
+    ``accept`` is given for exactly the revision recorded as pending. ``signed_tools``:
+    True requires the signed tools of the revision used, None fetches them when
+    published. Raises :class:`NotPinned`, or :class:`VerificationFailed` with the reason.
+    """
+    store = _store(store)
+    entry = store.get(server)
     if entry is None:
-        raise NotPinned(server, loaded.path)
-    pinned = verify_pinned(entry, trust=trust, signed_tools=signed_tools)
-    _settle(loaded, entry, pinned)
+        raise NotPinned(server, store.path)
+    trust = entry.trust_for_use(trust, offline=offline)
+    pinned = verify_pinned(entry, trust=trust, envelope=envelope, source=source,
+                           signed_tools=None if signed_tools is False else signed_tools)
+    if pinned.freshness.ok:
+        pinned = _with_attestation(entry, pinned, trust)
+    if pinned.freshness is Freshness.ADVANCED:
+        pinned = _acceptance(entry, pinned, trust, accept=accept,
+                             signed_tools=signed_tools)
+    if pinned.pin != entry:
+        store.advance(pinned.pin)  # a newer revision, a yank seen, attested, pending
+    pinned.raise_for_freshness()
     return pinned
 
 
-def _settle(store: PinStore, entry: PinEntry, pinned: PinnedRevision) -> None:
-    """Record what a verification taught the pin — a newer revision, a yank seen (kept
-    even when the revision is refused for it, so serving the yanked revision without its
-    yank later changes nothing) — then raise for a revision that may not be used."""
-    if pinned.freshness in (Freshness.ADVANCED, Freshness.YANKED) or (
-            pinned.freshness.ok and pinned.pin != entry):
-        store.advance(pinned.pin)
-    pinned.raise_for_freshness()
+def latest_for_use(
+    server: str,
+    *,
+    trust: Trust | None = None,
+    store: PinStore | str | Path | None = None,
+    signed_tools: bool | None = False,
+) -> PinnedRevision:
+    """The revision of a pinned ``server`` to use now (:func:`use_pinned`)."""
+    return use_pinned(store, server, trust=trust, signed_tools=signed_tools)
+
+
+def _with_attestation(
+    entry: PinEntry, pinned: PinnedRevision, trust: Trust
+) -> PinnedRevision:
+    """The attestation rule: a published attestation must verify under the pin (its
+    surface digests are then the signed surface); once one verified for this publisher,
+    a revision without one is a broken chain, not an unsigned surface."""
+    from histor_sign.attestation import read_attestation, verified_surface
+
+    location = ReleaseLocation.parse(entry.location, param="pinned_location")
+    address = location.attestation(pinned.envelope.revision)
+    try:
+        attestation = read_attestation(address, location.fetch_json)
+    except NotPublished:
+        if not entry.attested:
+            return pinned
+        return replace(
+            pinned, freshness=Freshness.BROKEN_CHAIN, pin=_refused_pin(entry, pinned),
+            detail=f"revision {pinned.envelope.revision} publishes no attestation at "
+            f"{address}, but this publisher's attestation verified under the pin before")
+    surface = verified_surface(attestation, pinned.envelope, pins=entry.pins(), trust=trust,
+                               source=address)
+    return replace(pinned, attestation=address, surface=surface,
+                   pin=replace(pinned.pin, attested=True))
+
+
+def _refused_pin(entry: PinEntry, pinned: PinnedRevision) -> PinEntry:
+    """The pin after a refusal: unchanged but for the yanks the verification saw."""
+    return replace(entry, yanked=pinned.pin.yanked)
+
+
+def _acceptance(
+    entry: PinEntry, pinned: PinnedRevision, trust: Trust, *, accept: bool,
+    signed_tools: bool | None,
+) -> PinnedRevision:
+    """An advanced revision under the pin's :class:`Acceptance`: followed (with its
+    triaged changes attached), or held back — the accepted revision returned instead,
+    the newer one recorded as pending."""
+    changes, why = _triage_since_pin(entry, pinned)
+    pinned = replace(pinned, changes=changes, untriaged=why)
+    digest = pinned.envelope.statement.manifest_digest
+    if not _needs_acceptance(entry.acceptance, changes):
+        return replace(pinned, pin=replace(pinned.pin, pending=None))
+    if accept and entry.pending is not None and entry.pending.manifest_digest == digest:
+        return replace(pinned, pin=replace(pinned.pin, pending=None))
+    awaiting = Awaiting(pinned.revision, digest, changes, why, pinned.signed_tools)
+    pending = Pending(pinned.revision, digest, awaiting.risk)
+    current = _with_attestation(entry, _accepted_revision(entry, trust, signed_tools), trust)
+    pin = replace(entry, yanked=pinned.pin.yanked, attested=pinned.pin.attested,
+                  pending=pending)
+    return replace(current, pin=pin, awaiting=awaiting, yanked=pinned.yanked)
+
+
+def _needs_acceptance(acceptance: str, changes: DriftResult | None) -> bool:
+    from histor_sign.drift._triage import Risk
+
+    if acceptance == Acceptance.FOLLOW:
+        return False
+    if changes is None:
+        return True  # not triaged: held back, as a high-risk change would be
+    if acceptance == Acceptance.CONFIRM_ALL:
+        return not changes.matches
+    return changes.reaches(Risk.HIGH)
+
+
+def _triage_since_pin(
+    entry: PinEntry, pinned: PinnedRevision
+) -> tuple[DriftResult | None, str | None]:
+    """The changes from the pinned revision's signed tools to ``pinned``'s, triaged, or
+    (None, why) when either side's signed tools are not published."""
+    from histor_sign.drift import compare
+
+    location = ReleaseLocation.parse(entry.location, param="pinned_location")
+    new_tools = pinned.signed_snapshot or pinned.signed_tools
+    if new_tools is None:
+        return None, f"revision {pinned.revision} publishes no snapshot of its tools"
+    try:
+        old = _fetch_envelope(location, location.envelope(entry.revision))
+        old_tools, _ = _fetch_signed_tools(location, entry.revision, False)
+    except NotPublished as exc:
+        return None, exc.message
+    if old.statement.manifest_digest != entry.manifest_digest:
+        return None, (f"revision {entry.revision} at the location is not the pinned one "
+                      f"(manifest {old.statement.manifest_digest})")
+    if old_tools is None:
+        return None, f"revision {entry.revision} publishes no snapshot of its tools"
+    return compare(old, new_tools, old_tools,
+                   source=f"revision {entry.revision} (accepted)"), None
+
+
+def _accepted_revision(
+    entry: PinEntry, trust: Trust, signed_tools: bool | None
+) -> PinnedRevision:
+    """The pinned (accepted) revision, fetched from the location and verified again under
+    the pin — what is used while a newer one waits for acceptance."""
+    location = ReleaseLocation.parse(entry.location, param="pinned_location")
+    address = location.envelope(entry.revision)
+    try:
+        envelope = _fetch_envelope(location, address)
+    except NotPublished:
+        raise VerificationFailed(
+            f"{entry.server}: a newer revision waits for acceptance, and the accepted "
+            f"revision {entry.revision} is no longer published at {address}") from None
+    current = _judged_pinned(entry, trust=trust, envelope=envelope, source=address,
+                             signed_tools=signed_tools, max_chain=DEFAULT_MAX_CHAIN)
+    if current.freshness is not Freshness.CURRENT:
+        raise VerificationFailed(f"{entry.server}: {address}: {current.detail}")
+    return current
 
 
 def check_served(
@@ -1146,81 +1387,47 @@ def check_served(
     *,
     trust: Trust | None = None,
     envelope: SignedEnvelope | None = None,
-    update_pin: bool = True,
 ) -> CheckServedResult:
-    """Compare what ``server`` serves now with its latest revision under the pin.
+    """Compare what ``server`` serves now with the revision :func:`use_pinned` says to
+    use (the accepted one while a newer one waits for acceptance).
 
-    The latest envelope comes from the pinned location (or ``envelope``), is verified under
-    the pin and checked for freshness; a rollback, fork or broken chain raises
-    :class:`VerificationFailed`. A revision that chains from the pinned one advances the pin
-    in ``store``'s file when ``update_pin``. The signed tools published beside the envelope
-    (when present) let the drift name the changed fields.
-
-    The surface (instructions, prompts, resource templates) is compared against the digests
-    of the revision's attestation when one is published: it must verify under the same pin
-    and trust and attest the same statement, or :class:`VerificationFailed` is raised. With
-    no attestation published (older layouts) the published snapshot's surface is the
-    baseline, and the drift says it is unsigned (:class:`~histor_sign.drift.SurfaceBaseline`).
+    The signed tools published beside the envelope (when present) let the drift name the
+    changed fields. The surface (instructions, prompts, resource templates) is compared
+    against the digests of the revision's attestation when one is published; with none
+    (older layouts) the published snapshot's surface is the baseline, and the drift says
+    it is unsigned (:class:`~histor_sign.drift.SurfaceBaseline`).
     """
-    from histor_sign._sigstore_trust import Trust
     from histor_sign.drift import compare
 
-    entry = store.get(server)
-    if entry is None:
-        raise NotPinned(server, store.path)
-    trust = trust or Trust.production()
-    pinned = verify_pinned(entry, trust=trust, envelope=envelope, signed_tools=None)
-    if pinned.freshness is Freshness.YANKED and update_pin:
-        store.advance(pinned.pin)  # the yank is remembered even though it is refused
-    pinned.raise_for_freshness()
-    surface, attestation = _attested_surface(entry, pinned, trust)
-    if attestation is not None and not pinned.pin.attested:
-        pinned = replace(pinned, pin=replace(pinned.pin, attested=True))
-    if update_pin and (pinned.freshness is Freshness.ADVANCED or pinned.pin != entry):
-        store.advance(pinned.pin)
+    pinned = use_pinned(store, server, trust=trust, envelope=envelope, signed_tools=None)
     signed = pinned.signed_snapshot or pinned.signed_tools
     drift = compare(pinned.envelope, served, signed, source=pinned.source,
-                    signed_surface=surface)
-    return CheckServedResult(pinned, drift, attestation)
-
-
-def _attested_surface(
-    entry: PinEntry, pinned: PinnedRevision, trust: Trust
-) -> tuple[SurfaceDigests | None, str | None]:
-    """(signed surface digests, attestation address) of the pinned revision, verified under
-    the pin; (None, None) when the location publishes no attestation for it."""
-    from histor_sign.attestation import read_attestation, verified_surface
-
-    location = ReleaseLocation.parse(entry.location, param="pinned_location")
-    address = location.attestation(pinned.envelope.revision)
-    try:
-        attestation = read_attestation(address, location.fetch_json)
-    except NotPublished:
-        if entry.attested:
-            # Deleting the attestation must not downgrade the surface check to the
-            # unsigned snapshot: this publisher attested before.
-            raise VerificationFailed(
-                f"{entry.server}: {Freshness.BROKEN_CHAIN.value}: revision "
-                f"{pinned.envelope.revision} publishes no attestation at {address}, but "
-                "this publisher's attestation verified under the pin before"
-            ) from None
-        return None, None
-    surface = verified_surface(attestation, pinned.envelope, pins=entry.pins(), trust=trust,
-                               source=address)
-    return surface, address
+                    signed_surface=pinned.surface)
+    return CheckServedResult(pinned, drift, pinned.attestation)
 
 
 # ---------------------------------------------------------------------- update now
 @dataclass(frozen=True)
 class PinUpdate:
-    """What :func:`update_pin` established: the latest revision verified under the pin and
-    fresh, and — when it advanced — the triaged drift from the pinned revision's signed
-    tools to the new one's (None when nothing advanced or a snapshot is not published)."""
+    """What :func:`update_pin` established: the revision in use under the pin and — when
+    it advanced or waits for acceptance — the triaged changes since the accepted one."""
 
     revision: PinnedRevision
-    drift: DriftResult | None
-    #: Why there is no drift although the pin advanced (a snapshot not published).
-    no_drift: str | None = None
+
+    @property
+    def drift(self) -> DriftResult | None:
+        waiting = self.revision.awaiting
+        return waiting.changes if waiting is not None else self.revision.changes
+
+    @property
+    def no_drift(self) -> str | None:
+        waiting = self.revision.awaiting
+        return waiting.why if waiting is not None else self.revision.untriaged
+
+    @property
+    def ok(self) -> bool:
+        """The latest revision is the one in use (nothing waits for acceptance)."""
+        return self.revision.awaiting is None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -1231,51 +1438,39 @@ class PinUpdate:
 
     def to_text(self) -> str:
         rev = self.revision
-        if rev.freshness is not Freshness.ADVANCED:
+        if rev.awaiting is not None:
+            lines = [f"waiting for acceptance · {rev.headline()} is in use",
+                     f"  {rev.awaiting.summary()}"]
+        elif rev.freshness is not Freshness.ADVANCED:
             return f"{rev.freshness.value} · {rev.headline()}: {rev.detail}"
-        lines = [f"advanced · {rev.headline()}", f"  pin advanced: {rev.detail}"]
+        else:
+            lines = [f"advanced · {rev.headline()}", f"  pin advanced: {rev.detail}"]
         if self.drift is None:
             lines.append(f"  changes not shown: {self.no_drift}")
         else:
-            lines.append(f"  from revision {rev.pinned_revision}: {self.drift.headline()}")
+            since = rev.revision if rev.awaiting is not None else rev.pinned_revision
+            lines.append(f"  from revision {since}: {self.drift.headline()}")
             lines += self.drift.to_text().splitlines()[1:]
         return "\n".join(lines)
 
 
-def update_pin(store: PinStore, server: str, *, trust: Trust) -> PinUpdate:
-    """Follow ``server``'s chain now: fetch the latest revision from the pinned location,
-    verify it and every link from the pinned revision under the pin, advance the pin, and
-    triage what changed since the pinned revision (from the signed snapshots published at
-    both revisions). A rollback, fork or broken chain raises :class:`VerificationFailed`
-    and leaves the pin as it was; :class:`NotPinned` without a pin."""
-    from histor_sign.drift import compare
+def update_pin(store: PinStore, server: str, *, trust: Trust | None = None,
+               accept: bool = False, offline: bool = False) -> PinUpdate:
+    """Follow ``server``'s chain now (:func:`use_pinned`) and show what changed since the
+    accepted revision; ``accept`` accepts the revision recorded as waiting for acceptance
+    (exactly that one: a revision published since is shown, not accepted)."""
+    return PinUpdate(use_pinned(store, server, trust=trust, offline=offline,
+                                signed_tools=None, accept=accept))
 
-    entry = store.get(server)
-    if entry is None:
-        raise NotPinned(server, store.path)
-    pinned = verify_pinned(entry, trust=trust, signed_tools=None)
-    pinned.raise_for_freshness()
-    if pinned.freshness is not Freshness.ADVANCED:
-        return PinUpdate(pinned, None)
-    drift: DriftResult | None = None
-    why: str | None = None
-    location = ReleaseLocation.parse(entry.location, param="pinned_location")
-    new_tools = pinned.signed_snapshot or pinned.signed_tools
-    old: SignedEnvelope | None = None
-    old_tools: Snapshot | Catalog | None = None
-    try:
-        old = _fetch_envelope(location, location.envelope(entry.revision))
-        old_tools, _ = _fetch_signed_tools(location, entry.revision, False)
-    except NotPublished as exc:
-        why = exc.message
-    if old is not None and old.statement.manifest_digest != entry.manifest_digest:
-        why = (f"revision {entry.revision} at the location is not the pinned one "
-               f"(manifest {old.statement.manifest_digest})")
-        old = None
-    if new_tools is None:
-        why = f"revision {pinned.revision} publishes no snapshot of its tools"
-    elif old is not None:
-        drift = compare(old, new_tools, old_tools,
-                        source=f"revision {entry.revision} (pinned)")
-    store.advance(pinned.pin)
-    return PinUpdate(pinned, drift, why)
+
+def set_acceptance(store: PinStore, server: str, acceptance: Acceptance | str) -> PinStore:
+    """Choose which changes of ``server`` wait for the user (:class:`Acceptance`)."""
+    chosen = Acceptance(acceptance)
+
+    def change(current: dict[str, PinEntry]) -> None:
+        entry = current.get(server)
+        if entry is None:
+            raise NotPinned(server, store.path)
+        current[server] = replace(entry, acceptance=chosen.value)
+
+    return store._update(change)

@@ -1,6 +1,7 @@
 """The typer application object and the error boundary shared by every command."""
 
 
+import atexit
 import gc
 import os
 import sys
@@ -48,12 +49,9 @@ COMMANDS: dict[str, str] = {
 #: The root options, none of which takes a value (what :func:`load_commands` skips).
 _ROOT_OPTIONS = frozenset({"--version", "--debug", "-h", "--help"})
 
-#: Commands that are one bounded batch: they read a few size-bounded files, write their
-#: report through :func:`say`/:func:`emit` (flushed) and return, leaving no thread, child
-#: process or open file behind. As the process's command (:func:`entry_point`) one runs
-#: with the cyclic collector off (the ~550 modules of sigstore it imports are kept for
-#: good, so collections find nothing to free) and ends the process without the
-#: interpreter's teardown (:func:`end_process`).
+#: Commands that are one bounded batch — they read a few size-bounded files, write their
+#: report and return — and that import sigstore's or jsonschema's module graph to do it:
+#: as the process's command (:func:`entry_point`) one runs with the cyclic collector off.
 ONE_SHOT = frozenset({"verify", "guard"})
 
 
@@ -252,6 +250,7 @@ FLAGS: dict[str, str] = {
     "replace_existing": "--replace",
     # the log monitor and yank
     "rekor_url": "--rekor-url",
+    "start_index": "--start-index",
     "max_entries": "--max-entries",
     "revision": "--revision",
     "reason": "--reason",
@@ -283,16 +282,15 @@ def cli_message(exc: HistorError) -> str:
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
-    """Run the app with one error boundary (:func:`entry_point` is the process's entry)."""
+    """Run the app with one error boundary (:func:`entry_point` is the process's entry;
+    tests and scripts call this in-process)."""
     from histor_sign.canonical import reset_stdin
-    from histor_sign.cli._coercion import install
 
     global _debug
     reset_stdin()
     _debug = os.environ.get(DEBUG_ENV, "") not in ("", "0")
     try:
         load_commands(sys.argv[1:] if argv is None else argv)
-        install()
         # Not standalone: click hands back exit codes and raises errors to us.
         result = app(args=argv, prog_name=PROG, standalone_mode=False)
     except HistorError as exc:
@@ -322,64 +320,21 @@ def main(argv: list[str] | None = None) -> NoReturn:
 
 def entry_point() -> NoReturn:
     """The process's entry point (the ``histor-sign`` script and ``python -m histor_sign``):
-    :func:`main`, and for a :data:`ONE_SHOT` command with the cyclic collector off from the
-    start, the modules it imports but never uses left unrun
-    (:mod:`histor_sign.cli._deferred`) and the process ended by :func:`end_process` as soon
-    as its output is out.
+    :func:`main`; a :data:`ONE_SHOT` command runs with the cyclic collector off and, at exit,
+    every object frozen (:func:`gc.freeze`) before the interpreter's teardown.
 
-    In-process callers (tests, scripts) call :func:`main`, which only raises
-    :class:`SystemExit`: the process and its collector stay theirs."""
-    if command_name(sys.argv[1:]) not in ONE_SHOT:
-        main()
-    from histor_sign.cli._deferred import defer_unused_imports
-
-    defer_unused_imports()
-    # Off for good: the process ends with the command, and turning the collector back on
-    # would first collect everything imported meanwhile (~12 ms for sigstore's graph).
-    gc.disable()
-    try:
-        main()
-    except SystemExit as exc:
-        end_process(exc.code)
-        raise
-
-
-def end_process(code: object) -> None:
-    """End the process now with exit status ``code``, as the interpreter's own exit would
-    but without its teardown: threads joined (there must be none left), ``atexit``
-    handlers run, standard streams flushed, then :func:`os._exit`. What is skipped is the
-    clearing of every module and a last collection over all of them (for sigstore's graph
-    about 15 % of a verification's CPU time), and the finalizers of objects still alive,
-    of which a :data:`ONE_SHOT` command leaves none that matter outside the process.
-
-    Returns without ending anything when the usual exit could differ: a code that is not
-    an int (Python prints it), another thread still running (Python would wait for it), a
-    tracer or profiler watching (``python -m cProfile``, a debugger: it reports at the
-    end), or a standard stream that cannot be flushed (Python reports it and exits 120);
-    the caller then exits the usual way.
-    """
-    import atexit
-    import threading
-
-    watched = sys.gettrace() is not None or sys.getprofile() is not None
-    if not isinstance(code, int) or threading.active_count() > 1 or watched:
-        return
-    if not _flushed():
-        return
-    atexit._run_exitfuncs()  # what the interpreter runs first at exit (logging.shutdown, ...)
-    if _flushed():
-        os._exit(code)
-
-
-def _flushed() -> bool:
-    """Flush stdout and stderr; False when one cannot be (a closed pipe, a closed file)."""
-    try:
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
-    except (OSError, ValueError):
-        return False
-    return True
+    Why: such a command imports sigstore's (or jsonschema's) module graph and keeps it until
+    the process ends, so the collections its imports trigger free nothing, and the
+    interpreter's last collection at shutdown walks all of it for nothing; frozen objects
+    are left out of that walk. What changes: only that cyclic garbage still alive at exit
+    is not collected then (Python does not promise that anyway); the exit, its ``atexit``
+    handlers, flushing and exit status are Python's own. Public ``gc`` APIs only; the gain
+    is measured in docs/benchmarks.md (``benchmarks/compare_startup.py``). In-process
+    callers (tests, scripts) call :func:`main`, which leaves their collector alone."""
+    if command_name(sys.argv[1:]) in ONE_SHOT:
+        gc.disable()
+        atexit.register(gc.freeze)  # handlers run last-in first-out: the command's first
+    main()
 
 
 def internal_error(exc: BaseException) -> NoReturn:

@@ -29,6 +29,7 @@ from histor_sign.cli.signing_commands import (
 from histor_sign.cli.trust_commands import (
     PinsOpt,
     ServerOpt,
+    awaiting_hint,
     pinned_store,
     verify_for_use,
 )
@@ -272,8 +273,10 @@ def _emit_drift(
                     and pinned.freshness is Freshness.ADVANCED else None)
         emit(verified_drift_text(result, verified.headline, advanced=advanced,
                                  fields_hint=hint, surface_hint=SURFACE_HINT), output)
-    else:
-        emit(result.to_text(fields_hint=hint, surface_hint=SURFACE_HINT), output)
+    else:  # compared with digests nobody vouched for: the verdict line says so
+        head, newline, rest = result.to_text(fields_hint=hint,
+                                             surface_hint=SURFACE_HINT).partition("\n")
+        emit(f"{head} (signature not verified){newline}{rest}", output)
     if not result.matches if fail_on is None else result.reaches(fail_on):
         raise typer.Exit(1)
 
@@ -317,6 +320,7 @@ def _check_pinned(
         emit(json_document(result.to_json()), output)
     else:
         emit(result.to_text(), output)
+    awaiting_hint(result.revision)
     drift = result.drift
     fresh = result.freshness.ok and drift is not None
     if not fresh or (not result.ok if fail_on is None else drift is None

@@ -25,6 +25,7 @@ from histor_sign.cli.target_options import (
     fetch_options_from_flags,
     fetch_snapshot,
     target_from_flags,
+    warn_push_credentials,
 )
 
 SNAPSHOT_OUTPUT_OPTION = typer.Option(
@@ -55,6 +56,7 @@ def fetch(
     target = target_from_flags(stdio, url, header, bearer_token_env,
                                  trusted_code=server_is_trusted_code)
     assert target is not None
+    warn_push_credentials(target)
     options = fetch_options_from_flags(
         timeout=timeout, total_timeout=total_timeout, max_pages=max_pages,
         max_tools=max_tools, max_bytes=max_bytes, protocol=protocol,

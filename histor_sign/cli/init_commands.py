@@ -271,6 +271,11 @@ jobs:
           path: {PUBLISHED_BRANCH}
           persist-credentials: false
       - uses: {_action(action, "monitor")}
+        env:
+          # Authenticates the checkpoint: with this secret set (for this job only, e.g. in
+          # a protected environment), a checkpoint anyone else wrote makes the run start
+          # over, never skip. Unset: the checkpoint is not authenticated.
+          HISTOR_MONITOR_STATE_KEY: ${{{{ secrets.HISTOR_MONITOR_STATE_KEY }}}}
         with:
           server: {_q(server)}
           repository: {owner}

@@ -18,6 +18,24 @@ from histor_sign.cli.signing_commands import (
     trust_from_flags,
 )
 
+#: The environment variable holding the key that authenticates the state file (a secret
+#: of the monitoring job): a state not written with it makes the run start over.
+STATE_KEY_ENV = "HISTOR_MONITOR_STATE_KEY"
+
+
+def _start_indexes(values: list[str]) -> dict[str, int]:
+    """``--start-index LOG_URL=INDEX`` values as a mapping."""
+    from histor_sign.errors import UsageError
+
+    out: dict[str, int] = {}
+    for value in values:
+        url, sep, index = value.rpartition("=")
+        if not sep or not url or not index.isdigit():
+            raise UsageError("--start-index takes LOG_URL=INDEX (a log of the trusted root "
+                             "and a non-negative entry index)", param="start_index")
+        out[url] = int(index)
+    return out
+
 
 class MonitorFormat(StrEnum):
     human = "human"
@@ -47,13 +65,18 @@ def monitor(
         help="The refs clients pin, e.g. 'refs/tags/v*'. Default: any ref.")] = None,
     rekor_url: Annotated[str | None, typer.Option(
         "--rekor-url", metavar="URL",
-        help="The log to watch (one of the trusted root's). Default: the log of the latest "
-        "revision.")] = None,
+        help="Watch only this log (one of the trusted root's). Default: every active log "
+        "of the trusted root.")] = None,
+    start_index: Annotated[list[str] | None, typer.Option(
+        "--start-index", metavar="LOG_URL=INDEX",
+        help="Where a first run starts in that log (repeatable). Default: the chain's first "
+        "entry in the log, else the log's first entry.")] = None,
     max_entries: Annotated[int, typer.Option(
         "--max-entries", min=1,
         help="Entries read per run; the next run continues where this one stopped.")
     ] = DEFAULT_MAX_LOG_ENTRIES,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per request.")
+    timeout: Annotated[float, typer.Option(
+        "--timeout", help="Seconds per request, for each read and the whole request.")
                        ] = DEFAULT_TIMEOUT,
     trusted_root: TrustedRootOpt = None,
     trust_config: VerifyTrustConfigOpt = None,
@@ -81,18 +104,26 @@ def monitor(
     repository by other workflows or refs (warning). A log that shrinks or forks is an
     alarm. An alarm repeats on every run until acknowledged (--acknowledge LOG_INDEX
     --reason TEXT) once investigated; a log inconsistency cannot be acknowledged.
-    Exit codes: 0 no alarm, 1 alarm, 2 bad input or the log could not be read
+    Every active log of the trusted root is watched (Rekor v1 and v2 alike), each from its
+    own checkpoint; a log that cannot be read is named. With HISTOR_MONITOR_STATE_KEY set,
+    the state file is authenticated with it, and a state written without it is not resumed.
+    Exit codes: 0 no alarm, 1 alarm, 2 bad input or a log could not be read
     (the stored checkpoint is then left as it was).
     """
+    import os
+
     from histor_sign.monitor import monitor as run_monitor
 
+    starts = _start_indexes(start_index or [])
+    key = os.environ.get(STATE_KEY_ENV, "")
     trust = trust_from_flags(staging=staging, trusted_root=trusted_root,
                              trust_config=trust_config, offline=offline)
     warn(trust.warning())
     result = run_monitor(server, repository=repository, revisions=revisions, since=since,
                          trust=trust, workflow=workflow, ref_pattern=ref_pattern,
                          rekor_url=rekor_url, max_entries=max_entries, timeout=timeout,
-                         acknowledge=acknowledge or (), reason=reason)
+                         acknowledge=acknowledge or (), reason=reason, start_index=starts,
+                         state_key=key.encode() if key else None)
     if format is MonitorFormat.sarif:
         from histor_sign.report._render import render_pieces
 

@@ -5,7 +5,7 @@ every tools/call first. stdout is the MCP stream: everything else goes to stderr
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -24,6 +24,8 @@ from histor_sign.errors import UsageError
 from histor_sign.models import GITHUB_ACTIONS_ISSUER
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from histor_sign.lock import LockedRevision
     from histor_sign.mcp._target import Target
 
@@ -124,18 +126,22 @@ def proxy(
                                  trusted_code=server_is_trusted_code)
     assert target is not None
     FetchOptions(timeout=timeout)  # the same bounds check as fetch
+    t.warn_push_credentials(target)
     flags = VerifyFlags(None, GITHUB_ACTIONS_ISSUER, None, None, None, None, trusted_root,
                         trust_config, staging, offline)
     locked = _locked(lock, server, target, flags.any_given() or pins is not None)
     if locked is None and server is None:
         raise UsageError("give the server to serve: --server NAME (pinned) or --lock FILE")
-    trust = flags.trust()
-    warn(trust.warning())
+    # The pin's recorded trust root applies; a trust flag must name that same root.
+    trust = flags.given_trust()
+    if trust is not None:
+        warn(trust.warning())
     rules = Policy.load(policy) if policy else None
 
     proxy = Proxy(server=locked.server if locked else str(server), upstream=target,
-                  trust=trust, store=pins, on_drift=mode, fail_on=fail_on, policy=rules,
-                  audit=audit, notice=_stderr_line, timeout=timeout, locked=locked)
+                  trust=trust, offline=offline, store=pins, on_drift=mode, fail_on=fail_on,
+                  policy=rules, audit=audit, notice=_stderr_line, timeout=timeout,
+                  locked=locked)
     outcome = proxy.run_stdio()
     if outcome.status == "ended":
         return
@@ -176,3 +182,28 @@ def _locked(lock: Path | None, server: str | None, target: "Target",
     from histor_sign.lock import locked_revision
 
     return locked_revision(lock, server, target.describe())
+
+
+def proxy_parameters(args: "Sequence[str]") -> dict[str, Any]:
+    """What ``histor-sign proxy ARGS`` runs with: ``args`` parsed by this command's own
+    option definitions (the very parser a host's start of the proxy goes through), as the
+    proxy function's parameters (``server``, ``pins``, ``lock``, ``on_drift``,
+    ``trust_config``, ``command`` …, each default filled in). Nothing runs. A command line
+    the proxy's parser refuses raises :class:`UsageError` with the parser's message."""
+    import contextlib
+    import io
+
+    import typer.main
+
+    root = typer.main.get_command(app)
+    commands = getattr(root, "commands", None)  # a group, unless proxy is the only command
+    command = commands["proxy"] if isinstance(commands, dict) else root
+    try:  # the parser's own output (--help) is not this command's: it is dropped
+        with contextlib.redirect_stdout(io.StringIO()), \
+                command.make_context("proxy", list(args)) as ctx:
+            return dict(ctx.params)
+    except typer.Exit:  # --help: the proxy would print its help and serve nothing
+        raise UsageError("it asks the proxy for its help, not to serve") from None
+    except typer.TyperException as exc:  # click's usage errors (typer vendors click)
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        raise UsageError(message.replace("\n", " ")) from None

@@ -14,6 +14,7 @@ from histor_sign._limits import DEFAULT_SCAN_THRESHOLD
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import PROG, app, fail, say, warn
 from histor_sign.errors import OperationalError, UsageError
+from histor_sign.mcp._target import refuse_server_near_push_credentials
 from histor_sign.models import Severity
 from histor_sign.report._findings import FailOn
 
@@ -258,6 +259,8 @@ def release(
                                  trusted_code=server_is_trusted_code)
     if target is not None and tools is not None:
         raise UsageError("give --tools FILE or a live server (--stdio/--url), not both")
+    if target is not None:
+        refuse_server_near_push_credentials(target, os.environ)
     check_github_files()
     guard_policy = _load_policy(policy)
     trust = trust_from_flags(staging=staging, trust_config=trust_config)

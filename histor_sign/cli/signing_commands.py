@@ -167,11 +167,15 @@ class VerifyFlags:
         return self.staging or self.trusted_root is not None or self.trust_config is not None
 
     def trust_for_pin(self, entry: "PinEntry | None") -> Trust:
-        """The trust these flags name, else the trust root ``entry`` was pinned under."""
-        if self.names_trust() or entry is None:
+        """The trust root ``entry`` was pinned under (a trust flag must name that same
+        root: :meth:`PinEntry.trust_for_use`); the trust these flags name without a pin."""
+        if entry is None:
             return self.trust()
-        trust = entry.trust()
-        return trust.with_offline() if self.offline else trust
+        return entry.trust_for_use(self.given_trust(), offline=self.offline)
+
+    def given_trust(self) -> Trust | None:
+        """The trust root a flag names, or None (then a pin's recorded root applies)."""
+        return self.trust() if self.names_trust() else None
 
     def trust(self) -> Trust:
         """The trust these flags name (production by default)."""

@@ -29,6 +29,7 @@ from histor_sign.mcp._target import (
     FetchOptions,
     Target,
     parse_header,
+    push_credentials_warning,
 )
 from histor_sign.models import SERVER_LOCATION_PREFIX, Catalog, Tool
 
@@ -94,6 +95,12 @@ ALLOW_DUPLICATES_OPTION = typer.Option(
     help="Keep tools with duplicate names as evidence (recorded in the snapshot) instead of "
     "failing.",
 )
+
+
+def warn_push_credentials(target: Target) -> None:
+    """Say once on stderr which push credentials a stdio server started for ``target``
+    can read (``fetch``, ``proxy``; ``release`` in GitHub Actions refuses instead)."""
+    warn(push_credentials_warning(target, os.environ))
 
 
 def target_from_flags(

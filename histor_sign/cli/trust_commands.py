@@ -12,7 +12,7 @@ import typer
 from histor_sign._escape import printable
 from histor_sign.canonical import JsonValue
 from histor_sign.cli._server_json import ServerJsonOpt, pin_from_server_json
-from histor_sign.cli.app import PROG, OutputFormat, app, emit, json_document, warn
+from histor_sign.cli.app import PROG, OutputFormat, app, emit, json_document, note, warn
 from histor_sign.cli.signing_commands import (
     OfflineOpt,
     OwnerIdOpt,
@@ -110,6 +110,15 @@ def pinned_store(server: str, flags: VerifyFlags, pins: Path | None) -> "PinStor
     return store
 
 
+def awaiting_hint(pinned: "PinnedRevision") -> None:
+    """The one line that says how to accept a revision held back for acceptance."""
+    if pinned.awaiting is not None:
+        name = printable(pinned.server, 200)
+        note(f"revision {pinned.awaiting.revision} of {name} is not used until you accept its "
+             f"changes: review them with '{PROG} trust update {name}', then run it again "
+             "with --accept")
+
+
 def _trust_add_hint(server: str) -> str:
     return f"'{PROG} trust add {printable(server, 200)} --repository OWNER/REPO'"
 
@@ -134,7 +143,9 @@ def pinned_latest(
     store = pinned_store(server, flags, pins)
     trust = flags.trust_for_pin(store.get(server))
     warn(trust.warning())
-    return latest_for_use(server, trust=trust, store=store, signed_tools=signed_tools)
+    pinned = latest_for_use(server, trust=trust, store=store, signed_tools=signed_tools)
+    awaiting_hint(pinned)
+    return pinned
 
 
 # ---------------------------------------------------------------------- trust add/list/remove
@@ -243,6 +254,28 @@ def trust_add(
                     *_entry_lines(first.pin, learned=True)]), None)
 
 
+def _trust_root(entry: "PinEntry") -> dict[str, Any]:
+    """The trust root a pin verifies under, and whether it is Sigstore's production one:
+    ``{"root": NAME, "production": bool, "warning": str | None}`` — the warning is
+    :meth:`~histor_sign._sigstore_trust.Trust.warning`'s, or why the root cannot be read."""
+    from histor_sign.errors import HistorError
+
+    name = entry.trust_root or "production"
+    try:
+        warning = entry.trust().warning()
+    except HistorError as exc:
+        warning = f"cannot read it: {exc.message}"
+    return {"root": name, "production": warning is None, "warning": warning}
+
+
+def _trust_root_line(entry: "PinEntry") -> str:
+    """``trust root     NAME``, flagged ``[NOT PRODUCTION]`` where Sigstore's production
+    root is not what verifies the pin (``--format json`` carries the warning itself)."""
+    root = _trust_root(entry)
+    flag = "" if root["production"] else "  [NOT PRODUCTION]"
+    return f"  trust root     {printable(root['root'])}{flag}"
+
+
 def _entry_lines(entry: "PinEntry", *, learned: bool = False) -> list[str]:
     note = " (learned from the certificate)" if learned else ""
     return [
@@ -257,6 +290,7 @@ def _entry_lines(entry: "PinEntry", *, learned: bool = False) -> list[str]:
         f"  revision       {entry.revision} (manifest {entry.manifest_digest})",
         f"  signed by      {printable(entry.signer)}",
         f"  envelope       {printable(entry.location)}",
+        _trust_root_line(entry),
         # A yanked revision stays refused under this pin (and its reason is the publisher's
         # text, bounded when the pin file is read: escaped).
         *(f"  yanked         revision {n}: {printable(reason)}"
@@ -268,13 +302,19 @@ def _entry_lines(entry: "PinEntry", *, learned: bool = False) -> list[str]:
 def trust_list(
     pins: PinsOpt = None,
     format: Annotated[
-        OutputFormat, typer.Option("--format", "-f", help="human or json (the pin file).")
+        OutputFormat, typer.Option(
+            "--format", "-f",
+            help="human or json (the pin file, with schemaVersion and each pin's trust root).")
     ] = OutputFormat.human,
 ) -> None:
     """Show every pinned server."""
     store = load_store(pins)
     if format is OutputFormat.json:
-        emit(store.to_bytes().decode("utf-8"), None)
+        import json
+
+        document = json.loads(store.to_bytes())  # the pin file, as written
+        roots = {name: _trust_root(store.entries[name]) for name in sorted(store.entries)}
+        emit(json_document({**document, "pins": str(store.path), "trustRoots": roots}), None)
         return
     if not len(store):
         emit(f"no servers pinned in {store.path}", None)
@@ -319,8 +359,8 @@ def trust_show(
     if entry is None:
         raise UsageError(f"{printable(server, 200)} is not pinned in {store.path}")
     if format is OutputFormat.json:
-        emit(json_document({"pins": str(store.path), "server": server, **entry.to_json()}),
-             None)
+        emit(json_document({"pins": str(store.path), "server": server, **entry.to_json(),
+                            "trust": _trust_root(entry)}), None)
         return
     emit("\n".join([f"{printable(server, 200)} in {store.path}", *_entry_lines(entry)]), None)
 
@@ -334,12 +374,24 @@ def trust_update(
     trust_config: VerifyTrustConfigOpt = None,
     staging: VerifyStagingOpt = False,
     offline: OfflineOpt = False,
+    accept: Annotated[bool, typer.Option(
+        "--accept", help="Accept the revision that waits for acceptance (the one whose "
+        "changes an earlier run showed; a revision published since is shown, not "
+        "accepted).")] = False,
+    acceptance: Annotated[str | None, typer.Option(
+        "--acceptance", metavar="POLICY",
+        help="Set which changes wait for acceptance before any path follows them: "
+        "confirm-high (the default: a change triaged high risk), confirm-all (any change) "
+        "or follow (none).")] = None,
 ) -> None:
     """Follow a pinned server's chain now: verify every revision from the pinned one to the
-    latest under the pin, advance the pin, and show what changed (each change with its kind
-    and risk). Exit codes: 0 current or advanced, 1 a rollback, fork or broken chain (the
-    pin is left as it was), 2 not pinned or bad input."""
-    from histor_sign.pins import update_pin
+    latest under the pin and show what changed (each change with its kind and risk). A
+    revision whose changes the pin's acceptance policy holds back (by default: any change
+    triaged high risk) is not followed by check, guard or the proxy until you accept it
+    with --accept after reading its changes. Exit codes: 0 current or advanced, 1 a
+    rollback, fork or broken chain (the pin is left as it was) or a revision waiting for
+    acceptance, 2 not pinned or bad input."""
+    from histor_sign.pins import set_acceptance, update_pin
 
     store = load_store(pins)
     entry = store.get(server)
@@ -348,10 +400,19 @@ def trust_update(
                          f"first with {_trust_add_hint(server)}")
     flags = VerifyFlags(None, GITHUB_ACTIONS_ISSUER, None, None, None, None, trusted_root,
                         trust_config, staging, offline)
+    if acceptance is not None:
+        try:
+            store = set_acceptance(store, server, acceptance)
+        except ValueError:
+            raise UsageError("--acceptance must be confirm-high, confirm-all or follow",
+                             param="acceptance") from None
     trust = flags.trust_for_pin(entry)
     warn(trust.warning())
-    update = update_pin(store, server, trust=trust)
+    update = update_pin(store, server, trust=trust, accept=accept)
     if format is OutputFormat.json:
         emit(json_document(update.to_json()), None)
     else:
         emit(update.to_text(), None)
+    if update.revision.awaiting is not None:
+        awaiting_hint(update.revision)
+        raise typer.Exit(1)

@@ -30,7 +30,12 @@ _File = Annotated[
         metavar="FILE",
         help="The host's config file: claude_desktop_config.json (Claude Desktop), "
         ".vscode/mcp.json or the user mcp.json (VS Code), ~/.cursor/mcp.json or "
-        ".cursor/mcp.json (Cursor), .mcp.json or ~/.claude.json (Claude Code).",
+        ".cursor/mcp.json (Cursor), .mcp.json or ~/.claude.json (Claude Code), "
+        ".gemini/settings.json (Gemini CLI), ~/.codeium/windsurf/mcp_config.json "
+        "(Windsurf), cline_mcp_settings.json (Cline), mcp_settings.json or .roo/mcp.json "
+        "(Roo Code), Zed's settings.json, opencode.json(c) (OpenCode), "
+        ".codex/config.toml (Codex), ~/.continue/config.yaml or "
+        ".continue/mcpServers/*.yaml (Continue).",
     ),
 ]
 _DryRun = Annotated[
@@ -123,23 +128,38 @@ def wrap(
         ),
     ],
     pins: PinsOpt = None,
+    lock: Annotated[
+        Path | None,
+        typer.Option(
+            "--lock", metavar="FILE",
+            help="Wrap servers locked in this lock file ('histor-sign lock'; trust on first "
+            "use, not publisher-signed) instead of pinned ones: --server-name "
+            "ENTRY=LOCKED_NAME names the lock entry. Not with --pins.",
+        ),
+    ] = None,
     dry_run: _DryRun = False,
     max_bytes: _MaxBytes = MAX_HOST_CONFIG_BYTES,
 ) -> None:
     """Run the named stdio servers of an MCP host's config file through 'histor-sign proxy'.
 
-    Each entry becomes: command histor-sign, args proxy --server REGISTRY_NAME [--pins FILE]
-    -- ORIGINAL_COMMAND ORIGINAL_ARGS; env and every other member stay as they are. The
-    format (Claude Desktop, VS Code, Cursor, Claude Code) is told from the file's shape and
-    name. The file is edited in place, only inside the wrapped entries, so 'unwrap' gives it
-    back byte for byte; a backup is kept beside it (FILE.histor-backup). An entry whose
-    registry name is not pinned, and an HTTP (url) server, are named and left as they are.
+    Each entry becomes: command /ABSOLUTE/PATH/histor-sign (this installation's: a desktop
+    host starts servers with a minimal PATH), args proxy --server NAME [--pins FILE]
+    [--lock FILE] -- ORIGINAL_COMMAND ORIGINAL_ARGS; env and every other member stay as
+    they are. The host is told from the file's name and shape (docs/wrap.md lists each
+    one's documented paths). The file is edited in place, only inside the wrapped entries,
+    so 'unwrap' gives it back byte for byte; a backup is kept beside it
+    (FILE.histor-backup). An entry whose registry name is not pinned (or, with --lock, not
+    locked) is named and left as it is.
     Exit codes: 0 done, 1 a requested server was not wrapped, 2 bad input.
     """
-    from histor_sign.hostconfig import wrap_config
+    from histor_sign.hostconfig import proxy_executable, wrap_config
 
+    if lock is not None and pins is not None:
+        raise UsageError("--lock wraps locked servers, served from the lock file: --pins "
+                         "does not apply")
     servers = _server_names(server_name)
-    change = wrap_config(file, servers, pins=pins, dry_run=dry_run, max_bytes=max_bytes)
+    change = wrap_config(file, servers, pins=pins, lock=lock, command=proxy_executable(),
+                         dry_run=dry_run, max_bytes=max_bytes)
     _report(change, pins)
 
 

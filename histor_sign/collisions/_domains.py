@@ -19,52 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-AREAS: dict[str, tuple[str, ...]] = {
-    "code": ("git", "github", "gitlab", "bitbucket", "repository", "repo", "commit", "branch",
-             "pull", "merge", "diff", "codebase", "refactor", "compiler", "lint", "npm",
-             "pypi", "package"),
-    "tracker": ("jira", "linear", "asana", "todoist", "trello", "clickup", "sprint", "backlog",
-                "epic", "assignee", "milestone", "kanban", "todo", "github", "gitlab",
-                "pagerduty", "sentry", "incident", "confluence", "planner", "issue", "task"),
-    "devops": ("kubernetes", "k8s", "pod", "cluster", "container", "docker", "deployment",
-               "helm", "kubectl", "eks", "aws", "ec2", "terraform", "circleci", "datadog",
-               "monitor", "metric", "grafana", "prometheus", "sentry", "pagerduty",
-               "incident", "uptime"),
-    "calendar": ("calendar", "meeting", "attendee", "appointment", "agenda", "rsvp"),
-    "mail": ("email", "mail", "inbox", "gmail", "outlook", "smtp", "imap", "recipient",
-             "mailbox"),
-    "chat": ("slack", "discord", "telegram", "whatsapp", "chat"),
-    "files": ("filesystem", "directory", "folder", "disk", "symlink", "chmod", "drive",
-              "gdrive", "onedrive", "dropbox", "sharepoint"),
-    "database": ("sql", "database", "postgres", "postgresql", "mysql", "sqlite", "mongodb",
-                 "mongo", "duckdb", "motherduck", "clickhouse", "redis", "elasticsearch",
-                 "airtable", "row", "column", "chroma", "vector", "embedding"),
-    "web": ("web", "internet", "browser", "webpage", "website", "html", "css", "dom",
-            "selector", "playwright",
-            "puppeteer", "chrome", "devtools", "tab", "iframe", "click", "scroll", "brave",
-            "bing", "searxng", "exa", "tavily", "duckduckgo", "serp", "crawl", "firecrawl",
-            "scrape"),
-    "maps": ("map", "geocode", "coordinate", "latitude", "longitude", "direction", "amap",
-             "mapbox", "elevation", "route", "poi"),
-    "finance": ("stock", "ticker", "market", "dividend", "earning", "crypto", "bitcoin",
-                "trading", "portfolio", "finance", "yahoo", "forex", "equity", "sec"),
-    "science": ("pubmed", "gene", "protein", "clinical", "arxiv", "citation", "biomedical",
-                "disease", "drug", "genomic", "mutation", "biorxiv", "scholar"),
-    "news": ("hacker", "headline", "hn"),
-    "docs": ("docx", "word", "paragraph", "heading", "footnote", "notion",
-             "onenote", "wiki"),
-    "sheets": ("spreadsheet", "excel", "sheet", "cell", "workbook", "formula", "xlsx", "row",
-               "column"),
-    "slides": ("slide", "presentation", "powerpoint", "ppt", "pptx", "deck"),
-    "design": ("figma", "canvas", "svg", "icon", "sketch", "layer", "frame"),
-    "travel": ("flight", "hotel", "airbnb", "listing", "booking", "train", "airport",
-               "railway", "12306"),
-    "weather": ("weather", "forecast", "temperature", "precipitation"),
-    "media": ("video", "youtube", "music", "audio", "song", "playlist", "spotify", "podcast"),
-    "social": ("twitter", "tweet", "reddit", "subreddit", "follower", "retweet"),
-    "memory": ("memory", "knowledge", "observation"),
-    "time": ("timezone", "clock", "utc"),
-}
+from histor_sign.collisions import _lexicon as lexicon
+
+AREAS: dict[str, tuple[str, ...]] = lexicon.grouped("AREAS", "area")
 
 
 
@@ -72,34 +29,12 @@ AREAS: dict[str, tuple[str, ...]] = {
 #: not what it acts on (``google_search``, ``search_with_bing``), so it is a domain word of
 #: the tool, as a namespace is — never its object. Two services of one area stay confusable to
 #: a request that names neither (docs/scan-rubric.md, "Backends and platforms").
-SERVICES = frozenset("""
-    google bing yahoo baidu yandex duckduckgo brave kagi perplexity tavily exa serper serpapi
-    jina firecrawl searxng microsoft azure aws amazon apple github gitlab bitbucket slack
-    discord telegram whatsapp teams jira confluence atlassian linear asana trello clickup
-    todoist notion dropbox onedrive sharepoint gdrive outlook gmail openai anthropic claude
-    gemini browserbase hyperbrowser selenium playwright puppeteer stagehand supabase
-    """.split())
+SERVICES = lexicon.words("SERVICES")
 
 #: Name words (lower case, singular) and word pairs that name one object kind → its one
 #: spelling: abbreviations (``mr``, ``repo``, ``db``), the words two platforms use for one
 #: thing (pull request / merge request), and plain synonyms (folder / directory).
-OBJECT_ALIASES: dict[tuple[str, ...], str] = {
-    ("pull", "request"): "pr", ("merge", "request"): "pr", ("mr",): "pr",
-    ("repo",): "repository", ("dir",): "directory", ("folder",): "directory",
-    ("doc",): "document", ("msg",): "message", ("db",): "database", ("img",): "image",
-    ("config",): "configuration", ("cfg",): "configuration", ("env",): "environment",
-    ("org",): "organization", ("organisation",): "organization",
-    # general abbreviations and plain synonyms of API object names (not from any catalog)
-    ("mail",): "email", ("proj",): "project", ("pkg",): "package", ("ns",): "namespace",
-    ("k8s",): "kubernetes", ("attr",): "attribute", ("param",): "parameter",
-    ("perm",): "permission", ("func",): "function", ("fn",): "function",
-    ("photo",): "image", ("picture",): "image", ("pic",): "image",
-    ("src",): "source", ("dest",): "destination", ("dst",): "destination",
-    # a statement a tool runs, however it is named (``execute_sql``, ``run_query``;
-    # not ``execute_ddl``: a kind of statement): one object kind
-    ("sql",): "query", ("statement",): "query",
-    ("sql", "query"): "query", ("sql", "statement"): "query",
-}
+OBJECT_ALIASES: dict[tuple[str, ...], str] = lexicon.phrase_mapping("OBJECT_ALIASES", "alias")
 
 
 def canonical_words(words: list[str]) -> list[str]:

@@ -46,6 +46,7 @@ from itertools import chain
 from typing import Any
 
 from histor_sign._limits import DEFAULT_MAX_PARTNERS
+from histor_sign.collisions import _lexicon as lexicon
 from histor_sign.collisions._caseless import cannot_match
 from histor_sign.collisions._domains import SERVICES, canonical_words, word_areas
 from histor_sign.collisions._prefix_join import jaccard, similar_pairs
@@ -53,52 +54,7 @@ from histor_sign.collisions._prefix_join import jaccard, similar_pairs
 #: Action classes and the words that name them. A model asked to "show" something may call a
 #: ``get`` or ``read`` tool, so reading words share one class; writing words that change an
 #: existing thing share ``modify``.
-ACTION_GROUPS: dict[str, tuple[str, ...]] = {
-    "get": ("get", "getter", "fetch", "read", "retrieve", "load", "obtain", "lookup", "show",
-            "view", "inspect", "open", "display", "return", "extract", "scrape", "crawl"),
-    "list": ("list", "enumerate", "ls", "browse", "search", "find", "query", "locate", "seek",
-             "grep", "filter"),
-    "download": ("download",),
-    "describe": ("describe", "info", "stat", "stats"),
-    "create": ("create", "add", "new", "insert", "make", "register", "generate", "build",
-               "mkdir", "touch"),
-    "modify": ("update", "modify", "edit", "change", "set", "patch", "alter", "replace",
-               "append", "write", "save", "store", "put", "persist", "upload", "overwrite",
-               "mark", "rename", "upgrade"),
-    "delete": ("delete", "remove", "erase", "destroy", "drop", "purge", "unlink", "rm", "del",
-               "wipe", "clear", "rmdir"),
-    "send": ("send", "post", "publish", "submit", "notify"),
-    "run": ("run", "execute", "invoke", "call", "trigger", "launch", "start"),
-    # ``exec`` (docker exec, kubectl exec) runs a command *inside* the thing it names:
-    # ``pods_exec`` runs a command in a pod, ``pods_run`` starts a pod. On a command or
-    # statement it is running it (:data:`STATEMENT_PAIRS`).
-    "exec": ("exec",),
-    "stop": ("stop", "kill", "terminate", "cancel", "abort", "halt", "close", "resolve", "end",
-             "finish"),
-    "move": ("move", "mv", "transfer"),
-    "copy": ("copy", "cp", "duplicate", "clone"),
-    "upsert": ("upsert", "apply"),
-    # Verbs that work out a value ("the distance from A to B"), and British spellings of
-    # interface verbs: one class each.
-    "calculate": ("calculate", "compute", "estimate", "measure"),
-    "summarize": ("summarize", "summarise"),
-    "analyze": ("analyze", "analyse"),
-    # Interface actions: each its own class, with no effect implied.
-    **{w: (w,) for w in ("click", "fill", "hover", "navigate", "select", "type", "press",
-                          "scroll", "drag", "evaluate", "screenshot", "convert", "translate",
-                          "validate", "check", "compare", "sort", "count", "login",
-                          "logout", "authenticate", "follow", "unfollow", "book", "purchase",
-                          "toggle",
-                          "protect", "unprotect", "lock", "unlock", "merge", "split",
-                          "parse", "install", "deploy", "sync", "import", "export",
-                          "archive", "trash", "restore", "approve", "reject", "assign", "schedule",
-                          "subscribe", "unsubscribe", "share", "invite", "connect",
-                          "disconnect", "enable", "disable", "activate", "deactivate",
-                          "render", "resize", "crop", "rotate", "record", "play", "pause",
-                          "resume", "undo", "redo", "wait", "commit", "push", "pull",
-                          "checkout", "reset", "stage", "retweet", "format", "manage", "reply",
-                          "forward")},
-}
+ACTION_GROUPS: dict[str, tuple[str, ...]] = lexicon.grouped("ACTION_GROUPS", "class")
 #: The action class names (a description token of an action word is its class).
 ACTION_CLASSES = frozenset(ACTION_GROUPS)
 #: Relation actions: an action class followed by this word is the relation class
@@ -148,28 +104,18 @@ ACTION_EFFECTS: dict[str, str] = {
 
 #: Action classes that say little without an object (get what? create what?); any other
 #: class names a whole job by its verb alone (``translate``, ``geocode``, ``screenshot``).
-BROAD_ACTIONS = frozenset(("get", "list", "download", "describe", "create", "modify", "delete",
-                           "send", "run", "exec", "stop", "move", "copy", "upsert"))
+BROAD_ACTIONS = lexicon.words("BROAD_ACTIONS")
 
 #: Words that change count, representation or extra output of the same object, not the object.
-VARIANT_WORDS = frozenset(
-    "all multiple many batch bulk single one each detail details full complete current "
-    "recursive tree html markdown md text txt plain json png jpeg jpg svg csv xml raw "
-    "formatted content contents blank empty auto simple basic advanced quick iframe frame "
-    "date range period latest recent today daily list web internet online webpage website "
-    "tool "
-    "nearby near around"
-    .split()
-)
+VARIANT_WORDS = lexicon.words("VARIANT_WORDS")
 #: Verbs that lend their noun the action ("take a screenshot", "perform a search"): before
 #: the name's action word they are neither action nor object (``take_screenshot``).
-LIGHT_VERBS = frozenset("take make do perform capture".split())
+LIGHT_VERBS = lexicon.words("LIGHT_VERBS")
 #: Interface actions of a browser or UI driver: a tool named by one is about web pages
 #: whatever its server calls itself (``browserbase_screenshot``, ``selenium:navigate``).
-BROWSER_ACTIONS = frozenset("click hover navigate scroll drag screenshot fill".split())
+BROWSER_ACTIONS = lexicon.words("BROWSER_ACTIONS")
 #: Prepositions after which name words modify the head noun before them (``code_of_cities``).
-POST_WORDS = frozenset("of in on for at to into from with by via using per within under over"
-                       .split())
+POST_WORDS = lexicon.words("POST_WORDS")
 #: A qualifier introduced by these words is a filter or source variant (``get_weather_by_city``).
 QUALIFIER_STARTS = frozenset({"with", "by", "from", "using", "via", "for"})
 #: Qualifiers that name the scope a collection is taken from (``get_tasks_for_project``: the
@@ -177,11 +123,7 @@ QUALIFIER_STARTS = frozenset({"with", "by", "from", "using", "via", "for"})
 #: requests, a scope and none are one request ("the tasks in project X").
 SCOPE_STARTS = frozenset({"for"})
 
-STOPWORDS = frozenset(
-    "a an the and or of to in on for with by from at as is are be this that it its into "
-    "via using use given if not no all any can will may should must which when then than "
-    "your you we our their them they these those such only also each other more most".split()
-)
+STOPWORDS = lexicon.words("STOPWORDS")
 
 _SEPARATORS = re.compile(r"[\s_\-./:]+")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -330,8 +272,7 @@ def _verb(word: str) -> str:
 
 #: Words after which a description's first word is a verb with its object ("Scale a
 #: deployment"), not a noun ("Weather of a city").
-_DETERMINERS = frozenset("a an the all one each every this that these those your my some any "
-                         "multiple".split())
+_DETERMINERS = lexicon.words("_DETERMINERS")
 _NEXT_WORD = re.compile(r"\W*([A-Za-z]+)")
 
 
@@ -361,11 +302,7 @@ def _unlisted_action(words: Sequence[str], verb: str, after: str, nouns: set[str
 #: whose verbs split the requests.
 STATEMENTS = frozenset({"query", "sql", "statement", "command"})
 #: SQL keywords (as a description writes them, in capitals) → the kind of statement.
-STATEMENT_KINDS: dict[str, str] = {
-    **dict.fromkeys(("SELECT", "WITH", "SHOW", "EXPLAIN", "DESCRIBE"), "read"),
-    **dict.fromkeys(("INSERT", "UPDATE", "DELETE", "UPSERT", "MERGE", "REPLACE"), "write"),
-    **dict.fromkeys(("CREATE", "ALTER", "DROP", "TRUNCATE", "RENAME"), "schema"),
-}
+STATEMENT_KINDS: dict[str, str] = lexicon.mapping("STATEMENT_KINDS", "kind")
 #: A description that says so makes a tool read-only when it states no hints.
 _READ_ONLY = re.compile(r"\bread[- ]?only\b", re.IGNORECASE)
 
@@ -374,24 +311,12 @@ def _says_read_only(text: str) -> bool:
     return not cannot_match(text, ("read",)) and _READ_ONLY.search(text) is not None
 
 #: Source-name words that say nothing about a tool (``mcp-server-x``).
-SOURCE_NOISE = frozenset("mcp server tool tools json yaml catalog tmp api client".split())
+SOURCE_NOISE = lexicon.words("SOURCE_NOISE")
 
 #: Qualifier words that name the *kind* of argument a tool takes (``…_from_file`` vs
 #: ``…_from_url``): a model picks by what the request holds, so two tools whose qualifiers name
 #: different kinds are told apart.
-ARG_KINDS: dict[str, str] = {
-    **dict.fromkeys(("file", "path", "local", "disk", "filesystem", "filepath", "filename",
-                     "directory", "folder"), "path"),
-    **dict.fromkeys(("url", "uri", "link", "web", "http", "https", "website", "remote"), "url"),
-    **dict.fromkeys(("id", "identifier", "uuid", "key", "number"), "id"),
-    **dict.fromkeys(("name", "title", "slug", "label"), "name"),
-    **dict.fromkeys(("query", "keyword", "term", "search"), "query"),
-    **dict.fromkeys(("city", "coordinate", "location", "address", "lat", "latitude", "zip",
-                     "postcode", "ip"), "place"),
-    **dict.fromkeys(("text", "content", "string", "html", "markdown"), "text"),
-    **dict.fromkeys(("base64", "byte", "buffer", "blob", "image"), "data"),
-    **dict.fromkeys(("date", "time", "timestamp", "day", "period", "range"), "time"),
-}
+ARG_KINDS: dict[str, str] = lexicon.mapping("ARG_KINDS", "kind")
 #: Variant words that ask for *now* (``get_current_stock_price``): a request for a date is
 #: told apart from one for now.
 NOW_WORDS = frozenset({"current", "latest", "today", "now"})
@@ -421,15 +346,178 @@ def areas_of(words: frozenset[str]) -> frozenset[str]:
 
 
 #: Description words that name no domain (how tools talk, not what they talk about).
-GENERIC_WORDS = frozenset(
-    "tool tools data information result value given specified specific parameter option "
-    "optional default request response api id name new existing string number type item "
-    "object field based provided mcp server call support available current one e.g eg "
-    "example format output input text content json true false null required use used using "
-    "allow allows returns based like etc via per up out about after before while new".split()
-)
+GENERIC_WORDS = lexicon.words("GENERIC_WORDS")
 #: A source's domain words are the content words at least this share of its tools use.
 DOMAIN_SHARE = 0.25
+
+
+def _drop_namespace(name: str, namespace: frozenset[str]
+                    ) -> tuple[list[str], bool, frozenset[str]]:
+    """A name's words in canonical spelling, without its source's namespace word (which
+    becomes its domain): (words, namespaced, domain)."""
+    words = [w for w in split_identifier(name) if w]
+    if len(words) > 1 and words[0].lower() in namespace:
+        return canonical_words(words[1:]), True, frozenset({singular(words[0])})
+    return canonical_words(words), False, frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class _Action:
+    """A name's action: its class, the word that named it, whether the description gave it,
+    and its position among the name's words (-1 when no name word names it)."""
+
+    action: str
+    word: str
+    inferred: bool
+    at: int
+
+    @classmethod
+    def of(cls, words: Sequence[str], description: str) -> _Action:
+        """The first name word in the synonym table (or a prefixed verb: unarchive), else the
+        description's first word, else a name word the description uses as a verb; then a
+        relation ("add X to Y" attaches, "remove X from Y" detaches)."""
+        found = _name_action(words) or _described_action(words, description)
+        action, word, inferred, at = found
+        if at >= 0 and action in RELATIONS:
+            link, linked = RELATIONS[action]
+            if any(w.lower() == link for w in words[at + 1:]):
+                action = linked
+        return cls(action, word, inferred, at)
+
+
+def _name_action(words: Sequence[str]) -> tuple[str, str, bool, int] | None:
+    for k, word in enumerate(words):
+        low = word.lower()
+        if low in ACTIONS:
+            return ACTIONS[low], word, False, k
+        if _prefixed_verb(low):  # unarchive, reopen: a verb of its own class
+            return low, word, False, k
+    return None
+
+
+def _described_action(words: Sequence[str], description: str) -> tuple[str, str, bool, int]:
+    nouns = {singular(w) for w in words}
+    first = _FIRST_WORD.search(description)
+    verb = _verb(first.group()) if first and first.start() < 3 else ""
+    # a first word that repeats a name noun ("Checks" for monitor_checks) is that noun, not
+    # the action
+    if verb in ACTIONS and first is not None and verb not in nouns:
+        return ACTIONS[verb], first.group(), True, -1
+    if words:
+        after = description[first.end():first.end() + 40] if first else ""
+        action, word, at = _unlisted_action(words, verb, after, nouns)
+        return action, word, False, at
+    return "", "", False, -1
+
+
+@dataclass(slots=True)
+class _NameObjects:
+    """What a name's words other than its action say, read word by word: the object words and
+    head noun, variant words, argument kinds, and domain words (services, the brand)."""
+
+    domain: frozenset[str]
+    objects: list[str] = field(default_factory=list)
+    variants: set[str] = field(default_factory=set)
+    kinds: set[str] = field(default_factory=set)
+    head: str = ""
+    plural: bool = False
+    qualified: bool = False  # past a qualifier (with / by / from / for …)
+    scoped: bool = False  # the qualifier names a scope (for a task)
+    post: bool = False  # past "of": the head noun came before
+
+    def add(self, k: int, word: str, act: _Action, count: int, description: str,
+            brands: frozenset[str]) -> None:
+        """Read the ``k``-th of ``count`` name words."""
+        low = word.lower()
+        if k == act.at or (k < act.at and low in LIGHT_VERBS):
+            return  # "take a screenshot": the noun is the action, "take" says nothing
+        if low in QUALIFIER_STARTS and (self.objects or k == act.at + 1) \
+                and act.action != "detach":
+            # (right after the verb it says how: ``search_with_bing``, ``get_by_id``; what a
+            # tool detaches from is its container, an object)
+            self.qualified = True
+            self.scoped = low in SCOPE_STARTS
+        if low in POST_WORDS and self.objects:
+            self.post = True  # "code of cities": the head noun came before "of"
+        if self.qualified or low in STOPWORDS:
+            self._qualifier(low)
+            return
+        token = singular(low)
+        if count > 1 and (token in SERVICES or (token in brands and _brand(k, low, description))):
+            # where the action happens (a service, the server's own name), not its object
+            self.domain = self.domain | {token}
+        elif token in ("url", "uri"):
+            self.variants.add(low)
+            self.kinds.add("url")
+        elif token in VARIANT_WORDS or low in VARIANT_WORDS or token.isdigit():
+            self._variant(low, token)
+        elif not (act.inferred and act.action in (ACTIONS.get(token), ACTIONS.get(_doer(token)))) \
+                and token not in self.objects:
+            # (a name word that is the description's verb, or its doer — ``jina_reader``:
+            # "Read …" — says the action again, not an object)
+            self._object(k, low, token, act.at)
+
+    def _qualifier(self, low: str) -> None:
+        self.variants.add(low)
+        kind = ARG_KINDS.get(singular(low))
+        if self.qualified and kind is not None:
+            self.kinds.add(kind)
+        elif self.scoped and low not in STOPWORDS and low not in QUALIFIER_STARTS:
+            # "tags for a task" vs "tags for a workspace": two scopes, two requests
+            self.kinds.add(f"in {singular(low)}")
+
+    def _variant(self, low: str, token: str) -> None:
+        self.variants.add(low)
+        if token in NOW_WORDS:
+            self.kinds.add("now")
+        elif token in NEAR_WORDS:
+            self.kinds.add("place")
+
+    def _object(self, k: int, low: str, token: str, at: int) -> None:
+        self.objects.append(token)
+        # a participle ("diff staged", "issues closed") modifies, it is no head
+        if not (self.post or (token.endswith("ed") and len(token) > 4)):
+            # a plural before the verb names the resource type (``pods_get``: one pod), after
+            # it the items asked for (``get_projects``)
+            self.head, self.plural = token, low != token and k > at
+
+
+def _brand(k: int, low: str, description: str) -> bool:
+    """A name word in the server's own name is a brand (a domain word, not an object) when it
+    leads the name, or the description never writes it in lower case as a noun."""
+    return k == 0 or not re.search(rf"\b{re.escape(low)}", description[:MAX_DESCRIPTION_CHARS])
+
+
+def _statement_object(objects: list[str], head: str, act: _Action, description: str
+                      ) -> tuple[list[str], str, str]:
+    """(objects, head, action) once statements are read: a tool named "query" has the noun
+    as its object and the description's verb as its action; "query the database" runs one."""
+    action = act.action
+    if act.word.lower() in STATEMENTS and not objects:
+        first = _FIRST_WORD.search(description)
+        verb = _verb(first.group()) if first and first.start() < 3 else ""
+        objects, head = [singular(act.word.lower())], singular(act.word.lower())
+        action = ACTIONS.get(verb, "run")
+    if STATEMENTS.intersection(objects) and action == "list":
+        action = "run"  # "query the database" runs a statement
+    return objects, head, action
+
+
+def _statement_kinds(head: str, head_text: str) -> set[str]:
+    """The kinds of statement a statement tool's first sentence names in capitals ("Execute a
+    SELECT query" vs "Execute an INSERT, UPDATE, or DELETE query"): two tools that split
+    statements by kind are told apart by the statement a request holds."""
+    if head not in STATEMENTS:
+        return set()
+    return {f"statement {STATEMENT_KINDS[w]}" for w in _WORD.findall(head_text)
+            if w in STATEMENT_KINDS}
+
+
+def _cardinality(variants: set[str], kinds: set[str], head_text: str) -> str:
+    """How many items a tool returns as its name and first sentence say: all, one or ''."""
+    many = bool({"list", "all"} & variants) or bool(_ALL.search(head_text))
+    one = "id" in kinds or bool(_ONE.search(head_text))
+    return "all" if many and not one else "one" if one and not many else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -467,102 +555,12 @@ class Profile:
     def of(cls, name: str, description: str, namespace: frozenset[str] = frozenset(),
            boilerplate: Boilerplate = ((), ()), brands: frozenset[str] = frozenset(),
            repeated: frozenset[str] = frozenset()) -> Profile:
-        words = [w for w in split_identifier(name) if w]
-        namespaced = len(words) > 1 and words[0].lower() in namespace
-        domain: frozenset[str] = frozenset()
-        if namespaced:
-            domain = frozenset({singular(words[0])})
-            words = words[1:]
-        words = canonical_words(words)
-        nouns = {singular(w) for w in words}
-        action, action_word, inferred, at = "", "", False, -1
+        words, namespaced, domain = _drop_namespace(name, namespace)
+        act = _Action.of(words, description)
+        read = _NameObjects(domain=domain)
         for k, word in enumerate(words):
-            low = word.lower()
-            if low in ACTIONS:
-                action, action_word, at = ACTIONS[low], word, k
-                break
-            if _prefixed_verb(low):  # unarchive, reopen: a verb of its own class
-                action, action_word, at = low, word, k
-                break
-        if not action:
-            first = _FIRST_WORD.search(description)
-            verb = _verb(first.group()) if first and first.start() < 3 else ""
-            # a first word that repeats a name noun ("Checks" for monitor_checks) is that
-            # noun, not the action
-            if verb in ACTIONS and first is not None and verb not in nouns:
-                action, action_word, inferred = ACTIONS[verb], first.group(), True
-            elif words:
-                after = description[first.end():first.end() + 40] if first else ""
-                action, action_word, at = _unlisted_action(words, verb, after, nouns)
-        # "add X to Y" attaches an existing X, "remove X from Y" detaches it: relation
-        # actions, not "create X" or "delete X"
-        if at >= 0 and action in RELATIONS:
-            link, linked = RELATIONS[action]
-            if any(w.lower() == link for w in words[at + 1:]):
-                action = linked
-        objects: list[str] = []
-        variants: set[str] = set()
-        kinds: set[str] = set()
-        qualified = post = scoped = plural = False
-        head = ""
-        for k, word in enumerate(words):
-            low = word.lower()
-            if k == at or (k < at and low in LIGHT_VERBS):
-                continue  # "take a screenshot": the noun is the action, "take" says nothing
-            if low in QUALIFIER_STARTS and (objects or k == at + 1) and action != "detach":
-                # (right after the verb it says how: ``search_with_bing``, ``get_by_id``;
-                # what a tool detaches from is its container, an object)
-                qualified = True
-                scoped = low in SCOPE_STARTS
-            if low in POST_WORDS and objects:
-                post = True  # "code of cities": the head noun came before "of"
-            if qualified or low in STOPWORDS:
-                variants.add(low)
-                kind = ARG_KINDS.get(singular(low))
-                if qualified and kind is not None:
-                    kinds.add(kind)
-                elif scoped and low not in STOPWORDS and low not in QUALIFIER_STARTS:
-                    # "tags for a task" vs "tags for a workspace": two scopes, two requests
-                    kinds.add(f"in {singular(low)}")
-                continue
-            token = singular(low)
-            if token in SERVICES and len(words) > 1:
-                domain = domain | {token}  # where the action happens, not its object
-            elif token in brands and len(words) > 1 and (k == 0 or not re.search(
-                    rf"\b{re.escape(low)}", description[:MAX_DESCRIPTION_CHARS])):
-                # the server's own name (a brand: its names' prefix, or capitalised or absent
-                # in the description, never a lower-case noun of it) is a domain word, not
-                # an object
-                domain = domain | {token}
-            elif token in ("url", "uri"):
-                variants.add(low)
-                kinds.add("url")
-            elif token in VARIANT_WORDS or low in VARIANT_WORDS or token.isdigit():
-                variants.add(low)
-                if token in NOW_WORDS:
-                    kinds.add("now")
-                elif token in NEAR_WORDS:
-                    kinds.add("place")
-            elif not (inferred and action in (ACTIONS.get(token), ACTIONS.get(_doer(token)))) \
-                    and token not in objects:
-                # (a name word that is the description's verb, or its doer — ``jina_reader``:
-                # "Read …" — says the action again, not an object)
-                objects.append(token)
-                # a participle ("diff staged", "issues closed") modifies, it is no head
-                if not (post or (token.endswith("ed") and len(token) > 4)):
-                    # a plural before the verb names the resource type (``pods_get``: one
-                    # pod), after it the items asked for (``get_projects``)
-                    head, plural = token, low != token and k > at
-        desc = description_tokens(drop_sentences(_strip(description, boilerplate), repeated))
-        stated = "read-only" if _says_read_only(description[:MAX_DESCRIPTION_CHARS]) else None
-        if action_word.lower() in STATEMENTS and not objects:
-            # a tool named "query": the noun; what it does is the description's verb
-            first = _FIRST_WORD.search(description)
-            verb = _verb(first.group()) if first and first.start() < 3 else ""
-            objects, head = [singular(action_word.lower())], singular(action_word.lower())
-            action = ACTIONS.get(verb, "run")
-        if STATEMENTS.intersection(objects) and action == "list":
-            action = "run"  # "query the database" runs a statement
+            read.add(k, word, act, len(words), description, brands)
+        objects, head, action = _statement_object(read.objects, read.head, act, description)
         text = _FIRST_SENTENCE.match(description.strip()[:400])
         head_text = text.group() if text else ""  # what the tool does, before the details
         if action in ("run", "exec") and not objects:
@@ -572,19 +570,14 @@ class Profile:
                          if w in STATEMENTS), None)
             if said is not None:
                 objects, head = [said], said
-        if head in STATEMENTS:
-            # the kinds of statement its first sentence names in capitals ("Execute a SELECT
-            # query" vs "Execute an INSERT, UPDATE, or DELETE query"): two tools that split
-            # statements by kind are told apart by the statement a request holds
-            kinds.update(f"statement {STATEMENT_KINDS[w]}" for w in _WORD.findall(head_text)
-                         if w in STATEMENT_KINDS)
-        many = bool({"list", "all"} & variants) or bool(_ALL.search(head_text))
-        one = "id" in kinds or bool(_ONE.search(head_text))
-        cardinality = "all" if many and not one else "one" if one and not many else ""
-        return cls(action, action_word, inferred, frozenset(objects), frozenset(variants), desc,
-                   namespaced, head=head, domain=domain,
-                   kinds=frozenset(kinds), stated=stated, cardinality=cardinality,
-                   plural=plural)
+        kinds = read.kinds | _statement_kinds(head, head_text)
+        desc = description_tokens(drop_sentences(_strip(description, boilerplate), repeated))
+        stated = "read-only" if _says_read_only(description[:MAX_DESCRIPTION_CHARS]) else None
+        return cls(action, act.word, act.inferred, frozenset(objects),
+                   frozenset(read.variants), desc, namespaced,
+                   head=head, domain=read.domain, kinds=frozenset(kinds), stated=stated,
+                   cardinality=_cardinality(read.variants, kinds, head_text),
+                   plural=read.plural)
 
     @property
     def effect(self) -> str | None:

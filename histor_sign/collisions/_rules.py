@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from histor_sign._schema.witness import Decision
-from histor_sign.collisions._effects import contradictions, explicit_hints, stated_effect
 from histor_sign.collisions._lexical import Profile, Similarity
+from histor_sign.effects import READ_ONLY, StatedEffect, contradiction, stated_effect
 from histor_sign.models import CallRef, Finding, Severity, Tool
 from histor_sign.report._findings import new_finding
 
@@ -46,28 +46,33 @@ def normalized_collision(first: Tool, other: Tool, key: str) -> Finding:
     )
 
 
-def _effect(tool: Tool, profile: Profile | None) -> tuple[str | None, str]:
-    """(effect class, how it is known): explicit hints first, else the action word."""
-    stated = stated_effect(tool.annotations)
-    if stated is not None:
-        return stated, "hints"
+def _effect(stated: StatedEffect, profile: Profile | None) -> tuple[str | None, str]:
+    """(effect class, how it is known): the stated hints first, else the action word."""
+    if stated.effect is not None:
+        return stated.effect, "hints"
     if profile is not None and profile.effect is not None:
         return profile.effect, f"inferred from {profile.action_word!r}"
     return None, ""
 
 
-def contradiction_severity(ea: str | None, eb: str | None,
-                           stated: list[str]) -> Severity | None:
-    """How bad a mix-up of two confusable, overlapping tools is for data: one reads and the
-    other destroys (error) or writes (warning). Two tools that both change data (write vs
-    destructive) contradict only when both *state* different ``destructiveHint`` values
-    (error, ToolClash's contradictory explicit hints): an action word says "delete" or
-    "remove" for both, never which is the worse."""
-    if ea is None or eb is None or ea == eb:
-        return None
-    if "read-only" in (ea, eb):
-        return Severity.error if "destructive" in (ea, eb) else Severity.warning
-    return Severity.error if "destructiveHint" in stated else None
+def _said(tool: Tool, effect: str | None, source: str, stated: StatedEffect) -> str:
+    """One side of an effect message: the tool, its effect and how it is known, and which
+    hints it stated (``'a' (destructive, inferred from 'delete'; states no effect hints)``)."""
+    how = stated.says() if source == "hints" else f"{source}; {stated.says()}"
+    return f"{_where(tool)} ({effect or 'effect unknown'}: {how})"
+
+
+def _divergent(ea: str | None, eb: str | None, similarity: Similarity | None,
+               inferred: bool) -> bool:
+    """HS201: the pair's effects differ as their words say — contrasting actions on one
+    object (unless both only read), one item vs every item, or read vs change where an effect
+    was inferred from a verb (two stated effects contradict only as TC004)."""
+    if similarity is not None and similarity.contrasting:
+        return not ea == eb == READ_ONLY
+    if similarity is not None and similarity.bulk:
+        return True
+    return (inferred and ea is not None and eb is not None and ea != eb
+            and READ_ONLY in (ea, eb))
 
 
 def pair_findings(
@@ -75,8 +80,8 @@ def pair_findings(
     profiles: tuple[Profile, Profile] | None = None,
 ) -> list[Finding]:
     """TC003 (a proven overlap, with its witness), TC011 (a note: confusable but the schemas
-    are proven disjoint), TC004 when the effects of an overlapping pair differ, TC005 for an
-    undecided pair."""
+    are proven disjoint), TC004 when an overlapping pair's explicit hints contradict, HS201
+    when its effects differ as its words say, TC005 for an undecided pair."""
     props: dict[str, Any] = {"basis": basis}
     if similarity is not None:
         props["similarity"] = similarity.to_json()
@@ -104,39 +109,48 @@ def pair_findings(
         message=(f"{_where(a)} and {_where(b)} are confusable ({why}) and both accept "
                  f"{short_json(decision.witness)}"),
     )]
+    effect = _effect_finding(a, b, decision, similarity, why, props, profiles)
+    return out if effect is None else [*out, effect]
+
+
+def _effect_finding(a: Tool, b: Tool, decision: Decision, similarity: Similarity | None,
+                    why: str, props: dict[str, Any],
+                    profiles: tuple[Profile, Profile] | None) -> Finding | None:
+    """TC004 when the two tools' stated effects contradict (explicit hints, MCP semantics:
+    :mod:`histor_sign.effects`); else HS201 when their effects differ as their words say."""
+    sa, sb = stated_effect(a.annotations), stated_effect(b.annotations)
     pa, pb = profiles if profiles is not None else (None, None)
-    (ea, how_a), (eb, how_b) = _effect(a, pa), _effect(b, pb)
-    if similarity is not None and similarity.contrasting and not ea == eb == "read-only":
-        # contrasting actions on one object: what one does is not what the other does
-        severity: Severity | None = (Severity.error if "destructive" in (ea, eb)
-                                     else Severity.warning)
-    elif similarity is not None and similarity.bulk:
-        # one changes every item, the other the item a request names
-        severity = Severity.error if "destructive" in (ea, eb) else Severity.warning
-    else:
-        severity = contradiction_severity(ea, eb,
-                                          contradictions(a.annotations, b.annotations))
-    if severity is None:
-        return out
+    (ea, how_a), (eb, how_b) = _effect(sa, pa), _effect(sb, pb)
+    clash = contradiction(sa, sb)
+    inferred = sa.effect is None or sb.effect is None
+    if clash is None and not _divergent(ea, eb, similarity, inferred):
+        return None
     hint_props = dict(props)
     hint_props["effects"] = [{"effect": ea, "source": how_a}, {"effect": eb, "source": how_b}]
-    hint_props["contradictions"] = contradictions(a.annotations, b.annotations)
-    hint_props["hints"] = [explicit_hints(a.annotations), explicit_hints(b.annotations)]
-    if similarity is not None and similarity.bulk:
-        effects = (f"{_where(a)} ({ea}, {how_a}) and {_where(b)} ({eb}, {how_b}) change "
-                   "different items: one of them every item")
-    elif ea == eb:  # contrasting actions: the same effect class, a different consequence
-        effects = (f"{_where(a)} ({ea}, {how_a}) and {_where(b)} ({eb}, {how_b}) do different "
-                   "things to the same object")
+    hint_props["contradictions"] = list(clash.hints) if clash else []
+    hint_props["hints"] = [sa.hints, sb.hints]
+    side_a, side_b = _said(a, ea, how_a, sa), _said(b, eb, how_b, sb)
+    if clash is not None:
+        rule, severity = "TC004", Severity.error if clash.grave else Severity.warning
+        effects = f"{side_a} and {side_b}: their explicit effect hints contradict"
     else:
-        effects = f"{_where(a)} is {ea} ({how_a}) but {_where(b)} is {eb} ({how_b})"
-    out.append(new_finding(
-        "TC004", tools=refs, outcome="overlap", severity=severity,
+        rule, severity = "HS201", Severity.warning
+        effects = _divergence(side_a, side_b, similarity)
+    return new_finding(
+        rule, tools=[a.ref, b.ref], outcome="overlap", severity=severity,
         witness=decision.witness, has_witness=True, properties=hint_props,
         message=(f"{effects}; they are confusable ({why}) and both accept "
                  f"{short_json(decision.witness)}"),
-    ))
-    return out
+    )
+
+
+def _divergence(side_a: str, side_b: str, similarity: Similarity | None) -> str:
+    """What an HS201 message says the two tools do differently."""
+    if similarity is not None and similarity.contrasting:
+        return f"{side_a} and {side_b} do different things to the same object"
+    if similarity is not None and similarity.bulk:
+        return f"{side_a} and {side_b} change different items: one of them every item"
+    return f"{side_a} and {side_b} have different effects, not both stated"
 
 
 def not_analysed(a: Tool, b: Tool, similarity: Similarity | None, basis: str,
@@ -247,14 +261,16 @@ def _multiple_accept(o: CallOutcome) -> list[Finding]:
 
 
 def _clashes(accepted: Sequence[Tool]) -> list[tuple[int, int, list[str]]]:
-    """Pairs of accepting tools (by position) whose explicit hints contradict."""
+    """Pairs of accepting tools (by position) whose stated effects contradict (the scan's
+    TC004 reading, :func:`histor_sign.effects.contradiction`), with the hints they differ on."""
     out = []
-    hinted = [i for i, t in enumerate(accepted) if explicit_hints(t.annotations)]
+    stated = [stated_effect(t.annotations) for t in accepted]
+    hinted = [i for i, s in enumerate(stated) if s.effect is not None]
     for x, a in enumerate(hinted):
         for b in hinted[x + 1:]:
-            keys = contradictions(accepted[a].annotations, accepted[b].annotations)
-            if keys:
-                out.append((a, b, keys))
+            clash = contradiction(stated[a], stated[b])
+            if clash is not None:
+                out.append((a, b, list(clash.hints)))
     return out
 
 

@@ -34,6 +34,7 @@ from histor_sign.collisions._partition import (
     partitioned_profiles,
 )
 from histor_sign.collisions._shadowing import deprecated_aliases, shadowing_findings
+from histor_sign.collisions._structure import template_siblings
 from histor_sign.models import Catalog, Finding, Tool
 from histor_sign.report._findings import sorted_findings
 
@@ -136,6 +137,9 @@ def _scan(tools: Sequence[Tool], opts: ScanOptions, mapper: Mapper | None = None
     # a tool its own description retires in favour of a sibling is that sibling's alias
     for pair in deprecated_aliases(tools):
         pairs.setdefault(pair, ("deprecated alias", None))
+    # one template written per backend: the catalog's structure, not its words, says so
+    for i, j, basis in template_siblings(tools):
+        pairs.setdefault((i, j), (basis, None))
 
     def priority(item: tuple[tuple[int, int], tuple[str, Similarity | None]]) -> tuple[Any, ...]:
         (i, j), (basis, sim) = item

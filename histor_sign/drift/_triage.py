@@ -40,6 +40,7 @@ from typing import Any
 
 from histor_sign._schema.validation import SchemaRoot, plain_class, prepare_root
 from histor_sign.canonical import canonical_bytes, pointer
+from histor_sign.effects import MCP_DEFAULTS, effective_hints
 from histor_sign.models import PROJECTED_FIELDS
 
 #: How similar two descriptions must be (difflib ratio) for a removed and an added tool with
@@ -161,6 +162,9 @@ RULES: dict[str, str] = {
     "hint-default-explicit": "a hint written out as MCP's default or dropped to it (same "
                              "meaning): low",
     "hint-not-boolean": "a hint is now not a boolean (clients read it differently): medium",
+    "hint-not-meaningful": "destructiveHint / idempotentHint changed on a tool that says "
+                           "readOnlyHint: true before and after, where MCP gives them no "
+                           "meaning (a client reading the hint alone acts on it): medium",
     "annotation-other": "another annotation key (or the annotations object) changed: medium "
                         "(high with the text markers above)",
     # arguments and schemas
@@ -749,22 +753,21 @@ def name_words(name: str) -> str:
 
 # --- annotations ----------------------------------------------------------------------
 
-# hint -> (MCP default, value that is riskier)
-_HINTS: dict[str, tuple[bool, bool]] = {
-    "readOnlyHint": (False, False),
-    "destructiveHint": (True, True),
-    "openWorldHint": (True, True),
-    "idempotentHint": (False, False),
+# hint -> the value that is riskier (MCP's defaults and what a hint means on a read-only
+# tool come from histor_sign.effects, as the scan and the guard read them)
+_HINTS: dict[str, bool] = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "openWorldHint": True,
+    "idempotentHint": False,
 }
 _MISSING = object()
 
 
 def _hint(annotations: Any, key: str) -> bool:
-    default = _HINTS[key][0]
-    if isinstance(annotations, Mapping):
-        value = annotations.get(key, default)
-        return value if isinstance(value, bool) else default
-    return default
+    """The hint's value as MCP reads it: the boolean written, else MCP's default."""
+    value = annotations.get(key) if isinstance(annotations, Mapping) else None
+    return value if isinstance(value, bool) else MCP_DEFAULTS[key]
 
 
 def _raw(annotations: Any, key: str) -> Any:
@@ -795,13 +798,19 @@ def annotation_changes(old: Any, new: Any, own: str = "",
     the title (text rules) and any other key (medium, high with the text markers)."""
     names = list(tool_names)
     out: list[DriftChange] = []
-    for key, (_, risky) in _HINTS.items():
+    meaningless = {k for k in _HINTS
+                   if effective_hints(old).get(k) is None and effective_hints(new).get(k) is None}
+    for key, risky in _HINTS.items():
         raw_before, raw_after = _raw(old, key), _raw(new, key)
         if _same_json(raw_before, raw_after):
             continue
         before, after = _hint(old, key), _hint(new, key)
         text = f"{key} {str(before).lower()} → {str(after).lower()}"
-        if before != after and key == "idempotentHint":
+        if before != after and key in meaningless:
+            out.append(_change(DriftKind.ANNOTATION_CHANGED, Risk.MEDIUM,
+                               f"{text} (no meaning under MCP: readOnlyHint is true before "
+                               "and after)", "hint-not-meaningful"))
+        elif before != after and key == "idempotentHint":
             kind = DriftKind.ANNOTATION_RISKIER if after == risky else DriftKind.ANNOTATION_SAFER
             out.append(_change(kind, Risk.MEDIUM, text, "hint-idempotent"))
         elif before != after and after == risky:

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from histor_sign import effects
 from histor_sign._call_import import (
     _PLAIN_KEYS,
     PLAIN_NAME,
@@ -77,14 +78,16 @@ class Decision:
 
 
 def is_destructive(tool: Tool) -> bool:
-    """Explicit hints only: ``readOnlyHint: false`` *and* ``destructiveHint: true``.
+    """The tool's annotations state that it is destructive: ``destructiveHint: true`` on a
+    tool that does not say ``readOnlyHint: true`` (MCP's semantics, as the scan reads them:
+    :func:`histor_sign.effects.stated_effect`; the Python SDK writes
+    ``ToolAnnotations(destructiveHint=True)`` without ``readOnlyHint``).
 
-    Annotations are untrusted metadata and an omitted hint is not replaced by the MCP
-    default (which would call every unannotated tool destructive); a policy can still force
-    ``require_dry_run`` for any tool.
+    Annotations are untrusted metadata and an unwritten ``destructiveHint`` is not replaced
+    by the MCP default (which would call every unannotated tool destructive); a policy can
+    still force ``require_dry_run`` for any tool.
     """
-    hints = tool.annotations
-    return hints.get("readOnlyHint") is False and hints.get("destructiveHint") is True
+    return effects.is_destructive(tool.annotations)
 
 
 def requires_dry_run(tool: Tool, policy: Policy) -> bool:

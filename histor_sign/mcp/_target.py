@@ -8,6 +8,7 @@ says about the target comes from ``describe``/``safe_url`` so no secret can leak
 from __future__ import annotations
 
 import math
+import os
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
@@ -117,6 +118,82 @@ def refuse_untrusted_server(target: Target, environ: Mapping[str, str]) -> None:
             "workflow: snapshot, then sign), or set `trusted_code` if the server is your own "
             "code and may see the token", param="trusted_code",
         )
+
+
+#: GitHub tokens that can write the repository (push, tag, release). Withheld from a stdio
+#: server's environment like every credential, but as the same user the server reads any
+#: ancestor's environment (``/proc/<pid>/environ``): in reach is not in its environment.
+PUSH_CREDENTIAL_ENV = ("GH_TOKEN", "GITHUB_TOKEN")
+#: How many ancestors :func:`push_credentials_in_reach` reads at most (a deep process tree
+#: is a few dozen; the walk stops at the first it cannot read).
+_MAX_ANCESTORS = 64
+
+
+def push_credentials_in_reach(environ: Mapping[str, str], *, proc: str = "/proc") -> list[str]:
+    """The :data:`PUSH_CREDENTIAL_ENV` names set (non-empty) in ``environ`` or in the
+    environment of any ancestor of this process that this user can read — what a stdio
+    server started now could read, whatever its own environment holds. Sorted, each once;
+    where ``/proc`` cannot be read (not Linux), only ``environ`` is looked at."""
+    found = {name for name in PUSH_CREDENTIAL_ENV if environ.get(name)}
+    for pid in _ancestors(proc):
+        try:
+            with open(f"{proc}/{pid}/environ", "rb") as file:
+                data = file.read(4 << 20)
+        except OSError:
+            continue
+        for item in data.split(b"\0"):
+            name, _, value = item.partition(b"=")
+            if value and name.decode("ascii", "replace") in PUSH_CREDENTIAL_ENV:
+                found.add(name.decode("ascii"))
+    return sorted(found)
+
+
+def _ancestors(proc: str) -> list[int]:
+    """This process's ancestors' ids, parent first (read from ``/proc/<pid>/stat``)."""
+    pids: list[int] = []
+    pid = os.getppid()
+    while pid > 0 and len(pids) < _MAX_ANCESTORS and pid not in pids:
+        pids.append(pid)
+        try:
+            with open(f"{proc}/{pid}/stat", "rb") as file:
+                stat = file.read(4096)
+            pid = int(stat.rpartition(b")")[2].split()[1])  # the field after state: ppid
+        except (OSError, ValueError, IndexError):
+            break
+    return pids
+
+
+def refuse_server_near_push_credentials(target: Target, environ: Mapping[str, str]) -> None:
+    """For a release in GitHub Actions (``GITHUB_ACTIONS=true``): raise :class:`UsageError`
+    before a stdio server is started while a push credential is in reach
+    (:func:`push_credentials_in_reach`), unless ``target.trusted_code`` — the server would
+    publish what it likes with the repository's token. Outside Actions it is the user's own
+    machine and token, and :func:`push_credentials_warning` says it instead."""
+    if target.command is None or target.trusted_code or environ.get("GITHUB_ACTIONS") != "true":
+        return
+    held = push_credentials_in_reach(environ)
+    if held:
+        raise UsageError(
+            "refusing to start a stdio server in GitHub Actions while a push credential is "
+            f"in reach ({', '.join(held)}, in this process's or an ancestor's environment): "
+            "as the same user it can read /proc/<pid>/environ of every ancestor, whatever its "
+            "own environment holds. Fetch it in a job without the token (the two-job "
+            "workflow: snapshot, then sign), or set `trusted_code` if the server is your own "
+            "code and may see the token", param="trusted_code",
+        )
+
+
+def push_credentials_warning(target: Target, environ: Mapping[str, str]) -> str | None:
+    """One line saying which push credentials a stdio server started for ``target`` can
+    read (None for a URL target or none in reach)."""
+    if target.command is None:
+        return None
+    held = push_credentials_in_reach(environ)
+    if not held:
+        return None
+    return (f"the stdio server can read {', '.join(held)} (in this process's or an "
+            "ancestor's environment, via /proc/<pid>/environ): it is kept out of the "
+            "server's environment, not out of its reach")
 
 
 def child_environment(

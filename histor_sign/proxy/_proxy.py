@@ -104,6 +104,7 @@ class _State:
     protocol_version: str | None = None
     host_caps: dict[str, Any] = field(default_factory=dict)
     swallow_initialized: bool = False
+    host_name: str = "the host"
 
 
 def _pollable(fd: int, *, write: bool = False) -> bool:
@@ -167,7 +168,9 @@ class Proxy:
     """Put the pinned, signed contract of ``server`` between a host and its upstream.
 
     ``store`` is the pin store (a :class:`~histor_sign.pins.PinStore`, its file, or None for
-    the per-user file); ``trust`` the Sigstore trust the revision verifies under;
+    the per-user file); ``trust`` a Sigstore trust root the caller names (it must be the
+    one the pin was made under; None: the pin's own), ``offline`` verifies production or
+    staging without a TUF refresh;
     ``upstream`` the server (:class:`~histor_sign.mcp.Target`, stdio or Streamable HTTP).
     ``on_drift``/``fail_on`` say what a served tool that is not the signed one does
     (:class:`OnDrift`); ``policy`` adds the guard's policy; ``audit`` names a JSON-lines
@@ -185,8 +188,9 @@ class Proxy:
         *,
         server: str,
         upstream: Target,
-        trust: Trust,
+        trust: Trust | None = None,
         store: PinStore | str | Path | None = None,
+        offline: bool = False,
         on_drift: OnDrift | str = OnDrift.WITHHOLD,
         fail_on: Risk | str | None = None,
         policy: Policy | None = None,
@@ -204,6 +208,7 @@ class Proxy:
         self.server = server
         self.target = upstream
         self.trust = trust
+        self.offline = offline
         self.store = store
         self.on_drift = OnDrift(on_drift)
         self.fail_on = Risk(fail_on) if fail_on is not None else None
@@ -241,6 +246,8 @@ class Proxy:
         #: Host requests not yet answered (by key): each gets an error if the session fails.
         self._owed: dict[tuple[str, Any], Any] = {}
         self._relay = _RelayChannel(self)
+        #: The host said ``notifications/initialized``: it may be sent requests now.
+        self._host_initialized = asyncio.Event()
 
     # ------------------------------------------------------------------ entry points
     def run_stdio(self) -> ProxyOutcome:
@@ -310,15 +317,25 @@ class Proxy:
         recorded beside the pin file is reused (:mod:`histor_sign._verified_cache`: why
         that is sound); freshness is judged every time."""
         from histor_sign._verified_cache import VerifiedCache, using
-        from histor_sign.pins import PinStore, latest_for_use
+        from histor_sign.pins import PinStore, use_pinned
 
         if self.locked is not None:
             self.locked.require_package(self.target.command, self.target.cwd)
             return self.locked
         store = self.store if isinstance(self.store, PinStore) else PinStore.load(self.store)
+        entry = store.get(self.server)
+        if entry is not None:
+            warning = entry.trust_for_use(self.trust).warning()
+            if warning is not None:
+                self.notice(f"{PREFIX}: warning: {warning}")
         with using(VerifiedCache(store.path)):
-            return latest_for_use(self.server, trust=self.trust, store=store,
-                                  signed_tools=True)
+            pinned = use_pinned(store, self.server, trust=self.trust, offline=self.offline,
+                                signed_tools=True)
+        if pinned.awaiting is not None:
+            self.notice(f"{PREFIX}: {printable(self.server, 200)} {pinned.awaiting.summary()}"
+                        f"; serving revision {pinned.revision}'s tools where the server still "
+                        "serves them exactly (accept it with histor-sign trust update)")
+        return pinned
 
     async def _verified(self, verifying: asyncio.Task[PinnedRevision | LockedRevision]
                         ) -> PinnedRevision | LockedRevision:
@@ -407,6 +424,10 @@ class Proxy:
         if method == "initialize":
             caps = params.get("capabilities")
             self._state.host_caps = caps if isinstance(caps, dict) else {}
+            info = params.get("clientInfo")
+            name = info.get("name") if isinstance(info, dict) else None
+            if isinstance(name, str):
+                self._state.host_name = printable(name, 100)
             result = await self._internal_request("initialize", params, timeout=True,
                                                   raw_error=True)
             if "error" in result:
@@ -456,6 +477,44 @@ class Proxy:
         held, self._held = self._held, None
         for message in held or []:
             await self._send_host(message)
+        from histor_sign.pins import PinnedRevision
+
+        if (isinstance(revision, PinnedRevision) and revision.awaiting is not None
+                and self._state.era is Era.LEGACY
+                and isinstance(self._state.host_caps.get("elicitation"), dict)):
+            self._spawn(self._offer_acceptance(revision))
+
+    async def _offer_acceptance(self, revision: PinnedRevision) -> None:
+        """Ask the user (through the host's elicitation) whether the revision waiting for
+        acceptance may be used; accepted, the pin follows it and the session serves it
+        (:mod:`._acceptance`)."""
+        from histor_sign.proxy import _acceptance
+
+        awaiting = revision.awaiting
+        assert awaiting is not None
+        await self._host_initialized.wait()
+        reply = await self._host_request(
+            "elicitation/create", _acceptance.question(self.server, awaiting,
+                                                        revision.revision))
+        record = {"revision": awaiting.revision, "manifestDigest": awaiting.manifest_digest,
+                  "risk": awaiting.risk, "by": f"the user, through {self._state.host_name}"}
+        if not _acceptance.accepted(reply):
+            self.audit.record("revision-not-accepted", **record)
+            return
+        try:
+            now = await asyncio.to_thread(_acceptance.accept, revision, store=self.store,
+                                          trust=self.trust, offline=self.offline)
+        except HistorError as exc:
+            self.audit.record("revision-not-accepted", **record, reason=exc.message)
+            self.notice(f"{PREFIX}: not accepted: {printable(exc.message, 400)}")
+            return
+        self.audit.record("revision-accepted", **record)
+        self._revision = now
+        self._refreshes += 1
+        self._ready.clear()
+        await self._refresh()
+        self.notice(f"{PREFIX}: accepted and serving {now.headline()}")
+        await self._send_host(notification("notifications/tools/list_changed"))
 
     async def _from_host(self, message: dict[str, Any]) -> None:
         method = message.get("method")
@@ -487,6 +546,7 @@ class Proxy:
         method = message["method"]
         if method == "notifications/initialized" and self._state.swallow_initialized:
             self._state.swallow_initialized = False
+            self._host_initialized.set()
             return
         if self._upstream is None:
             return

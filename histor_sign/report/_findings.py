@@ -27,7 +27,7 @@ class Rule:
 
 
 #: Every rule the toolkit can report, in one table: the collision scan (TC001-TC005, TC010,
-#: TC011), the
+#: TC011, and HS201 for effects read from action words), the
 #: replay of observed calls (TC006-TC009) and the guard's release-time lint (HS101-HS107).
 #: ``severity`` is the default; a strict run promotes incomplete analysis (see
 #: :func:`effective_severity`). Help texts say what to do, never which CLI flag to pass.
@@ -48,10 +48,12 @@ RULES: dict[str, Rule] = {
              "so the wrong pick still makes a valid call. Make the names or descriptions "
              "distinct."),
         Rule("TC004", "contradictory-effects", Severity.error, "scan",
-             "A proven confusable overlap whose effects differ: read-only vs write (warning) or "
-             "either vs destructive (error); effects come from hints or the action word.",
-             "One of two interchangeable-looking tools changes or destroys data and the other "
-             "does not; a confused call can change data. Separate them clearly."),
+             "A proven confusable overlap whose explicit MCP effect hints contradict: "
+             "read-only vs destructive (error), read-only vs a non-destructive write "
+             "(warning), or destructiveHint true vs false (error).",
+             "Both tools state their effects and one of two interchangeable-looking tools "
+             "changes or destroys data the other leaves alone; a confused call can change "
+             "data. Separate them clearly, or correct the hint that is wrong."),
         Rule("TC005", "undecided-confusable", Severity.note, "scan",
              "A lexically confusable pair could not be decided safely.",
              "The schemas use semantics outside the analysed subset or hit a bound; the "
@@ -68,6 +70,14 @@ RULES: dict[str, Rule] = {
              "valid for both.",
              "A model may still pick one for the other, but the wrong pick fails validation "
              "instead of running. Distinct names or descriptions avoid the failed call."),
+        Rule("HS201", "divergent-effects", Severity.warning, "scan",
+             "A proven confusable overlap whose effects differ as their action words say, not "
+             "as contradictory explicit hints state: contrasting actions on one object "
+             "(archive, close, stop, trash, detach or disable vs delete), one item vs every "
+             "item, or an effect inferred from a verb on one side.",
+             "A request worded one way can reach either tool, and they do different things "
+             "to the same data. Say in each description what the tool does that the other "
+             "does not (kept or gone, one item or all), and state the MCP effect hints."),
         Rule("TC006", "replay-multiple-accept", Severity.warning, "replay",
              "Several catalog tools accept an observed call's arguments.",
              "The arguments the model actually sent would be valid for another tool too."),
@@ -127,6 +137,13 @@ RULES: dict[str, Rule] = {
              "or served an entry its tree does not hold.",
              "A log that rewrites history can hide signatures. Keep the stored checkpoint "
              "as evidence and report the log's two views to its operator."),
+        Rule("HM004", "unverified-chain-file", Severity.warning, "monitor",
+             "A file under the published chain path does not verify as what its name says "
+             "(the envelope, attestation part or yank of that revision, one log entry per "
+             "bundle), so its log entries are not counted as published.",
+             "Someone wrote the chain directory: a file no client reads can still hide log "
+             "entries from a monitor that trusts it. Find who changed the revisions branch "
+             "and restore the file the release wrote."),
     ]
 }
 

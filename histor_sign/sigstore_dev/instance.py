@@ -80,6 +80,9 @@ class LocalSigstore:
         #: When set, the log's read API answers that many more requests, then 503 (a test
         #: interrupts a monitor run with it).
         self.log_reads_left: int | None = None
+        #: Tile paths (``tile/0/002``…) answered with these bytes instead of the log's own:
+        #: a test plays a log that serves a forged tile with it.
+        self.tile_overrides: dict[str, bytes] = {}
         self.url = ""
         self.trust_config: dict[str, Any] = {}
         self._server: ThreadingHTTPServer | None = None
@@ -310,13 +313,17 @@ def _handler_for(instance: LocalSigstore) -> type[BaseHTTPRequestHandler]:
                 if log.version == 1 and path == "/api/v1/log":
                     return self._send(200, log.log_info())
                 if log.version == 1 and path == "/api/v1/log/proof":
-                    return self._send(200, log.consistency_proof(number("firstSize"),
-                                                                 number("lastSize")))
+                    return self._send(200, log.consistency_proof(
+                        number("firstSize"), number("lastSize"),
+                        query.get("treeID", [None])[0]))
                 if log.version == 1 and path == "/api/v1/log/entries":
                     return self._send(200, log.entry(number("logIndex")))
                 if log.version == 2 and path == "/checkpoint":
                     note = log.current_checkpoint()[2]
                     return self._send_bytes(200, "text/plain; charset=utf-8", note.encode())
+                forged = instance.tile_overrides.get(path.lstrip("/"))
+                if forged is not None and log.version == 2:
+                    return self._send_bytes(200, "application/octet-stream", forged)
                 tile = parse_tile_path(path.lstrip("/")) if log.version == 2 else None
                 if tile is not None:
                     data = log.tile(*tile)

@@ -146,6 +146,10 @@ class TransparencyLog:
         self._lock = threading.Lock()
         #: v1: the SET and time of each signed entry, by index.
         self._stamps: dict[int, tuple[int, str]] = {}
+        #: v1: the tree id of the active tree, and the frozen (inactive) shards before it:
+        #: (tree id, tree, bodies). Entries are numbered across shards, as Rekor v1 does.
+        self.tree_id = TREE_ID
+        self.shards: list[tuple[str, MerkleTree, list[bytes]]] = []
         # placeholders no bundle will ever point at
         self._extend([canonical_bytes({"kind": "dev-sigstore-placeholder", "index": index})
                       for index in range(first_index)])
@@ -161,6 +165,27 @@ class TransparencyLog:
             self.bodies.append(body)
         return appended
 
+    def pad(self, count: int, tag: str = "filler") -> None:
+        """Test hook: log ``count`` placeholder entries (marked ``tag``, so two histories
+        padded with different tags differ), as other signers' entries fill a real log."""
+        start = len(self.bodies)
+        self._extend([canonical_bytes({"kind": "dev-sigstore-placeholder", "tag": tag,
+                                       "index": start + k}) for k in range(count)])
+
+    def rotate(self, tree_id: str) -> None:
+        """Test hook (v1): freeze the active tree as an inactive shard and continue in a
+        fresh tree ``tree_id``, as production Rekor v1 rotates its shards: later entries
+        keep counting from where the shards end (a global index), their inclusion proofs
+        and checkpoints are the new tree's."""
+        with self._lock:
+            self.shards.append((self.tree_id, self.tree, self.bodies))
+            self.tree, self.bodies, self.tree_id, self._stamps = MerkleTree(), [], tree_id, {}
+
+    @property
+    def offset(self) -> int:
+        """Entries in the inactive shards: the global index of the active tree's first."""
+        return sum(len(tree) for _, tree, _ in self.shards)
+
     def rewrite(self, keep: int) -> None:
         """Test hook: forget every entry from index ``keep`` on, so the log serves a
         shorter tree (a shrink) and, once entries are added again, another history under
@@ -175,7 +200,7 @@ class TransparencyLog:
     @property
     def origin(self) -> str:
         """The checkpoint's first line (v1: ``name - tree id``; v2: the name alone)."""
-        return f"{self.name} - {TREE_ID}" if self.version == 1 else self.name
+        return f"{self.name} - {self.tree_id}" if self.version == 1 else self.name
 
     @property
     def public_key_der(self) -> bytes:
@@ -201,9 +226,9 @@ class TransparencyLog:
             return self.key.sign(data, ec.ECDSA(hashes.SHA256()))
         return self.key.sign(data)
 
-    def checkpoint(self, size: int, root: bytes) -> str:
+    def checkpoint(self, size: int, root: bytes, origin: str | None = None) -> str:
         """A signed note: origin, size, root; signature line = key hint (4 bytes) + sig."""
-        text = f"{self.origin}\n{size}\n{b64(root)}\n"
+        text = f"{origin or self.origin}\n{size}\n{b64(root)}\n"
         signature = self._sign(text.encode())
         return f"{text}\n\u2014 {self.name} {b64(self.log_id[:4] + signature)}\n"
 
@@ -212,7 +237,8 @@ class TransparencyLog:
         if self.version == 2:
             return self._add_v2(proposed)
         body = canonical_body(proposed)
-        index, size, root, path = self._append(body)
+        local, size, root, path = self._append(body)
+        index = self.offset + local
         integrated_time = int(time.time())
         log_id_hex = self.log_id.hex()
         set_payload = canonical_bytes(
@@ -224,7 +250,7 @@ class TransparencyLog:
             }
         )
         stamp = b64(self._sign(set_payload))
-        self._stamps[index] = (integrated_time, stamp)
+        self._stamps[local] = (integrated_time, stamp)
         return {
             hashlib.sha256(body).hexdigest(): {
                 "body": b64(body),
@@ -234,7 +260,7 @@ class TransparencyLog:
                 "verification": {
                     "signedEntryTimestamp": stamp,
                     "inclusionProof": {
-                        "logIndex": index,
+                        "logIndex": local,
                         "treeSize": size,
                         "rootHash": root.hex(),
                         "hashes": [h.hex() for h in path],
@@ -272,33 +298,51 @@ class TransparencyLog:
     def log_info(self) -> dict[str, Any]:
         """v1 ``GET /api/v1/log``."""
         size, root, note = self.current_checkpoint()
+        inactive = []
+        for tree_id, tree, _ in self.shards:
+            origin = f"{self.name} - {tree_id}"
+            inactive.append({"rootHash": tree.root().hex(), "treeSize": len(tree),
+                             "treeID": tree_id,
+                             "signedTreeHead": self.checkpoint(len(tree), tree.root(), origin)})
         return {"rootHash": root.hex(), "treeSize": size, "signedTreeHead": note,
-                "treeID": TREE_ID, "inactiveShards": []}
+                "treeID": self.tree_id, "inactiveShards": inactive}
 
-    def consistency_proof(self, first: int, last: int) -> dict[str, Any]:
-        """v1 ``GET /api/v1/log/proof?firstSize=&lastSize=``."""
-        if not 0 <= first <= last <= len(self.tree):
+    def consistency_proof(self, first: int, last: int,
+                          tree_id: str | None = None) -> dict[str, Any]:
+        """v1 ``GET /api/v1/log/proof?firstSize=&lastSize=[&treeID=]`` (an inactive shard
+        by its tree id)."""
+        tree = next((t for i, t, _ in self.shards if i == tree_id), self.tree)
+        if not 0 <= first <= last <= len(tree):
             raise ValueError(f"no proof from size {first} to {last} in a tree of "
-                             f"{len(self.tree)}")
-        return {"rootHash": self.tree.root(last).hex(),
-                "hashes": [h.hex() for h in self.tree.consistency(first, last)]}
+                             f"{len(tree)}")
+        return {"rootHash": tree.root(last).hex(),
+                "hashes": [h.hex() for h in tree.consistency(first, last)]}
 
     def entry(self, index: int) -> dict[str, Any]:
-        """v1 ``GET /api/v1/log/entries?logIndex=N``: the entry with an inclusion proof
-        and checkpoint for the tree as it is now."""
+        """v1 ``GET /api/v1/log/entries?logIndex=N`` (a global index): the entry with an
+        inclusion proof and checkpoint for its shard's tree as it is now."""
         size, root, note = self.current_checkpoint()
-        if not 0 <= index < size:
+        tree, bodies, local, stamps = self.tree, self.bodies, index - self.offset, self._stamps
+        start = 0
+        for tree_id, frozen, kept in self.shards:
+            if start <= index < start + len(frozen):
+                tree, bodies, local, stamps = frozen, kept, index - start, {}
+                size, root = len(frozen), frozen.root()
+                note = self.checkpoint(size, root, f"{self.name} - {tree_id}")
+                break
+            start += len(frozen)
+        if not 0 <= local < size:
             raise KeyError(index)
-        body = self.bodies[index]
-        integrated, stamp = self._stamps.get(index, (0, ""))
+        body = bodies[local]
+        integrated, stamp = stamps.get(local, (0, ""))
         return {hashlib.sha256(body).hexdigest(): {
             "body": b64(body), "integratedTime": integrated, "logID": self.log_id.hex(),
             "logIndex": index,
             "verification": {
                 "signedEntryTimestamp": stamp,
                 "inclusionProof": {
-                    "logIndex": index, "treeSize": size, "rootHash": root.hex(),
-                    "hashes": [h.hex() for h in self.tree.inclusion(index, size)],
+                    "logIndex": local, "treeSize": size, "rootHash": root.hex(),
+                    "hashes": [h.hex() for h in tree.inclusion(local, size)],
                     "checkpoint": note,
                 },
             },

@@ -327,6 +327,31 @@ def log_entry_of(bundle: Mapping[str, Any]) -> TransparencyLogRef:
     return TransparencyLogRef(log_id, log_index, integrated)
 
 
+def recheck_identity(env: SignedEnvelope, pins: PinsLike) -> list[str]:
+    """The identity and signer checks of :func:`verify` alone, on the bundle's certificate
+    read without sigstore: what a recorded verification (the verified-revision cache) must
+    still pass on every use, so a forged record cannot stand in for the pins. Every problem,
+    or an empty list."""
+    import base64
+
+    from cryptography import x509
+
+    material = env.bundle.get("verificationMaterial") if isinstance(env.bundle, dict) else None
+    chain = material.get("x509CertificateChain") if isinstance(material, dict) else None
+    holder = (material.get("certificate") if isinstance(material, dict)
+              and "certificate" in material
+              else (chain.get("certificates") or [None])[0] if isinstance(chain, dict)
+              else None)
+    try:
+        raw = base64.b64decode(holder["rawBytes"], validate=True)  # type: ignore[index]
+        facts = certificate_facts(x509.load_der_x509_certificate(raw))
+    except Exception:  # any malformed bundle: no certificate to vouch for anything
+        return ["no readable signing certificate in the bundle"]
+    problems = identity_problems(facts, pins, server=env.server)
+    log = _log_axis(env, facts)
+    return problems + ([log.detail] if log.status is FAIL else [])
+
+
 # ---------------------------------------------------------------------- envelope axes
 def _signature_axis(
     env: SignedEnvelope, trusted_root: TrustedRoot

@@ -20,11 +20,42 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from histor_sign._escape import printable
 from histor_sign.errors import UsageError
 from histor_sign.models import GITHUB_ACTIONS_ISSUER, namespace_owner
 from histor_sign.verification._certificate import CertificateFacts, parse_workflow_identity
 
-_WORKFLOW_PIN = re.compile(r"^(?:[^/@\s]+/[^/@\s]+/)?\.github/workflows/[^@\s/]+$")
+_WORKFLOW = re.compile(
+    r"^(?:[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}/)?\.github/workflows/[A-Za-z0-9._/-]+\.ya?ml$"
+)
+
+
+def validate_workflow(workflow: str, param: str = "workflow") -> str:
+    """The one rule for a workflow pin (a pin file, ``trust add``, a :class:`Workflow`
+    policy, ``monitor``, ``init``): a workflow file ``.github/workflows/sign.yml`` in the
+    source repository, or ``OWNER/REPO/.github/workflows/sign.yml`` for a reusable
+    workflow — a ``.yml``/``.yaml`` file as GitHub runs them, without ``@REF``."""
+    if (not isinstance(workflow, str) or not _WORKFLOW.match(workflow)
+            or "/../" in workflow or "//" in workflow):
+        raise UsageError(
+            f"`{param}` must be a workflow file path like .github/workflows/sign.yml (or "
+            f"OWNER/REPO/.github/workflows/sign.yml), without @REF, got "
+            f"{printable(str(workflow), 120)!r}",
+            param=param,
+        )
+    return workflow
+
+
+def validate_ref_pattern(pattern: str, param: str = "ref_pattern") -> str:
+    """The one rule for a ref pin: a glob over full git refs (``refs/tags/v*``,
+    ``refs/heads/main``)."""
+    if (not isinstance(pattern, str) or not pattern.startswith("refs/") or len(pattern) > 255
+            or not pattern.isprintable() or any(c.isspace() for c in pattern)):
+        raise UsageError(
+            f"`{param}` must be a glob over full git refs such as refs/tags/v* or "
+            f"refs/heads/main, got {printable(str(pattern), 120)!r}", param=param,
+        )
+    return pattern
 
 
 class IdentityPolicy(Protocol):
@@ -181,13 +212,7 @@ class Workflow:
     workflow: str
 
     def __post_init__(self) -> None:
-        if not _WORKFLOW_PIN.match(self.workflow):
-            raise UsageError(
-                f"`workflow` {self.workflow!r}: expected a workflow file path such as "
-                ".github/workflows/sign.yml (or OWNER/REPO/.github/workflows/sign.yml for a "
-                "reusable workflow), without @REF",
-                param="workflow",
-            )
+        validate_workflow(self.workflow)
 
     def problems(self, facts: CertificateFacts) -> list[str]:
         if not self._matches(facts):
@@ -216,8 +241,7 @@ class RefPattern:
     pattern: str
 
     def __post_init__(self) -> None:
-        if not self.pattern:
-            raise UsageError("`ref_pattern` is empty", param="ref_pattern")
+        validate_ref_pattern(self.pattern)
 
     def problems(self, facts: CertificateFacts) -> list[str]:
         if facts.ref is None or not ref_glob(self.pattern).fullmatch(facts.ref):

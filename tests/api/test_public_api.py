@@ -2,15 +2,95 @@
 
 from __future__ import annotations
 
+import ast
+import compileall
 import inspect
+import os
+import shutil
 import subprocess
 import sys
+import zipfile
+from pathlib import Path
 
+import pytest
 from cli_harness import REPO, cli_env
 
 import histor_sign as hs
 
 API_DOC = REPO / "docs" / "api.md"
+INIT = REPO / "histor_sign" / "__init__.py"
+
+
+def _type_checking_reexports() -> dict[str, str]:
+    """``{name: module}`` of the ``from M import N as N`` lines under ``if TYPE_CHECKING:``."""
+    tree = ast.parse(INIT.read_text(encoding="utf-8"))
+    (block,) = [node for node in tree.body if isinstance(node, ast.If)
+                and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"]
+    names: dict[str, str] = {}
+    for stmt in block.body:
+        assert isinstance(stmt, ast.ImportFrom) and stmt.module, ast.unparse(stmt)
+        for alias in stmt.names:
+            assert alias.asname == alias.name, f"write `{alias.name} as {alias.name}`"
+            assert alias.name not in names, f"{alias.name} re-exported twice"
+            names[alias.name] = stmt.module
+    return names
+
+
+def test_the_type_checkers_face_and_the_run_time_table_agree() -> None:
+    # Written twice in __init__.py: what mypy and IDEs see, and what __getattr__ loads.
+    table = hs._MODULE_OF  # type: ignore[attr-defined]
+    reexports = _type_checking_reexports()
+    assert list(reexports.items()) == list(table.items())
+    assert hs.__all__ == sorted(table)
+
+
+#: Imports the package as an installed user would and touches every public name.
+_EVERY_NAME = (
+    "import histor_sign as hs\n"
+    "assert hs.__file__.endswith('.pyc'), hs.__file__\n"
+    "missing = [n for n in hs.__all__ if getattr(hs, n, None) is None]\n"
+    "from histor_sign import verify, Pins, release  # noqa\n"
+    "print(len(hs.__all__), missing)\n"
+)
+
+
+def _bytecode_only(tmp: Path) -> Path:
+    """A copy of the package as a bytecode-only install: ``compileall -b`` writes each
+    module's ``.pyc`` beside it, then every ``.py`` is removed (data files stay)."""
+    site = tmp / "site"
+    shutil.copytree(REPO / "histor_sign", site / "histor_sign",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    assert compileall.compile_dir(site, legacy=True, quiet=1)
+    for source in site.rglob("*.py"):
+        source.unlink()
+    return site
+
+
+def _import_every_name(path_entry: Path, cwd: Path) -> str:
+    env = dict(os.environ, PYTHONPATH=str(path_entry))
+    done = subprocess.run([sys.executable, "-c", _EVERY_NAME], capture_output=True,
+                          text=True, env=env, cwd=cwd, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.strip()
+
+
+@pytest.mark.slow
+def test_a_bytecode_only_install_imports_and_exposes_every_public_name(
+        tmp_path: Path) -> None:
+    site = _bytecode_only(tmp_path)
+    assert not list(site.rglob("*.py"))
+    assert _import_every_name(site, tmp_path) == f"{len(hs.__all__)} []"
+
+
+@pytest.mark.slow
+def test_a_zipped_bytecode_only_install_imports_and_exposes_every_public_name(
+        tmp_path: Path) -> None:
+    site = _bytecode_only(tmp_path)
+    archive = tmp_path / "histor_sign.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for path in sorted(site.rglob("*")):
+            zf.write(path, path.relative_to(site).as_posix())
+    assert _import_every_name(archive, tmp_path) == f"{len(hs.__all__)} []"
 
 
 def test_the_face_is_small_and_documented_in_the_api_guide() -> None:
@@ -81,3 +161,8 @@ def test_import_is_cheap() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=cli_env(), cwd=REPO, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_the_architecture_page_counts_the_public_names() -> None:
+    page = (REPO / "docs" / "architecture.md").read_text()
+    assert f"the public face ({len(hs.__all__)} names)" in page

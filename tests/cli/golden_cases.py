@@ -252,7 +252,11 @@ case("check-attestation", "check", f"{R2}/tools.snapshot.json", "--envelope",
      "-o", "drift.txt", files=("drift.txt",))
 case("check-stdio-drifted", "check", "--stdio", EXAMPLE_DRIFTED, "--envelope",
      f"{R1}/envelope.json", "--signed-tools", f"{R1}/tools.snapshot.json", "-f", "json")
-steps("check-pinned-server-advances-pin",
+# Revision 2's change is triaged high risk: it waits for acceptance, then is accepted.
+steps("check-pinned-server-waits-then-accepted",
+      ("check", f"{R2}/tools.snapshot.json", *PINNED),
+      ("trust", "update", "io.github.example/notes-server", "--accept", "--pins",
+       "inputs/pins-rev1.json", "--trust-config", TRUST),
       ("check", f"{R2}/tools.snapshot.json", *PINNED),
       ("trust", "list", "--pins", "inputs/pins-rev1.json"),
       files=("inputs/pins-rev1.json",))

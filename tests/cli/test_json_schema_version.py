@@ -34,6 +34,8 @@ def test_reports_and_results_carry_the_schema_version(tmp_path: Path) -> None:
         "digest": run_cli("digest", CATALOG, "-f", "json"),
         "check": run_cli("check", CATALOG, "--envelope", str(stmt), "-f", "json"),
         "guard": run_cli("guard", str(call), "--catalog", CATALOG, "-f", "json"),
+        "trust list": run_cli("trust", "list", "--pins", str(tmp_path / "pins.json"), "-f",
+                              "json"),
     }
     for command, run in runs.items():
         assert run.code in (0, 1), (command, run.stderr)

@@ -14,16 +14,24 @@ from pathlib import Path
 
 from cli_harness import REPO, cli_env, run_cli
 
+from histor_sign.mcp import Target
+from histor_sign.mcp._target import push_credentials_warning
+
 EXAMPLE = shlex.join([sys.executable, "-m", "histor_sign.demo.example_server"])
 SUMMARY = "histor-sign: fetched 7 tools in 3 pages from example-notes (stdio)\n"
+#: What fetch says first when the session running these tests has a GitHub token in reach
+#: (a developer's exported GH_TOKEN: every ancestor's environment counts; --quiet keeps
+#: warnings), else nothing (tests/mcp/test_push_credentials.py tests the warning itself).
+_IN_REACH = push_credentials_warning(Target.stdio(EXAMPLE), os.environ)
+TOKEN_WARNING = f"histor-sign: warning: {_IN_REACH}\n" if _IN_REACH else ""
 FILESYSTEM = str(REPO / "tests" / "data" / "reference-servers" / "filesystem.json")
 
 
 def test_fetch_says_what_it_fetched_unless_quiet(tmp_path: Path) -> None:
     run = run_cli("fetch", "--stdio", EXAMPLE, "-o", str(tmp_path / "s.json"))
-    assert (run.code, run.stdout, run.stderr) == (0, "", SUMMARY)
+    assert (run.code, run.stdout, run.stderr) == (0, "", TOKEN_WARNING + SUMMARY)
     quiet = run_cli("fetch", "--stdio", EXAMPLE, "-o", str(tmp_path / "s.json"), "--quiet")
-    assert (quiet.code, quiet.stdout, quiet.stderr) == (0, "", "")
+    assert (quiet.code, quiet.stdout, quiet.stderr) == (0, "", TOKEN_WARNING)
 
 
 def _stderr_on_a_terminal(*argv: str) -> str:
@@ -53,7 +61,7 @@ def test_fetch_shows_progress_on_a_terminal(tmp_path: Path) -> None:
     assert "3 pages, 7 tools" in seen and seen.endswith(SUMMARY.replace("\n", "\r\n"))
     quiet = _stderr_on_a_terminal("fetch", "--stdio", EXAMPLE, "-o",
                                   str(tmp_path / "s.json"), "-q")
-    assert quiet == ""
+    assert quiet == TOKEN_WARNING.replace("\n", "\r\n")
 
 
 def test_min_severity_hides_findings_from_the_report_not_from_the_gate() -> None:

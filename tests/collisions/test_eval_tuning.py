@@ -48,7 +48,8 @@ def test_tuning_half_floor() -> None:
     figures = eval_scan().evaluate(TUNING, CATALOGS).figures
     print(json.dumps(figures, indent=1))
     # the floor under the figures measured after the generalizing rules of issue 24 (0.91 /
-    # 0.53, within 0.89 / 0.44, across 0.92 / 0.58, TC004 4 of 7, no false TC004 error;
+    # 0.53, within 0.89 / 0.44, across 0.92 / 0.58, TC004 (HS201 since issue 38) 4 of 7, no
+    # false TC004 error;
     # 0.91 / 0.50 before them); the issue's targets (0.85 at 0.75, TC004 0.6) are not
     # reached: 12 of the 58 positives have disjoint schemas (TC011), so TC003|TC004 recall
     # is at most 0.79 on this half
@@ -59,7 +60,9 @@ def test_tuning_half_floor() -> None:
     cross = figures["scores"]["cross"]["TC003|TC004"]
     assert within["precision"] >= 0.85 and within["recall"] >= 0.42
     assert cross["precision"] >= 0.88 and cross["recall"] >= 0.55
-    assert figures["tc004"]["recall"] >= 0.55
+    # TC004 is ToolClash's (explicit hints that contradict, issue 38); the rubric's
+    # contradictions read from the words are HS201 now, so the floor is on either
+    assert figures["effects"]["recall"] >= 0.55
     assert figures["gate"]["falseTc004Per100"] <= 1.0
     # 46 of the 58 positives admit one call both schemas accept (the TC003 ceiling, 0.79);
     # of the 25 of those labeled without doubt, the scan found 23
@@ -141,7 +144,8 @@ def test_sixth_set_floor() -> None:
 
 def test_scores_count_flags_only_on_labeled_pairs(tmp_path: Path) -> None:
     """The script's arithmetic on a two-server set made here: one overlap pair found, one
-    contradict pair found as TC004, one distinct pair not flagged."""
+    contradict pair found as HS201 (delete vs detach, as the words say: no hints state a
+    contradiction, so no TC004 and no gate failure), one distinct pair not flagged."""
     schema = {"type": "object", "properties": {"path": {"type": "string"}},
               "required": ["path"]}
     a = [{"name": "read_file", "description": "Read a file from disk", "inputSchema": schema},
@@ -159,9 +163,11 @@ def test_scores_count_flags_only_on_labeled_pairs(tmp_path: Path) -> None:
         "pairs": 3, "positives": 2, "flagged": 2, "truePositives": 2, "precision": 1.0,
         "recall": 1.0}
     assert figures["scores"]["cross"]["TC003|TC004"]["pairs"] == 2
-    assert figures["tc004"] == {"contradict": 1, "found": 1, "recall": 1.0,
+    assert figures["tc004"] == {"contradict": 1, "found": 0, "recall": 0.0,
                                 "falseOnLabeled": 0}
-    assert figures["gate"]["failed"] == 1 and figures["gate"]["falseTc004Errors"] == 0
+    assert figures["effects"] == {"contradict": 1, "found": 1, "recall": 1.0,
+                                  "falseOnLabeled": 0}
+    assert figures["gate"]["failed"] == 0 and figures["gate"]["falseTc004Errors"] == 0
     assert figures["reachable"] == {"positives": 2, "reachable": 2, "ceiling": 1.0, "found": 2,
                                     "recall": 1.0, "certain": 2, "certainFound": 2}
     assert figures["scores"]["certain"]["TC003|TC004"]["pairs"] == 3

@@ -53,30 +53,32 @@ def test_plurals_in_es_and_object_aliases_name_one_object() -> None:
     assert canonical_words(["git", "pull"]) == ["git", "pull"]  # a verb alone stays a verb
 
 
-def _tc004(*tools: dict[str, Any]) -> list[Finding]:
+def _divergent(*tools: dict[str, Any]) -> list[Finding]:
+    """The effect findings of a scan of these tools: HS201 (effects as the words say) or
+    TC004 (explicit hints that contradict)."""
     cat = parse_catalog({"tools": list(tools)}, "c.json")
-    return [f for f in scan_catalogs([cat]).findings if f.rule == "TC004"]
+    return [f for f in scan_catalogs([cat]).findings if f.rule in ("TC004", "HS201")]
 
 
 def test_a_write_to_every_item_contradicts_a_write_to_one() -> None:
-    """"Mark my to-do done": one item, or every pending item — TC004, an error when the
-    change destroys."""
+    """"Mark my to-do done": one item, or every pending item — HS201, a warning even when the
+    change destroys (no hint states it: the gate does not fail on it)."""
     one = {"name": "mark_todo_done", "description": "Mark a to-do item as done",
            "inputSchema": ITEMS}
     every = {"name": "mark_all_todos_done", "description": "Mark all to-do items as done",
              "inputSchema": ITEMS}
-    found = _tc004(one, every)
-    assert [f.severity.value for f in found] == ["warning"]
+    found = _divergent(one, every)
+    assert [(f.rule, f.severity.value) for f in found] == [("HS201", "warning")]
     assert found[0].properties["similarity"]["bulk"] is True
     assert "one of them every item" in found[0].message
-    gone = _tc004({"name": "delete_message", "description": "Delete a message",
+    gone = _divergent({"name": "delete_message", "description": "Delete a message",
                    "inputSchema": ITEMS},
                   {"name": "delete_all_messages", "description": "Delete all messages",
                    "inputSchema": ITEMS})
-    assert [f.severity.value for f in gone] == ["error"]
+    assert [(f.rule, f.severity.value) for f in gone] == [("HS201", "warning")]
     # reading every item vs one is no contradiction, and nor are two single-item writes
-    assert _tc004({"name": "get_message", "description": "Get a message",
+    assert _divergent({"name": "get_message", "description": "Get a message",
                    "inputSchema": ITEMS},
                   {"name": "get_all_messages", "description": "Get all messages",
                    "inputSchema": ITEMS}) == []
-    assert _tc004(one, {**one, "name": "mark_todo_as_done"}) == []
+    assert _divergent(one, {**one, "name": "mark_todo_as_done"}) == []

@@ -119,15 +119,16 @@ def test_a_tool_is_in_its_servers_subject_areas_too() -> None:
 
 
 def test_disabling_or_deactivating_vs_deleting_contradict() -> None:
+    """Turned off and kept, or gone: HS201 (the words say it; no hint does, so no TC004)."""
     schema = {"type": "object", "properties": {"id": {"type": "string"}}}
     for verb in ("disable", "deactivate"):
         cat = parse_catalog({"tools": [
             {"name": f"{verb}_user", "description": "Turn a user off", "inputSchema": schema},
             {"name": "delete_user", "description": "Delete a user", "inputSchema": schema}]},
             "c.json")
-        tc004 = [f for f in scan_catalogs([cat]).findings if f.rule == "TC004"]
-        assert len(tc004) == 1 and tc004[0].severity.value == "error", verb
-        assert tc004[0].properties["similarity"]["contrastingActions"] is True
+        found = [f for f in scan_catalogs([cat]).findings if f.rule in ("TC004", "HS201")]
+        assert [(f.rule, f.severity.value) for f in found] == [("HS201", "warning")], verb
+        assert found[0].properties["similarity"]["contrastingActions"] is True
 
 
 def test_general_abbreviations_name_one_object() -> None:
@@ -349,7 +350,7 @@ def test_a_verb_that_names_the_whole_job_meets_its_namesakes_in_any_server() -> 
 
 def test_the_trash_is_not_gone_for_good() -> None:
     """``trash_thread`` moves to the trash (reversible), ``delete_thread`` deletes for good:
-    a request "delete this thread" reaches both with different consequences (TC004, as
+    a request "delete this thread" reaches both with different consequences (HS201, as
     archive vs delete); ``untrash_thread`` takes it back out and is neither."""
     delete = Profile.of("delete_thread", "Delete a thread")
     trash = Profile.of("trash_thread", "Move a thread to the trash")

@@ -58,10 +58,16 @@ def test_each_scan_rule_on_a_small_catalog() -> None:
     assert [[t.index for t in f.tools] for f in by_rule["TC002"]] == [[0, 2]]
     tc4 = {tuple(t.index for t in f.tools): f for f in by_rule["TC004"]}
     assert tc4[(0, 3)].witness == {"path": "a"} and tc4[(0, 3)].severity.value == "error"
-    assert "read-only (hints)" in tc4[(0, 3)].message
-    # tool 1 states no hints: its effect is inferred from the action word, and said so
-    assert "read-only (inferred from 'get')" in tc4[(1, 3)].message
-    assert all(f.has_witness for f in by_rule["TC004"])
+    assert "(read-only: states readOnlyHint: true)" in tc4[(0, 3)].message
+    assert "states readOnlyHint: false, destructiveHint: true" in tc4[(0, 3)].message
+    # tool 1 states no hints: its effect is inferred from the action word, and said so —
+    # HS201, not TC004 (ToolClash's TC004 needs both sides' explicit hints)
+    assert (1, 3) not in tc4
+    hs = {tuple(t.index for t in f.tools): f for f in by_rule["HS201"]}
+    assert hs[(1, 3)].severity.value == "warning"
+    assert ("(read-only: inferred from 'get'; states no effect hints)"
+            in hs[(1, 3)].message)
+    assert all(f.has_witness for f in by_rule["TC004"] + by_rule["HS201"])
     assert any([t.index for t in f.tools] == [0, 3] for f in by_rule["TC003"])
     assert any(4 in [t.index for t in f.tools] for f in by_rule["TC005"])
     # lookup_account vs lookup_accounts: confusable but provably disjoint -> a TC011 note;
@@ -253,24 +259,28 @@ def test_disjoint_confusables_are_tc011_notes_in_json_and_sarif(tmp_path: Path) 
 
 
 def test_tc004_is_read_versus_change_or_stated_destructive_hints() -> None:
-    """Contradicting effects: one tool reads and the other writes (warning) or destroys
-    (error), or both state different destructiveHint values (error). Two tools that both
-    change data by their action words alone ("delete" vs "remove") do not contradict."""
-    def tc004(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """Contradicting explicit hints: one tool states read-only and the other states a write
+    (warning) or a destructive tool (error), or both state different destructiveHint values
+    (error). An effect read from an action word is HS201 (a warning), never TC004; two tools
+    that both change data by their action words alone ("delete" vs "remove") are neither."""
+    def effects(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, str]]:
         cat = parse_catalog({"tools": [a, b]}, "c.json")
-        return [f.severity.value for f in scan_catalogs([cat]).findings if f.rule == "TC004"]
+        return [(f.rule, f.severity.value) for f in scan_catalogs([cat]).findings
+                if f.rule in ("TC004", "HS201")]
 
     read = mcp_tool("remove_file", PATH_SCHEMA, "Remove a file", readOnlyHint=True)
     gone = mcp_tool("delete_file", PATH_SCHEMA, "Delete a file")
-    assert tc004(read, gone) == ["error"]
+    assert effects(read, gone) == [("HS201", "warning")]
     wrote = mcp_tool("delete_file", PATH_SCHEMA, "Delete a file", readOnlyHint=False)
-    assert tc004(read, wrote) == ["warning"]
-    assert tc004(mcp_tool("remove_file", PATH_SCHEMA, "Remove a file"), gone) == []
+    assert effects(read, wrote) == [("TC004", "warning")]
+    sdk = mcp_tool("delete_file", PATH_SCHEMA, "Delete a file", destructiveHint=True)
+    assert effects(read, sdk) == [("TC004", "error")]
+    assert effects(mcp_tool("remove_file", PATH_SCHEMA, "Remove a file"), gone) == []
     soft = mcp_tool("remove_file", PATH_SCHEMA, "Remove a file", readOnlyHint=False,
                     destructiveHint=False)
     hard = mcp_tool("delete_file", PATH_SCHEMA, "Delete a file", readOnlyHint=False,
                     destructiveHint=True)
-    assert tc004(soft, hard) == ["error"]
+    assert effects(soft, hard) == [("TC004", "error")]
 
 
 def test_max_bytes_bounds_each_catalog_file(tmp_path: Path) -> None:

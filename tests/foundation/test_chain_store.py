@@ -284,3 +284,48 @@ def test_an_https_location_is_never_followed_down_to_plain_http(
     assert chain_store.fetch_envelope(https + "6.envelope.json") == b'{"revision": 8}'
     Handler.routes["/r/latest.envelope.json"] = (302, {"Location": plain}, b"")
     assert chain_store.fetch_envelope(base + "latest.envelope.json") == b'{"revision": 7}'
+
+
+def test_a_server_dripping_its_headers_is_cut_off_at_the_timeout() -> None:
+    """httpx bounds each read, not a request: a server sending its status line and then a
+    header byte every half second never trips a read timeout. The fetch still ends, with
+    one clear error, once ``timeout`` has passed for the whole request."""
+    stop = threading.Event()
+    listener = socket.create_server(("127.0.0.1", 0))
+    hung_up = threading.Event()
+
+    def drip() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\n")
+            while not stop.wait(0.5):
+                try:
+                    conn.sendall(b"X")
+                except OSError:
+                    hung_up.set()  # the client closed its end: its reader is gone
+                    return
+
+    server = threading.Thread(target=drip, daemon=True)
+    server.start()
+    outcome: list[BaseException] = []
+
+    def fetch() -> None:
+        try:
+            chain_store.fetch_bytes(f"http://127.0.0.1:{listener.getsockname()[1]}/x.json",
+                                    param="location", timeout=1)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    client = threading.Thread(target=fetch, daemon=True)
+    client.start()
+    client.join(30)  # a bound for the test itself, far above the fetch's own deadline
+    hung_up.wait(30)  # the abandoned request's socket is shut, not left reading
+    stop.set()
+    server.join(5)
+    listener.close()
+    assert not client.is_alive(), "the fetch outlived its timeout"
+    assert hung_up.is_set(), "the request was left reading after its deadline"
+    (error,) = outcome
+    assert isinstance(error, FetchError) and "no complete answer within 1 s" in str(error)
+    assert "\n" not in str(error)

@@ -199,8 +199,28 @@ def test_policy_overrides_for_dry_run() -> None:
     assert codes(d) == [("dry-run-required", "/preview")]
 
 
-def test_omitted_hints_are_not_destructive() -> None:
+def test_sdk_style_destructive_hint_needs_a_dry_run() -> None:
+    """The Python SDK writes ``ToolAnnotations(destructiveHint=True)`` as ``{"destructiveHint":
+    true}``: readOnlyHint is false by MCP default, so the tool states that it is destructive
+    and a real run needs its dry run (as the scan reads it: issue 38). The proxy decides
+    every call with this guard."""
     tool = {**SEED_TOOLS[1], "annotations": {"destructiveHint": True}}  # readOnlyHint omitted
+    g = Guard.from_catalog([tool])
+    d = g.check({"name": "delete_user",
+                 "arguments": {"user_id": 1, "reason": "gdpr", "dry_run": False}})
+    assert codes(d) == [("dry-run-required", "/dry_run")] and d.needs_approval
+    assert g.check({"name": "delete_user",
+                    "arguments": {"user_id": 1, "reason": "gdpr", "dry_run": True}}).allowed
+
+
+@pytest.mark.parametrize("annotations", [
+    {}, {"readOnlyHint": False}, {"readOnlyHint": True, "destructiveHint": True},
+    {"destructiveHint": False}, {"idempotentHint": False, "openWorldHint": True}])
+def test_hints_that_state_no_destructive_tool_need_no_dry_run(
+        annotations: dict[str, Any]) -> None:
+    """An unwritten destructiveHint is not MCP's default true (that would call every
+    unannotated tool destructive), and on a read-only tool it means nothing."""
+    tool = {**SEED_TOOLS[1], "annotations": annotations}
     g = Guard.from_catalog([tool])
     assert g.check({"name": "delete_user",
                     "arguments": {"user_id": 1, "reason": "gdpr", "dry_run": False}}).allowed

@@ -40,3 +40,20 @@ def test_a_broken_contract_never_needs_approval() -> None:
     guard = Guard.from_catalog([EDIT_FILE])
     decision = guard.check_arguments("edit_file", {"path": 1, "edits": []})
     assert not decision.allowed and not decision.needs_approval
+
+
+def test_sdk_style_destructive_hint_is_linted_hs101() -> None:
+    """``{"destructiveHint": true}`` (the Python SDK's ``ToolAnnotations(destructiveHint=True)``,
+    readOnlyHint false by MCP default) states a destructive tool: HS101 when it has no dry-run
+    parameter, as for ``readOnlyHint: false, destructiveHint: true`` (issue 38); a read-only
+    tool's destructiveHint means nothing."""
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+
+    def hs101(annotations: dict[str, object]) -> list[str]:
+        tool = {"name": "purge", "inputSchema": schema, "annotations": annotations}
+        return [f.rule for f in lint_catalog(as_tools([tool])) if f.rule == "HS101"]
+
+    assert hs101({"destructiveHint": True}) == ["HS101"]
+    assert hs101({"readOnlyHint": False, "destructiveHint": True}) == ["HS101"]
+    assert hs101({"readOnlyHint": True, "destructiveHint": True}) == []
+    assert hs101({"readOnlyHint": False}) == []

@@ -29,6 +29,8 @@ class Fixture:
     remote: tuple[str, ...] = ()
     #: entry name -> how many entries of that name the file holds (Claude Code's user file)
     copies: dict[str, int] = field(default_factory=dict)
+    #: the file has comments or trailing commas (JSON with comments)
+    comments: bool = False
 
 
 def registry(name: str) -> str:
@@ -44,7 +46,7 @@ FIXTURES = [
     Fixture("vscode", "vscode/.vscode/mcp.json", HostFormat.VSCODE,
             {n: registry(n) for n in ("memory", "perplexity")}, remote=("github",)),
     Fixture("vscode-jsonc", "vscode-jsonc/.vscode/mcp.json", HostFormat.VSCODE,
-            {n: registry(n) for n in ("fetch", "search")}),
+            {n: registry(n) for n in ("fetch", "search")}, comments=True),
     Fixture("cursor", "cursor/.cursor/mcp.json", HostFormat.CURSOR,
             {"server-name": registry("server"), "time": registry("time")},
             remote=("remote-docs",)),
@@ -55,6 +57,23 @@ FIXTURES = [
             {"search": registry("search")}, remote=("notion",), copies={"search": 2}),
     Fixture("generic", "generic/servers.json", HostFormat.MCP_SERVERS,
             {"search": registry("search")}),
+    # Issue 37: each modelled on the example of the host's own documentation (docs/wrap.md).
+    Fixture("gemini-cli", "gemini-cli/.gemini/settings.json", HostFormat.GEMINI_CLI,
+            {"serverName": registry("server"), "pythonTools": registry("python-tools")},
+            remote=("httpServer",)),
+    Fixture("windsurf", "windsurf/.codeium/windsurf/mcp_config.json", HostFormat.WINDSURF,
+            {"github": registry("github")}, remote=("figma",)),
+    Fixture("cline", "cline/cline_mcp_settings.json", HostFormat.CLINE,
+            {"local-server": registry("local-server")}),
+    Fixture("roo-code", "roo-code/.roo/mcp.json", HostFormat.ROO_CODE,
+            {"server1": registry("server1")}, remote=("remote-server",)),
+    Fixture("roo-code-global", "roo-code-global/mcp_settings.json", HostFormat.ROO_CODE,
+            {"puppeteer": registry("puppeteer")}),
+    Fixture("zed", "zed/zed/settings.json", HostFormat.ZED,
+            {"hexdocs-mcp": registry("hexdocs"), "kagi": registry("kagi")}, comments=True),
+    Fixture("opencode", "opencode/opencode.jsonc", HostFormat.OPENCODE,
+            {"my-local-mcp-server": registry("local"), "mcp_everything": registry("everything")},
+            remote=("my-remote-mcp",), comments=True),
 ]
 
 

@@ -196,7 +196,8 @@ def test_comments_outside_vscode_are_refused(tmp_path: Path) -> None:
         for line in wrap_and_unwrap(path, path.parent):
             assert line.endswith(
                 f"a comment or trailing comma at line {line_no}; a {fixture.format.label} is "
-                "strict JSON (only VS Code's mcp.json may have comments)"), line
+                "strict JSON (only VS Code's mcp.json, Zed's settings.json and opencode.json "
+                "may have comments)"), line
         path.write_text(re.sub(r"\}(\s*\}\s*)\Z", r"},\1", text))
         assert re.search(r"\},\s*\}\s*\Z", path.read_text())
         for line in wrap_and_unwrap(path, path.parent):

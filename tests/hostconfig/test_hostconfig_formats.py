@@ -14,12 +14,14 @@ from typing import Any
 
 import pytest
 from cli_harness import run_cli
-from hostconfig_helpers import FIXTURES, Fixture, make_pins, pairs, place, plain, tree
+from hostconfig_helpers import FIXTURES, Fixture, make_pins, pairs, place, plain
 
 from histor_sign.hostconfig import (
     BACKUP_SUFFIX,
+    HOSTS,
     EntryStatus,
     HostFormat,
+    proxy_executable,
     unwrap_config,
     wrap_config,
 )
@@ -30,8 +32,9 @@ IDS = [f.id for f in FIXTURES]
 def entry_paths(document: dict[str, Any], names: set[str]) -> list[tuple[str, ...]]:
     """Where the entries named ``names`` are, in any host's layout."""
     found: list[tuple[str, ...]] = []
-    tables: list[tuple[str, ...]] = [(key,) for key in ("mcpServers", "servers")
-                                     if isinstance(document.get(key), dict)]
+    tables: list[tuple[str, ...]] = [
+        (key,) for key in ("mcpServers", "servers", "context_servers", "mcp")
+        if isinstance(document.get(key), dict)]
     for project, value in (document.get("projects") or {}).items():
         if isinstance(value, dict) and isinstance(value.get("mcpServers"), dict):
             tables.append(("projects", project, "mcpServers"))
@@ -47,13 +50,17 @@ def at(value: Any, where: tuple[str, ...]) -> Any:
     return value
 
 
-def expected_wrap(document: dict[str, Any], fixture: Fixture, pins: str) -> dict[str, Any]:
+def expected_wrap(document: dict[str, Any], fixture: Fixture, pins: str,
+                  command: str = "histor-sign") -> dict[str, Any]:
     expected = copy.deepcopy(document)
     for where in entry_paths(document, set(fixture.stdio)):
         entry = at(expected, where)
-        entry["args"] = ["proxy", "--server", fixture.stdio[where[-1]], "--pins", pins, "--",
-                         entry["command"], *entry.get("args", [])]
-        entry["command"] = "histor-sign"
+        prefix = ["proxy", "--server", fixture.stdio[where[-1]], "--pins", pins, "--"]
+        if HOSTS[fixture.format].command_array:  # OpenCode: one array, program first
+            entry["command"] = [command, *prefix, *entry["command"]]
+            continue
+        entry["args"] = [*prefix, entry["command"], *entry.get("args", [])]
+        entry["command"] = command
     return expected
 
 
@@ -67,14 +74,15 @@ def key_tree(value: Any) -> Any:
     return None
 
 
-def expected_keys(before: Any, wrapped: list[tuple[str, ...]], path: tuple[str, ...] = ()) -> Any:
+def expected_keys(before: Any, wrapped: list[tuple[str, ...]], path: tuple[str, ...] = (),
+                  *, args: bool = True) -> Any:
     """The key tree after wrap: the same, with ``args`` right after ``command`` in a wrapped
-    entry that had none."""
+    entry that had none (unless the host's command is an array: ``args`` False)."""
     if not isinstance(before, list) or not before or not isinstance(before[0], tuple):
         return before
-    keys = [(key, expected_keys(item, wrapped, (*path, key))) for key, item in before]
+    keys = [(key, expected_keys(item, wrapped, (*path, key), args=args)) for key, item in before]
     names = [key for key, _ in keys]
-    if path in wrapped and "args" not in names:
+    if args and path in wrapped and "args" not in names:
         keys.insert(names.index("command") + 1, ("args", []))
     return keys
 
@@ -88,7 +96,7 @@ def test_wrap_and_unwrap_round_trip_in_the_library(fixture: Fixture, tmp_path: P
     change = wrap_config(path, fixture.stdio, pins=pins)
     assert change.format is fixture.format
     assert change.written and change.exact_unwrap and not change.skipped
-    assert change.jsonc == (fixture.id == "vscode-jsonc")
+    assert change.jsonc == fixture.comments
     wrapped = [e for e in change.entries if e.status is EntryStatus.WRAPPED]
     assert len(wrapped) == sum(fixture.copies.get(n, 1) for n in fixture.stdio)
     assert change.backup == path.with_name(path.name + BACKUP_SUFFIX)
@@ -98,7 +106,9 @@ def test_wrap_and_unwrap_round_trip_in_the_library(fixture: Fixture, tmp_path: P
     text = path.read_bytes().decode("utf-8")
     assert plain(text) == expected_wrap(plain(original.decode()), fixture, str(pins))
     where = entry_paths(plain(original.decode()), set(fixture.stdio))
-    assert key_tree(pairs(text)) == expected_keys(key_tree(pairs(original.decode())), where)
+    assert key_tree(pairs(text)) == expected_keys(
+        key_tree(pairs(original.decode())), where,
+        args=not HOSTS[fixture.format].command_array)
     assert original.endswith(b"\n") == text.endswith("\n")
     assert (b"\r\n" in original) == ("\r\n" in text)
 
@@ -129,7 +139,9 @@ def test_wrap_and_unwrap_round_trip_through_the_cli(fixture: Fixture, tmp_path: 
                    and line.endswith(f" through the proxy as {server}")
                    for line in run.stderr.splitlines()), run.stderr
     assert f"backup: {path}{BACKUP_SUFFIX}" in run.stderr
-    assert plain(path.read_text()) == expected_wrap(plain(original.decode()), fixture, str(pins))
+    # The CLI writes this installation's histor-sign by its absolute path.
+    assert plain(path.read_text()) == expected_wrap(plain(original.decode()), fixture, str(pins),
+                                                    proxy_executable())
 
     run = run_cli("unwrap", str(path))
     assert run.code == 0, run.stderr
@@ -138,23 +150,57 @@ def test_wrap_and_unwrap_round_trip_through_the_cli(fixture: Fixture, tmp_path: 
 
 
 @pytest.mark.parametrize("fixture", [f for f in FIXTURES if f.remote], ids=lambda f: f.id)
-def test_http_entries_are_named_not_wrappable(fixture: Fixture, tmp_path: Path) -> None:
+def test_http_entries_run_behind_proxy_url(fixture: Fixture, tmp_path: Path) -> None:
+    """A Streamable HTTP entry becomes a stdio entry running ``proxy --url`` (a ``"type":
+    "http"`` becomes ``"stdio"``), and unwrap restores it byte for byte; one with headers
+    is named and left (the headers would have to move into the command line), and so is
+    every url entry of a host whose documentation names no transport for it (Cursor)."""
     path = place(fixture, tmp_path)
     original = path.read_bytes()
     pins = make_pins(tmp_path / "pins.json", [f"io.github.acme/{n}" for n in fixture.remote])
-    before = tree(tmp_path)
+    document = plain(original.decode())
     args = [a for n in fixture.remote for a in ("--server-name", f"{n}=io.github.acme/{n}")]
 
     run = run_cli("wrap", str(path), *args, "--pins", str(pins))
-    assert run.code == 1, run.stderr
-    assert run.stdout == ""
-    for name in fixture.remote:
-        assert any(line.startswith("histor-sign: not wrapped ")
-                   and f".{name}: an HTTP server (url https://" in line
-                   for line in run.stderr.splitlines()), run.stderr
-    assert run.stderr.splitlines()[-1].startswith("histor-sign: error: ")
-    assert "only stdio servers can be wrapped yet" in run.stderr
-    assert path.read_bytes() == original and tree(tmp_path) == before
+    remote = {where[-1]: at(document, where) for where in entry_paths(document,
+                                                                       set(fixture.remote))}
+    untyped = HOSTS[fixture.format].url_key is None
+    with_headers = {name for name, entry in remote.items() if "headers" in entry}
+    assert run.code == (1 if with_headers or untyped else 0), run.stderr
+    wrapped = plain(path.read_text())
+    for where in entry_paths(document, set(fixture.remote)):
+        before, after = at(document, where), at(wrapped, where)
+        name = where[-1]
+        url_key = HOSTS[fixture.format].url_key
+        url = next(before[k] for k in ("url", "httpUrl", "serverUrl") if k in before)
+        if untyped:
+            assert after == before
+            assert f".{name}: an HTTP server (url {url}): only stdio servers" in run.stderr
+            assert "does not say it is Streamable HTTP" in run.stderr
+            continue
+        if name in with_headers:
+            assert after == before
+            assert f".{name}: an HTTP server ({url}) with headers" in run.stderr
+            continue
+        expected = {k: v for k, v in before.items() if k != url_key}
+        expected.update(command=proxy_executable(), args=[
+            "proxy", "--server", f"io.github.acme/{name}", "--pins", str(pins), "--url",
+            url], **({"type": "stdio"} if "type" in before else {}))
+        assert after == expected
+    run = run_cli("unwrap", str(path))
+    assert run.code == 0, run.stderr
+    assert path.read_bytes() == original
+
+
+def test_a_url_entry_of_another_transport_is_named(tmp_path: Path) -> None:
+    path = tmp_path / ".mcp.json"
+    path.write_text('{"mcpServers": {"legacy": {"type": "sse", "url": "https://x.example/sse"}}}')
+    original = path.read_bytes()
+    pins = make_pins(tmp_path / "pins.json", ["io.github.acme/legacy"])
+    run = run_cli("wrap", str(path), "--server-name", "legacy=io.github.acme/legacy",
+                  "--pins", str(pins))
+    assert run.code == 1 and 'only "http" entries are Streamable HTTP here' in run.stderr
+    assert path.read_bytes() == original
 
 
 def test_claude_code_user_file_wraps_the_entry_in_every_scope(tmp_path: Path) -> None:

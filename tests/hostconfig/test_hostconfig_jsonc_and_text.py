@@ -10,7 +10,7 @@ from pathlib import Path
 from cli_harness import run_cli
 from hostconfig_helpers import FIXTURES, make_pins, place, plain
 
-from histor_sign.hostconfig import unwrap_config, wrap_config
+from histor_sign.hostconfig import proxy_executable, unwrap_config, wrap_config
 
 PINS_FOR = ["io.github.acme/search", "io.github.acme/fetch", "io.github.acme/x"]
 
@@ -26,7 +26,7 @@ def test_vscode_comments_and_trailing_commas_stay_where_they_are(tmp_path: Path)
     assert "VS Code MCP config (mcp.json: servers) (JSON with comments)" in run.stderr
     text = path.read_text()
     for kept in ("\t// Workspace MCP servers (VS Code reads this file as JSON with comments).\n",
-                 '\t\t\t"command": "histor-sign", // from PyPI\n',
+                 f'\t\t\t"command": "{proxy_executable()}", // from PyPI\n',
                  "\t\t\t\t/* the server package */\n\t\t\t\t\"proxy\",\n",
                  '\t\t\t\t"--user-agent=acme // not a comment",\n\t\t\t],\n\t\t},\n',
                  '"env": { "SEARCH_URL": "https://search.example/*/v1" },\n\t\t},\n\t},\n'):
@@ -79,7 +79,7 @@ def test_untrusted_text_reaches_the_terminal_escaped(tmp_path: Path) -> None:
     path = tmp_path / "claude_desktop_config.json"
     path.write_text(json.dumps({"mcpServers": {
         HOSTILE_NAME: {"command": HOSTILE_COMMAND, "args": ["\x1b[31mred"]},
-        "remote\x1b": {"url": "https://x/\x1b[1m"},
+        "remote\x1b": {"url": "https://x/\x1b[1m", "headers": {"X-Key": "\x1b[2J"}},
     }}, indent=2, ensure_ascii=False) + "\n")
     original = path.read_bytes()
     pins = make_pins(tmp_path / "pins.json", ["io.github.acme/x"])

@@ -1,7 +1,9 @@
 """The byte-exact round trip over generated layouts: any indentation (none, 2 or 4 spaces,
 tabs), LF or CRLF, inline or one-per-line objects and arrays, any spacing around ':' and
 ',', escaped or raw non-ASCII, a trailing newline or none, entries with args absent, empty
-(``[]``, ``[ ]``, one per line) or full, key orders of every kind — and for VS Code's JSON
+(``[]``, ``[ ]``, one per line) or full, VS Code's Streamable HTTP entries (``"type":
+"http"`` and a ``url``) that become ``proxy --url``, key orders of every kind — and for VS
+Code's JSON
 with comments, comments and trailing commas anywhere between tokens. wrap then unwrap must
 give back the very bytes; the wrapped file must hold exactly the intended change."""
 
@@ -31,6 +33,11 @@ PINS = make_pins(PINS_DIR / "pins.json", [f"io.github.acme/s{i}" for i in range(
 
 @st.composite
 def entries(draw: st.DrawFn) -> dict[str, Any]:
+    if draw(st.integers(0, 3)) == 0:  # a Streamable HTTP server: it becomes proxy --url
+        remote: list[tuple[str, Any]] = [("url", "https://" + draw(TEXT)), ("type", "http")]
+        if draw(st.booleans()):
+            remote.append(("note", draw(TEXT)))
+        return dict(draw(st.permutations(remote)))
     members: list[tuple[str, Any]] = [("command", draw(TEXT))]
     args = draw(st.sampled_from(["absent", "empty", "full"]))
     if args != "absent":
@@ -50,6 +57,9 @@ def documents(draw: st.DrawFn) -> tuple[str, dict[str, Any], bool]:
     vscode = draw(st.booleans())
     names = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=3, unique=True))
     servers = {name: draw(entries()) for name in names}
+    if not vscode:  # Claude Desktop documents no url entries: they are left as they are
+        servers = {name: entry for name, entry in servers.items() if "url" not in entry}
+        servers = servers or {names[0]: {"command": "npx"}}
     key = "servers" if vscode else "mcpServers"
     extras = draw(st.lists(st.sampled_from(["inputs", "globalShortcut", "zz"]), unique=True,
                            max_size=2))
@@ -115,8 +125,12 @@ def test_wrap_then_unwrap_gives_back_the_bytes(case: tuple[str, dict[str, Any], 
         assert change.exact_unwrap
         expected = copy.deepcopy(document)
         for entry_name, entry in expected[key].items():
-            entry["args"] = ["proxy", "--server", servers[entry_name], "--pins", str(PINS),
-                             "--", entry["command"], *entry.get("args", [])]
+            prefix = ["proxy", "--server", servers[entry_name], "--pins", str(PINS)]
+            if "url" in entry:
+                entry["args"] = [*prefix, "--url", entry.pop("url")]
+                entry["type"] = "stdio"
+            else:
+                entry["args"] = [*prefix, "--", entry["command"], *entry.get("args", [])]
             entry["command"] = "histor-sign"
         assert plain(path.read_bytes().decode("utf-8")) == expected
         assert path.read_bytes().count(b"\r\n") >= original.count(b"\r\n")

@@ -13,7 +13,13 @@ import pytest
 from cli_harness import run_cli
 from hostconfig_helpers import FIXTURES, make_pins, place, plain, tree
 
-from histor_sign.hostconfig import BACKUP_SUFFIX, EntryStatus, unwrap_config, wrap_config
+from histor_sign.hostconfig import (
+    BACKUP_SUFFIX,
+    EntryStatus,
+    proxy_executable,
+    unwrap_config,
+    wrap_config,
+)
 
 DESKTOP = next(f for f in FIXTURES if f.id == "claude-desktop")
 
@@ -33,7 +39,7 @@ def test_dry_run_shows_the_diff_and_writes_nothing(
                   "--pins", str(pins), "--dry-run")
     assert run.code == 0, run.stderr
     assert '-      "command": "npx",' in run.stdout
-    assert '+      "command": "histor-sign",' in run.stdout
+    assert f'+      "command": "{proxy_executable()}",' in run.stdout
     assert ('+      "args": ["proxy", "--server", "io.github.acme/search", "--pins", '
             f'"{pins}", "--", "npx", "-y", "@acme/search-mcp"],') in run.stdout
     assert "dry run: would wrap 1 server(s); nothing written" in run.stderr
@@ -69,7 +75,7 @@ def test_unpinned_server_is_named_not_wrapped_and_exits_1(
     # The pinned one was wrapped; the unpinned one is exactly as it was.
     now = plain(path.read_text())
     assert now["mcpServers"]["filesystem"] == original["mcpServers"]["filesystem"]
-    assert now["mcpServers"]["search"]["command"] == "histor-sign"
+    assert now["mcpServers"]["search"]["command"] == proxy_executable()
     assert "filesystem" not in run.stdout
 
 
@@ -163,7 +169,7 @@ def test_a_symlinked_config_keeps_its_link(tmp_path: Path) -> None:
                   "--pins", str(pins))
     assert run.code == 0, run.stderr
     assert link.is_symlink() and Path(os.readlink(link)) == path
-    assert plain(path.read_text())["mcpServers"]["search"]["command"] == "histor-sign"
+    assert plain(path.read_text())["mcpServers"]["search"]["command"] == proxy_executable()
     assert (dotfiles / (link.name + BACKUP_SUFFIX)).read_bytes() == original
     assert run_cli("unwrap", str(link)).code == 0
     assert path.read_bytes() == original and link.is_symlink()

@@ -38,8 +38,8 @@ def fetch(tmp_path: Path, scenario: str, *flags: str, subprocess: bool = False):
         ("hang-all", ("--timeout", "0.3"), "no answer to initialize within 0.3 s"),
         ("hang", ("--total-timeout", "1"), "took longer than --total-timeout 1 s"),
         # A banner is skipped (test_fetch_not_served.py); past the bound it is an error.
-        ("non-json", (), "server stdout line 101: not valid JSON: Expecting value at line 1 "
-                         "column 1; the server wrote more non-JSON output on its standard "
+        ("non-json", (), "server stdout line 101: not valid JSON: Expecting value (line 1, "
+                         "column 1); the server wrote more non-JSON output on its standard "
                          "output than is skipped (at most 100 lines and 65536 bytes"),
         ("non-json-long", (), "server stdout line 1: not valid JSON"),
         ("non-json-long", (), "more non-JSON output on its standard output than is skipped"),

@@ -114,21 +114,32 @@ def indexes(events: list[dict[str, Any]]) -> list[int]:
     return sorted(e["logIndex"] for e in events)
 
 
+def stored_log(world: World) -> dict[str, Any]:
+    """The state file's record of the (one) log of the world's trusted root."""
+    (log,) = json.loads(world.state.read_text())["logs"]
+    return dict(log)
+
+
+def tree_size(note: str) -> int:
+    return int(note.split("\n")[1])
+
+
 def test_a_clean_chain_raises_no_alarm_and_stores_the_checkpoint(world: World) -> None:
     code, report = world.report()
     assert code == 0, report
     assert report["alarm"] is False and report["events"] == []
     assert report["publisherEntries"] == 4  # two envelopes, two attestations
     assert report["checkpointStored"] and report["complete"]
-    state = json.loads(world.state.read_text())
-    assert state["treeSize"] == state["nextIndex"] == world.size()
+    assert [n for n in report["notices"] if "not authenticated" in n]  # no state key here
+    state = stored_log(world)
+    assert tree_size(state["checkpoint"]) == state["nextIndex"] == world.size()
     # the next revision and its attestation are found in the chain too
     world.release()
     code, report = world.report()
-    assert code == 0 and report["publisherEntries"] == 2 and report["previousTreeSize"] == \
-        state["treeSize"]
+    assert code == 0 and report["publisherEntries"] == 2
+    assert report["logs"][0]["previousTreeSize"] == state["nextIndex"]
     text = world.monitor()
-    assert text.code == 0 and text.stdout.startswith(f"ok: {SERVER} in ")
+    assert text.code == 0 and text.stdout.startswith(f"ok: {SERVER}: 1 transparency log ")
     # a yank (its envelope and its in-toto form) is the publisher's too
     yank = run_cli("yank", "--server", SERVER, "--revision", "3", "--reason", "bad",
                    "--revisions", str(world.root), "--trust-config",
@@ -152,7 +163,8 @@ def test_a_signature_from_another_ref_of_the_workflow_is_an_alarm(world: World) 
     assert world.state.read_bytes() == stored  # nothing stored: the next run alarms again
     text = world.monitor()
     assert text.code == 1 and text.stdout.startswith("ALARM:")
-    assert f"alarm    HM001 entry {rogue[0]}: signed by {WF_BRANCH}" in text.stdout
+    assert (f"alarm    HM001 entry {rogue[0]} in {world.inst.url}: signed by {WF_BRANCH}"
+            in text.stdout)
     # Clients pinned to refs/heads/main refuse that signature: then it is only a warning.
     code, report = world.report("--ref-pattern", "refs/heads/main")
     assert code == 0 and report["checkpointStored"]
@@ -200,8 +212,9 @@ def test_a_log_that_does_not_extend_the_stored_checkpoint_is_an_alarm(
 def test_bounded_runs_resume_where_they_stopped(world: World) -> None:
     rogue = logged(world.sign(WF_BRANCH, 3, ref="refs/heads/evil"))
     world.release()
-    start = json.loads(json.dumps(world.report("--max-entries", "1")[1]))
-    assert start["entriesRead"]["to"] - start["entriesRead"]["from"] == 1
+    start = world.report("--max-entries", "1")[1]
+    read = start["logs"][0]["entriesRead"]
+    assert read["to"] - read["from"] == 1
     assert start["checkpointStored"] and not start["complete"]
     seen: list[int] = []
     for _ in range(20):
@@ -271,7 +284,8 @@ def test_sarif_report_validates(v1: World) -> None:
 def test_a_state_file_of_another_log_or_malformed_is_bad_input(v1: World) -> None:
     assert v1.report()[0] == 0
     state = json.loads(v1.state.read_text())
-    v1.state.write_text(json.dumps({**state, "logId": "00" * 32}))
+    v1.state.write_text(json.dumps({**state, "logs": [{**state["logs"][0],
+                                                       "logId": "00" * 32}]}))
     run = v1.monitor()
     assert run.code == 2 and "is for log 0000" in run.stderr
     v1.state.write_text("{}")
@@ -321,7 +335,7 @@ def test_an_investigated_alarm_is_acknowledged_explicitly_and_reported_so(v1: Wo
     assert {(e["level"], e["rule"], e["logIndex"]) for e in report["events"]} == {
         ("acknowledged", "HM001", i) for i in rogue}
     state = json.loads(v1.state.read_text())
-    assert state["nextIndex"] == v1.size()
+    assert state["logs"][0]["nextIndex"] == v1.size()
     acks = state["acknowledged"]
     assert [a["logIndex"] for a in acks] == rogue and report["acknowledged"] == acks
     assert all(a["reason"] == ACK_REASON and a["identity"] == WF
@@ -333,13 +347,13 @@ def test_an_investigated_alarm_is_acknowledged_explicitly_and_reported_so(v1: Wo
     assert f"    entry {rogue[0]} ({WF}), " in text.stdout and ACK_REASON in text.stdout
 
     # Read again (the cursor set back): reported as acknowledged, not an alarm ...
-    state["nextIndex"] = rogue[0]
+    state["logs"][0]["nextIndex"] = rogue[0]
     v1.state.write_text(json.dumps(state))
     code, report = v1.report()
     assert code == 0 and {e["level"] for e in report["events"]} == {"acknowledged"}
     assert all("acknowledged 20" in e["message"] for e in report["events"])
     # ... but an acknowledgement covers that very entry only: another body alarms.
-    state["nextIndex"] = rogue[0]
+    state["logs"][0]["nextIndex"] = rogue[0]
     state["acknowledged"][0]["entrySha256"] = "0" * 64
     v1.state.write_text(json.dumps(state))
     code, report = v1.report()

@@ -76,3 +76,67 @@ def test_check_all_over_a_host_config(tmp_path: Path) -> None:
     assert lines[1].startswith("failed  notes-drifted (mcpServers.notes-drifted): different")
     assert lines[2].startswith("skipped remote (mcpServers.remote): an HTTP server")
     assert lines[3] == "2 checked, 1 failed, 1 skipped"
+
+
+def test_check_all_judges_what_each_wrapped_entry_runs(tmp_path: Path) -> None:
+    """A committed host config whose proxy entries weaken the pin by their own flags — trust
+    on first use (--lock), a trust root of their own (--staging, --trust-config), drifted
+    tools passed (--on-drift warn), another pin file — is never reported ok."""
+    released = make_releases(tmp_path / "releases")
+    location = tmp_path / "published"
+    pins = tmp_path / "pins.json"
+    common = ["--pins", str(pins), "--trust-config", str(released.trust_config)]
+    publish(released.rev1, location, 1)
+    assert run_cli("trust", "add", SERVER, "--repository", "example/notes-server",
+                   "--envelope", str(location), *common).code == 0
+    command = shlex.split(server_command())
+    lock_file = tmp_path / "mcp.lock"
+    locked = run_cli("lock", "--stdio", server_command(), "--server-is-trusted-code",
+                     "--server", "notes", "--output", str(lock_file))
+    assert locked.code == 0, locked.stderr
+    other_pins = tmp_path / "other" / "pins.json"
+    other_pins.parent.mkdir()
+    other_pins.write_bytes(pins.read_bytes())  # the same pins, another file
+    own_root = tmp_path / "own-trust-config.json"
+    own_root.write_bytes(released.trust_config.read_bytes())
+
+    def entry(*flags: str) -> dict[str, object]:
+        return {"command": "histor-sign",
+                "args": ["proxy", "--server", SERVER, "--pins", str(pins), *flags, "--",
+                         *command]}
+
+    config = tmp_path / "claude_desktop_config.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "plain": entry(),
+        "warn": entry("--on-drift", "warn"),
+        "staging": entry("--staging"),
+        "own-root": entry("--trust-config", str(own_root)),
+        "pinned-root": entry("--trust-config", str(released.trust_config)),
+        "other-pins": {"command": "histor-sign", "args": [
+            "proxy", "--server", SERVER, "--pins", str(other_pins), "--", *command]},
+        "locked": {"command": "histor-sign", "args": [
+            "proxy", "--server", "notes", "--lock", str(lock_file), "--", *command]},
+        "unknown-flag": entry("--no-such-flag"),
+        "asks-help": entry("--help"),
+    }}, indent=2))
+    run = run_cli("check", "--all", "--host-config", str(config), *common,
+                  "--server-is-trusted-code")
+    assert run.code == 1, run.stderr
+    lines = dict(line.split(" (mcpServers.", 1) for line in run.stdout.splitlines()[:-1])
+    status = {name.split()[-1]: (name.split()[0], rest) for name, rest in lines.items()}
+    assert status["plain"][0] == "ok" and f"{SERVER} revision 1" in status["plain"][1]
+    weakened = {"warn": "--on-drift warn", "staging": "--staging",
+                "own-root": f"--trust-config {own_root}",
+                "pinned-root": f"--trust-config {released.trust_config}",
+                "other-pins": f"--pins {other_pins}", "unknown-flag": "--no-such-flag",
+                "asks-help": "the proxy refuses its command line: it asks the proxy for its help"}
+    # Every weakened entry is judged at once, so a regression names each one it lets pass.
+    passed = {name: status[name] for name, flag in weakened.items()
+              if status[name][0] != "failed" or flag not in status[name][1]}
+    assert passed == {}
+    assert status["locked"][0] == "locked", status["locked"]
+    assert "locked (trust on first use), not publisher-signed" in status["locked"][1]
+    assert "signed by" not in status["locked"][1]
+    assert run.stdout.splitlines()[-1] == (
+        "9 checked, 7 failed, 0 skipped, 1 locked (not publisher-signed)")
+    assert "Show this message and exit" not in run.stdout  # the parser's help is dropped

@@ -57,13 +57,27 @@ def test_trust_add_then_check_server_against_the_example_server(tmp_path: Path) 
     # The publisher releases revision 2 (one description changed) and publishes it.
     publish(released.rev2, location, 2)
     drifted = ["--stdio", server_command("--description", DRIFT)]
+    # Its change is triaged high risk, so no path follows it before the user accepts it:
+    # the check compares with the accepted revision 1 and says what waits.
     second = run_cli("check", "--server", SERVER, *drifted, *common)
-    assert second.code == 0, second.stderr
-    assert second.stdout.splitlines()[:2] == [
-        f"match · {SERVER} revision 2 · signed by {IDENTITY}",
+    assert second.code == 1, second.stderr
+    lines = second.stdout.splitlines()
+    assert lines[0].startswith("different — risk: high") and "revision 1 · " in lines[0]
+    assert lines[1].startswith("  revision 2 waits for acceptance: different — risk: high")
+    assert f"trust update {SERVER}" in second.stderr
+    assert json.loads(pins.read_text())["servers"][SERVER]["revision"] == 1
+    shown = run_cli("trust", "update", SERVER, *common)
+    assert shown.code == 1 and "search_notes" in shown.stdout, shown.stderr
+    accepted = run_cli("trust", "update", SERVER, "--accept", *common)
+    assert accepted.code == 0, accepted.stderr
+    assert accepted.stdout.splitlines()[:2] == [
+        f"advanced · {SERVER} revision 2 · signed by {IDENTITY}",
         "  pin advanced: revision 2 chains from the pinned revision 1",
     ]
     assert json.loads(pins.read_text())["servers"][SERVER]["revision"] == 2
+    third = run_cli("check", "--server", SERVER, *drifted, *common)
+    assert third.code == 0, third.stderr
+    assert third.stdout.splitlines()[0] == f"match · {SERVER} revision 2 · signed by {IDENTITY}"
 
     # A server still serving the revision-1 tools now differs from the pinned revision 2;
     # the signed snapshot from the location names the field and shows the wording.

@@ -127,7 +127,9 @@ def test_skip_ahead_with_a_valid_chain_advances_the_pin(history: History,
     # (a pin made from a branch allows only that branch: test_pin_narrowing.py).
     store = first_pin(history, tmp_path, workflow=".github/workflows/sign.yml",
                       ref_pattern="refs/**")
-    where = history.publish(tmp_path / "p3", "rev3", "rev2")
+    # A chain directory keeps every revision: the pinned one too (what changed is triaged
+    # against it before the pin follows).
+    where = history.publish(tmp_path / "p3", "rev3", "rev1", "rev2")
     served = tools(3)
     result = check_served(PinStore(store.path, {SERVER: repoint(store, where)}), SERVER, served,
                           trust=history.trust())

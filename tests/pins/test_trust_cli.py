@@ -18,6 +18,8 @@ from sigstore_testkit import (
     run_main,
 )
 
+from histor_sign._version import JSON_SCHEMA_VERSION
+
 pytestmark = pytest.mark.slow
 
 
@@ -144,7 +146,7 @@ def test_check_server_follows_the_chain_then_refuses_rollback_and_fork(client: C
     # Revision 3 is released from a tag after branch releases: allow both refs.
     assert client.add(client.publish("pub1", "rev1"), "--ref-pattern", "refs/**").code == 0
     # Skip ahead from 1 to 3: revision 2 is fetched from the pinned location.
-    location = client.publish("pub", "rev3", "rev2")
+    location = client.publish("pub", "rev3", "rev1", "rev2")
     entry = client.pinned()
     entry["envelope"] = str(location)
     client.pins.write_text(json.dumps({"version": 2, "servers": {SERVER: entry}}))
@@ -338,3 +340,34 @@ def test_trust_list_shows_the_yanked_revisions_of_a_pin(tmp_path: Path) -> None:
     yanked = [line for line in listed.stdout.splitlines() if "yanked" in line]
     assert yanked == ["  yanked         revision 1: broken build",
                       "  yanked         revision 2: description injected by a dependency"]
+
+
+def test_trust_show_and_list_name_the_root_and_flag_a_non_production_one(
+        client: Client) -> None:
+    """A pin made under the local instance says so wherever it is shown: ``trust show``,
+    ``trust list`` (human and JSON, with ``schemaVersion``); a pin without a recorded root
+    verifies under production and is not flagged."""
+    assert client.add(client.publish("pub", "rev1")).code == 0
+    pins = ("--pins", str(client.pins))
+    root = f"trust-config:{client.history.trust_config}"
+    for argv in (("trust", "show", SERVER, *pins), ("trust", "list", *pins)):
+        shown = run_main(*argv)
+        assert shown.code == 0, shown.stderr
+        (line,) = [x for x in shown.stdout.splitlines() if x.startswith("  trust root")]
+        assert line == f"  trust root     {root}  [NOT PRODUCTION]", line
+    listed = json.loads(run_main("trust", "list", *pins, "--format", "json").stdout)
+    assert listed["schemaVersion"] == JSON_SCHEMA_VERSION
+    assert listed["servers"][SERVER] == client.pinned()  # the pin file's entry, as written
+    trust = listed["trustRoots"][SERVER]
+    assert (trust["root"], trust["production"]) == (root, False)
+    assert trust["warning"].startswith("using the LOCAL dev-sigstore instance")
+    shown = json.loads(run_main("trust", "show", SERVER, *pins, "--format", "json").stdout)
+    assert shown["trust"] == trust
+    entry = client.pinned()
+    del entry["trustRoot"]  # a pin with no recorded root: production
+    client.pins.write_text(json.dumps({"version": 2, "servers": {SERVER: entry}}))
+    shown = run_main("trust", "show", SERVER, *pins)
+    assert "  trust root     production\n" in shown.stdout
+    listed = json.loads(run_main("trust", "list", *pins, "--format", "json").stdout)
+    assert listed["trustRoots"][SERVER] == {"root": "production", "production": True,
+                                            "warning": None}

@@ -371,7 +371,8 @@ def test_monitor_workflow_stores_a_clean_checkpoint_and_fails_on_a_rogue_signatu
     assert first == {"monitor": 0, "store": 0}, logs
     checkpoint = _published(origin, tmp_path) / "monitor.checkpoint.json"
     stored = json.loads(checkpoint.read_text())
-    assert stored["nextIndex"] == stored["treeSize"] == len(sigstore.log.tree)
+    (log,) = stored["logs"]
+    assert log["nextIndex"] == int(log["checkpoint"].split("\n")[1]) == len(sigstore.log.tree)
 
     rogue = build_statement(tools=[{"name": "x", "inputSchema": {"type": "object"}}],
                             server=SERVER, identity=IDENTITY, server_version="9")
@@ -400,5 +401,5 @@ def test_monitor_workflow_stores_a_clean_checkpoint_and_fails_on_a_rogue_signatu
     logs = "\n".join(f"--- {s.name} ({s.code})\n{s.log}" for s in runner.log)
     assert third == {"monitor": 0, "store": 0}, logs
     kept = json.loads((_published(origin, tmp_path) / "monitor.checkpoint.json").read_text())
-    assert kept["nextIndex"] > stored["nextIndex"]
+    assert kept["logs"][0]["nextIndex"] > log["nextIndex"]
     assert "our own test signature" in json.dumps(kept)

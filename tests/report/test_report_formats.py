@@ -35,9 +35,10 @@ def test_sarif_is_valid_with_rule_metadata_levels_and_regions() -> None:
     sarif_valid(doc)
     run = doc["runs"][0]
     rules = run["tool"]["driver"]["rules"]
-    assert [r["id"] for r in rules] == ["TC001", "TC002", "TC003", "TC004", "TC005", "TC010",
-                                         "TC011"]
-    assert rules[3]["defaultConfiguration"]["level"] == "error"
+    assert [r["id"] for r in rules] == ["HS201", "TC001", "TC002", "TC003", "TC004", "TC005",
+                                         "TC010", "TC011"]
+    assert rules[0]["defaultConfiguration"]["level"] == "warning"
+    assert rules[4]["defaultConfiguration"]["level"] == "error"
     levels = {r["ruleId"]: r["level"] for r in run["results"]}
     assert levels == {"TC002": "warning", "TC003": "warning", "TC004": "error", "TC005": "note"}
     text = EXAMPLE.read_text().splitlines()
