@@ -1,0 +1,205 @@
+"""The proxy's overhead with a real server and the official SDK host (issue 37), direct and
+proxied interleaved in one run.
+
+The host is the MCP Python SDK's ``ClientSession`` in every case; the servers are the pinned
+npm reference servers of the compatibility matrix (tests/peers; ``npm ci --prefix
+tests/peers``), each released through a local Sigstore instance and pinned as the matrix does
+(tests/compat/matrix_peers.py):
+
+* **per call**: ``tools/call echo`` on server-everything over stdio, one direct session and
+  one proxied session open side by side, calls alternating which goes first; p50 / p99 of
+  each and the overhead (difference of the p50s and of the p99s);
+* **start-up to the first tools/list**: spawn → initialize → the first ``tools/list``
+  answered, direct and proxied alternately (the proxy's share is its start, verification of
+  the signed revision, its own walk of the server's tools, the comparison);
+* **peak RSS with a large result**: server-filesystem reads a text file whose result (text
+  and structured content) is about 10 MB, one of about 7 MB and a one-line file (the
+  baseline); the peak resident memory
+  (``VmHWM``) of the proxy process and of the server process, read from ``/proc`` just
+  before the session closes, and whether the call succeeded.
+
+Every Python process runs with cached bytecode (its own ``PYTHONPYCACHEPREFIX``), as an
+installed package has. Numbers are reported, never asserted.
+Run: ``python benchmarks/bench_compat_overhead.py [CALLS] [STARTS]`` (default 1000, 10).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "compat")]
+
+from matrix_peers import (  # noqa: E402
+    SERVERS,
+    Peer,
+    Signed,
+    loopback_page,
+    matrix_env,
+    missing,
+    sign_all,
+)
+
+EVERYTHING = SERVERS[0]
+FILESYSTEM = next(p for p in SERVERS if p.slug == "server-filesystem")
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def row(label: str, values: list[float]) -> str:
+    return (f"  {label:8} min {min(values) * 1e3:8.3f}  p50 {pct(values, 0.5) * 1e3:8.3f}"
+            f"  p99 {pct(values, 0.99) * 1e3:8.3f}")
+
+
+async def open_session(argv: list[str], stack: AsyncExitStack) -> Any:
+    """An initialized SDK ``ClientSession`` on ``argv`` (stderr discarded)."""
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=matrix_env())
+    devnull = stack.enter_context(open(os.devnull, "w"))
+    read, write = await stack.enter_async_context(stdio_client(params, errlog=devnull))
+    session = await stack.enter_async_context(ClientSession(read, write))
+    await session.initialize()
+    return session
+
+
+async def per_call(signed: Signed, base: Path, calls: int) -> tuple[list[float], list[float]]:
+    async with AsyncExitStack() as stack:
+        direct = await open_session(signed.stdio(EVERYTHING), stack)
+        proxied = await open_session(signed.proxy(EVERYTHING, base), stack)
+        d: list[float] = []
+        p: list[float] = []
+        for i in range(calls + 50):  # the first 50 warm both up and are dropped
+            order = ((direct, d), (proxied, p)) if i % 2 else ((proxied, p), (direct, d))
+            for session, out in order:
+                start = time.perf_counter()
+                await session.call_tool("echo", {"message": f"m{i}"})
+                if i >= 50:
+                    out.append(time.perf_counter() - start)
+        return d, p
+
+
+async def first_list(argv: list[str]) -> float:
+    start = time.perf_counter()
+    async with AsyncExitStack() as stack:
+        session = await open_session(argv, stack)
+        await session.list_tools()
+        return time.perf_counter() - start
+
+
+def start_ups(signed: Signed, base: Path, runs: int) -> tuple[list[float], list[float]]:
+    direct_argv, proxied_argv = signed.stdio(EVERYTHING), signed.proxy(EVERYTHING, base)
+    asyncio.run(first_list(proxied_argv))  # warm the bytecode cache
+    d: list[float] = []
+    p: list[float] = []
+    for i in range(runs):
+        order = ((direct_argv, d), (proxied_argv, p))
+        for argv, out in (order if i % 2 else order[::-1]):
+            out.append(asyncio.run(first_list(argv)))
+    return d, p
+
+
+def _descendants(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            children = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for child in map(int, children):
+            found += [child, *_descendants(child)]
+    return found
+
+
+def _hwm(pid: int) -> tuple[str, int]:
+    """(command name, VmHWM in bytes) of ``pid``."""
+    status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    fields = dict(line.split(":", 1) for line in status if ":" in line)
+    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    if b"histor_sign" in cmdline:
+        name = "proxy"
+    elif cmdline[1:3] == [b"-I", b"-c"]:
+        name = "server keeper"  # the proxy's small supervisor of the server process
+    else:
+        name = Path(cmdline[0].decode()).name
+    return name, int(fields.get("VmHWM", "0 kB").split()[0]) * 1024
+
+
+async def large_read(argv: list[str], path: Path) -> tuple[str, int, dict[str, int]]:
+    """Read ``path`` through server-filesystem: (outcome, result bytes, peak RSS by process)."""
+    async with AsyncExitStack() as stack:
+        session = await open_session(argv, stack)
+        try:
+            result = await session.call_tool("read_text_file", {"path": str(path)})
+            size = len(result.model_dump_json(by_alias=True, exclude_none=True))
+            outcome = "error result" if result.is_error else "ok"
+        except Exception as exc:  # the failure the host sees is the measurement
+            outcome, size = f"failed: {type(exc).__name__}: {str(exc)[:120]}", 0
+        peaks: dict[str, int] = {}
+        for pid in _descendants(os.getpid()):
+            try:
+                name, peak = _hwm(pid)
+            except OSError:
+                continue
+            peaks[name] = max(peaks.get(name, 0), peak)
+        return outcome, size, peaks
+
+
+def large_results(signed: Signed, base: Path) -> None:
+    work = signed.work(FILESYSTEM)
+    for label, lines in (("~10 MB", 50_000), ("~7 MB", 35_000), ("tiny: the baseline", 1)):
+        path = work / f"big-{lines}.txt"
+        path.write_text(("x" * 99 + "\n") * lines)
+        print(f"peak RSS, read_text_file of a {path.stat().st_size / 1e6:.1f} MB file "
+              f"({label} result):")
+        for side, argv in (("direct", signed.stdio(FILESYSTEM)),
+                           ("proxied", signed.proxy(FILESYSTEM, base))):
+            outcome, size, peaks = asyncio.run(large_read(argv, path))
+            rss = ", ".join(f"{name} {peak / 2**20:.0f} MiB" for name, peak in sorted(peaks.items()))
+            print(f"  {side:8} {outcome}; result {size / 1e6:.1f} MB; peak RSS: {rss}")
+        path.unlink()
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    calls = int(args[0]) if args else 1000
+    starts = int(args[1]) if len(args) > 1 else 10
+    for peer in (EVERYTHING, FILESYSTEM):
+        problem = missing(peer)
+        if problem:
+            sys.exit(problem)
+    print(f"load average {os.getloadavg()[0]:.1f} (start)")
+    with tempfile.TemporaryDirectory() as tmp, loopback_page() as page:
+        base = Path(tmp)
+        peers: list[Peer] = [EVERYTHING, FILESYSTEM]
+        signed = sign_all(base / "signed", page, peers)
+        d, p = asyncio.run(per_call(signed, base, calls))
+        print(f"per call, tools/call echo on server-everything, {calls} interleaved each (ms):")
+        print(row("direct", d))
+        print(row("proxied", p))
+        print(f"  overhead: p50 {(pct(p, 0.5) - pct(d, 0.5)) * 1e3:+.3f} ms, "
+              f"p99 {(pct(p, 0.99) - pct(d, 0.99)) * 1e3:+.3f} ms")
+        d, p = start_ups(signed, base, starts)
+        print(f"start-up to the first tools/list, server-everything, {starts} interleaved "
+              "runs each (ms):")
+        print(row("direct", d))
+        print(row("proxied", p))
+        print(f"  proxy adds: p50 {(pct(p, 0.5) - pct(d, 0.5)) * 1e3:+.0f} ms, "
+              f"min {(min(p) - min(d)) * 1e3:+.0f} ms")
+        large_results(signed, base)
+    print(f"load average {os.getloadavg()[0]:.1f} (end)")
+
+
+if __name__ == "__main__":
+    main()
