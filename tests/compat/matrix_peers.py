@@ -30,10 +30,10 @@ from typing import Any
 from cli_harness import REPO, cli_env, run_cli
 
 sys.path.insert(0, str(REPO / "tests" / "mcp"))
-from everything_peer import BIND_LOOPBACK, LOOPBACK_V4, TOOL_NAMES, _listeners
+from everything_peer import BARE_TOOL_NAMES, BIND_LOOPBACK, LOOPBACK_V4, _listeners
 from mcp_helpers import free_port
 
-__all__ = ["TOOL_NAMES"]  # server-everything's list for a host declaring nothing
+__all__ = ["BARE_TOOL_NAMES"]  # server-everything's list for a host declaring nothing
 PEERS = REPO / "tests" / "peers"
 MODULES = PEERS / "node_modules"
 INSTALL = "npm ci --prefix tests/peers --no-audit --no-fund"

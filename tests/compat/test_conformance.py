@@ -59,10 +59,6 @@ CLIENT_NOT_APPLICABLE = {
     "auth/*": "OAuth authorization flows; fetch authenticates with a static header or bearer "
               "token only (no OAuth client)",
 }
-FETCH_AUTO_BUG = ("issue 37 fetch auto mode: a server/discover answered with a catch-all {} "
-                  "(no supportedVersions) exits 2 ('lists protocol versions none') instead of "
-                  "falling back to initialize as the official SDKs do")
-
 
 def _require_suite() -> None:
     if not NODE22.exists() or not SUITE.exists():
@@ -138,10 +134,7 @@ def test_every_server_scenario_passes_through_the_proxy(conformance_peer: Signed
     assert not failed, (failed, (tmp_path / "front.log").read_text()[-3000:])
 
 
-@pytest.mark.parametrize("protocol", [
-    "legacy",
-    pytest.param("auto", marks=pytest.mark.xfail(strict=True, reason=FETCH_AUTO_BUG)),
-])
+@pytest.mark.parametrize("protocol", ["legacy", "auto"])
 def test_fetch_passes_the_client_initialize_scenario(protocol: str, tmp_path: Path) -> None:
     _require_suite()
     command = f"{sys.executable} -m histor_sign fetch --protocol {protocol} --url"

@@ -9,8 +9,7 @@ Sigstore instance and pinned (matrix_peers.py); each cell opens the same host se
 server directly and through the proxy serving that signed revision, and the two answers must
 be identical — tools/list, one tool call, resources/list and prompts/list where offered —
 except that the proxy withholds a tool the revision does not sign. Run alone with
-``pytest -m compat``; the cells that fail on a known, open proxy bug are strict xfails
-naming it (a fix turns them into failures until the mark is removed).
+``pytest -m compat``.
 """
 
 from __future__ import annotations
@@ -32,8 +31,8 @@ from matrix_hosts import (
     typescript_session,
 )
 from matrix_peers import (
+    BARE_TOOL_NAMES,
     SERVERS,
-    TOOL_NAMES,
     Peer,
     Signed,
     loopback_page,
@@ -45,22 +44,6 @@ from matrix_peers import (
 pytestmark = [pytest.mark.slow, pytest.mark.compat]
 
 HOSTS = ["sdk-session", "sdk-client-auto", "ts-sdk", "inspector"]
-#: The open proxy bug (issue 37) that fails a cell: era negotiation for ``mcp.Client``'s
-#: auto mode (``server/discover`` → -32601 → ``initialize``) against a 2025-era server.
-ERA_BUG = ("issue 37 era negotiation: after mcp.Client's server/discover fails (-32601) the "
-           "proxy answers its initialize fallback with -32602 'the session is already "
-           "initialized' (stdio); with --url the proxy exits ('Server not initialized') and "
-           "the host sees 'Connection closed'")
-
-
-#: The open proxy bug (issue 37) that fails the capable-host cell: fetch/release declare no
-#: client capabilities, so the tools a server offers only to capable hosts are never signed.
-CAPABILITIES_BUG = ("issue 37 capabilities: release/fetch declare no roots, sampling or "
-                    "elicitation, so the tools server-everything offers a capable host are "
-                    "unsigned and withheld from every real host")
-#: The open proxy bug (issue 37) that fails the large-result cell: an 8 MiB message limit.
-LARGE_BUG = ("issue 37 large messages: a result over the proxy's 8 MiB message limit (a "
-             "4.8 MB file read through server-filesystem) ends the proxied session")
 
 
 @dataclass(frozen=True)
@@ -79,15 +62,7 @@ def _cells() -> Iterator[Any]:
         for http in ([False, True] if peer.http else [False]):
             for host in HOSTS:
                 cell = Cell(host, peer, http)
-                marks = []
-                if host == "sdk-client-auto" and _legacy_only(peer):
-                    marks.append(pytest.mark.xfail(strict=True, reason=ERA_BUG))
-                yield pytest.param(cell, id=cell.id, marks=marks)
-
-
-def _legacy_only(peer: Peer) -> bool:
-    """The npm servers are built on the TypeScript SDK 1.x: 2025-era (initialize) only."""
-    return "node" in Path(peer.command[0]).name
+                yield pytest.param(cell, id=cell.id)
 
 
 @pytest.fixture(scope="module")
@@ -186,7 +161,6 @@ def test_host_sees_the_same_session_direct_and_proxied(
     assert not found, "\n".join([*found, "stderr (tail):", stderr[-1500:]])
 
 
-@pytest.mark.xfail(strict=True, reason=CAPABILITIES_BUG)
 def test_capable_host_is_offered_every_tool_the_server_offers_it(signed: Signed,
                                                                  tmp_path: Path) -> None:
     """A host declaring roots, sampling and elicitation (as Claude Desktop or VS Code do) is
@@ -200,11 +174,10 @@ def test_capable_host_is_offered_every_tool_the_server_offers_it(signed: Signed,
             lambda target: python_session(target, call, errors, capable=True), targets)
     assert "error" not in direct and "error" not in proxied, (direct, proxied)
     offered = {t["name"] for t in direct["tools"]}
-    assert offered > set(TOOL_NAMES)  # more than it offers a host declaring nothing
+    assert offered > set(BARE_TOOL_NAMES)  # more than it offers a host declaring nothing
     assert proxied["tools"] == direct["tools"]
 
 
-@pytest.mark.xfail(strict=True, reason=LARGE_BUG)
 def test_large_result_leaves_the_session_working(signed: Signed, tmp_path: Path) -> None:
     """server-filesystem reads a 4.8 MB text file: its answer (text and structured content)
     is a ~9.8 MB message. Proxied, that call is relayed as direct or fails alone: the next
