@@ -599,6 +599,67 @@ TUNING6: tuple[Server, ...] = (
 )
 
 
+#: The seventh set of issue 38 (benchmarks/tuning3_pairs.py, set "tuning7"): a blind set
+#: from servers of domains no earlier set covers (content management, flight data, game
+#: engines, SEO and web analytics, diagrams, local LLM runtimes, workflow automation, job
+#: queues), none of them a server above. Kept out of ``SERVERS`` like ``TUNING3``;
+#: ``--only`` reaches them.
+TUNING7: tuple[Server, ...] = (
+    Server("wordpress-mcp", "npm", "mcp-wordpress", "3.3.35", "mcp-wordpress",
+           env={"WORDPRESS_SITE_URL": "https://wp.compat.invalid", "WORDPRESS_USERNAME": "compat",
+                "WORDPRESS_APP_PASSWORD": DUMMY, "WORDPRESS_AUTH_METHOD": "app-password"}),
+    Server("contentful-mgmt", "npm", "@ivotoby/contentful-management-mcp-server", "1.21.0",
+           "contentful-mcp",
+           env={"CONTENTFUL_MANAGEMENT_ACCESS_TOKEN": "CFPAT-" + DUMMY, "SPACE_ID": "compat",
+                "ENVIRONMENT_ID": "master"}),
+    Server("umbraco-dev", "npm", "@umbraco-cms/mcp-dev", "18.1.7", "umbraco",
+           env={"UMBRACO_CLIENT_ID": "compat", "UMBRACO_CLIENT_SECRET": DUMMY,
+                "UMBRACO_BASE_URL": "https://umbraco.compat.invalid"},
+           note="requests an OAuth token at start and exits without an Umbraco instance"),
+    Server("flightradar-aviationstack", "npm", "flightradar-mcp-server", "0.1.2",
+           "flightradar-mcp-server", env={"AVIATIONSTACK_API_KEY": DUMMY}),
+    Server("fr24api", "npm", "@flightradar24/fr24api-mcp", "1.0.2", "mcp-fr24api-mcp",
+           env={"FR24_API_KEY": DUMMY}),
+    Server("variflight", "npm", "@variflight-ai/variflight-mcp", "1.0.3", "variflight-mcp",
+           env={"VARIFLIGHT_API_KEY": DUMMY}),
+    Server("godot-server", "npm", "godot-mcp-server", "0.6.0", "godot-mcp-server",
+           env={"GODOT_PATH": "/nonexistent/godot"}),
+    Server("godot-coding-solo", "npm", "@coding-solo/godot-mcp", "0.1.1", "godot-mcp",
+           env={"GODOT_PATH": "/nonexistent/godot"}),
+    Server("roblox-studio", "npm", "robloxstudio-mcp", "2.6.0", "robloxstudio-mcp"),
+    Server("google-analytics", "npm", "mcp-server-google-analytics", "1.1.0",
+           "mcp-server-google-analytics",
+           env={"GOOGLE_CLIENT_EMAIL": "compat@compat.iam.gserviceaccount.com",
+                "GOOGLE_PRIVATE_KEY": DUMMY, "GA_PROPERTY_ID": "123456789",
+                "GOOGLE_APPLICATION_CREDENTIALS": "{work}/service-account.json"},
+           files={"service-account.json": _SERVICE_ACCOUNT}),
+    Server("search-console", "npm", "search-console-mcp", "2.1.3", "search-console-mcp",
+           env={"GOOGLE_APPLICATION_CREDENTIALS": "{work}/service-account.json"},
+           files={"service-account.json": _SERVICE_ACCOUNT}),
+    Server("serpstat", "npm", "@serpstat/serpstat-mcp-server", "1.1.5", "serpstat-mcp-server",
+           env={"SERPSTAT_API_TOKEN": DUMMY}),
+    Server("drawio-official", "npm", "@drawio/mcp", "1.6.1", "drawio-mcp",
+           install_env=_NO_BROWSER_DOWNLOAD),
+    Server("drawio-server", "npm", "drawio-mcp-server", "2.3.0", "drawio-mcp-server"),
+    Server("excalidraw", "npm", "mcp-excalidraw-server", "2.0.0", "mcp-excalidraw-server",
+           install_env=_NO_BROWSER_DOWNLOAD,
+           env={"EXPRESS_SERVER_URL": "http://127.0.0.1:1", "ENABLE_CANVAS_SYNC": "false"}),
+    Server("ollama", "npm", "ollama-mcp", "2.1.0", "ollama-mcp",
+           env={"OLLAMA_HOST": "http://127.0.0.1:1"}),
+    Server("houtini-lm", "npm", "@houtini/lm", "3.2.4", "houtini-lm",
+           env={"LM_STUDIO_URL": "http://127.0.0.1:1"}),
+    Server("n8n-illuminare", "npm", "@illuminaresolutions/n8n-mcp-server", "1.0.1",
+           "n8n-mcp-server",
+           env={"N8N_HOST": "http://127.0.0.1:1", "N8N_API_KEY": DUMMY},
+           note="its executable has no #! line, so it cannot be started (exit 127)"),
+    Server("n8n-leonardsellem", "npm", "@leonardsellem/n8n-mcp-server", "0.1.8", "n8n-mcp-server",
+           env={"N8N_API_URL": "http://127.0.0.1:1/api/v1", "N8N_API_KEY": DUMMY},
+           note="checks the n8n API at start and exits without an n8n instance"),
+    Server("bullmq", "npm", "@adamhancock/bullmq-mcp", "1.0.7", "bullmq-mcp",
+           env={"REDIS_URL": "redis://127.0.0.1:1"}),
+)
+
+
 # ----------------------------------------------------------------------------- places
 def cache_dir() -> Path:
     return Path(os.environ.get("HISTOR_COMPAT_DIR") or REPO / ".cache" / "compat")
@@ -1092,7 +1153,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="catalog: write <slug>.json here")
     args = ap.parse_args(argv)
     # Without --only: the compatibility servers, as before; --only may name any pinned one.
-    servers = ([s for s in (*SERVERS, *TUNING3, *TUNING4, *TUNING5, *TUNING6) if s.slug in args.only]
+    servers = ([s for s in (*SERVERS, *TUNING3, *TUNING4, *TUNING5, *TUNING6, *TUNING7)
+                if s.slug in args.only]
                if args.only is not None else list(SERVERS))
     if args.step == "list":
         for s in servers:
