@@ -6,6 +6,7 @@
     python benchmarks/label_pairs.py show tuning4 START COUNT  # the fourth set (validation)
     python benchmarks/label_pairs.py show tuning5 START COUNT  # the fifth set (validation)
     python benchmarks/label_pairs.py show tuning6 START COUNT  # the sixth set (validation)
+    python benchmarks/label_pairs.py show tuning7 START COUNT  # the seventh set (blind)
     python benchmarks/label_pairs.py build                      # sheets -> pairs-<half>.json
     python benchmarks/label_pairs.py stats                      # counts, as Markdown
 
@@ -58,12 +59,16 @@ HALVES: dict[str, tuple[str, str]] = {
     # The sixth set (benchmarks/tuning3_pairs.py --set tuning6): a validation set.
     "tuning6": ("tuning6-servers", "tuning6 helper session (an AI model), reading the "
                 "tools only, blind to the scanner"),
+    # The seventh set (benchmarks/tuning3_pairs.py --set tuning7): issue 38's blind set.
+    "tuning7": ("tuning7-servers", "set7 helper session (an AI model), reading the "
+                "tools only, blind to the scanner"),
 }
 #: The script that drew each half's pairs.
 DRAWN_BY = {"tuning2": "benchmarks/tuning2_pairs.py", "tuning3": "benchmarks/tuning3_pairs.py",
             "tuning4": "benchmarks/tuning3_pairs.py --set tuning4",
             "tuning5": "benchmarks/tuning3_pairs.py --set tuning5",
-            "tuning6": "benchmarks/tuning3_pairs.py --set tuning6"}
+            "tuning6": "benchmarks/tuning3_pairs.py --set tuning6",
+            "tuning7": "benchmarks/tuning3_pairs.py --set tuning7"}
 
 
 def catalogs(half: str = "tuning") -> dict[str, dict[str, dict[str, Any]]]:
