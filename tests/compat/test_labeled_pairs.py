@@ -36,6 +36,9 @@ FIFTH = "tuning5"
 #: The sixth set (``tuning3_pairs.py --set tuning6``): a validation set from more new npm
 #: servers, none of them a server of the first five sets.
 SIXTH = "tuning6"
+#: The seventh set (``tuning3_pairs.py --set tuning7``): issue 38's smaller blind set from
+#: new npm servers in domains none of the first six sets covers.
+SEVENTH = "tuning7"
 
 
 def _load(name: str) -> ModuleType:
@@ -105,7 +108,7 @@ def test_the_set_is_as_large_as_issue_24_asks() -> None:
 def test_the_pair_files_are_what_the_sheets_say(tmp_path: Path) -> None:
     label_pairs = _load("label_pairs")
     label_pairs.build(tmp_path)
-    for half in (*HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH):
+    for half in (*HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH):
         assert json.loads((tmp_path / f"pairs-{half}.json").read_text()) == _pairs(half)
 
 
@@ -234,6 +237,8 @@ NEW_SERVER_SETS = {
     FIFTH: ("real-servers", "livemcpbench-servers", "tuning3-servers", "tuning4-servers"),
     SIXTH: ("real-servers", "livemcpbench-servers", "tuning3-servers", "tuning4-servers",
             "tuning5-servers"),
+    SEVENTH: ("real-servers", "livemcpbench-servers", "tuning3-servers", "tuning4-servers",
+              "tuning5-servers", "tuning6-servers"),
 }
 
 
