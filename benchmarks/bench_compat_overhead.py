@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "compat")]
+sys.path.insert(0, str(REPO / "testkit"))  # the matrix peers tests and benchmarks share
 
 from matrix_peers import (  # noqa: E402
     SERVERS,
