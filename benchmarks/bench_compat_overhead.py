@@ -4,7 +4,7 @@ proxied interleaved in one run.
 The host is the MCP Python SDK's ``ClientSession`` in every case; the servers are the pinned
 npm reference servers of the compatibility matrix (tests/peers; ``npm ci --prefix
 tests/peers``), each released through a local Sigstore instance and pinned as the matrix does
-(tests/compat/matrix_peers.py):
+(testkit/matrix_peers.py):
 
 * **per call**: ``tools/call echo`` on server-everything over stdio, one direct session and
   one proxied session open side by side, calls alternating which goes first; p50 / p99 of
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "compat")]
+sys.path.insert(0, str(REPO / "testkit"))  # the matrix peers tests and benchmarks share
 
 from matrix_peers import (  # noqa: E402
     SERVERS,

@@ -25,7 +25,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests" / "mcp"))
+sys.path.insert(0, str(REPO / "testkit"))  # the MCP peers tests and benchmarks share
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import everything_peer  # noqa: E402

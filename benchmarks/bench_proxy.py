@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "proxy")]
+sys.path.insert(0, str(REPO / "testkit"))  # the proxy fixtures tests and benchmarks share
 
 from cli_harness import cli_env, run_cli  # noqa: E402
 from proxy_fixtures import make_world, proxy_argv, publish  # noqa: E402

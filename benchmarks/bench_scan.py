@@ -18,7 +18,7 @@ the generated catalog written to a file, once per format, each in a fresh proces
 peak RSS of the command or any of its workers, and the report's size.
 
 ``--realistic``: the same end to end over a registry mirror made by
-``benchmarks/realistic_catalog.py`` from real catalogs (one file per server, most of them forks
+``testkit/realistic_catalog.py`` from real catalogs (one file per server, most of them forks
 and releases), JSON report; the baseline (if given) scans the same files.
 
 ``--long``: 2,000 generated tools with 4,000-word descriptions (about 54 MB), scanned in a
@@ -253,7 +253,7 @@ def cli_bench(here: Path, n: int, baseline: Path | None, timeout: float) -> None
 def realistic_bench(here: Path, n: int, baseline: Path | None, timeout: float) -> None:
     import tempfile
 
-    sys.path.insert(0, str(here / "benchmarks"))
+    sys.path.insert(0, str(here / "testkit"))  # the generator tests and benchmarks share
     from realistic_catalog import write
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -270,8 +270,7 @@ def reachable_positives(labels: dict[Pair, str], catalogs: Iterable[Catalog]) ->
 def legacy() -> dict[str, Any]:
     """The older labeled set (tests/data/confusable-pairs.json: 672+ pairs of the project's
     own corpora, confusable yes/no), scored as its test scores it."""
-    sys.path.insert(0, str(REPO / "tests" / "collisions"))
-    sys.path.insert(0, str(REPO / "tests"))
+    sys.path.insert(0, str(REPO / "testkit"))  # the older set's scoring, shared with its test
     from labeled_pairs import flagged_pairs, load_labels
 
     labels = load_labels()

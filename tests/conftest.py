@@ -1,4 +1,5 @@
-"""Shared fixtures. Helpers live in ``cli_harness`` (importable from every test dir)."""
+"""Shared fixtures. Helpers live in ``testkit/`` (``cli_harness`` and the others: importable
+from every test and benchmark by module name; testkit/README.md)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ The inputs, relative to the working directory:
 
 - ``ref/*.json``: tests/data/reference-servers (the official MCP reference servers);
 - ``corpus/live/<server>.json``: the LiveMCPBench corpus (tests/data/livemcpbench-tools.json),
-  one ``{"tools": [...]}`` file per server entry, as tests/collisions/labeled_pairs.py scans it;
+  one ``{"tools": [...]}`` file per server entry, as testkit/labeled_pairs.py scans it;
   ``corpus/bfcl/<suite>.json``: BFCL's multi-turn suites (tests/data/bfcl-multi-turn-tools.json),
   one file per suite; the two source files themselves are there too (``livemcpbench-tools.json``,
   ``bfcl-multi-turn-tools.json``: neither is a tool list, which the CLI must say);
@@ -421,7 +421,7 @@ def case_environment(work: Path) -> dict[str, str]:
     """The whole environment of a case: nothing is inherited but PATH (after ``work/bin``),
     so no variable of the caller's (COLUMNS, NO_COLOR, GITHUB_*, SIGSTORE_*, a TUF cache
     under HOME, proxies, a locale) can change a byte. PYTHONPATH and NO_PROXY as
-    tests/cli_harness.py's cli_env sets them."""
+    testkit/cli_harness.py's cli_env sets them."""
     home = work / "home"
     return {
         "PATH": os.pathsep.join([str(work / "bin"), os.environ.get("PATH", os.defpath)]),

@@ -25,6 +25,8 @@ from typing import Any
 
 import pytest
 from cli_harness import REPO, Run, cli_env
+from mcp_helpers import alive, pids_from, raw_command
+from raw_http_server import Reply, Seen, json_reply, serve
 from sigstore_testkit import (
     TOOLS_V1,
     WF_ALICE,
@@ -36,11 +38,6 @@ from sigstore_testkit import (
 )
 
 from histor_sign.sigstore_dev import LocalSigstore
-
-# The hostile MCP peers live with the MCP tests; import them from there.
-sys.path.insert(0, str(REPO / "tests" / "mcp"))
-from mcp_helpers import alive, pids_from, raw_command
-from raw_http_server import Reply, Seen, json_reply, serve
 
 SECRET = "S3CRET-sweep-value-7781"
 SERVER = "io.github.alice/docs"

@@ -21,13 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_harness import REPO, Run, read_github_output
+from cli_harness import Run, read_github_output
+from raw_http_server import Reply, Seen, json_reply, serve
 from sigstore_testkit import TOOLS_V1, WF_ALICE, SignedSet, make_signed_set, run_main
 
 from histor_sign.sigstore_dev import LocalSigstore
-
-sys.path.insert(0, str(REPO / "tests" / "mcp"))
-from raw_http_server import Reply, Seen, json_reply, serve
 
 SERVER = "io.github.alice/docs"
 

@@ -9,7 +9,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from cli_harness import load_benchmark
+import realistic_catalog
 
 from histor_sign.catalog import tools_from_dicts
 from histor_sign.collisions import ScanOptions, _parallel, local_mapper, scan_tools
@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def generator() -> ModuleType:
-    return load_benchmark("realistic_catalog")
+    return realistic_catalog  # testkit: the generator tests and benchmarks share
 
 
 def realistic_tools(n: int) -> list[Tool]:

@@ -1,4 +1,4 @@
-"""The realistic registry catalog (benchmarks/realistic_catalog.py): many servers, most of
+"""The realistic registry catalog (testkit/realistic_catalog.py): many servers, most of
 them forks and releases of real ones, real descriptions — and its 10,000-tool scan."""
 
 from __future__ import annotations
@@ -9,14 +9,15 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from cli_harness import load_benchmark, run_cli
+import realistic_catalog
+from cli_harness import run_cli
 
 from histor_sign.collisions import ScanOptions, scan_catalogs
 from histor_sign.models import parse_catalog
 
 
 def generator() -> ModuleType:
-    return load_benchmark("realistic_catalog")
+    return realistic_catalog  # testkit: the generator tests and benchmarks share
 
 
 def test_the_generator_publishes_forks_and_releases_of_real_servers() -> None:

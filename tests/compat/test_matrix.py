@@ -5,7 +5,7 @@ Hosts: the Python SDK's ``ClientSession`` and ``mcp.Client`` (auto mode), the Ty
 SDK's ``Client`` and the MCP Inspector CLI. Servers: server-everything 2026 and 2025 (stdio
 and Streamable HTTP), server-filesystem and server-memory from npm; mcp-server-time,
 mcp-server-fetch and mcp-server-git from PyPI. Each server is released once through a local
-Sigstore instance and pinned (matrix_peers.py); each cell opens the same host session to the
+Sigstore instance and pinned (testkit/matrix_peers.py); each cell opens the same host session to the
 server directly and through the proxy serving that signed revision, and the two answers must
 be identical — tools/list, one tool call, resources/list and prompts/list where offered —
 except that the proxy withholds a tool the revision does not sign. Run alone with

@@ -6,17 +6,14 @@ from __future__ import annotations
 
 import json
 import shlex
-import sys
 from pathlib import Path
 
 import pytest
-from cli_harness import REPO, assert_clean_error, run_cli
+from cli_harness import assert_clean_error, run_cli
 from pin_fixtures import SERVER as ALICE
 from pin_fixtures import History
-from sigstore_testkit import WF_ALICE, run_main
-
-sys.path.insert(0, str(REPO / "tests" / "pipeline"))
 from release_fixtures import DRIFT, SERVER, make_releases, server_command
+from sigstore_testkit import WF_ALICE, run_main
 from test_example_server_e2e import publish
 
 pytestmark = pytest.mark.slow

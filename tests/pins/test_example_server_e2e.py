@@ -7,13 +7,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
-from cli_harness import REPO, run_cli
-
-sys.path.insert(0, str(REPO / "tests" / "pipeline"))
+from cli_harness import run_cli
 from release_fixtures import (  # the release tests' own fixtures
     DRIFT,
     IDENTITY,

@@ -261,16 +261,10 @@ def test_action_exposes_every_release_output_and_the_issue_inputs() -> None:
 
 
 def _sdk_http_peer(defs: Path) -> Any:
-    """The official-SDK peer of tests/mcp on Streamable HTTP (loaded by path: tests/mcp is
-    not a package)."""
-    import importlib.util
+    """The official-SDK peer of tests/mcp on Streamable HTTP (testkit's mcp_helpers)."""
+    import mcp_helpers
 
-    spec = importlib.util.spec_from_file_location(
-        "histor_mcp_helpers", REPO / "tests" / "mcp" / "mcp_helpers.py")
-    assert spec is not None and spec.loader is not None
-    helpers = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(helpers)
-    return helpers, helpers.start_sdk_http(defs, 2)
+    return mcp_helpers, mcp_helpers.start_sdk_http(defs, 2)
 
 
 def test_two_job_release_of_a_streamable_http_server(tmp_path: Path) -> None:

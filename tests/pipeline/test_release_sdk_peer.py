@@ -6,13 +6,11 @@ releases go through a local Sigstore instance that is stopped before verificatio
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 
 import pytest
-from cli_harness import REPO, run_cli
+from cli_harness import run_cli
 
 from histor_sign.demo.example_server import build_tools
 from histor_sign.sigstore_dev import LocalSigstore
@@ -22,18 +20,8 @@ SERVER = "io.github.example/sdk-notes"
 IDENTITY = "https://github.com/example/sdk-notes/.github/workflows/release.yml@refs/tags/v2"
 
 
-def _mcp_helpers() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "histor_mcp_helpers", REPO / "tests" / "mcp" / "mcp_helpers.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_two_releases_from_the_sdk_server_chain_and_verify(tmp_path: Path) -> None:
-    helpers = _mcp_helpers()
+    import mcp_helpers as helpers
     v1 = tmp_path / "v1.json"
     v1.write_text(json.dumps(build_tools()))
     v2 = tmp_path / "v2.json"

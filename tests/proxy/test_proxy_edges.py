@@ -59,12 +59,8 @@ def test_sigterm_ends_the_session_with_its_audit_record(world: World, tmp_path: 
 
 def test_a_url_upstream_that_never_answers_initialize_times_out(world: World,
                                                                 tmp_path: Path) -> None:
-    import sys
     import threading
 
-    from cli_harness import REPO
-
-    sys.path.insert(0, str(REPO / "tests" / "mcp"))
     from raw_http_server import Reply, Seen, serve
 
     release = threading.Event()

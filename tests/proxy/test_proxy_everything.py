@@ -6,19 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_harness import REPO, run_cli
+from cli_harness import run_cli
+from everything_peer import BARE_TOOL_NAMES, CAPABLE_TOOL_NAMES, TOOL_NAMES, argv, stdio_command
 from proxy_fixtures import RawHost, World, audit, proxy_argv, publish, sdk_host
 
 from histor_sign.sigstore_dev import LocalSigstore
-
-sys.path.insert(0, str(REPO / "tests" / "mcp"))
-from everything_peer import BARE_TOOL_NAMES, CAPABLE_TOOL_NAMES, TOOL_NAMES, argv, stdio_command
 
 pytestmark = pytest.mark.slow
 

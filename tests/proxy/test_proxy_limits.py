@@ -66,11 +66,7 @@ def test_a_host_request_over_the_limit_is_refused_alone(world: World, tmp_path: 
 def test_over_http_an_answer_over_the_limit_fails_that_call_alone(world: World,
                                                                   tmp_path: Path) -> None:
     import json
-    import sys
 
-    from cli_harness import REPO
-
-    sys.path.insert(0, str(REPO / "tests" / "mcp"))
     from raw_http_server import Reply, Seen, json_reply, serve
 
     tools = world.signed_tools()

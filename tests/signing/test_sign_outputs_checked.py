@@ -84,9 +84,6 @@ def test_a_full_file_system_fails_before_signing(
 def test_release_into_a_full_file_system_fails_before_signing(
     inst: LocalSigstore, full_fs: Path, tmp_path: Path
 ) -> None:
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parent.parent / "pipeline"))
     from release_fixtures import IDENTITY, release_args, server_command
 
     catalog = tmp_path / "tools.json"

@@ -289,9 +289,6 @@ def test_the_proxy_refuses_a_yanked_revision_and_serves_the_next(
     session at initialize (the upstream never starts), the next one is served."""
     import sys
 
-    from cli_harness import REPO
-
-    sys.path.insert(0, str(REPO / "tests" / "proxy"))
     from proxy_fixtures import RawHost, recorder
 
     pin_at(publisher, tmp_path, 1)

@@ -367,7 +367,10 @@ def read_github_output(text: str) -> dict[str, str]:
 
 def load_benchmark(name: str) -> ModuleType:
     """Import ``benchmarks/NAME.py`` (not a package) by path, registered in ``sys.modules``
-    under ``name`` so the dataclasses and worker processes inside it can find it."""
+    under ``name`` so the dataclasses and worker processes inside it can find it.
+
+    Only for a test *of* that script (the labeled sets' drawing, labelling and evaluation,
+    the pinned compat servers): what tests and benchmarks both use lives in testkit/."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")

@@ -28,8 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from cli_harness import REPO, cli_env, run_cli
-
-sys.path.insert(0, str(REPO / "tests" / "mcp"))
 from everything_peer import BARE_TOOL_NAMES, BIND_LOOPBACK, LOOPBACK_V4, _listeners
 from mcp_helpers import free_port
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from histor_sign.collisions import ScanOptions, scan_catalogs
 from histor_sign.models import Catalog, parse_catalog
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 #: The pair rules that say "confusable": TC003 (overlap), TC004 (and effects differ), TC011
 #: (disjoint schemas) — the labels judge confusability, whatever the schemas.
 PAIR_RULES = ("TC003", "TC004", "TC011")

@@ -16,7 +16,7 @@ The real catalogs are the repository's own: the LiveMCPBench corpus and the offi
 reference servers (``tests/data``), and the real servers of issue 24
 (``benchmarks/data/real-servers``) when present. Deterministic for a seed.
 
-    python benchmarks/realistic_catalog.py 100000 OUT_DIR [--seed 24]
+    python testkit/realistic_catalog.py 100000 OUT_DIR [--seed 24]
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent / "tests" / "mcp"  # the raw servers and the SDK peer
 RAW_STDIO = HERE / "raw_stdio_server.py"
 SDK_PEER = HERE / "sdk_peer.py"
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from mcp_helpers import free_port
 
-PEERS = Path(__file__).resolve().parent.parent / "peers"
+PEERS = Path(__file__).resolve().parent.parent / "tests" / "peers"
 PACKAGE = PEERS / "node_modules" / "@modelcontextprotocol" / "server-everything"
 ENTRY = PACKAGE / "dist" / "index.js"
 BIND_LOOPBACK = PEERS / "bind_loopback.cjs"

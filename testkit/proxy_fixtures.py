@@ -13,11 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from cli_harness import REPO, cli_env, run_cli
-
-sys.path.insert(0, str(REPO / "tests" / "pipeline"))
 from release_fixtures import IDENTITY, SERVER, Released, make_releases
 
-HERE = Path(__file__).resolve().parent
+HERE = REPO / "tests" / "proxy"  # its recording server
 RECORDER = HERE / "recording_server.py"
 __all__ = ["IDENTITY", "SERVER"]
 
