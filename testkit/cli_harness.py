@@ -379,3 +379,12 @@ def load_benchmark(name: str) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def sigint_default() -> None:
+    """For ``preexec_fn``: the child takes SIGINT as a terminal's Ctrl-C, even when the
+    test run itself ignores it (a background job of a non-interactive shell inherits
+    SIGINT ignored, and so would every process it starts)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_harness import REPO, Run, cli_env
+from cli_harness import REPO, Run, cli_env, sigint_default
 from mcp_helpers import alive, pids_from, raw_command
 from raw_http_server import Reply, Seen, json_reply, serve
 from sigstore_testkit import (
@@ -631,7 +631,7 @@ def test_limits_near_the_bounds(in_work: World) -> None:
 def _interrupt(args: list[str], ready: Any, cwd: Path, env: dict[str, str] | None = None) -> Run:
     proc = subprocess.Popen(
         [sys.executable, "-m", "histor_sign", *args], env=cli_env(env), cwd=cwd,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=sigint_default,
     )
     try:
         ready()

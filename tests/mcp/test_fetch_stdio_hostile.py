@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_harness import assert_clean_error, cli_env, run_cli
+from cli_harness import assert_clean_error, cli_env, run_cli, sigint_default
 from mcp_helpers import assert_all_gone, pids_from, raw_command
 
 pytestmark = pytest.mark.slow
@@ -202,6 +202,7 @@ def test_ctrl_c_leaves_no_process(tmp_path: Path) -> None:
         [sys.executable, "-m", "histor_sign", "fetch", "--stdio", raw_command("hang", pidfile),
          "--protocol", "legacy", "-o", str(out)],
         env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=sigint_default,
     )
     deadline = time.monotonic() + 20
     while not pidfile.exists() and time.monotonic() < deadline:

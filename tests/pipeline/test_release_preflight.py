@@ -106,10 +106,11 @@ def test_a_previous_that_is_no_envelope_is_refused_before_the_gate(
     checked against the chain directory is the one the statement would chain to, and bad
     input is reported as such (exit 2) even when the gate would also fail."""
     clash = tmp_path / "clash.json"
-    clash.write_text(json.dumps({"tools": [
-        {"name": "delete_page", "description": "Delete a page.", "inputSchema": {"type": "object"}},
-        {"name": "archive_page", "description": "Archive a page.",
-         "inputSchema": {"type": "object"}}]}))
+    clash.write_text(json.dumps({"tools": [  # explicit hints that contradict: TC004
+        {"name": "delete_page", "description": "Delete a page.", "inputSchema": {"type": "object"},
+         "annotations": {"destructiveHint": True}},
+        {"name": "remove_page", "description": "Remove a page.",
+         "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}]}))
     token = sigstore.mint_token(TAG.format("v1.0.0"))
     gate = release(sigstore, tmp_path / "gate", "io.github.alice/docs", "--tools", str(clash),
                    "--identity-token", token)
