@@ -934,6 +934,58 @@ def _search_vs_one(a: Profile, b: Profile) -> bool:
     return a.action == "list" and one(a) != one(b)
 
 
+def _told_apart(a: Profile, b: Profile, threshold: float) -> bool:
+    """Step 1 of :func:`similarity` (same action class): what the names say tells the two
+    apart — argument kinds, every item vs one, the current one vs an identified one, or
+    different domains."""
+    if a.kinds and b.kinds and a.kinds.isdisjoint(b.kinds):
+        return True
+    if {a.cardinality, b.cardinality} == {"all", "one"} or _search_vs_one(a, b):
+        return True  # every item vs one identified item: the request says which
+    if ("now" in a.kinds and b.cardinality == "one") or ("now" in b.kinds and
+                                                         a.cardinality == "one"):
+        return True  # the current one (mine, today's) vs one the request identifies
+    return other_domains(a, b, threshold)
+
+
+def _same_name(a: Profile, b: Profile, same_area: bool) -> bool:
+    """Step 2 of :func:`similarity`: the same object words, or (in one server) names that
+    differ only in variant words (``fetch_html`` / ``fetch_markdown``; not ``ls`` /
+    ``grep``: one class, two verbs), or a verb that names the whole job in any server
+    (``translate``, ``translate_text``; not ``ticket_login`` vs ``message_login``: each name
+    says whose login it is)."""
+    return bool(a.objects == b.objects and a.head == b.head and (a.objects or same_area or (
+            a.source == b.source and a.action_word.lower() == b.action_word.lower()) or (
+            a.action not in BROAD_ACTIONS and not (a.inferred_action or b.inferred_action)
+            and not (a.domain and b.domain and a.domain.isdisjoint(b.domain)))))
+
+
+def _name_score(a: Profile, b: Profile, same_area: bool) -> float | None:
+    """Step 3a of :func:`similarity`: the description score of a same-name pair, or None
+    when only one side names a domain its descriptions never mention."""
+    score = jaccard(a.description, b.description)
+    one_sided = a.source != b.source and (bool(a.domain) != bool(b.domain))
+    if one_sided and score < NAMESPACED_FLOOR and not same_area and \
+            (a.domain | b.domain).isdisjoint(a.description | b.description):
+        return None
+    return score
+
+
+def _description_score(a: Profile, b: Profile, threshold: float) -> float | None:
+    """Step 3b of :func:`similarity`: the description score of a pair with different names
+    when it reaches the floor that fits their objects, else None."""
+    if not a.objects or not b.objects:
+        need = max(threshold, EMPTY_OBJECT_FLOOR)
+    elif a.head == b.head and (a.objects <= b.objects or b.objects <= a.objects):
+        need = min(threshold, NARROWING_FLOOR)
+    else:
+        return None
+    score = jaccard(a.description, b.description)
+    if score < need - 1e-12:
+        return None
+    return score
+
+
 def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
     """The confusability of two profiles, or None when a model would tell them apart.
 
@@ -949,41 +1001,17 @@ def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
         return None
     if a.action != b.action:
         return _contrasting(a, b, threshold)
-    if a.kinds and b.kinds and a.kinds.isdisjoint(b.kinds):
-        return None
-    if {a.cardinality, b.cardinality} == {"all", "one"} or _search_vs_one(a, b):
-        return None  # every item vs one identified item: the request says which
-    if ("now" in a.kinds and b.cardinality == "one") or ("now" in b.kinds and
-                                                         a.cardinality == "one"):
-        return None  # the current one (mine, today's) vs one the request identifies
-    if other_domains(a, b, threshold):
+    if _told_apart(a, b, threshold):
         return None
     same_area = a.source != b.source and bool(a.areas & b.areas)
-    if a.objects == b.objects and a.head == b.head and (a.objects or same_area or (
-            a.source == b.source and a.action_word.lower() == b.action_word.lower()) or (
-            a.action not in BROAD_ACTIONS and not (a.inferred_action or b.inferred_action)
-            and not (a.domain and b.domain and a.domain.isdisjoint(b.domain)))):
-        # The same object words, or (in one server) names that differ only in variant words
-        # (``fetch_html`` / ``fetch_markdown``; not ``ls`` / ``grep``: one class, two verbs),
-        # or a verb that names the whole job in any server (``translate``, ``translate_text``;
-        # not ``ticket_login`` vs ``message_login``: each name says whose login it is)
-        score = jaccard(a.description, b.description)
-        one_sided = a.source != b.source and (bool(a.domain) != bool(b.domain))
-        if one_sided and score < NAMESPACED_FLOOR and not same_area and \
-                (a.domain | b.domain).isdisjoint(a.description | b.description):
-            return None
+    if _same_name(a, b, same_area):
+        score = _name_score(a, b, same_area)
         basis, objects = "name", a.objects
     else:
-        if not a.objects or not b.objects:
-            need = max(threshold, EMPTY_OBJECT_FLOOR)
-        elif a.head == b.head and (a.objects <= b.objects or b.objects <= a.objects):
-            need = min(threshold, NARROWING_FLOOR)
-        else:
-            return None
-        score = jaccard(a.description, b.description)
-        if score < need - 1e-12:
-            return None
+        score = _description_score(a, b, threshold)
         basis, objects = "description", a.objects & b.objects
+    if score is None:
+        return None
     # What the finding shows is built only for pairs that are confusable.
     bulk = (("all" in a.variants) != ("all" in b.variants) and bool(objects)
             and a.effect not in (None, "read-only") and b.effect not in (None, "read-only"))
@@ -1039,24 +1067,31 @@ def _neighbourhood(members: Sequence[int], profiles: Sequence[Profile], per_tool
         cut[i] = (count + size - 1 - len(near), first)
 
 
-def bounded_candidate_pairs(
-    profiles: Sequence[Profile], threshold: float, per_tool: int | None = MAX_PARTNERS_PER_TOOL
-) -> Candidates:
-    """All confusable pairs: same (action, object) groups, plus same-action pairs whose
-    descriptions reach ``threshold`` (prefix-filtered per action, never all pairs) — with at
-    most ``per_tool`` partners per tool from a same-name group and ``per_tool`` entries and
-    partners per description probe (``None``: exact, and quadratic in the largest group)."""
-    keys: set[tuple[int, int]] = set()
-    cut: dict[int, tuple[int, int]] = {}
-    groups: dict[tuple[str, frozenset[str], str], list[int]] = defaultdict(list)
+_GroupKey = tuple[str, frozenset[str], str]
+
+
+def _group_by_name(
+    profiles: Sequence[Profile],
+) -> tuple[dict[_GroupKey, list[int]], dict[str, list[int]], dict[int, _GroupKey]]:
+    """Step 1: the same-name groups (action, objects, and the source when there are no
+    objects), the tools per action, and each tool's group."""
+    groups: dict[_GroupKey, list[int]] = defaultdict(list)
     by_action: dict[str, list[int]] = defaultdict(list)
-    group_of: dict[int, tuple[str, frozenset[str], str]] = {}
+    group_of: dict[int, _GroupKey] = {}
     for i, p in enumerate(profiles):
         if not p.action:
             continue
         by_action[p.action].append(i)
         group_of[i] = (p.action, p.objects, p.source if not p.objects else "")
         groups[group_of[i]].append(i)
+    return groups, by_action, group_of
+
+
+def _same_name_pairs(groups: dict[_GroupKey, list[int]], profiles: Sequence[Profile],
+                     per_tool: int | None, keys: set[tuple[int, int]],
+                     cut: dict[int, tuple[int, int]]) -> dict[tuple[str, str], list[int]]:
+    """Step 2: pairs within each same-name group; returns the groups' representatives per
+    (action, head noun) for the narrowing step."""
     heads: dict[tuple[str, str], list[int]] = defaultdict(list)
     for members in groups.values():
         _neighbourhood(members, profiles, per_tool if per_tool is not None else len(members),
@@ -1067,8 +1102,13 @@ def bounded_candidate_pairs(
             if p.head and p.head not in seen:
                 seen.add(p.head)
                 heads[(p.action, p.head)].append(i)
-    # tools whose names carry no object words, across sources: the subject areas their
-    # descriptions name decide (two web searches), so they meet per (action, area)
+    return heads
+
+
+def _area_pairs(profiles: Sequence[Profile], per_tool: int | None,
+                keys: set[tuple[int, int]]) -> None:
+    """Step 3: tools whose names carry no object words, across sources: the subject areas
+    their descriptions name decide (two web searches), so they meet per (action, area)."""
     by_area: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i, p in enumerate(profiles):
         if p.action and not p.objects:
@@ -1080,26 +1120,49 @@ def bounded_candidate_pairs(
         if len(members) > 1:
             _neighbourhood(members, profiles,
                            per_tool if per_tool is not None else len(members), keys, {})
-    # contrasting actions on one object (delete vs detach, close vs delete): group keys by
-    # head noun, then pair the groups whose action classes contrast
-    by_head: dict[str, set[tuple[str, frozenset[str], str]]] = defaultdict(set)
+
+
+def _contrasts(kx: _GroupKey, ky: _GroupKey, head: str) -> bool:
+    """Whether two groups' action classes contrast (or are equivalent) on one head noun."""
+    pair = frozenset((kx[0], ky[0]))
+    return pair in CONTRASTING or pair in EQUIVALENT or (
+        pair in STATEMENT_PAIRS and head in STATEMENTS)
+
+
+def _keys_by_head(groups: dict[_GroupKey, list[int]],
+                  profiles: Sequence[Profile]) -> dict[str, set[_GroupKey]]:
+    """The keys of the groups with object words, per head noun their members name."""
+    by_head: dict[str, set[_GroupKey]] = defaultdict(set)
     for key, members in groups.items():
         if key[1]:
             for i in members:
                 by_head[profiles[i].head].add(key)
+    return by_head
+
+
+def _contrast_pairs(groups: dict[_GroupKey, list[int]], profiles: Sequence[Profile],
+                    per_tool: int | None, keys: set[tuple[int, int]]) -> None:
+    """Step 4: contrasting actions on one object (delete vs detach, close vs delete): group
+    keys by head noun, then pair the groups whose action classes contrast."""
+    by_head = _keys_by_head(groups, profiles)
     bound = per_tool if per_tool is not None else len(profiles)
     for heads_found in by_head.values():
         keyed = sorted(heads_found, key=lambda k: (k[0], sorted(k[1])))
         for n, kx in enumerate(keyed):
             for ky in keyed[n + 1:]:
-                pair = frozenset((kx[0], ky[0]))
-                if pair in CONTRASTING or pair in EQUIVALENT or (
-                        pair in STATEMENT_PAIRS and profiles[groups[kx][0]].head in STATEMENTS):
+                if _contrasts(kx, ky, profiles[groups[kx][0]].head):
                     for i in groups[kx][:bound]:
                         for j in groups[ky][:bound]:
                             keys.add((min(i, j), max(i, j)))
-    # narrowing pairs (same head noun, one object inside the other): one representative per
-    # object group meets the others' representatives; its group mates then pair the same way
+
+
+def _narrowing_pairs(heads: dict[tuple[str, str], list[int]],
+                     groups: dict[_GroupKey, list[int]], group_of: dict[int, _GroupKey],
+                     profiles: Sequence[Profile], per_tool: int | None,
+                     keys: set[tuple[int, int]]) -> None:
+    """Step 5: narrowing pairs (same head noun, one object inside the other): one
+    representative per object group meets the others' representatives; its group mates then
+    pair the same way."""
     narrow: set[tuple[int, int]] = set()
     for reps in heads.values():
         if len(reps) > 1:
@@ -1109,6 +1172,13 @@ def bounded_candidate_pairs(
         for i in groups[group_of[x]][:(per_tool or len(groups[group_of[x]]))]:
             for j in groups[group_of[y]][:(per_tool or len(groups[group_of[y]]))]:
                 keys.add((min(i, j), max(i, j)))
+
+
+def _description_pairs(by_action: dict[str, list[int]], group_of: dict[int, _GroupKey],
+                       profiles: Sequence[Profile], threshold: float, per_tool: int | None,
+                       keys: set[tuple[int, int]]) -> int:
+    """Step 6: same-action pairs whose descriptions reach ``threshold`` (prefix-filtered per
+    action); returns how many tools' probes were cut short."""
     probes_cut = 0
     for members in by_action.values():
         local: dict[int, tuple[int, int]] = {}
@@ -1119,13 +1189,38 @@ def bounded_candidate_pairs(
         keys.update((members[x], members[y]) for x, y in found
                     if group_of[members[x]] != group_of[members[y]])
         probes_cut += len(local)
+    return probes_cut
+
+
+def _confusable(keys: set[tuple[int, int]], profiles: Sequence[Profile],
+                threshold: float) -> dict[tuple[int, int], Similarity]:
+    """Step 7: the candidate keys that :func:`similarity` finds confusable, in key order."""
     out: dict[tuple[int, int], Similarity] = {}
     shared: dict[Similarity, Similarity] = {}  # forks repeat pairs: one object per value
     for i, j in sorted(keys):
         sim = similarity(profiles[i], profiles[j], threshold)
         if sim is not None:
             out[(i, j)] = shared.setdefault(sim, sim)
-    return Candidates(out, dict(sorted(cut.items())), probes_cut)
+    return out
+
+
+def bounded_candidate_pairs(
+    profiles: Sequence[Profile], threshold: float, per_tool: int | None = MAX_PARTNERS_PER_TOOL
+) -> Candidates:
+    """All confusable pairs: same (action, object) groups, plus same-action pairs whose
+    descriptions reach ``threshold`` (prefix-filtered per action, never all pairs) — with at
+    most ``per_tool`` partners per tool from a same-name group and ``per_tool`` entries and
+    partners per description probe (``None``: exact, and quadratic in the largest group)."""
+    keys: set[tuple[int, int]] = set()
+    cut: dict[int, tuple[int, int]] = {}
+    groups, by_action, group_of = _group_by_name(profiles)
+    heads = _same_name_pairs(groups, profiles, per_tool, keys, cut)
+    _area_pairs(profiles, per_tool, keys)
+    _contrast_pairs(groups, profiles, per_tool, keys)
+    _narrowing_pairs(heads, groups, group_of, profiles, per_tool, keys)
+    probes_cut = _description_pairs(by_action, group_of, profiles, threshold, per_tool, keys)
+    return Candidates(_confusable(keys, profiles, threshold), dict(sorted(cut.items())),
+                      probes_cut)
 
 
 def candidate_pairs(
