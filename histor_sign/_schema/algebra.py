@@ -692,25 +692,32 @@ def _judged_multiple(m: Merged, candidates: Iterable[Fraction]) -> Found | None:
     return None
 
 
-def _build_frac(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | None:
-    """A non-integer number in the interval (only reached when integers were ruled out)."""
-    if m.mults:
-        step = _lcm(m.mults)
-        if step.denominator == 1:
-            return None  # every multiple is an integer
-        fractional = [x for x in _multiples(m, step, budget, 64) if x.denominator != 1]
-        found = _judged_multiple(m, fractional)
-        if found is not None:
-            return found
-        lo_ok = _multiples(m, step, budget, 1)
-        if not lo_ok:
-            return None
-        raise Undecided("no small non-integer multiple found")
-    if m.lo is not None and m.lo == m.hi:
-        if m.lo_excl or m.hi_excl or m.lo.denominator == 1:
-            return None
-        value = _number_value(m.lo)
-        return Found(value) if _not_excluded(m, value) else None
+def _frac_multiple(m: Merged, budget: Budget) -> Found | None:
+    """A non-integer multiple of every ``multipleOf`` in the interval."""
+    step = _lcm(m.mults)
+    if step.denominator == 1:
+        return None  # every multiple is an integer
+    fractional = [x for x in _multiples(m, step, budget, 64) if x.denominator != 1]
+    found = _judged_multiple(m, fractional)
+    if found is not None:
+        return found
+    lo_ok = _multiples(m, step, budget, 1)
+    if not lo_ok:
+        return None
+    raise Undecided("no small non-integer multiple found")
+
+
+def _frac_point(m: Merged, point: Fraction) -> Found | None:
+    """The interval is one point: that point, when it is a non-integer and not excluded."""
+    if m.lo_excl or m.hi_excl or point.denominator == 1:
+        return None
+    value = _number_value(point)
+    return Found(value) if _not_excluded(m, value) else None
+
+
+def _frac_at_lo(m: Merged) -> Found | None:
+    """An inclusive non-integer lower bound below the upper one, when it is representable
+    and not excluded."""
     if m.lo is not None and not m.lo_excl and m.lo.denominator != 1 and (
         m.hi is None or m.lo < m.hi
     ):
@@ -720,21 +727,51 @@ def _build_frac(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Foun
             value = None
         if value is not None and _not_excluded(m, value):
             return Found(value)
+    return None
+
+
+def _in_interval(m: Merged, x: Fraction) -> bool:
+    """Whether ``x`` lies within the merged bounds, each inclusive or exclusive."""
+    inside_lo = m.lo is None or x > m.lo or (x == m.lo and not m.lo_excl)
+    inside_hi = m.hi is None or x < m.hi or (x == m.hi and not m.hi_excl)
+    return inside_lo and inside_hi
+
+
+def _frac_dyadic(m: Merged) -> Found | None:
+    """The first dyadic non-integer (halves, quarters, … up to 2**-39) just above the lower
+    bound that lies in the interval and is not excluded."""
     for j in range(1, 40):
         d = 2**j
         base = m.lo if m.lo is not None else (m.hi - 1 if m.hi is not None else Fraction(0))
         x = Fraction(math.floor(base * d) + 1, d)
         if x.denominator == 1:
             x += Fraction(1, d)
-        inside_lo = m.lo is None or x > m.lo or (x == m.lo and not m.lo_excl)
-        inside_hi = m.hi is None or x < m.hi or (x == m.hi and not m.hi_excl)
-        if inside_lo and inside_hi and x.denominator != 1:
+        if _in_interval(m, x) and x.denominator != 1:
             value = _number_value(x)
             if _not_excluded(m, value):
                 return Found(value)
-    if m.lo is not None and m.hi is not None and (
+    return None
+
+
+def _frac_interval_empty(m: Merged) -> bool:
+    """The interval holds no non-integer at all (a proof, not a failed search)."""
+    return m.lo is not None and m.hi is not None and (
         m.lo > m.hi or (m.lo == m.hi and (m.lo_excl or m.hi_excl or m.lo.denominator == 1))
-    ):
+    )
+
+
+def _build_frac(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | None:
+    """A non-integer number in the interval (only reached when integers were ruled out)."""
+    if m.mults:
+        return _frac_multiple(m, budget)
+    if m.lo is not None and m.lo == m.hi:
+        return _frac_point(m, m.lo)
+    found = _frac_at_lo(m)
+    if found is None:
+        found = _frac_dyadic(m)
+    if found is not None:
+        return found
+    if _frac_interval_empty(m):
         return None
     raise Undecided("no exactly representable non-integer found")
 
@@ -760,12 +797,9 @@ _FORMAT_SAMPLES = {
 }
 
 
-def _build_string(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | None:
-    lo, hi = m.min_len, m.max_len
-    if hi is not None and lo > hi:
-        return None
-    if lo > budget.bounds.max_string:
-        raise Undecided(f"witness string bound ({budget.bounds.max_string}) reached")
+def _string_candidates(m: Merged, lo: int, hi: int | None, budget: Budget) -> list[str]:
+    """Candidate strings in order: format samples that fit the length, pattern examples,
+    then plain letters of the smallest useful length."""
     candidates: list[str] = []
     for fmt in m.formats:
         sample = _FORMAT_SAMPLES.get(fmt)
@@ -775,16 +809,25 @@ def _build_string(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Fo
         candidates.extend(examples(pattern, lo, hi, budget.bounds.max_string))
     size = lo if lo > 0 or hi == 0 else 1
     candidates += ["a" * size, "b" * size, "a" * (size + 1), "c" * size]
-    if m.patterns:
-        # Patterns are relaxed: propose candidates, keep the first the exact validator accepts.
-        for value in candidates:
-            if (len(value) >= lo and (hi is None or len(value) <= hi)
-                    and _not_excluded(m, value) and _check_all(atoms, value)):
-                return Found(value)
-        raise Undecided("no candidate string satisfies the pattern(s) exactly")
+    return candidates
+
+
+def _build_string(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | None:
+    """The first candidate string within the length bounds, not excluded, and (with
+    patterns, which are relaxed) accepted by the exact validator."""
+    lo, hi = m.min_len, m.max_len
+    if hi is not None and lo > hi:
+        return None
+    if lo > budget.bounds.max_string:
+        raise Undecided(f"witness string bound ({budget.bounds.max_string}) reached")
+    candidates = _string_candidates(m, lo, hi, budget)
     for value in candidates:
-        if len(value) >= lo and (hi is None or len(value) <= hi) and _not_excluded(m, value):
+        if len(value) >= lo and (hi is None or len(value) <= hi) and _not_excluded(m, value) \
+                and (not m.patterns or _check_all(atoms, value)):
             return Found(value)
+    if m.patterns:
+        # Patterns are relaxed: candidates were proposed, the exact validator refused them all.
+        raise Undecided("no candidate string satisfies the pattern(s) exactly")
     raise Undecided("no string candidate avoids the excluded values")
 
 
@@ -966,14 +1009,10 @@ def _fresh_names(
     return out
 
 
-def _build_object(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | None:
-    if m.max_props is not None and (
-        len(m.required) > m.max_props or m.min_props > m.max_props
-    ):
-        return None
-    if len(m.required) > budget.bounds.max_witness_items:
-        raise Undecided(f"witness object bound ({budget.bounds.max_witness_items}) reached")
-    props, shapes = _object_parts(m.objects)
+def _required_props(m: Merged, props: dict[str, list[Sub]], shapes: list[_Shape],
+                    budget: Budget, depth: int) -> dict[str, Any] | None:
+    """Step 1 of :func:`_build_object`: a value for every required name, or None when one
+    has none (or ``propertyNames`` forbids it)."""
     out: dict[str, Any] = {}
     for name in m.required:
         if not _name_allowed(name, shapes):
@@ -982,10 +1021,13 @@ def _build_object(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Fo
         if found is None:
             return None
         out[name] = found.value
-    if len(out) >= m.min_props:
-        return Found(out)
-    if m.min_props > budget.bounds.max_witness_items:
-        raise Undecided(f"witness object bound ({budget.bounds.max_witness_items}) reached")
+    return out
+
+
+def _listed_props(m: Merged, props: dict[str, list[Sub]], shapes: list[_Shape],
+                  out: dict[str, Any], budget: Budget, depth: int) -> Undecided | None:
+    """Step 2 of :func:`_build_object`: add listed optional names (sorted) to ``out`` until
+    ``minProperties`` is met; the first name left undecided, if any."""
     undecided: Undecided | None = None
     for name in sorted(props):
         if name in out:
@@ -1000,7 +1042,15 @@ def _build_object(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Fo
         if found is not None:
             out[name] = found.value
             if len(out) >= m.min_props:
-                return Found(out)
+                break
+    return undecided
+
+
+def _fresh_props(m: Merged, props: dict[str, list[Sub]], shapes: list[_Shape],
+                 out: dict[str, Any], undecided: Undecided | None, budget: Budget,
+                 depth: int) -> Found | None:
+    """Step 3 of :func:`_build_object`: fill the rest of ``minProperties`` with unlisted
+    names sharing one value; None only where that is a proof."""
     try:
         names = _fresh_names(props, shapes, out, m.min_props - len(out), budget, depth)
         if not names:
@@ -1019,6 +1069,29 @@ def _build_object(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Fo
     for name in names:
         out[name] = fresh.value
     return Found(out)
+
+
+def _build_object(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | None:
+    """Smallest object: the required names, then listed names, then unlisted ones until
+    ``minProperties`` is met."""
+    if m.max_props is not None and (
+        len(m.required) > m.max_props or m.min_props > m.max_props
+    ):
+        return None
+    if len(m.required) > budget.bounds.max_witness_items:
+        raise Undecided(f"witness object bound ({budget.bounds.max_witness_items}) reached")
+    props, shapes = _object_parts(m.objects)
+    out = _required_props(m, props, shapes, budget, depth)
+    if out is None:
+        return None
+    if len(out) >= m.min_props:
+        return Found(out)
+    if m.min_props > budget.bounds.max_witness_items:
+        raise Undecided(f"witness object bound ({budget.bounds.max_witness_items}) reached")
+    undecided = _listed_props(m, props, shapes, out, budget, depth)
+    if len(out) >= m.min_props:
+        return Found(out)
+    return _fresh_props(m, props, shapes, out, undecided, budget, depth)
 
 
 _BUILDERS = {

@@ -706,6 +706,14 @@ def rs_exact(schema: Any) -> bool:
         return False
     walked: set[int] = set()
     refs: list[str] = []
+    if not _rs_walk(schema, walked, refs):
+        return False
+    return all(_rs_ref_walked(schema, ref, walked) for ref in refs)
+
+
+def _rs_walk(schema: dict[str, Any], walked: set[int], refs: list[str]) -> bool:
+    """Step 1 of :func:`rs_exact`: walk every subschema once (ids into ``walked``, ``$ref``
+    strings into ``refs``); False at the first node or keyword outside the exact class."""
     stack: list[Any] = [schema]
     while stack:
         node = stack.pop()
@@ -719,41 +727,55 @@ def rs_exact(schema: Any) -> bool:
         for key, value in node.items():
             if key == "$schema" and node is schema:
                 continue
-            if key not in _KNOWN_KEYWORDS:
-                continue
-            if key not in _RS_EXACT_KEYWORDS:
+            if key in _KNOWN_KEYWORDS and not _rs_keyword(key, value, stack, refs):
                 return False
-            if key == "$ref":
-                if not isinstance(value, str):
-                    return False
-                refs.append(value)
-            elif key in _SUBSCHEMA:
-                stack.append(value)
-            elif key in _SUBSCHEMA_LISTS:
-                if not isinstance(value, list):
-                    return False
-                stack.extend(value)
-            elif key in _SUBSCHEMA_MAPS:
-                if not isinstance(value, dict):
-                    return False
-                stack.extend(value.values())
-    for ref in refs:
-        if ref == "#":
-            continue
-        if not ref.startswith("#/") or "%" in ref:
-            return False
-        node = schema
-        for part in ref[2:].split("/"):
-            part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            else:
-                return False
-        if not isinstance(node, bool) and id(node) not in walked:
-            return False
     return True
+
+
+def _rs_keyword(key: str, value: Any, stack: list[Any], refs: list[str]) -> bool:
+    """One known keyword of :func:`_rs_walk`: False when it is outside the exact class or
+    malformed; else its subschemas go on ``stack`` (its ``$ref`` into ``refs``)."""
+    if key not in _RS_EXACT_KEYWORDS:
+        return False
+    if key == "$ref":
+        if not isinstance(value, str):
+            return False
+        refs.append(value)
+    elif key in _SUBSCHEMA:
+        stack.append(value)
+    elif key in _SUBSCHEMA_LISTS:
+        if not isinstance(value, list):
+            return False
+        stack.extend(value)
+    elif key in _SUBSCHEMA_MAPS:
+        if not isinstance(value, dict):
+            return False
+        stack.extend(value.values())
+    return True
+
+
+def _rs_ref_walked(schema: dict[str, Any], ref: str, walked: set[int]) -> bool:
+    """Step 2 of :func:`rs_exact`: ``ref`` is a local JSON pointer to a boolean or to one of
+    the subschemas walked."""
+    if ref == "#":
+        return True
+    if not ref.startswith("#/") or "%" in ref:
+        return False
+    node: Any = schema
+    for part in ref[2:].split("/"):
+        found, node = _pointer_step(node, part.replace("~1", "/").replace("~0", "~"))
+        if not found:
+            return False
+    return isinstance(node, bool) or id(node) in walked
+
+
+def _pointer_step(node: Any, part: str) -> tuple[bool, Any]:
+    """One unescaped JSON-pointer token applied to ``node``: (found, the child)."""
+    if isinstance(node, dict) and part in node:
+        return True, node[part]
+    if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+        return True, node[int(part)]
+    return False, None
 
 
 #: Schemas with more JSON nodes than this are not analysed (meta-validation alone would be slow).
