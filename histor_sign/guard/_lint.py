@@ -201,16 +201,22 @@ def _subschemas(schema: Any) -> Iterator[tuple[list[str | int], dict[str, Any]]]
         if not isinstance(node, dict) or len(path) > _MAX_DEPTH:
             continue
         yield path, node
-        for key in _CHILD_MAPS:
-            children = node.get(key)
-            if isinstance(children, dict):
-                for name in sorted(children, reverse=True):
-                    stack.append(([*path, key, name], children[name]))
-        for key in _CHILD_LISTS:
-            children = node.get(key)
-            if isinstance(children, list):
-                for i in range(len(children) - 1, -1, -1):
-                    stack.append(([*path, key, i], children[i]))
-        for key in _CHILD_ONE:
-            if isinstance(node.get(key), dict):
-                stack.append(([*path, key], node[key]))
+        _push_children(stack, path, node)
+
+
+def _push_children(stack: list[tuple[list[str | int], Any]], path: list[str | int],
+                   node: dict[str, Any]) -> None:
+    """Push the subschemas of ``node`` with their paths (each kind reversed: pops in order)."""
+    for key in _CHILD_MAPS:
+        children = node.get(key)
+        if isinstance(children, dict):
+            for name in sorted(children, reverse=True):
+                stack.append(([*path, key, name], children[name]))
+    for key in _CHILD_LISTS:
+        children = node.get(key)
+        if isinstance(children, list):
+            for i in range(len(children) - 1, -1, -1):
+                stack.append(([*path, key, i], children[i]))
+    for key in _CHILD_ONE:
+        if isinstance(node.get(key), dict):
+            stack.append(([*path, key], node[key]))
