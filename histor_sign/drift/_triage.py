@@ -797,36 +797,7 @@ def annotation_changes(old: Any, new: Any, own: str = "",
     out as its default (or dropped to it) low; a hint that is not a boolean medium. Then
     the title (text rules) and any other key (medium, high with the text markers)."""
     names = list(tool_names)
-    out: list[DriftChange] = []
-    meaningless = {k for k in _HINTS
-                   if effective_hints(old).get(k) is None and effective_hints(new).get(k) is None}
-    for key, risky in _HINTS.items():
-        raw_before, raw_after = _raw(old, key), _raw(new, key)
-        if _same_json(raw_before, raw_after):
-            continue
-        before, after = _hint(old, key), _hint(new, key)
-        text = f"{key} {str(before).lower()} → {str(after).lower()}"
-        if before != after and key in meaningless:
-            out.append(_change(DriftKind.ANNOTATION_CHANGED, Risk.MEDIUM,
-                               f"{text} (no meaning under MCP: readOnlyHint is true before "
-                               "and after)", "hint-not-meaningful"))
-        elif before != after and key == "idempotentHint":
-            kind = DriftKind.ANNOTATION_RISKIER if after == risky else DriftKind.ANNOTATION_SAFER
-            out.append(_change(kind, Risk.MEDIUM, text, "hint-idempotent"))
-        elif before != after and after == risky:
-            out.append(_change(DriftKind.ANNOTATION_RISKIER, Risk.HIGH, text, "hint-riskier"))
-        elif before != after:
-            out.append(_change(DriftKind.ANNOTATION_SAFER, Risk.MEDIUM,
-                               f"{text} (a new claim of safety)", "hint-safer"))
-        if raw_after is not _MISSING and not isinstance(raw_after, bool):
-            out.append(_change(DriftKind.ANNOTATION_CHANGED, Risk.MEDIUM,
-                               f"{key} {_shown(raw_before)} → {_shown(raw_after)} "
-                               "(not a boolean)", "hint-not-boolean"))
-        elif before == after:
-            out.append(_change(DriftKind.ANNOTATION_CHANGED, Risk.LOW,
-                               f"{key} {_shown(raw_before)} → {_shown(raw_after)} "
-                               f"(MCP default: {str(before).lower()} either way)",
-                               "hint-default-explicit"))
+    out = _hint_changes(old, new)
     old_map = old if isinstance(old, Mapping) else {}
     new_map = new if isinstance(new, Mapping) else {}
     if not _same_json(_raw(old, "title"), _raw(new, "title")):
@@ -835,6 +806,15 @@ def annotation_changes(old: Any, new: Any, own: str = "",
                             tool_names=names,
                             exact=not all(isinstance(m.get("title"), str | None)
                                           for m in (old_map, new_map)))
+    return out + _other_annotation_changes(old, new, old_map, new_map, own, names)
+
+
+def _other_annotation_changes(old: Any, new: Any, old_map: Mapping[str, Any],
+                              new_map: Mapping[str, Any], own: str,
+                              names: list[str]) -> list[DriftChange]:
+    """Last step of :func:`annotation_changes`: keys other than the hints and the title,
+    then annotations that are not an object (nor null)."""
+    out: list[DriftChange] = []
     for key in sorted((set(old_map) | set(new_map)) - set(_HINTS) - {"title"}):
         if not _same_json(_raw(old, key), _raw(new, key)):
             out += _other_text(old_map.get(key), new_map.get(key), f"annotations.{key}",
@@ -845,6 +825,58 @@ def annotation_changes(old: Any, new: Any, own: str = "",
         out += _other_text(odd[0], odd[1], "annotations", DriftKind.ANNOTATION_CHANGED,
                            "annotation-other", own, names)
     return out
+
+
+def _hint_changes(old: Any, new: Any) -> list[DriftChange]:
+    """Step 1 of :func:`annotation_changes`: the changes of the four MCP hints, by name."""
+    out: list[DriftChange] = []
+    meaningless = {k for k in _HINTS
+                   if effective_hints(old).get(k) is None and effective_hints(new).get(k) is None}
+    for key, risky in _HINTS.items():
+        raw_before, raw_after = _raw(old, key), _raw(new, key)
+        if _same_json(raw_before, raw_after):
+            continue
+        before, after = _hint(old, key), _hint(new, key)
+        if before != after:
+            out.append(_hint_meaning_change(key, risky, before, after, key in meaningless))
+        spelled = _hint_spelling_change(key, raw_before, raw_after, before == after, before)
+        if spelled is not None:
+            out.append(spelled)
+    return out
+
+
+def _hint_meaning_change(key: str, risky: Any, before: Any, after: Any,
+                         meaningless: bool) -> DriftChange:
+    """A hint whose effective value changed: riskier (high), safer (medium: a new claim of
+    safety), idempotentHint either way medium, or no meaning under MCP (medium)."""
+    text = f"{key} {str(before).lower()} → {str(after).lower()}"
+    if meaningless:
+        return _change(DriftKind.ANNOTATION_CHANGED, Risk.MEDIUM,
+                       f"{text} (no meaning under MCP: readOnlyHint is true before "
+                       "and after)", "hint-not-meaningful")
+    if key == "idempotentHint":
+        kind = DriftKind.ANNOTATION_RISKIER if after == risky else DriftKind.ANNOTATION_SAFER
+        return _change(kind, Risk.MEDIUM, text, "hint-idempotent")
+    if after == risky:
+        return _change(DriftKind.ANNOTATION_RISKIER, Risk.HIGH, text, "hint-riskier")
+    return _change(DriftKind.ANNOTATION_SAFER, Risk.MEDIUM,
+                   f"{text} (a new claim of safety)", "hint-safer")
+
+
+def _hint_spelling_change(key: str, raw_before: Any, raw_after: Any, same: bool,
+                          before: Any) -> DriftChange | None:
+    """How a hint is written changed: to a value that is not a boolean (medium), or to or
+    from its MCP default with the same meaning (low); None otherwise."""
+    if raw_after is not _MISSING and not isinstance(raw_after, bool):
+        return _change(DriftKind.ANNOTATION_CHANGED, Risk.MEDIUM,
+                       f"{key} {_shown(raw_before)} → {_shown(raw_after)} "
+                       "(not a boolean)", "hint-not-boolean")
+    if same:
+        return _change(DriftKind.ANNOTATION_CHANGED, Risk.LOW,
+                       f"{key} {_shown(raw_before)} → {_shown(raw_after)} "
+                       f"(MCP default: {str(before).lower()} either way)",
+                       "hint-default-explicit")
+    return None
 
 
 def _other_text(old: Any, new: Any, where: str, kind: DriftKind, rule: str, own: str,
