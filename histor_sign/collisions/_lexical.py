@@ -431,6 +431,14 @@ class _NameObjects:
         low = word.lower()
         if k == act.at or (k < act.at and low in LIGHT_VERBS):
             return  # "take a screenshot": the noun is the action, "take" says nothing
+        self._mark_position(k, low, act)
+        if self.qualified or low in STOPWORDS:
+            self._qualifier(low)
+            return
+        self._content_word(k, low, act, count, description, brands)
+
+    def _mark_position(self, k: int, low: str, act: _Action) -> None:
+        """Note a qualifier (with / by / from / for …) or "of" that starts at this word."""
         if low in QUALIFIER_STARTS and (self.objects or k == act.at + 1) \
                 and act.action != "detach":
             # (right after the verb it says how: ``search_with_bing``, ``get_by_id``; what a
@@ -439,9 +447,10 @@ class _NameObjects:
             self.scoped = low in SCOPE_STARTS
         if low in POST_WORDS and self.objects:
             self.post = True  # "code of cities": the head noun came before "of"
-        if self.qualified or low in STOPWORDS:
-            self._qualifier(low)
-            return
+
+    def _content_word(self, k: int, low: str, act: _Action, count: int, description: str,
+                      brands: frozenset[str]) -> None:
+        """A word before any qualifier: a domain, a URL kind, a variant, or an object."""
         token = singular(low)
         if count > 1 and (token in SERVICES or (token in brands and _brand(k, low, description))):
             # where the action happens (a service, the server's own name), not its object
@@ -742,10 +751,21 @@ def source_context(names: Sequence[str], descriptions: Sequence[str]
     3 or more tools have either."""
     if len(names) < 3:
         return frozenset(), ((), ())
+    return _namespace_words(names), _boilerplate(descriptions)
+
+
+def _namespace_words(names: Sequence[str]) -> frozenset[str]:
+    """Step 1 of :func:`source_context`: the leading name words of most tools, or of each
+    prefix group."""
     split = [split_identifier(n) for n in names]
     leads = Counter(w[0].lower() for w in split if w)
     floor = max(3, math.ceil(NAMESPACE_SHARE * len(names)))
     namespace = {w for w, c in leads.items() if c >= floor and w not in ACTIONS}
+    return frozenset(namespace | _prefix_groups(split, leads))
+
+
+def _prefix_groups(split: list[list[str]], leads: Counter[str]) -> set[str]:
+    """The lead words of prefix groups in one source's split names."""
     # A prefix group (``jira_`` and ``confluence_`` in one server): a lead word of 3 or more
     # names that, in most of them, is followed by an action word and an object — unlike
     # ``pods_list`` or ``stories-get-by-id``, where the lead word is what the action acts
@@ -757,8 +777,13 @@ def source_context(names: Sequence[str], descriptions: Sequence[str]
             after = w[2].lower() if len(w) > 2 else ""
             ends = not after or after in STOPWORDS or after in QUALIFIER_STARTS
             (bare if ends else prefixed)[w[0].lower()] += 1
-    namespace.update(w for w, c in prefixed.items()
-                     if c >= 3 and c >= NAMESPACE_SHARE * leads[w] and bare[w] < 3)
+    return {w for w, c in prefixed.items()
+            if c >= 3 and c >= NAMESPACE_SHARE * leads[w] and bare[w] < 3}
+
+
+def _boilerplate(descriptions: Sequence[str]) -> Boilerplate:
+    """Step 2 of :func:`source_context`: the longest word prefix and suffix most of the
+    descriptions share."""
     need = max(3, math.ceil(BOILERPLATE_SHARE * len(descriptions)))
     # Only the first and last BOILERPLATE_MAX_WORDS + 1 words can matter (a prefix must go
     # on after it): splitting whole descriptions held every word of a catalog at once.
@@ -766,7 +791,7 @@ def source_context(names: Sequence[str], descriptions: Sequence[str]
     prefix = _common_prefix([d.split(None, keep)[:keep] for d in descriptions], need)
     suffix = _common_prefix([d.rsplit(None, keep)[-keep:][::-1] for d in descriptions],
                             need)[::-1]
-    return frozenset(namespace), (prefix, suffix)
+    return prefix, suffix
 
 
 def _domain_words(profiles: Sequence[Profile]) -> frozenset[str]:
