@@ -116,7 +116,7 @@ def _repeat_piece(arg: Any, extra: list[int], c: Any, cap: int, size: int) -> st
     allows; refused when it would pass ``cap``."""
     low, high, sub = arg
     unit = _gen(sub, [0], c, cap)
-    count = low
+    count: int = low
     if extra[0] > 0 and unit and (high is c.MAXREPEAT or high > low):
         room = extra[0] // len(unit)
         more = room if high is c.MAXREPEAT else min(room, high - low)
