@@ -189,36 +189,56 @@ def _flatten(
         if sub.local:
             atoms.append(sub)
             continue
-        if "$id" in schema and schema is not sub.root.schema:
-            raise Undecided("nested $id resources are not supported")
-        for key in _HARD_UNKNOWN:
-            if key in schema:
-                raise Undecided(f"{key} is not supported")
-        legacy = sub.root.dialect in LEGACY_REF_DIALECTS
-        if "$ref" in schema:
-            ref = schema["$ref"]
-            ref_key = (id(sub.root), str(ref))
-            expansions[ref_key] = expansions.get(ref_key, 0) + 1
-            if expansions[ref_key] > 4:
-                raise Undecided(f"recursive $ref cycle through {str(ref)[:60]!r}")
-            stack.append(Sub(_resolve(sub.root, ref), sub.root))
-            if legacy:
-                continue  # draft-06/07: siblings of $ref are ignored
-        all_of = schema.get("allOf")
-        if all_of is not None:
-            if not isinstance(all_of, list):
-                raise Undecided("allOf is not an array")
-            stack.extend(Sub(s, sub.root) for s in all_of)
-        for kind in ("anyOf", "oneOf"):
-            alts = schema.get(kind)
-            if alts is None:
-                continue
-            if not isinstance(alts, list) or not alts:
-                raise Undecided(f"{kind} is not a non-empty array")
-            groups.append((kind, [Sub(s, sub.root) for s in alts], Sub({kind: alts}, sub.root)))
-        groups.extend(_rewritten_groups(sub))
-        atoms.append(Sub(schema, sub.root, local=True))
+        if _expand(sub, schema, stack, groups, expansions):
+            atoms.append(Sub(schema, sub.root, local=True))
     return atoms, groups
+
+
+def _expand(sub: Sub, schema: dict[str, Any], stack: list[Sub],
+            groups: list[tuple[str, list[Sub], Sub]],
+            expansions: dict[tuple[int, str], int]) -> bool:
+    """One not-yet-local subschema of :func:`_flatten`: its ``$ref`` target and ``allOf``
+    parts onto ``stack``, its disjunctions into ``groups``; False when its own keywords are
+    ignored (draft-06/07 siblings of ``$ref``)."""
+    if "$id" in schema and schema is not sub.root.schema:
+        raise Undecided("nested $id resources are not supported")
+    for key in _HARD_UNKNOWN:
+        if key in schema:
+            raise Undecided(f"{key} is not supported")
+    if "$ref" in schema:
+        _push_ref(sub, schema["$ref"], stack, expansions)
+        if sub.root.dialect in LEGACY_REF_DIALECTS:
+            return False  # draft-06/07: siblings of $ref are ignored
+    all_of = schema.get("allOf")
+    if all_of is not None:
+        if not isinstance(all_of, list):
+            raise Undecided("allOf is not an array")
+        stack.extend(Sub(s, sub.root) for s in all_of)
+    groups.extend(_alternative_groups(sub, schema))
+    groups.extend(_rewritten_groups(sub))
+    return True
+
+
+def _push_ref(sub: Sub, ref: Any, stack: list[Sub], expansions: dict[tuple[int, str], int]) -> None:
+    """A ``$ref``'s target onto ``stack``; a fifth expansion of one reference is a cycle."""
+    ref_key = (id(sub.root), str(ref))
+    expansions[ref_key] = expansions.get(ref_key, 0) + 1
+    if expansions[ref_key] > 4:
+        raise Undecided(f"recursive $ref cycle through {str(ref)[:60]!r}")
+    stack.append(Sub(_resolve(sub.root, ref), sub.root))
+
+
+def _alternative_groups(sub: Sub, schema: dict[str, Any]) -> list[tuple[str, list[Sub], Sub]]:
+    """``anyOf`` and ``oneOf`` as pending disjunctions."""
+    out: list[tuple[str, list[Sub], Sub]] = []
+    for kind in ("anyOf", "oneOf"):
+        alts = schema.get(kind)
+        if alts is None:
+            continue
+        if not isinstance(alts, list) or not alts:
+            raise Undecided(f"{kind} is not a non-empty array")
+        out.append((kind, [Sub(s, sub.root) for s in alts], Sub({kind: alts}, sub.root)))
+    return out
 
 
 def _rewritten_groups(sub: Sub) -> list[tuple[str, list[Sub], Sub]]:
@@ -627,8 +647,8 @@ def _lcm(values: Iterable[Fraction]) -> Fraction:
     return Fraction(num, den or 1)
 
 
-def _multiples(m: Merged, step: Fraction, budget: Budget, limit: int) -> list[Fraction]:
-    """Up to ``limit`` multiples of ``step`` in the merged interval, smallest |x| first."""
+def _multiple_range(m: Merged, step: Fraction) -> tuple[int | None, int | None]:
+    """The least and greatest k with k × ``step`` in the merged interval (None: unbounded)."""
     lo_k: int | None = None
     hi_k: int | None = None
     if m.lo is not None:
@@ -637,6 +657,12 @@ def _multiples(m: Merged, step: Fraction, budget: Budget, limit: int) -> list[Fr
     if m.hi is not None:
         q = m.hi / step
         hi_k = math.ceil(q) - 1 if (m.hi_excl and q.denominator == 1) else math.floor(q)
+    return lo_k, hi_k
+
+
+def _multiples(m: Merged, step: Fraction, budget: Budget, limit: int) -> list[Fraction]:
+    """Up to ``limit`` multiples of ``step`` in the merged interval, smallest |x| first."""
+    lo_k, hi_k = _multiple_range(m, step)
     if lo_k is not None and hi_k is not None and lo_k > hi_k:
         return []
     start = 0
@@ -644,6 +670,13 @@ def _multiples(m: Merged, step: Fraction, budget: Budget, limit: int) -> list[Fr
         start = lo_k
     elif hi_k is not None and hi_k < 0:
         start = hi_k
+    return _nearest_multiples(step, start, lo_k, hi_k, limit)
+
+
+def _nearest_multiples(step: Fraction, start: int, lo_k: int | None, hi_k: int | None,
+                       limit: int) -> list[Fraction]:
+    """Up to ``limit`` multiples k × ``step`` with k in [lo_k, hi_k], k nearest ``start``
+    first (ties: the larger k)."""
     out: list[Fraction] = []
     offsets = [0]
     for d in range(1, limit * 2 + 2):
