@@ -901,31 +901,17 @@ def _build_array(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Fou
     prefix), so failing to find a fresh element means too few distinct values exist, and
     failing to place the ``contains`` element means no element can satisfy it.
     """
-    n = m.min_items
-    if m.max_items is not None and n > m.max_items:
+    n = _array_length(m, budget)
+    if n is None:
         return None
     contains = m.contains
-    if contains and m.max_items == 0:
-        return None
-    n = max(n, 1) if contains else n
-    if n > budget.bounds.max_witness_items:
-        raise Undecided(f"witness array bound ({budget.bounds.max_witness_items}) reached")
     uniform = all(
         not (isinstance(a.schema.get("prefixItems"), list) and a.root.dialect == "2020-12")
         and not isinstance(a.schema.get("items"), list) for a in m.arrays)
     solved: dict[str, Any] = {}
     out: list[Any] = []
     for i in range(n):
-        conj, key = _position_conj(m.arrays, i)
-        if i == 0 and contains:
-            conj, key = [*conj, *contains], key + "|contains"
-        if m.unique:
-            budget.tick(1 + len(out) // 16)  # the distinctness work grows with the array
-            found = solve(_distinct(conj, out), budget, depth + 1)
-        elif key in solved:
-            found = Found(solved[key])
-        else:
-            found = solve(conj, budget, depth + 1)
+        found = _array_element(m, i, out, solved, budget, depth)
         if found is None:
             if i == 0 and contains:
                 _prove_no_contains_element(m, budget, depth, uniform)
@@ -935,9 +921,41 @@ def _build_array(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Fou
             # position i must exist and its schema is exact; under uniqueItems with one
             # schema for every position, the i values found are all there are
             return None
-        solved[key] = found.value
         out.append(found.value)
     return Found(out)
+
+
+def _array_length(m: Merged, budget: Budget) -> int | None:
+    """The smallest length to build (at least 1 with ``contains``), None when no array
+    fits the item bounds."""
+    n = m.min_items
+    if m.max_items is not None and n > m.max_items:
+        return None
+    if m.contains and m.max_items == 0:
+        return None
+    n = max(n, 1) if m.contains else n
+    if n > budget.bounds.max_witness_items:
+        raise Undecided(f"witness array bound ({budget.bounds.max_witness_items}) reached")
+    return n
+
+
+def _array_element(m: Merged, i: int, out: list[Any], solved: dict[str, Any], budget: Budget,
+                   depth: int) -> Found | None:
+    """Element ``i`` (the first also satisfying every ``contains``), distinct from ``out``
+    under ``uniqueItems``, else reused from an earlier position with the same schemas."""
+    conj, key = _position_conj(m.arrays, i)
+    if i == 0 and m.contains:
+        conj, key = [*conj, *m.contains], key + "|contains"
+    if m.unique:
+        budget.tick(1 + len(out) // 16)  # the distinctness work grows with the array
+        found = solve(_distinct(conj, out), budget, depth + 1)
+    elif key in solved:
+        found = Found(solved[key])
+    else:
+        found = solve(conj, budget, depth + 1)
+    if found is not None:
+        solved[key] = found.value
+    return found
 
 
 def _prove_no_contains_element(m: Merged, budget: Budget, depth: int, uniform: bool) -> None:
