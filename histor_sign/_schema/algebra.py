@@ -394,31 +394,35 @@ def _merge(atoms: list[Sub], bounds: Bounds) -> Merged | None:
 def _merge_values(m: Merged, s: dict[str, Any], bounds: Bounds) -> None:
     """``type``, ``const``, ``enum`` and an exactly subtractable ``not``."""
     if "type" in s:
-        t = s["type"]
-        names = [t] if isinstance(t, str) else t
-        if not isinstance(names, list) or not all(n in _TYPE_KINDS for n in names):
-            raise Undecided("type is not a known type name or list of them")
-        allowed: frozenset[str] = frozenset().union(*(_TYPE_KINDS[n] for n in names))
-        m.kinds = m.kinds & allowed
-    for key in ("const", "enum"):
-        if key not in s:
-            continue
-        if key == "enum":
-            if not isinstance(s["enum"], list):
-                raise Undecided("enum is not an array")
-            options = s["enum"]
-        else:
-            options = [s["const"]]
-        if len(options) > bounds.max_enum:
-            raise Undecided(f"enum bound ({bounds.max_enum}) reached")
-        _safe_numbers(options, key)
-        if m.values is None:
-            m.values = list(options)
-        else:
-            wanted = {_json_key(o) for o in options}
-            m.values = [v for v in m.values if _json_key(v) in wanted]
+        m.kinds = m.kinds & _type_kinds(s["type"])
+    if "const" in s:
+        _merge_options(m, [s["const"]], "const", bounds)
+    if "enum" in s:
+        if not isinstance(s["enum"], list):
+            raise Undecided("enum is not an array")
+        _merge_options(m, s["enum"], "enum", bounds)
     if "not" in s:
         _merge_not(m, s["not"])
+
+
+def _type_kinds(t: Any) -> frozenset[str]:
+    """The value kinds a ``type`` keyword allows."""
+    names = [t] if isinstance(t, str) else t
+    if not isinstance(names, list) or not all(n in _TYPE_KINDS for n in names):
+        raise Undecided("type is not a known type name or list of them")
+    return frozenset().union(*(_TYPE_KINDS[n] for n in names))
+
+
+def _merge_options(m: Merged, options: list[Any], key: str, bounds: Bounds) -> None:
+    """Intersect the allowed values with a ``const`` or ``enum``'s options."""
+    if len(options) > bounds.max_enum:
+        raise Undecided(f"enum bound ({bounds.max_enum}) reached")
+    _safe_numbers(options, key)
+    if m.values is None:
+        m.values = list(options)
+    else:
+        wanted = {_json_key(o) for o in options}
+        m.values = [v for v in m.values if _json_key(v) in wanted]
 
 
 def _merge_numbers(m: Merged, s: dict[str, Any]) -> None:
@@ -476,16 +480,28 @@ def _merge_objects(m: Merged, atom: Sub) -> None:
         if not isinstance(req, list) or not all(isinstance(r, str) for r in req):
             raise Undecided("required is not an array of strings")
         m.required.extend(r for r in req if r not in m.required)
+    _merge_property_counts(m, s)
+    deps = _dependent_required(s, dialect)
+    if isinstance(deps, dict):
+        _close_required(m, deps)
+
+
+def _merge_property_counts(m: Merged, s: dict[str, Any]) -> None:
+    """``minProperties`` and ``maxProperties``."""
     if "minProperties" in s:
         m.min_props = max(m.min_props, _count(s["minProperties"], "minProperties"))
     if "maxProperties" in s:
         value = _count(s["maxProperties"], "maxProperties")
         m.max_props = value if m.max_props is None else min(m.max_props, value)
+
+
+def _dependent_required(s: dict[str, Any], dialect: str) -> Any:
+    """The name-to-names dependencies of the dialect (``dependentRequired``, or the array
+    entries of draft-06/07 ``dependencies``); not a dict when there are none."""
     deps = s.get("dependentRequired") if dialect in ("2020-12", "2019-09") else None
     if dialect in ("draft-06", "draft-07") and isinstance(s.get("dependencies"), dict):
         deps = {k: v for k, v in s["dependencies"].items() if isinstance(v, list)}
-    if isinstance(deps, dict):
-        _close_required(m, deps)
+    return deps
 
 
 def _close_required(m: Merged, deps: dict[str, Any]) -> None:
