@@ -156,16 +156,19 @@ def _resolve(root: SchemaRoot, ref: Any) -> Any:
 
     node = root.schema
     for raw in unquote(fragment[1:]).split("/") if fragment else []:
-        token = unescape_pointer_token(raw)
-        if isinstance(node, dict) and token in node:
-            node = node[token]
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            raise Undecided(f"unresolvable $ref {ref[:60]!r}")
+        node = _ref_step(node, unescape_pointer_token(raw), ref)
         if isinstance(node, dict) and isinstance(node.get("$id"), str):
             raise Undecided(f"$ref {ref[:60]!r} enters a subschema with its own $id")
     return node
+
+
+def _ref_step(node: Any, token: str, ref: str) -> Any:
+    """One unescaped token of ``ref``'s pointer applied to ``node``."""
+    if isinstance(node, dict) and token in node:
+        return node[token]
+    if isinstance(node, list) and token.isdigit() and int(token) < len(node):
+        return node[int(token)]
+    raise Undecided(f"unresolvable $ref {ref[:60]!r}")
 
 
 def _flatten(
@@ -536,8 +539,7 @@ def _merge_not(m: Merged, negated: Any) -> None:
         t = negated["type"]
         names = [t] if isinstance(t, str) else t
         if isinstance(names, list) and all(n in _TYPE_KINDS for n in names):
-            banned: frozenset[str] = frozenset().union(*(_TYPE_KINDS[n] for n in names))
-            m.kinds = m.kinds - banned
+            m.kinds = m.kinds - _type_kinds(t)
     elif keys == {"const"}:
         _safe_numbers(negated["const"], "not const")
         m.excluded.append(negated["const"])
@@ -558,30 +560,37 @@ def solve(conj: list[Sub], budget: Budget, depth: int = 0) -> Found | None:
         return None
     atoms, groups = flat
     if groups:
-        groups.sort(key=lambda g: len(g[1]))
-        kind, alternatives, origin = groups[0]
-        rest = [g[2] for g in groups[1:]]
-        undecided: Undecided | None = None
-        for alt in alternatives:
-            budget.branch()
-            try:
-                found = solve([*atoms, *rest, alt], budget, depth)
-            except Undecided as exc:
-                undecided = undecided or exc
-                continue
-            if found is None:
-                continue
-            if kind == "oneOf" and not _check(origin, found.value):
-                undecided = undecided or Undecided("oneOf candidate matched several branches")
-                continue
-            return found
-        if undecided is not None:
-            raise undecided
-        return None
+        return _solve_branches(atoms, groups, budget, depth)
     merged = _merge(atoms, budget.bounds)
     if merged is None:
         return None
     return _build(merged, atoms, budget, depth)
+
+
+def _solve_branches(atoms: list[Sub], groups: list[tuple[str, list[Sub], Sub]],
+                    budget: Budget, depth: int) -> Found | None:
+    """Branch on the disjunction with the fewest alternatives (the others stay pending):
+    the first alternative that yields a value (one ``oneOf`` accepts exactly once)."""
+    groups.sort(key=lambda g: len(g[1]))
+    kind, alternatives, origin = groups[0]
+    rest = [g[2] for g in groups[1:]]
+    undecided: Undecided | None = None
+    for alt in alternatives:
+        budget.branch()
+        try:
+            found = solve([*atoms, *rest, alt], budget, depth)
+        except Undecided as exc:
+            undecided = undecided or exc
+            continue
+        if found is None:
+            continue
+        if kind == "oneOf" and not _check(origin, found.value):
+            undecided = undecided or Undecided("oneOf candidate matched several branches")
+            continue
+        return found
+    if undecided is not None:
+        raise undecided
+    return None
 
 
 def _check(sub: Sub, value: Any) -> bool:
@@ -596,20 +605,10 @@ def _check_all(atoms: list[Sub], value: Any) -> bool:
 
 
 def _build(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | None:
+    """A value of the merged constraints: one of the listed values when there are any,
+    else the first kind's builder whose candidate every (relaxed) keyword accepts."""
     if m.values is not None:
-        trusted = True
-        for value in m.values:
-            budget.tick()
-            if not _not_excluded(m, value):
-                continue
-            try:
-                if all(a.root.accepts(value, a.schema) for a in atoms):
-                    return Found(value)
-            except Untrusted:
-                trusted = False
-        if not trusted:
-            raise Undecided("an enum/const candidate could not be checked exactly")
-        return None
+        return _build_listed(m, m.values, atoms, budget)
     undecided: Undecided | None = None
     for kind in KINDS:
         if kind not in m.kinds:
@@ -629,6 +628,24 @@ def _build(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | N
         return found
     if undecided is not None:
         raise undecided
+    return None
+
+
+def _build_listed(m: Merged, values: list[Any], atoms: list[Sub],
+                  budget: Budget) -> Found | None:
+    """The first ``const``/``enum`` value not excluded that every atom accepts."""
+    trusted = True
+    for value in values:
+        budget.tick()
+        if not _not_excluded(m, value):
+            continue
+        try:
+            if all(a.root.accepts(value, a.schema) for a in atoms):
+                return Found(value)
+        except Untrusted:
+            trusted = False
+    if not trusted:
+        raise Undecided("an enum/const candidate could not be checked exactly")
     return None
 
 
@@ -1049,19 +1066,8 @@ def _fresh_names(
 ) -> list[str]:
     """Up to ``needed`` unlisted names that match no pattern and satisfy ``propertyNames``."""
     candidates = [f"x{i}" for i in range(64)]
-    name_schemas = [Sub(shape.names, shape.root) for shape in shapes if shape.names is not True]
-    solved: list[str] = []
-    while name_schemas and len(solved) < needed:
-        avoid = sorted({*props, *taken, *candidates, *solved})
-        conj = [*name_schemas, Sub({"type": "string", "not": {"enum": avoid}}, _NEUTRAL_ROOT)]
-        try:
-            found = solve(conj, budget, depth + 1)
-        except Undecided:
-            break
-        if found is None or not isinstance(found.value, str):
-            break
-        solved.append(found.value)
-    candidates = solved + candidates
+    candidates = _solved_names(props, shapes, taken, candidates, needed, budget,
+                               depth) + candidates
     out: list[str] = []
     for name in candidates:
         budget.tick()
@@ -1136,6 +1142,27 @@ def _fresh_props(m: Merged, props: dict[str, list[Sub]], shapes: list[_Shape],
     for name in names:
         out[name] = fresh.value
     return Found(out)
+
+
+def _solved_names(
+    props: dict[str, list[Sub]], shapes: list[_Shape], taken: dict[str, Any],
+    candidates: list[str], needed: int, budget: Budget, depth: int,
+) -> list[str]:
+    """Up to ``needed`` fresh names the ``propertyNames`` schemas accept, solved one by one
+    (each avoiding the listed, taken, plain and earlier ones); fewer when solving stops."""
+    name_schemas = [Sub(shape.names, shape.root) for shape in shapes if shape.names is not True]
+    solved: list[str] = []
+    while name_schemas and len(solved) < needed:
+        avoid = sorted({*props, *taken, *candidates, *solved})
+        conj = [*name_schemas, Sub({"type": "string", "not": {"enum": avoid}}, _NEUTRAL_ROOT)]
+        try:
+            found = solve(conj, budget, depth + 1)
+        except Undecided:
+            break
+        if found is None or not isinstance(found.value, str):
+            break
+        solved.append(found.value)
+    return solved
 
 
 def _build_object(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | None:
