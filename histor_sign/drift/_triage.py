@@ -1014,15 +1014,8 @@ def _properties_contained(new: SchemaRoot, old: SchemaRoot, deadline: float) -> 
 
     if not (isinstance(new.schema, dict) and isinstance(old.schema, dict)):
         return False
-    rest_new = {k: v for k, v in new.schema.items() if k != "properties"}
-    rest_old = {k: v for k, v in old.schema.items() if k != "properties"}
     new_props, old_props = _props(new.schema), _props(old.schema)
-    if (canonical_bytes(_strip_descriptions(rest_new))
-            != canonical_bytes(_strip_descriptions(rest_old))
-            or not (set(new_props) == set(old_props) or (
-                set(new_props) <= set(old_props) and rest_new.get("additionalProperties")
-                is False and "patternProperties" not in rest_new))
-            or "$ref" in str(canonical_bytes(rest_new))):
+    if not _differ_in_properties_only(new.schema, old.schema, new_props, old_props):
         return False
     for name, sub in new_props.items():
         if time.monotonic() > deadline:
@@ -1031,6 +1024,20 @@ def _properties_contained(new: SchemaRoot, old: SchemaRoot, deadline: float) -> 
         if value is not _NONE:
             return False
     return True
+
+
+def _differ_in_properties_only(new: dict[str, Any], old: dict[str, Any],
+                               new_props: dict[str, Any], old_props: dict[str, Any]) -> bool:
+    """Everything but ``properties`` is the same (descriptions aside, no ``$ref``), and the
+    property names are the same, or fewer in a closed new schema."""
+    rest_new = {k: v for k, v in new.items() if k != "properties"}
+    rest_old = {k: v for k, v in old.items() if k != "properties"}
+    return not (canonical_bytes(_strip_descriptions(rest_new))
+                != canonical_bytes(_strip_descriptions(rest_old))
+                or not (set(new_props) == set(old_props) or (
+                    set(new_props) <= set(old_props) and rest_new.get("additionalProperties")
+                    is False and "patternProperties" not in rest_new))
+                or "$ref" in str(canonical_bytes(rest_new)))
 
 
 _NONE, _UNKNOWN = object(), object()
@@ -1191,14 +1198,20 @@ def schema_text_changes(old: SchemaText | None, new: SchemaText | None, *, where
         a, b = before.get(path), after.get(path)
         if a == b or (b is None and path[:-1] not in live):
             continue
-        label = f"{where}{pointer(path)}"
-        if path[-1] == "properties":
-            label += " (property names)"
-        exact = (a is not None and a[1]) or (b is not None and b[1])
-        out += text_changes(a[0] if a else "", b[0] if b else "", where=label,
-                            kind=DriftKind.SCHEMA_WORDING, own=own, tool_names=names,
-                            exact=exact)
+        out += _schema_text_change(path, a, b, where, own, names)
     return out
+
+
+def _schema_text_change(path: tuple[Any, ...], a: Any, b: Any, where: str, own: str,
+                        names: list[str]) -> list[DriftChange]:
+    """The text rules over one schema text (``a`` before, ``b`` after: (text, exact) or
+    None), labelled by where it sits."""
+    label = f"{where}{pointer(path)}"
+    if path[-1] == "properties":
+        label += " (property names)"
+    exact = (a is not None and a[1]) or (b is not None and b[1])
+    return text_changes(a[0] if a else "", b[0] if b else "", where=label,
+                        kind=DriftKind.SCHEMA_WORDING, own=own, tool_names=names, exact=exact)
 
 
 def input_schema_changes(
