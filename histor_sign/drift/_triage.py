@@ -1096,10 +1096,14 @@ def _argument_candidates(
         if value is not _NONE and value is not _UNKNOWN:
             out.append({**base, name: value})
     if old_extra is False and new.schema.get("additionalProperties", True) is True:
-        fresh = next(f"extra{i}" for i in range(len(old_props) + len(new_props) + 1)
-                     if f"extra{i}" not in old_props and f"extra{i}" not in new_props)
-        out.append({**base, fresh: None})
+        out.append({**base, _fresh_argument(old_props, new_props): None})
     return out[:16]
+
+
+def _fresh_argument(old_props: dict[str, Any], new_props: dict[str, Any]) -> str:
+    """The first ``extraN`` name neither schema lists."""
+    return next(f"extra{i}" for i in range(len(old_props) + len(new_props) + 1)
+                if f"extra{i}" not in old_props and f"extra{i}" not in new_props)
 
 
 def _witness_text(value: Any) -> str:
@@ -1289,25 +1293,31 @@ def tool_changes(old: Mapping[str, Any], new: Mapping[str, Any],
     for key in PROJECTED_FIELDS:
         if key == "name" or not _differs(old, new, key):
             continue
-        before, after = old.get(key), new.get(key)
-        found: list[DriftChange] = []
-        if key in ("title", "description"):
-            kind = DriftKind.TITLE if key == "title" else DriftKind.DESCRIPTION_WORDING
-            found = text_changes(_text(before), _text(after), where=key, kind=kind, own=own,
-                                 tool_names=names,
-                                 exact=not (_is_text(before) and _is_text(after)))
-        elif key == "inputSchema":
-            found = input_schema_changes(before, after, own, names, clock)
-        elif key == "outputSchema":
-            found = output_schema_changes(old, new, own, names)
-        elif key == "annotations":
-            found = annotation_changes(before, after, own, names)
-        elif key == "execution":
-            found = [_change(DriftKind.EXECUTION, Risk.MEDIUM, "execution changed", "execution")]
+        found = _field_changes(key, old, new, own, names, clock)
         out += found or [_change(DriftKind.UNCLASSIFIED, Risk.MEDIUM,
                                  f"{key} changed; no rule classifies the change (rated medium)",
                                  "unclassified")]
     return out
+
+
+def _field_changes(key: str, old: Mapping[str, Any], new: Mapping[str, Any], own: str,
+                   names: list[str], clock: SchemaClock | None) -> list[DriftChange]:
+    """The changes of one differing projected field, by the rules for that field (none
+    for a field no rule classifies)."""
+    before, after = old.get(key), new.get(key)
+    if key in ("title", "description"):
+        kind = DriftKind.TITLE if key == "title" else DriftKind.DESCRIPTION_WORDING
+        return text_changes(_text(before), _text(after), where=key, kind=kind, own=own,
+                            tool_names=names, exact=not (_is_text(before) and _is_text(after)))
+    if key == "inputSchema":
+        return input_schema_changes(before, after, own, names, clock)
+    if key == "outputSchema":
+        return output_schema_changes(old, new, own, names)
+    if key == "annotations":
+        return annotation_changes(before, after, own, names)
+    if key == "execution":
+        return [_change(DriftKind.EXECUTION, Risk.MEDIUM, "execution changed", "execution")]
+    return []
 
 
 def output_schema_changes(old: Mapping[str, Any], new: Mapping[str, Any], own: str,
