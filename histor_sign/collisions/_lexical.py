@@ -822,23 +822,32 @@ def profiles_of(tools: Sequence[tuple[str, str, str]]) -> list[Profile]:
                           ] * len(tools)
     shared: dict[frozenset[str], frozenset[str]] = {}
     for source, idx in by_source.items():
-        namespace, boilerplate = source_context([tools[i][1] for i in idx],
-                                                [tools[i][2] for i in idx])
-        # the source's name says what it is about (a server slug, a file name)
-        named = frozenset(singular(w) for w in split_identifier(source) if len(w) > 1)
-        brands = frozenset(w for w in named if w not in SOURCE_NOISE and w not in ACTIONS)
-        repeated = repeated_sentences([tools[i][2] for i in idx])
-        mine = [Profile.of(tools[i][1], tools[i][2], namespace, boilerplate, brands, repeated)
-                for i in idx]
-        words = _domain_words(mine)
-        source_areas = areas_of(words | named)
-        for i, p in zip(idx, mine, strict=True):
-            context = (p.description | p.domain) & words
-            areas = areas_of(p.description | p.objects | p.domain) | source_areas
-            if p.action in BROWSER_ACTIONS:
-                areas |= _WEB
-            out[i] = replace(p, source=source, **_shared_sets(
-                p, shared, domain_words=words, context=context, areas=areas))
+        for i, p in zip(idx, _source_profiles(source, [tools[i] for i in idx], shared),
+                        strict=True):
+            out[i] = p
+    return out
+
+
+def _source_profiles(source: str, tools: list[tuple[str, str, str]],
+                     shared: dict[frozenset[str], frozenset[str]]) -> list[Profile]:
+    """The profiles of one source's tools, read in its context (namespace, boilerplate,
+    brands, repeated sentences, domain words and subject areas)."""
+    namespace, boilerplate = source_context([t[1] for t in tools], [t[2] for t in tools])
+    # the source's name says what it is about (a server slug, a file name)
+    named = frozenset(singular(w) for w in split_identifier(source) if len(w) > 1)
+    brands = frozenset(w for w in named if w not in SOURCE_NOISE and w not in ACTIONS)
+    repeated = repeated_sentences([t[2] for t in tools])
+    mine = [Profile.of(t[1], t[2], namespace, boilerplate, brands, repeated) for t in tools]
+    words = _domain_words(mine)
+    source_areas = areas_of(words | named)
+    out: list[Profile] = []
+    for p in mine:
+        context = (p.description | p.domain) & words
+        areas = areas_of(p.description | p.objects | p.domain) | source_areas
+        if p.action in BROWSER_ACTIONS:
+            areas |= _WEB
+        out.append(replace(p, source=source, **_shared_sets(
+            p, shared, domain_words=words, context=context, areas=areas)))
     return out
 
 
@@ -924,17 +933,23 @@ def _one_collection(a: Profile, b: Profile) -> bool:
             and (get.plural or get.cardinality == "all"))
 
 
+def _one_object(a: Profile, b: Profile, threshold: float) -> bool:
+    """Both act on one object in one domain: the same head noun, one object inside the
+    other, no different domains, no different argument kinds named."""
+    if not a.objects or a.head != b.head or \
+            not (a.objects <= b.objects or b.objects <= a.objects) or \
+            other_domains(a, b, threshold):
+        return False
+    return not (a.kinds and b.kinds and a.kinds.isdisjoint(b.kinds))
+
+
 def _contrasting(a: Profile, b: Profile, threshold: float) -> Similarity | None:
     """Two contrasting action classes (:data:`CONTRASTING`) on the same object (one object
     narrows the other with the same head noun: the tag of ``remove_tag_from_task`` is the tag
     of ``delete_tag``), in one domain: confusable, with effects that contradict."""
     pair = frozenset((a.action, b.action))
     statement = (a.head in STATEMENTS and pair in STATEMENT_PAIRS) or pair in EQUIVALENT
-    if (pair not in CONTRASTING and not statement) or not a.objects or \
-            a.head != b.head or not (a.objects <= b.objects or b.objects <= a.objects) or \
-            other_domains(a, b, threshold):
-        return None
-    if a.kinds and b.kinds and a.kinds.isdisjoint(b.kinds):
+    if (pair not in CONTRASTING and not statement) or not _one_object(a, b, threshold):
         return None
     if pair == COLLECTION and not _one_collection(a, b):
         return None
