@@ -410,6 +410,12 @@ def _described_action(words: Sequence[str], description: str) -> tuple[str, str,
     return "", "", False, -1
 
 
+def _says_action(act: _Action, token: str) -> bool:
+    """A name word that is the description's verb, or its doer (``jina_reader``: "Read …"),
+    says the action again, not an object."""
+    return act.inferred and act.action in (ACTIONS.get(token), ACTIONS.get(_doer(token)))
+
+
 @dataclass(slots=True)
 class _NameObjects:
     """What a name's words other than its action say, read word by word: the object words and
@@ -460,10 +466,7 @@ class _NameObjects:
             self.kinds.add("url")
         elif token in VARIANT_WORDS or low in VARIANT_WORDS or token.isdigit():
             self._variant(low, token)
-        elif not (act.inferred and act.action in (ACTIONS.get(token), ACTIONS.get(_doer(token)))) \
-                and token not in self.objects:
-            # (a name word that is the description's verb, or its doer — ``jina_reader``:
-            # "Read …" — says the action again, not an object)
+        elif not _says_action(act, token) and token not in self.objects:
             self._object(k, low, token, act.at)
 
     def _qualifier(self, low: str) -> None:
@@ -774,11 +777,15 @@ def _prefix_groups(split: list[list[str]], leads: Counter[str]) -> set[str]:
     bare: Counter[str] = Counter()
     for w in split:
         if len(w) > 1 and w[1].lower() in ACTIONS and w[0].lower() not in ACTIONS:
-            after = w[2].lower() if len(w) > 2 else ""
-            ends = not after or after in STOPWORDS or after in QUALIFIER_STARTS
-            (bare if ends else prefixed)[w[0].lower()] += 1
+            (bare if _ends_on_verb(w) else prefixed)[w[0].lower()] += 1
     return {w for w, c in prefixed.items()
             if c >= 3 and c >= NAMESPACE_SHARE * leads[w] and bare[w] < 3}
+
+
+def _ends_on_verb(words: list[str]) -> bool:
+    """A name whose second word is its verb ends there (or goes on with a qualifier)."""
+    after = words[2].lower() if len(words) > 2 else ""
+    return not after or after in STOPWORDS or after in QUALIFIER_STARTS
 
 
 def _boilerplate(descriptions: Sequence[str]) -> Boilerplate:
@@ -840,15 +847,19 @@ def _source_profiles(source: str, tools: list[tuple[str, str, str]],
     mine = [Profile.of(t[1], t[2], namespace, boilerplate, brands, repeated) for t in tools]
     words = _domain_words(mine)
     source_areas = areas_of(words | named)
-    out: list[Profile] = []
-    for p in mine:
-        context = (p.description | p.domain) & words
-        areas = areas_of(p.description | p.objects | p.domain) | source_areas
-        if p.action in BROWSER_ACTIONS:
-            areas |= _WEB
-        out.append(replace(p, source=source, **_shared_sets(
-            p, shared, domain_words=words, context=context, areas=areas)))
-    return out
+    return [_in_context(p, source, words, source_areas, shared) for p in mine]
+
+
+def _in_context(p: Profile, source: str, words: frozenset[str], source_areas: frozenset[str],
+                shared: dict[frozenset[str], frozenset[str]]) -> Profile:
+    """One profile with its source, domain words, context words and subject areas (its
+    word sets shared with equal ones seen before)."""
+    context = (p.description | p.domain) & words
+    areas = areas_of(p.description | p.objects | p.domain) | source_areas
+    if p.action in BROWSER_ACTIONS:
+        areas |= _WEB
+    return replace(p, source=source, **_shared_sets(
+        p, shared, domain_words=words, context=context, areas=areas))
 
 
 def _shared_sets(profile: Profile, shared: dict[frozenset[str], frozenset[str]],
@@ -996,8 +1007,14 @@ def _same_name(a: Profile, b: Profile, same_area: bool) -> bool:
     says whose login it is)."""
     return bool(a.objects == b.objects and a.head == b.head and (a.objects or same_area or (
             a.source == b.source and a.action_word.lower() == b.action_word.lower()) or (
-            a.action not in BROAD_ACTIONS and not (a.inferred_action or b.inferred_action)
-            and not (a.domain and b.domain and a.domain.isdisjoint(b.domain)))))
+            _verb_names_job(a, b))))
+
+
+def _verb_names_job(a: Profile, b: Profile) -> bool:
+    """The shared verb names the whole job (not a broad or inferred action), and the names
+    do not each say whose it is (disjoint domains)."""
+    return a.action not in BROAD_ACTIONS and not (a.inferred_action or b.inferred_action) \
+        and not (a.domain and b.domain and a.domain.isdisjoint(b.domain))
 
 
 def _name_score(a: Profile, b: Profile, same_area: bool) -> float | None:
@@ -1095,11 +1112,7 @@ def _neighbourhood(members: Sequence[int], profiles: Sequence[Profile], per_tool
     order = sorted(members, key=lambda i: (_sketch(profiles[i].description), i))
     width = per_tool // 2
     for p, i in enumerate(order):
-        if width:
-            near = [order[q] for q in range(max(0, p - width), min(p + 1 + width, size))
-                    if q != p]
-        else:  # one partner: neighbours in twos
-            near = [order[p ^ 1]] if p ^ 1 < size else []
+        near = _near(order, p, width)
         for j in near:
             keys.add((min(i, j), max(i, j)))
         first = next(j for j in order if j != i and j not in near)
@@ -1242,6 +1255,15 @@ def _confusable(keys: set[tuple[int, int]], profiles: Sequence[Profile],
         if sim is not None:
             out[(i, j)] = shared.setdefault(sim, sim)
     return out
+
+
+def _near(order: list[int], p: int, width: int) -> list[int]:
+    """The tools within ``width`` places of place ``p`` in description order (with no width:
+    its neighbour in twos)."""
+    size = len(order)
+    if width:
+        return [order[q] for q in range(max(0, p - width), min(p + 1 + width, size)) if q != p]
+    return [order[p ^ 1]] if p ^ 1 < size else []  # one partner: neighbours in twos
 
 
 def bounded_candidate_pairs(
