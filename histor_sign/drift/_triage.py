@@ -643,16 +643,19 @@ def _pieces(text: str) -> tuple[list[str], list[str]]:
 def _punctuation_only(old_seps: list[str], new_seps: list[str]) -> bool:
     """Whether the separators differ only in whitespace and safe punctuation, with no
     sentence split or joined between two words."""
-    for i, (a, b) in enumerate(zip(old_seps, new_seps, strict=True)):
-        sa, sb = Counter(c for c in a if not c.isspace()), Counter(c for c in b if not c.isspace())
-        if sa == sb:
-            continue
-        if any(c not in SAFE_PUNCTUATION for c in (sa - sb) + (sb - sa)):
-            return False
-        inner = 0 < i < len(old_seps) - 1
-        if inner and bool(_TERMINATORS & set(sa)) != bool(_TERMINATORS & set(sb)):
-            return False
-    return True
+    return all(_separator_safe(a, b, 0 < i < len(old_seps) - 1)
+               for i, (a, b) in enumerate(zip(old_seps, new_seps, strict=True)))
+
+
+def _separator_safe(a: str, b: str, inner: bool) -> bool:
+    """One separator changed only in whitespace and safe punctuation, and (between two
+    words) without a sentence split or joined."""
+    sa, sb = Counter(c for c in a if not c.isspace()), Counter(c for c in b if not c.isspace())
+    if sa == sb:
+        return True
+    if any(c not in SAFE_PUNCTUATION for c in (sa - sb) + (sb - sa)):
+        return False
+    return not (inner and bool(_TERMINATORS & set(sa)) != bool(_TERMINATORS & set(sb)))
 
 
 def _stems(word: str) -> set[str]:
@@ -924,20 +927,9 @@ def argument_changes(old: Any, new: Any) -> list[DriftChange]:
     the classic slot for exfiltrated data), a removed argument (high when it was required —
     a gate such as ``confirm`` may be gone — else medium), a type change (medium). A new
     argument whose name carries the text markers (``conversation_history``) is high too."""
-    out: list[DriftChange] = []
     op, np_ = _props(old), _props(new)
     oreq, nreq = _required(old), _required(new)
-    for name in sorted(set(np_) | nreq):
-        if name not in oreq and name in nreq:
-            out.append(_change(DriftKind.REQUIRED_ARGUMENT_ADDED, Risk.MEDIUM,
-                               f'new required argument "{name}"', "required-added"))
-        elif name not in op and name in np_:
-            out.append(_change(DriftKind.ARGUMENT_ADDED, Risk.MEDIUM,
-                               f'new optional argument "{name}"', "argument-added"))
-        else:
-            continue
-        if name not in op:
-            out += _high_text_changes("", name_words(name), f'argument name "{name}"', "", ())
+    out = _added_arguments(op, np_, oreq, nreq)
     for name in sorted(set(op) - set(np_)):
         if name in oreq:
             out.append(_change(DriftKind.ARGUMENT_REMOVED, Risk.HIGH,
@@ -950,6 +942,25 @@ def argument_changes(old: Any, new: Any) -> list[DriftChange]:
         if before != after:
             out.append(_change(DriftKind.ARGUMENT_TYPE, Risk.MEDIUM,
                                f'argument "{name}" type {before} → {after}', "argument-type"))
+    return out
+
+
+def _added_arguments(op: dict[str, Any], np_: dict[str, Any], oreq: set[str],
+                     nreq: set[str]) -> list[DriftChange]:
+    """New required arguments (and arguments that became required), new optional ones, each
+    new name also read by the high text rules."""
+    out: list[DriftChange] = []
+    for name in sorted(set(np_) | nreq):
+        if name not in oreq and name in nreq:
+            out.append(_change(DriftKind.REQUIRED_ARGUMENT_ADDED, Risk.MEDIUM,
+                               f'new required argument "{name}"', "required-added"))
+        elif name not in op and name in np_:
+            out.append(_change(DriftKind.ARGUMENT_ADDED, Risk.MEDIUM,
+                               f'new optional argument "{name}"', "argument-added"))
+        else:
+            continue
+        if name not in op:
+            out += _high_text_changes("", name_words(name), f'argument name "{name}"', "", ())
     return out
 
 
@@ -995,6 +1006,13 @@ def schema_difference(
         if isinstance(checked, Difference):
             return checked
         reason = "candidate witness failed independent validation"
+    return _difference_by_argument(new, old, object_root, deadline, reason)
+
+
+def _difference_by_argument(new: SchemaRoot, old: SchemaRoot, object_root: SchemaRoot,
+                            deadline: float, reason: str) -> Difference:
+    """When the whole-schema answer was not decisive: a validated per-argument witness, a
+    per-property containment proof, or unknown for ``reason``."""
     # The algebra relaxes some negations (e.g. of a closed object); try the per-argument
     # candidates it can decide exactly. Sound: a candidate counts only once validated.
     for candidate in _argument_candidates(new, old, object_root, deadline):
@@ -1330,12 +1348,21 @@ def output_schema_changes(old: Mapping[str, Any], new: Mapping[str, Any], own: s
                               tool_names=tool_names)
     if before is None:  # a new output schema is medium as a whole; its text adds only highs
         out = [c for c in out if c.risk is Risk.HIGH]
-    if (before is None or after is None
-            or canonical_bytes(before.stripped) != canonical_bytes(after.stripped)):
-        what = "added" if before is None else "removed" if after is None else "changed"
+    what = _output_schema_change(before, after)
+    if what:
         out.insert(0, _change(DriftKind.OUTPUT_SCHEMA, Risk.MEDIUM, f"output schema {what}",
                               "output-schema"))
     return out
+
+
+def _output_schema_change(before: SchemaText | None, after: SchemaText | None) -> str:
+    """``added``, ``removed`` or ``changed`` when what the output schema validates differs
+    ("" when only its text does)."""
+    if before is None:
+        return "added"
+    if after is None:
+        return "removed"
+    return "changed" if canonical_bytes(before.stripped) != canonical_bytes(after.stripped) else ""
 
 
 def tool_texts(tool: Mapping[str, Any]) -> list[tuple[str, str]]:
