@@ -614,21 +614,25 @@ def _build(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | N
         if kind not in m.kinds:
             continue
         try:
-            found = _BUILDERS[kind](m, atoms, budget, depth)
+            found = _build_kind(kind, m, atoms, budget, depth)
         except Undecided as exc:
             undecided = undecided or exc
             continue
-        if found is None:
-            continue
-        if m.relaxed and not _check_all(atoms, found.value):
-            names = ", ".join(_relaxed_names(atoms))
-            undecided = undecided or Undecided(
-                f"a relaxed keyword ({names}) rejected the candidate")
-            continue
-        return found
+        if found is not None:
+            return found
     if undecided is not None:
         raise undecided
     return None
+
+
+def _build_kind(kind: str, m: Merged, atoms: list[Sub], budget: Budget,
+                depth: int) -> Found | None:
+    """A value of one kind, checked against the relaxed keywords when there are any."""
+    found = _BUILDERS[kind](m, atoms, budget, depth)
+    if found is not None and m.relaxed and not _check_all(atoms, found.value):
+        names = ", ".join(_relaxed_names(atoms))
+        raise Undecided(f"a relaxed keyword ({names}) rejected the candidate")
+    return found
 
 
 def _build_listed(m: Merged, values: list[Any], atoms: list[Sub],
@@ -1073,13 +1077,18 @@ def _fresh_names(
         budget.tick()
         if name in props or name in taken or name in out:
             continue
-        if any(_matches(p, name) for shape in shapes for p in shape.patterns):
-            continue
-        if _name_allowed(name, shapes):
+        if _unlisted_allowed(name, shapes):
             out.append(name)
             if len(out) >= needed:
                 break
     return out
+
+
+def _unlisted_allowed(name: str, shapes: list[_Shape]) -> bool:
+    """A name no pattern matches and every ``propertyNames`` allows."""
+    if any(_matches(p, name) for shape in shapes for p in shape.patterns):
+        return False
+    return _name_allowed(name, shapes)
 
 
 def _required_props(m: Merged, props: dict[str, list[Sub]], shapes: list[_Shape],
