@@ -536,16 +536,20 @@ def _merge_not(m: Merged, negated: Any) -> None:
     if not keys:
         m.kinds = frozenset()  # the negated schema accepts everything
     elif keys == {"type"}:
-        t = negated["type"]
-        names = [t] if isinstance(t, str) else t
-        if isinstance(names, list) and all(n in _TYPE_KINDS for n in names):
-            m.kinds = m.kinds - _type_kinds(t)
+        _ban_types(m, negated["type"])
     elif keys == {"const"}:
         _safe_numbers(negated["const"], "not const")
         m.excluded.append(negated["const"])
     elif keys == {"enum"} and isinstance(negated["enum"], list):
         _safe_numbers(negated["enum"], "not enum")
         m.excluded.extend(negated["enum"])
+
+
+def _ban_types(m: Merged, t: Any) -> None:
+    """``not {"type": t}``: remove the kinds ``t`` names (a malformed ``t`` is relaxed)."""
+    names = [t] if isinstance(t, str) else t
+    if isinstance(names, list) and all(n in _TYPE_KINDS for n in names):
+        m.kinds = m.kinds - _type_kinds(t)
 
 
 # --- solving ----------------------------------------------------------------------------
@@ -867,6 +871,11 @@ _FORMAT_SAMPLES = {
 }
 
 
+def _length_fits(value: str, lo: int, hi: int | None) -> bool:
+    """``lo`` <= len(value) <= ``hi`` (no upper bound when ``hi`` is None)."""
+    return len(value) >= lo and (hi is None or len(value) <= hi)
+
+
 def _string_candidates(m: Merged, lo: int, hi: int | None, budget: Budget) -> list[str]:
     """Candidate strings in order: format samples that fit the length, pattern examples,
     then plain letters of the smallest useful length."""
@@ -892,7 +901,7 @@ def _build_string(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Fo
         raise Undecided(f"witness string bound ({budget.bounds.max_string}) reached")
     candidates = _string_candidates(m, lo, hi, budget)
     for value in candidates:
-        if len(value) >= lo and (hi is None or len(value) <= hi) and _not_excluded(m, value) \
+        if _length_fits(value, lo, hi) and _not_excluded(m, value) \
                 and (not m.patterns or _check_all(atoms, value)):
             return Found(value)
     if m.patterns:
@@ -941,7 +950,6 @@ def _build_array(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Fou
     n = _array_length(m, budget)
     if n is None:
         return None
-    contains = m.contains
     uniform = all(
         not (isinstance(a.schema.get("prefixItems"), list) and a.root.dialect == "2020-12")
         and not isinstance(a.schema.get("items"), list) for a in m.arrays)
@@ -950,16 +958,22 @@ def _build_array(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Fou
     for i in range(n):
         found = _array_element(m, i, out, solved, budget, depth)
         if found is None:
-            if i == 0 and contains:
-                _prove_no_contains_element(m, budget, depth, uniform)
-                return None
-            if i > 0 and m.unique and not uniform:
-                raise Undecided("no distinct array element found (uniqueItems)")
-            # position i must exist and its schema is exact; under uniqueItems with one
-            # schema for every position, the i values found are all there are
+            _no_element_is_proof(m, i, budget, depth, uniform)
             return None
         out.append(found.value)
     return Found(out)
+
+
+def _no_element_is_proof(m: Merged, i: int, budget: Budget, depth: int, uniform: bool) -> None:
+    """Element ``i`` could not be built: return only where that proves no array exists
+    (else Undecided)."""
+    if i == 0 and m.contains:
+        _prove_no_contains_element(m, budget, depth, uniform)
+        return
+    if i > 0 and m.unique and not uniform:
+        raise Undecided("no distinct array element found (uniqueItems)")
+    # position i must exist and its schema is exact; under uniqueItems with one
+    # schema for every position, the i values found are all there are
 
 
 def _array_length(m: Merged, budget: Budget) -> int | None:

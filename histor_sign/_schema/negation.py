@@ -74,10 +74,8 @@ def negate(
     None is also returned when the merge step already subtracts the negation exactly
     (``not`` of a pure ``type``/``const``/``enum``), so callers add no group then.
     """
-    if schema is True:
-        return []
-    if schema is False:
-        return [True]
+    if isinstance(schema, bool):
+        return [] if schema else [True]
     if not isinstance(schema, dict) or "$id" in schema:
         return None  # a nested $id changes what "#" means: leave it to the exact validator
     keys = set(schema) - NO_CONSTRAINT_KEYWORDS
@@ -87,7 +85,7 @@ def negate(
         return None
     if "$ref" in keys and dialect in LEGACY_REF_DIALECTS:
         # the siblings of $ref are ignored
-        return [{"not": resolve(schema["$ref"])}] if resolve is not None else None
+        return _not_ref(schema["$ref"], dialect, resolve)
     return _negate_parts(schema, keys, dialect, resolve)
 
 

@@ -32,6 +32,8 @@ _CLASS_ESCAPES = set("dDwWsS")
 _META_ESCAPES = set(".\\/^$|?*+()[]{}")
 _CLASS_ONLY_ESCAPES = set("-")
 _CONTROL_ESCAPES = set("tnrfv")
+#: Escapes of two characters everywhere: classes, identity escapes, controls.
+_TWO_CHAR_ESCAPES = frozenset(_CLASS_ESCAPES | _META_ESCAPES | _CONTROL_ESCAPES)
 _QUANTIFIER = re.compile(r"\{(\d{1,4})(,(\d{1,4})?)?\}")
 _HEX4 = re.compile(r"u[0-9A-Fa-f]{4}")
 _HEX2 = re.compile(r"x[0-9A-Fa-f]{2}")
@@ -47,7 +49,7 @@ def _escape_len(pattern: str, i: int, *, in_class: bool) -> int:
     if i + 1 >= len(pattern):
         return 0
     ch = pattern[i + 1]
-    if ch in _CLASS_ESCAPES or ch in _META_ESCAPES or ch in _CONTROL_ESCAPES:
+    if ch in _TWO_CHAR_ESCAPES:
         return 2
     if in_class and ch in _CLASS_ONLY_ESCAPES:
         return 2

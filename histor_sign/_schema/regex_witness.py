@@ -155,11 +155,15 @@ def examples(pattern: str, min_len: int, max_len: int | None, limit: int = 4096)
         stretched = _gen(tree, [target], c, limit) if target else base
     except (_Unsupported, RecursionError, AttributeError, TypeError, ValueError):
         return []
+    pad = "a" * (min_len - len(stretched))
+    return _fitting((base, stretched, stretched + pad, pad + stretched), min_len,
+                    max_len if max_len is not None and max_len < limit else limit)
+
+
+def _fitting(candidates: tuple[str, ...], min_len: int, max_len: int) -> list[str]:
+    """The distinct candidates within [``min_len``, ``max_len``], in order."""
     out: list[str] = []
-    for cand in (base, stretched, stretched + "a" * (min_len - len(stretched)),
-                 "a" * (min_len - len(stretched)) + stretched):
-        if len(cand) <= limit and cand not in out and len(cand) >= min_len and (
-            max_len is None or len(cand) <= max_len
-        ):
+    for cand in candidates:
+        if cand not in out and min_len <= len(cand) <= max_len:
             out.append(cand)
     return out
