@@ -664,13 +664,7 @@ def statement_of(value: StatementLike | JsonValue, source: str = "statement") ->
 
 def _statement_from_json(value: Any, source: str) -> Statement:
     """A revision statement from its JSON object, every member checked in order."""
-    if not isinstance(value, Mapping):
-        raise InputError(f"{source}: a revision statement must be a JSON object")
-    missing = [k for k in STATEMENT_KEYS if k not in value]
-    if missing:
-        raise InputError(f"{source}: not a revision statement: missing {', '.join(missing)}")
-    if value["type"] != STATEMENT_TYPE:
-        raise InputError(f"{source}: type is {value['type']!r}, expected {STATEMENT_TYPE!r}")
+    _check_typed(value, source, "revision statement", STATEMENT_KEYS, STATEMENT_TYPE)
     try:
         validate_server_name(value["server"])
         validate_identity(value["identity"])
@@ -694,15 +688,39 @@ def _statement_from_json(value: Any, source: str) -> Statement:
     )
 
 
-def _revision_chain(value: Mapping[str, Any], source: str) -> tuple[int, str | None]:
-    """A statement's revision and previous manifest digest, checked with its manifest
-    digest: revision 1 has no previous digest, every later one has one."""
+def _check_typed(value: Any, source: str, what: str, keys: tuple[str, ...],
+                 type_: str) -> None:
+    """``value`` is a JSON object with every member of ``keys`` and ``type`` ``type_``."""
+    if not isinstance(value, Mapping):
+        raise InputError(f"{source}: a {what} must be a JSON object")
+    missing = [k for k in keys if k not in value]
+    if missing:
+        raise InputError(f"{source}: not a {what}: missing {', '.join(missing)}")
+    if value["type"] != type_:
+        raise InputError(f"{source}: type is {value['type']!r}, expected {type_!r}")
+
+
+def _positive_revision(value: Mapping[str, Any], source: str) -> int:
+    """The ``revision`` member: a positive integer (not a boolean)."""
     rev = value["revision"]
     if isinstance(rev, bool) or not isinstance(rev, int) or rev < 1:
         raise InputError(f"{source}: revision must be a positive integer")
+    return rev
+
+
+def _manifest_digest(value: Mapping[str, Any], source: str) -> str:
+    """The ``manifestDigest`` member: ``sha256:`` and 64 lowercase hex digits."""
     digest = value["manifestDigest"]
     if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
         raise InputError(f"{source}: manifestDigest must look like sha256:<64 hex>")
+    return digest
+
+
+def _revision_chain(value: Mapping[str, Any], source: str) -> tuple[int, str | None]:
+    """A statement's revision and previous manifest digest, checked with its manifest
+    digest: revision 1 has no previous digest, every later one has one."""
+    rev = _positive_revision(value, source)
+    _manifest_digest(value, source)
     prev = value["previousManifestDigest"]
     if prev is not None and (not isinstance(prev, str) or not _DIGEST.fullmatch(prev)):
         raise InputError(f"{source}: previousManifestDigest must be null or sha256:<64 hex>")
@@ -923,25 +941,15 @@ class YankStatement:
     def from_json(cls, value: Any, source: str = "yank") -> YankStatement:
         """Check a yank document (an envelope's extra members ignored); raise
         :class:`InputError` naming the member that is wrong."""
-        if not isinstance(value, Mapping):
-            raise InputError(f"{source}: a yank statement must be a JSON object")
-        missing = [k for k in YANK_KEYS if k not in value]
-        if missing:
-            raise InputError(f"{source}: not a yank statement: missing {', '.join(missing)}")
-        if value["type"] != YANK_TYPE:
-            raise InputError(f"{source}: type is {value['type']!r}, expected {YANK_TYPE!r}")
+        _check_typed(value, source, "yank statement", YANK_KEYS, YANK_TYPE)
         validate_yank_reason(value["reason"], source)
         try:
             validate_server_name(value["server"])
             validate_identity(value["identity"])
         except InputError as exc:
             raise InputError(f"{source}: {exc}") from None
-        rev = value["revision"]
-        if isinstance(rev, bool) or not isinstance(rev, int) or rev < 1:
-            raise InputError(f"{source}: revision must be a positive integer")
-        digest = value["manifestDigest"]
-        if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
-            raise InputError(f"{source}: manifestDigest must look like sha256:<64 hex>")
+        rev = _positive_revision(value, source)
+        digest = _manifest_digest(value, source)
         return cls(value["server"], rev, digest, value["identity"], value["reason"])
 
 
