@@ -136,6 +136,11 @@ class _Replayer:
                     rejected += 1
             else:
                 unknown[i] = verdict
+        return self._call_outcome(call, selected, accepted, unknown, rejected)
+
+    def _call_outcome(self, call: ObservedCall, selected: list[int], accepted: list[int],
+                      unknown: dict[int, str], rejected: int) -> CallOutcome:
+        """The outcome of one call, tools by index turned into the tools themselves."""
         return CallOutcome(
             ref=CallRef(call.source, call.index, call.name, call.arguments_digest),
             selected=[self.tools[i] for i in selected],
