@@ -410,6 +410,12 @@ def _described_action(words: Sequence[str], description: str) -> tuple[str, str,
     return "", "", False, -1
 
 
+def _names_domain(k: int, low: str, token: str, description: str,
+                  brands: frozenset[str]) -> bool:
+    """A name word that names a service, or the server's own brand where it is one."""
+    return token in SERVICES or (token in brands and _brand(k, low, description))
+
+
 def _says_action(act: _Action, token: str) -> bool:
     """A name word that is the description's verb, or its doer (``jina_reader``: "Read …"),
     says the action again, not an object."""
@@ -458,7 +464,7 @@ class _NameObjects:
                       brands: frozenset[str]) -> None:
         """A word before any qualifier: a domain, a URL kind, a variant, or an object."""
         token = singular(low)
-        if count > 1 and (token in SERVICES or (token in brands and _brand(k, low, description))):
+        if count > 1 and _names_domain(k, low, token, description, brands):
             # where the action happens (a service, the server's own name), not its object
             self.domain = self.domain | {token}
         elif token in ("url", "uri"):
@@ -840,14 +846,19 @@ def _source_profiles(source: str, tools: list[tuple[str, str, str]],
     """The profiles of one source's tools, read in its context (namespace, boilerplate,
     brands, repeated sentences, domain words and subject areas)."""
     namespace, boilerplate = source_context([t[1] for t in tools], [t[2] for t in tools])
-    # the source's name says what it is about (a server slug, a file name)
-    named = frozenset(singular(w) for w in split_identifier(source) if len(w) > 1)
-    brands = frozenset(w for w in named if w not in SOURCE_NOISE and w not in ACTIONS)
+    named, brands = _source_names(source)
     repeated = repeated_sentences([t[2] for t in tools])
     mine = [Profile.of(t[1], t[2], namespace, boilerplate, brands, repeated) for t in tools]
     words = _domain_words(mine)
     source_areas = areas_of(words | named)
     return [_in_context(p, source, words, source_areas, shared) for p in mine]
+
+
+def _source_names(source: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The words of a source's name (a server slug, a file name: it says what the source is
+    about), and those of them that may be its brand."""
+    named = frozenset(singular(w) for w in split_identifier(source) if len(w) > 1)
+    return named, frozenset(w for w in named if w not in SOURCE_NOISE and w not in ACTIONS)
 
 
 def _in_context(p: Profile, source: str, words: frozenset[str], source_areas: frozenset[str],
