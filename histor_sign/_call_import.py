@@ -122,26 +122,20 @@ def _decode(arguments: Any, encoded: bool | None, max_bytes: int) -> tuple[dict[
     if encoded:
         if not isinstance(arguments, str):
             return None, ARGUMENTS_NOT_OBJECT, "must be a JSON-encoded string"
-        arguments, code, detail = _decode_text(arguments, max_bytes)
-        if code:
-            return None, code, detail
+        # inline, not a helper: this is the guard's path for JSON-text arguments
+        data = arguments.encode("utf-8", "surrogatepass")
+        if len(data) > max_bytes:
+            return None, ARGUMENTS_TOO_LARGE, f"exceed {max_bytes} bytes"
+        try:
+            arguments = parse_json(data, "arguments", max_bytes=max_bytes)
+        except InputError as exc:
+            detail = redacted(exc).removeprefix("arguments: ")
+            return None, ARGUMENTS_MALFORMED, f"are not strict JSON: {detail}"
     if not isinstance(arguments, dict):
         return None, ARGUMENTS_NOT_OBJECT, "must decode to a JSON object"
     if not encoded and not fits_json_bound(arguments, max_bytes):
         return _exact_object(arguments, max_bytes)
     return arguments, "", ""
-
-
-def _decode_text(text: str, max_bytes: int) -> tuple[Any, str, str]:
-    """``(value, "", "")`` for JSON text within ``max_bytes``, else ``(None, code, detail)``."""
-    data = text.encode("utf-8", "surrogatepass")
-    if len(data) > max_bytes:
-        return None, ARGUMENTS_TOO_LARGE, f"exceed {max_bytes} bytes"
-    try:
-        return parse_json(data, "arguments", max_bytes=max_bytes), "", ""
-    except InputError as exc:
-        detail = redacted(exc).removeprefix("arguments: ")
-        return None, ARGUMENTS_MALFORMED, f"are not strict JSON: {detail}"
 
 
 def _exact_object(arguments: dict[str, Any], max_bytes: int) -> tuple[dict[str, Any] | None,
