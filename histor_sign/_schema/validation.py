@@ -369,33 +369,61 @@ def _regex_keywords(base: Any, dialect: str, guard: bool) -> dict[str, Any]:
         if ref is not None:
             keys.extend(through("$ref", validator, ref, instance, schema))
         if walk == "2020-12":
-            dynamic = schema.get("$dynamicRef")
-            if dynamic is not None:
-                keys.extend(through("$dynamicRef", validator, dynamic, instance, schema))
-            properties = schema.get("properties")
-            if validator.is_type(properties, "object"):
-                keys += properties.keys() & instance.keys()
-            for keyword in ("additionalProperties", "unevaluatedProperties"):
-                if (subschema := schema.get(keyword)) is None:
-                    continue
-                keys += (key for key, item in instance.items()
-                         if _is_valid(validator.descend(item, subschema)))
+            keys += own_2020(validator, instance, schema)
         else:
-            if "$recursiveRef" in schema:
-                keys.extend(through("$recursiveRef", validator, schema["$recursiveRef"],
-                                    instance, schema))
-            for keyword in ("properties", "additionalProperties", "unevaluatedProperties"):
-                if keyword in schema:
-                    value = schema[keyword]
-                    if validator.is_type(value, "boolean") and value:
-                        keys += instance.keys()
-                    elif validator.is_type(value, "object"):
-                        keys += (key for key in value if key in instance)
+            keys += own_2019(validator, instance, schema)
+        keys += by_pattern(instance, schema)
+        keys += by_subschemas(validator, instance, schema)
+        keys += by_condition(validator, instance, schema)
+        return keys
+
+    def own_2020(validator: Any, instance: Any, schema: Any) -> list[Any]:
+        """2020-12: through ``$dynamicRef``, then the listed properties present, then the
+        members additional/unevaluated properties accept."""
+        keys: list[Any] = []
+        dynamic = schema.get("$dynamicRef")
+        if dynamic is not None:
+            keys.extend(through("$dynamicRef", validator, dynamic, instance, schema))
+        properties = schema.get("properties")
+        if validator.is_type(properties, "object"):
+            keys += properties.keys() & instance.keys()
+        for keyword in ("additionalProperties", "unevaluatedProperties"):
+            if (subschema := schema.get(keyword)) is None:
+                continue
+            keys += (key for key, item in instance.items()
+                     if _is_valid(validator.descend(item, subschema)))
+        return keys
+
+    def own_2019(validator: Any, instance: Any, schema: Any) -> list[Any]:
+        """2019-09: through ``$recursiveRef``, then every member under a ``true`` properties
+        keyword, or the present members an object one lists."""
+        keys: list[Any] = []
+        if "$recursiveRef" in schema:
+            keys.extend(through("$recursiveRef", validator, schema["$recursiveRef"],
+                                instance, schema))
+        for keyword in ("properties", "additionalProperties", "unevaluatedProperties"):
+            if keyword in schema:
+                value = schema[keyword]
+                if validator.is_type(value, "boolean") and value:
+                    keys += instance.keys()
+                elif validator.is_type(value, "object"):
+                    keys += (key for key in value if key in instance)
+        return keys
+
+    def by_pattern(instance: Any, schema: Any) -> list[Any]:
+        """Each member once per ``patternProperties`` regex that matches its name."""
+        keys: list[Any] = []
         if "patternProperties" in schema:
             for key in instance:
                 for regex in schema["patternProperties"]:
                     if regex_search(regex, key):
                         keys.append(key)
+        return keys
+
+    def by_subschemas(validator: Any, instance: Any, schema: Any) -> list[Any]:
+        """What the ``dependentSchemas`` of present members, and the valid ``allOf``,
+        ``oneOf`` and ``anyOf`` branches, evaluate."""
+        keys: list[Any] = []
         if "dependentSchemas" in schema:
             for key, subschema in schema["dependentSchemas"].items():
                 if key in instance:
@@ -404,14 +432,20 @@ def _regex_keywords(base: Any, dialect: str, guard: bool) -> dict[str, Any]:
             for subschema in schema.get(keyword, []):
                 if _is_valid(validator.descend(instance, subschema)):
                     keys += evaluated(validator, instance, subschema)
-        if "if" in schema:
-            if validator.evolve(schema=schema["if"]).is_valid(instance):
-                keys += evaluated(validator, instance, schema["if"])
-                if "then" in schema:
-                    keys += evaluated(validator, instance, schema["then"])
-            elif "else" in schema:
-                keys += evaluated(validator, instance, schema["else"])
         return keys
+
+    def by_condition(validator: Any, instance: Any, schema: Any) -> list[Any]:
+        """What ``if`` and ``then`` evaluate when ``if`` holds, else what ``else`` does."""
+        if "if" not in schema:
+            return []
+        if validator.evolve(schema=schema["if"]).is_valid(instance):
+            keys = evaluated(validator, instance, schema["if"])
+            if "then" in schema:
+                keys += evaluated(validator, instance, schema["then"])
+            return keys
+        if "else" in schema:
+            return evaluated(validator, instance, schema["else"])
+        return []
 
     def unevaluated_properties(
         validator: Any, value: Any, instance: Any, schema: Any
