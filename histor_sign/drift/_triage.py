@@ -1173,6 +1173,7 @@ def schema_text(schema: Any, *, root_names: bool = True) -> SchemaText:
     schemas: set[tuple[str, ...]] = set()
 
     def walk(node: Any, path: tuple[str, ...]) -> Any:
+        """The subschema at ``path`` without its text (the text into ``texts``)."""
         if not isinstance(node, Mapping):
             return node
         schemas.add(path)
@@ -1180,23 +1181,34 @@ def schema_text(schema: Any, *, root_names: bool = True) -> SchemaText:
         for key, value in node.items():
             where = (*path, key)
             if key in _SUBSCHEMA_MAPS and isinstance(value, Mapping):
-                kept[key] = {n: walk(v, (*where, n)) if isinstance(v, Mapping) else v
-                             for n, v in value.items()}
-                if key == "properties" and (path or root_names) and value:
-                    texts[where] = (" \n".join(name_words(n) for n in sorted(value)), True)
+                kept[key] = subschema_map(value, where, bool(path))
             elif key in _SUBSCHEMA_LISTS and isinstance(value, list):
                 kept[key] = [walk(v, (*where, str(i))) for i, v in enumerate(value)]
             elif key in _SUBSCHEMA:
                 kept[key] = walk(value, where)
             elif key in _VALIDATION or key in _SUBSCHEMA_MAPS or key in _SUBSCHEMA_LISTS:
                 kept[key] = value
-            elif key in _READ_AND_VALIDATED:
-                kept[key] = value
-                texts[where] = (_text(value), True)
             else:
-                texts[where] = ((value, False) if key in _PROSE and isinstance(value, str)
-                                else (_text(value), True))
+                text_member(key, value, where, kept)
         return kept
+
+    def subschema_map(value: Mapping[str, Any], where: tuple[str, ...], nested: bool) -> Any:
+        """A map of names to subschemas, each walked; ``properties`` names are text too."""
+        out = {n: walk(v, (*where, n)) if isinstance(v, Mapping) else v
+               for n, v in value.items()}
+        if where[-1] == "properties" and (nested or root_names) and value:
+            texts[where] = (" \n".join(name_words(n) for n in sorted(value)), True)
+        return out
+
+    def text_member(key: str, value: Any, where: tuple[str, ...], kept: dict[str, Any]) -> None:
+        """A member a model reads: prose, a JSON value (exact), or one that also validates
+        (kept in the schema)."""
+        if key in _READ_AND_VALIDATED:
+            kept[key] = value
+            texts[where] = (_text(value), True)
+        else:
+            texts[where] = ((value, False) if key in _PROSE and isinstance(value, str)
+                            else (_text(value), True))
 
     stripped = walk(schema, ())
     return SchemaText(texts, frozenset(schemas), stripped)
