@@ -327,14 +327,7 @@ def _regex_keywords(base: Any, dialect: str, guard: bool) -> dict[str, Any]:
             for extra in extras:
                 yield from validator.descend(instance[extra], value, path=extra)
         elif not value and extras:
-            if "patternProperties" in schema:
-                verb = "does" if len(extras) == 1 else "do"
-                joined = ", ".join(repr(each) for each in sorted(extras))
-                regexes = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
-                yield ValidationError(f"{joined} {verb} not match any of the regexes: {regexes}")
-            else:
-                error = "Additional properties are not allowed (%s %s unexpected)"
-                yield ValidationError(error % _extras_msg(sorted(extras, key=str)))
+            yield ValidationError(_no_additional_message(extras, schema))
 
     def _additional(instance: Any, schema: Any) -> Iterator[Any]:
         properties = schema.get("properties", {})
@@ -468,16 +461,31 @@ def _regex_keywords(base: Any, dialect: str, guard: bool) -> dict[str, Any]:
                 for _ in validator.descend(instance[key], value, path=key, schema_path=key):
                     unevaluated.append(key)  # once per error, as jsonschema counts them
         if unevaluated:
-            if value is False:
-                error = "Unevaluated properties are not allowed (%s %s unexpected)"
-                yield ValidationError(error % _extras_msg(sorted(unevaluated, key=str)))
-            else:
-                error = ("Unevaluated properties are not valid under the given schema "
-                         "(%s %s unevaluated and invalid)")
-                yield ValidationError(error % _extras_msg(unevaluated))
+            yield ValidationError(_unevaluated_message(unevaluated, value))
 
     keywords["unevaluatedProperties"] = unevaluated_properties
     return keywords
+
+
+def _no_additional_message(extras: set[Any], schema: Any) -> str:
+    """jsonschema's message for members ``additionalProperties: false`` refuses."""
+    if "patternProperties" in schema:
+        verb = "does" if len(extras) == 1 else "do"
+        joined = ", ".join(repr(each) for each in sorted(extras))
+        regexes = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
+        return f"{joined} {verb} not match any of the regexes: {regexes}"
+    error = "Additional properties are not allowed (%s %s unexpected)"
+    return error % _extras_msg(sorted(extras, key=str))
+
+
+def _unevaluated_message(unevaluated: list[Any], value: Any) -> str:
+    """jsonschema's message for members ``unevaluatedProperties`` refuses."""
+    if value is False:
+        error = "Unevaluated properties are not allowed (%s %s unexpected)"
+        return error % _extras_msg(sorted(unevaluated, key=str))
+    error = ("Unevaluated properties are not valid under the given schema "
+             "(%s %s unevaluated and invalid)")
+    return error % _extras_msg(unevaluated)
 
 
 def _as_fraction(number: Any) -> Fraction:
