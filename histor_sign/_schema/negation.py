@@ -81,7 +81,7 @@ def negate(
     keys = set(schema) - NO_CONSTRAINT_KEYWORDS
     if not keys:
         return []  # the schema accepts everything: its negation accepts nothing
-    if any(keys == k for k in MERGED_NOT) or keys & _WHOLE_ONLY:
+    if keys in MERGED_NOT or keys & _WHOLE_ONLY:  # (a tuple: ``in`` compares with ==)
         return None
     if "$ref" in keys and dialect in LEGACY_REF_DIALECTS:
         # the siblings of $ref are ignored
