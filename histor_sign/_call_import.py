@@ -122,6 +122,7 @@ def _decode(arguments: Any, encoded: bool | None, max_bytes: int) -> tuple[dict[
     if encoded:
         if not isinstance(arguments, str):
             return None, ARGUMENTS_NOT_OBJECT, "must be a JSON-encoded string"
+        # inline, not a helper: this is the guard's path for JSON-text arguments
         data = arguments.encode("utf-8", "surrogatepass")
         if len(data) > max_bytes:
             return None, ARGUMENTS_TOO_LARGE, f"exceed {max_bytes} bytes"
@@ -133,19 +134,24 @@ def _decode(arguments: Any, encoded: bool | None, max_bytes: int) -> tuple[dict[
     if not isinstance(arguments, dict):
         return None, ARGUMENTS_NOT_OBJECT, "must decode to a JSON object"
     if not encoded and not fits_json_bound(arguments, max_bytes):
-        try:
-            canonical = canonical_bytes(arguments)
-        except LimitExceeded:
-            return None, ARGUMENTS_MALFORMED, "are nested too deeply"
-        except InputError:
-            return None, ARGUMENTS_MALFORMED, "are not JSON values"
-        if len(canonical) > max_bytes:
-            return None, ARGUMENTS_TOO_LARGE, f"exceed {max_bytes} bytes"
-        # The JSON value itself, in exact types: what a host built in memory may hold str or
-        # int subclasses, which JSON (and the digest) read as plain values but a validation
-        # engine may refuse to read at all.
-        arguments = json.loads(canonical)
+        return _exact_object(arguments, max_bytes)
     return arguments, "", ""
+
+
+def _exact_object(arguments: dict[str, Any], max_bytes: int) -> tuple[dict[str, Any] | None,
+                                                                      str, str]:
+    """An in-memory object the quick bound could not clear: measured exactly, and rebuilt
+    as the JSON value itself in exact types (a host may hold str or int subclasses, which
+    JSON and the digest read as plain values but a validation engine may refuse)."""
+    try:
+        canonical = canonical_bytes(arguments)
+    except LimitExceeded:
+        return None, ARGUMENTS_MALFORMED, "are nested too deeply"
+    except InputError:
+        return None, ARGUMENTS_MALFORMED, "are not JSON values"
+    if len(canonical) > max_bytes:
+        return None, ARGUMENTS_TOO_LARGE, f"exceed {max_bytes} bytes"
+    return json.loads(canonical), "", ""
 
 
 def decode_arguments(
@@ -205,46 +211,72 @@ class _Importer:
                                        self.line))
 
     def document(self, doc: Any, nested: bool = False) -> None:
+        """The calls of one document (or, at the top, of a list of documents), tried in order
+        as a provider's response, one call item, an MCP message, or a plain call."""
         if isinstance(doc, list) and not nested:
             for item in doc:
                 self.document(item, nested=True)
             return
         if not isinstance(doc, dict):
             raise self.unsupported()
-        kind = doc.get("type")
+        if self._response(doc) or self._call_item(doc) or self._mcp_message(doc):
+            return
+        if "name" in doc and _PLAIN_KEYS.issuperset(doc):
+            self.add(Provider.PLAIN, doc["name"], doc.get("arguments", {}), encoded=None)
+        else:
+            raise self.unsupported()
+
+    def _response(self, doc: dict[str, Any]) -> bool:
+        """A provider's response carrying a list of calls (Responses ``output``, Chat
+        ``choices`` or ``tool_calls``, Anthropic ``content``); False when it is none."""
         if isinstance(doc.get("output"), list):
             for item in doc["output"]:
                 if isinstance(item, dict) and item.get("type") == "function_call":
                     self._responses_item(item)
         elif isinstance(doc.get("choices"), list):
-            for choice in doc["choices"]:
-                message = choice.get("message") if isinstance(choice, dict) else None
-                calls = message.get("tool_calls") if isinstance(message, dict) else None
-                self._chat_tool_calls(calls if isinstance(calls, list) else [])
+            self._chat_choices(doc["choices"])
         elif isinstance(doc.get("tool_calls"), list):
             self._chat_tool_calls(doc["tool_calls"])
         elif isinstance(doc.get("content"), list):
             for block in doc["content"]:
                 if isinstance(block, dict):
                     self._anthropic_block(block)
-        elif kind == "function_call":
+        else:
+            return False
+        return True
+
+    def _chat_choices(self, choices: list[Any]) -> None:
+        """The tool calls of every choice's message in a Chat Completions response."""
+        for choice in choices:
+            message = choice.get("message") if isinstance(choice, dict) else None
+            calls = message.get("tool_calls") if isinstance(message, dict) else None
+            self._chat_tool_calls(calls if isinstance(calls, list) else [])
+
+    def _call_item(self, doc: dict[str, Any]) -> bool:
+        """One provider call item by its ``type``; False when it is none."""
+        kind = doc.get("type")
+        if kind == "function_call":
             self._responses_item(doc)
         elif kind == "function" and "function" in doc:
             self._chat_tool_calls([doc])
         elif kind in ("tool_use", "mcp_tool_use"):
             self._anthropic_block(doc)
-        elif "jsonrpc" in doc or doc.get("method") == "tools/call":
-            if doc.get("method") == "tools/call":
-                params = doc.get("params")
-                if not isinstance(params, dict):
-                    raise self.fail("tools/call request without params")
-                self.add(Provider.MCP, params.get("name"), params.get("arguments", {}),
-                         encoded=False)
-            # other requests, responses and notifications carry no completed call
-        elif "name" in doc and _PLAIN_KEYS.issuperset(doc):
-            self.add(Provider.PLAIN, doc["name"], doc.get("arguments", {}), encoded=None)
         else:
-            raise self.unsupported()
+            return False
+        return True
+
+    def _mcp_message(self, doc: dict[str, Any]) -> bool:
+        """An MCP JSON-RPC message: a ``tools/call`` request is a call, any other message
+        carries no completed call; False when it is not one."""
+        if "jsonrpc" not in doc and doc.get("method") != "tools/call":
+            return False
+        if doc.get("method") == "tools/call":
+            params = doc.get("params")
+            if not isinstance(params, dict):
+                raise self.fail("tools/call request without params")
+            self.add(Provider.MCP, params.get("name"), params.get("arguments", {}),
+                     encoded=False)
+        return True
 
     def _responses_item(self, item: dict[str, Any]) -> None:
         status = item.get("status")

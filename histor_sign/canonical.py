@@ -227,16 +227,7 @@ def parse_json_vouched(
     a caller that modifies the value, or lets other code run before it is used, must not
     rely on it. False only means "not vouched for" (:func:`canonical_bytes` still applies).
     """
-    if len(data) > max_bytes:
-        raise LimitExceeded(f"{source}: {len(data)} bytes is more than the limit of {max_bytes}")
-    if data.startswith(b"\xef\xbb\xbf"):
-        raise InputError(f"{source}: starts with a UTF-8 byte order mark; JSON must not")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{source}: invalid UTF-8 at byte {exc.start}") from None
-    if not text.strip():
-        raise InputError(f"{source}: empty file, expected a JSON document")
+    text = _document_text(data, source, max_bytes)
     long_digits = _has_long_digit_run(data)
     object_hook, member_sizes = _member_sizes()
     state = _ParseState()
@@ -270,6 +261,22 @@ def parse_json_vouched(
     if _depth_of_structure(structure, max_depth) > max_depth:
         raise LimitExceeded(f"{source}: JSON nesting is deeper than the limit of {max_depth}")
     return value, vouched
+
+
+def _document_text(data: bytes, source: str, max_bytes: int) -> str:
+    """Step 1 of :func:`parse_json_vouched`: the text of a document within ``max_bytes``,
+    valid UTF-8 without a byte order mark, and not blank."""
+    if len(data) > max_bytes:
+        raise LimitExceeded(f"{source}: {len(data)} bytes is more than the limit of {max_bytes}")
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise InputError(f"{source}: starts with a UTF-8 byte order mark; JSON must not")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{source}: invalid UTF-8 at byte {exc.start}") from None
+    if not text.strip():
+        raise InputError(f"{source}: empty file, expected a JSON document")
+    return text
 
 
 def _member_sizes() -> tuple[Callable[[dict[str, Any]], dict[str, Any]], list[int]]:
@@ -395,16 +402,21 @@ def _raise_first_violation(value: Any, source: str) -> None:
     if not _violates(value):
         return
     for path, node in _walk(value):
-        if isinstance(node, _Violation):
-            raise InputError(f"{source}: {node.reason} at {pointer(path) or '/'}")
-        if isinstance(node, str) and _is_lone_surrogate_str(node):
-            raise InputError(f"{source}: string contains a lone UTF-16 surrogate at "
-                             f"{pointer(path) or '/'}")
-        if isinstance(node, dict):
-            for key in node:
-                if _is_lone_surrogate_str(key):
-                    raise InputError(f"{source}: object key contains a lone UTF-16 surrogate "
-                                     f"at {pointer(path) or '/'}")
+        problem = _violation_of(node)
+        if problem:
+            raise InputError(f"{source}: {problem} at {pointer(path) or '/'}")
+
+
+def _violation_of(node: Any) -> str:
+    """What one node breaks ("" when nothing): the reader's mark, or a lone surrogate in a
+    string or an object key."""
+    if isinstance(node, _Violation):
+        return node.reason
+    if isinstance(node, str) and _is_lone_surrogate_str(node):
+        return "string contains a lone UTF-16 surrogate"
+    if isinstance(node, dict) and any(_is_lone_surrogate_str(key) for key in node):
+        return "object key contains a lone UTF-16 surrogate"
+    return ""
 
 
 def read_json_file(
@@ -639,11 +651,8 @@ def _fast_path_ok_general(value: Any) -> bool:
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
-            for key in node:
-                if type(key) is not str or (
-                    not key.isascii() and any(ord(c) > 0xFFFF for c in key)
-                ):
-                    return False
+            if not _keys_sort_alike(node):
+                return False
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
@@ -653,6 +662,12 @@ def _fast_path_ok_general(value: Any) -> bool:
         elif isinstance(node, int) and not -MAX_SAFE_INTEGER <= node <= MAX_SAFE_INTEGER:
             return False
     return True
+
+
+def _keys_sort_alike(node: dict[Any, Any]) -> bool:
+    """Every key is an exact ``str`` inside the BMP, where Python's key order is JCS's."""
+    return all(type(key) is str and (key.isascii() or all(ord(c) <= 0xFFFF for c in key))
+               for key in node)
 
 
 def fits_json_bound(value: Any, max_bytes: int) -> bool:

@@ -124,13 +124,9 @@ def as_tools(value: ToolsLike) -> list[Tool]:
     :class:`Tool` objects and/or plain tool dicts. Tools keep their order; a dict is
     imported with ``<tools>`` as its source. Raises :class:`InputError` for anything else.
     """
-    if isinstance(value, Catalog):
-        return list(value.tools)
-    to_catalog = getattr(value, "to_catalog", None)
-    if callable(to_catalog):
-        catalog = to_catalog()
-        if isinstance(catalog, Catalog):
-            return list(catalog.tools)
+    catalog = _catalog_of(value)
+    if catalog is not None:
+        return list(catalog.tools)
     if isinstance(value, Mapping):
         return list(parse_catalog(dict(value), "<catalog>").tools)
     if isinstance(value, str | bytes) or not isinstance(value, Iterable):
@@ -144,6 +140,19 @@ def as_tools(value: ToolsLike) -> list[Tool]:
         t if isinstance(t, Tool) else tool_from_object(t, "<tools>", i, pointer([i]))
         for i, t in enumerate(items)
     ]
+
+
+def _catalog_of(value: Any) -> Catalog | None:
+    """``value`` itself when it is a :class:`Catalog`, or what its ``to_catalog()`` gives
+    when that is one; else None."""
+    if isinstance(value, Catalog):
+        return value
+    to_catalog = getattr(value, "to_catalog", None)
+    if callable(to_catalog):
+        catalog = to_catalog()
+        if isinstance(catalog, Catalog):
+            return catalog
+    return None
 
 
 def snapshot_or_catalog(

@@ -241,30 +241,8 @@ def parse_catalog_bytes(
 def _import_catalog(
     document: JsonValue, source: str, max_tools: int | None, *, vouched: bool
 ) -> Catalog:
-    capture: Mapping[str, Any] | None = None
-    items: Any
-    if isinstance(document, list):
-        items, base, shape = document, [], "array"
-    elif isinstance(document, dict):
-        if document.get("type") == SNAPSHOT_TYPE:
-            items, base, shape = document.get("tools"), ["tools"], "snapshot"
-            raw_capture = document.get("capture")
-            capture = raw_capture if isinstance(raw_capture, dict) else None
-        elif "tools" in document:
-            items, base, shape = document["tools"], ["tools"], "tools"
-        elif isinstance(document.get("result"), dict) and "tools" in document["result"]:
-            items, base, shape = document["result"]["tools"], ["result", "tools"], "jsonrpc"
-        elif "error" in document and "jsonrpc" in document:
-            raise InputError(f"{source}: is a JSON-RPC error response, not a tool list")
-        else:
-            raise InputError(
-                f"{source}: not a tool catalog: expected a \"tools\" array, a JSON-RPC "
-                "result with tools, a fetch snapshot, or a JSON array of tools"
-            )
-    else:
-        raise InputError(
-            f"{source}: not a tool catalog: the document is {_type_name(document)}"
-        )
+    """A parsed document as a catalog: its tool list found by shape, bounded, read."""
+    items, base, shape, capture = _tool_list(document, source)
     if not isinstance(items, list):
         raise InputError(f"{source}#{pointer(base)}: \"tools\" must be an array")
     if max_tools is not None and len(items) > max_tools:
@@ -277,13 +255,45 @@ def _import_catalog(
         tool_from_object(obj, source, i, f"{prefix}{i}") for i, obj in enumerate(items)
     )
     if vouched:
-        mcp = [tool for tool in tools if tool.provider == Provider.MCP]
-        # An MCP tool's projection: parts of the vouched document under the seven ASCII
-        # field names.
-        projections = [tool.projected() for tool in mcp]
-        for tool, jcs in zip(mcp, jcs_of_vouched_many(projections), strict=True):
-            tool.__dict__["_jcs"] = jcs
+        _attach_vouched_jcs(tools)
     return Catalog(source=source, tools=tools, shape=shape, capture=capture)
+
+
+def _tool_list(
+    document: JsonValue, source: str
+) -> tuple[Any, list[str], str, Mapping[str, Any] | None]:
+    """Where a catalog document keeps its tools: (the list, its path, the document's shape,
+    a snapshot's capture context); an error for a document of no known shape."""
+    if isinstance(document, list):
+        return document, [], "array", None
+    if not isinstance(document, dict):
+        raise InputError(
+            f"{source}: not a tool catalog: the document is {_type_name(document)}"
+        )
+    if document.get("type") == SNAPSHOT_TYPE:
+        raw_capture = document.get("capture")
+        return (document.get("tools"), ["tools"], "snapshot",
+                raw_capture if isinstance(raw_capture, dict) else None)
+    if "tools" in document:
+        return document["tools"], ["tools"], "tools", None
+    if isinstance(document.get("result"), dict) and "tools" in document["result"]:
+        return document["result"]["tools"], ["result", "tools"], "jsonrpc", None
+    if "error" in document and "jsonrpc" in document:
+        raise InputError(f"{source}: is a JSON-RPC error response, not a tool list")
+    raise InputError(
+        f"{source}: not a tool catalog: expected a \"tools\" array, a JSON-RPC "
+        "result with tools, a fetch snapshot, or a JSON array of tools"
+    )
+
+
+def _attach_vouched_jcs(tools: tuple[Tool, ...]) -> None:
+    """Give each MCP tool of a vouched document its canonical bytes, written in one go."""
+    mcp = [tool for tool in tools if tool.provider == Provider.MCP]
+    # An MCP tool's projection: parts of the vouched document under the seven ASCII
+    # field names.
+    projections = [tool.projected() for tool in mcp]
+    for tool, jcs in zip(mcp, jcs_of_vouched_many(projections), strict=True):
+        tool.__dict__["_jcs"] = jcs
 
 
 #: Capture-context member a fetch sets once it has captured the whole server surface.
@@ -412,17 +422,7 @@ class Snapshot:
         instructions = value.get("instructions")
         if instructions is not None and not isinstance(instructions, str):
             raise InputError(f"{source}: \"instructions\" must be a string")
-        lists: dict[str, list[dict[str, Any]] | None] = {}
-        for member, key in (("prompts", "name"), ("resourceTemplates", "uriTemplate")):
-            items = value.get(member)
-            if items is not None and (
-                not isinstance(items, list)
-                or not all(isinstance(i, dict) and isinstance(i.get(key), str) for i in items)
-            ):
-                raise InputError(
-                    f"{source}: \"{member}\" must be an array of objects with a string \"{key}\""
-                )
-            lists[member] = None if items is None else list(items)
+        lists = _surface_lists(value, source)
         for member in not_served_lists(value["capture"].get(NOT_SERVED), f"{source}: capture"):
             if lists[member] is not None:
                 raise InputError(
@@ -433,6 +433,24 @@ class Snapshot:
             instructions=instructions, prompts=lists["prompts"],
             resource_templates=lists["resourceTemplates"],
         )
+
+
+def _surface_lists(value: Mapping[str, Any],
+                   source: str) -> dict[str, list[dict[str, Any]] | None]:
+    """A snapshot's prompts and resource templates (None: not captured), each an array of
+    objects with its string key."""
+    lists: dict[str, list[dict[str, Any]] | None] = {}
+    for member, key in (("prompts", "name"), ("resourceTemplates", "uriTemplate")):
+        items = value.get(member)
+        if items is not None and (
+            not isinstance(items, list)
+            or not all(isinstance(i, dict) and isinstance(i.get(key), str) for i in items)
+        ):
+            raise InputError(
+                f"{source}: \"{member}\" must be an array of objects with a string \"{key}\""
+            )
+        lists[member] = None if items is None else list(items)
+    return lists
 
 
 STATEMENT_TYPE = "histor.revision/v1"
@@ -645,32 +663,15 @@ def statement_of(value: StatementLike | JsonValue, source: str = "statement") ->
 
 
 def _statement_from_json(value: Any, source: str) -> Statement:
-    if not isinstance(value, Mapping):
-        raise InputError(f"{source}: a revision statement must be a JSON object")
-    missing = [k for k in STATEMENT_KEYS if k not in value]
-    if missing:
-        raise InputError(f"{source}: not a revision statement: missing {', '.join(missing)}")
-    if value["type"] != STATEMENT_TYPE:
-        raise InputError(f"{source}: type is {value['type']!r}, expected {STATEMENT_TYPE!r}")
+    """A revision statement from its JSON object, every member checked in order."""
+    _check_typed(value, source, "revision statement", STATEMENT_KEYS, STATEMENT_TYPE)
     try:
         validate_server_name(value["server"])
         validate_identity(value["identity"])
         validate_server_version(value["serverVersion"])
     except InputError as exc:
         raise InputError(f"{source}: {exc}") from None
-    rev = value["revision"]
-    if isinstance(rev, bool) or not isinstance(rev, int) or rev < 1:
-        raise InputError(f"{source}: revision must be a positive integer")
-    digest = value["manifestDigest"]
-    if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
-        raise InputError(f"{source}: manifestDigest must look like sha256:<64 hex>")
-    prev = value["previousManifestDigest"]
-    if prev is not None and (not isinstance(prev, str) or not _DIGEST.fullmatch(prev)):
-        raise InputError(f"{source}: previousManifestDigest must be null or sha256:<64 hex>")
-    if (rev == 1) != (prev is None):
-        raise InputError(
-            f"{source}: revision 1 has no previousManifestDigest and later revisions must"
-        )
+    rev, prev = _revision_chain(value, source)
     tool_digests = value["toolDigests"]
     if not isinstance(tool_digests, dict) or not all(
         isinstance(d, str) and _DIGEST.fullmatch(d) for d in tool_digests.values()
@@ -685,6 +686,49 @@ def _statement_from_json(value: Any, source: str) -> Statement:
         tool_digests=tool_digests,
         previous_manifest_digest=prev,
     )
+
+
+def _check_typed(value: Any, source: str, what: str, keys: tuple[str, ...],
+                 type_: str) -> None:
+    """``value`` is a JSON object with every member of ``keys`` and ``type`` ``type_``."""
+    if not isinstance(value, Mapping):
+        raise InputError(f"{source}: a {what} must be a JSON object")
+    missing = [k for k in keys if k not in value]
+    if missing:
+        raise InputError(f"{source}: not a {what}: missing {', '.join(missing)}")
+    if value["type"] != type_:
+        raise InputError(f"{source}: type is {value['type']!r}, expected {type_!r}")
+
+
+def _positive_revision(value: Mapping[str, Any], source: str) -> int:
+    """The ``revision`` member: a positive integer (not a boolean)."""
+    rev = value["revision"]
+    if isinstance(rev, bool) or not isinstance(rev, int) or rev < 1:
+        raise InputError(f"{source}: revision must be a positive integer")
+    return rev
+
+
+def _manifest_digest(value: Mapping[str, Any], source: str) -> str:
+    """The ``manifestDigest`` member: ``sha256:`` and 64 lowercase hex digits."""
+    digest = value["manifestDigest"]
+    if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
+        raise InputError(f"{source}: manifestDigest must look like sha256:<64 hex>")
+    return digest
+
+
+def _revision_chain(value: Mapping[str, Any], source: str) -> tuple[int, str | None]:
+    """A statement's revision and previous manifest digest, checked with its manifest
+    digest: revision 1 has no previous digest, every later one has one."""
+    rev = _positive_revision(value, source)
+    _manifest_digest(value, source)
+    prev = value["previousManifestDigest"]
+    if prev is not None and (not isinstance(prev, str) or not _DIGEST.fullmatch(prev)):
+        raise InputError(f"{source}: previousManifestDigest must be null or sha256:<64 hex>")
+    if (rev == 1) != (prev is None):
+        raise InputError(
+            f"{source}: revision 1 has no previousManifestDigest and later revisions must"
+        )
+    return rev, prev
 
 
 ENVELOPE_KEYS: tuple[str, ...] = (*STATEMENT_KEYS, "signer", "transparencyLog")
@@ -897,25 +941,15 @@ class YankStatement:
     def from_json(cls, value: Any, source: str = "yank") -> YankStatement:
         """Check a yank document (an envelope's extra members ignored); raise
         :class:`InputError` naming the member that is wrong."""
-        if not isinstance(value, Mapping):
-            raise InputError(f"{source}: a yank statement must be a JSON object")
-        missing = [k for k in YANK_KEYS if k not in value]
-        if missing:
-            raise InputError(f"{source}: not a yank statement: missing {', '.join(missing)}")
-        if value["type"] != YANK_TYPE:
-            raise InputError(f"{source}: type is {value['type']!r}, expected {YANK_TYPE!r}")
+        _check_typed(value, source, "yank statement", YANK_KEYS, YANK_TYPE)
         validate_yank_reason(value["reason"], source)
         try:
             validate_server_name(value["server"])
             validate_identity(value["identity"])
         except InputError as exc:
             raise InputError(f"{source}: {exc}") from None
-        rev = value["revision"]
-        if isinstance(rev, bool) or not isinstance(rev, int) or rev < 1:
-            raise InputError(f"{source}: revision must be a positive integer")
-        digest = value["manifestDigest"]
-        if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
-            raise InputError(f"{source}: manifestDigest must look like sha256:<64 hex>")
+        rev = _positive_revision(value, source)
+        digest = _manifest_digest(value, source)
         return cls(value["server"], rev, digest, value["identity"], value["reason"])
 
 

@@ -156,16 +156,19 @@ def _resolve(root: SchemaRoot, ref: Any) -> Any:
 
     node = root.schema
     for raw in unquote(fragment[1:]).split("/") if fragment else []:
-        token = unescape_pointer_token(raw)
-        if isinstance(node, dict) and token in node:
-            node = node[token]
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            raise Undecided(f"unresolvable $ref {ref[:60]!r}")
+        node = _ref_step(node, unescape_pointer_token(raw), ref)
         if isinstance(node, dict) and isinstance(node.get("$id"), str):
             raise Undecided(f"$ref {ref[:60]!r} enters a subschema with its own $id")
     return node
+
+
+def _ref_step(node: Any, token: str, ref: str) -> Any:
+    """One unescaped token of ``ref``'s pointer applied to ``node``."""
+    if isinstance(node, dict) and token in node:
+        return node[token]
+    if isinstance(node, list) and token.isdigit() and int(token) < len(node):
+        return node[int(token)]
+    raise Undecided(f"unresolvable $ref {ref[:60]!r}")
 
 
 def _flatten(
@@ -189,36 +192,56 @@ def _flatten(
         if sub.local:
             atoms.append(sub)
             continue
-        if "$id" in schema and schema is not sub.root.schema:
-            raise Undecided("nested $id resources are not supported")
-        for key in _HARD_UNKNOWN:
-            if key in schema:
-                raise Undecided(f"{key} is not supported")
-        legacy = sub.root.dialect in LEGACY_REF_DIALECTS
-        if "$ref" in schema:
-            ref = schema["$ref"]
-            ref_key = (id(sub.root), str(ref))
-            expansions[ref_key] = expansions.get(ref_key, 0) + 1
-            if expansions[ref_key] > 4:
-                raise Undecided(f"recursive $ref cycle through {str(ref)[:60]!r}")
-            stack.append(Sub(_resolve(sub.root, ref), sub.root))
-            if legacy:
-                continue  # draft-06/07: siblings of $ref are ignored
-        all_of = schema.get("allOf")
-        if all_of is not None:
-            if not isinstance(all_of, list):
-                raise Undecided("allOf is not an array")
-            stack.extend(Sub(s, sub.root) for s in all_of)
-        for kind in ("anyOf", "oneOf"):
-            alts = schema.get(kind)
-            if alts is None:
-                continue
-            if not isinstance(alts, list) or not alts:
-                raise Undecided(f"{kind} is not a non-empty array")
-            groups.append((kind, [Sub(s, sub.root) for s in alts], Sub({kind: alts}, sub.root)))
-        groups.extend(_rewritten_groups(sub))
-        atoms.append(Sub(schema, sub.root, local=True))
+        if _expand(sub, schema, stack, groups, expansions):
+            atoms.append(Sub(schema, sub.root, local=True))
     return atoms, groups
+
+
+def _expand(sub: Sub, schema: dict[str, Any], stack: list[Sub],
+            groups: list[tuple[str, list[Sub], Sub]],
+            expansions: dict[tuple[int, str], int]) -> bool:
+    """One not-yet-local subschema of :func:`_flatten`: its ``$ref`` target and ``allOf``
+    parts onto ``stack``, its disjunctions into ``groups``; False when its own keywords are
+    ignored (draft-06/07 siblings of ``$ref``)."""
+    if "$id" in schema and schema is not sub.root.schema:
+        raise Undecided("nested $id resources are not supported")
+    for key in _HARD_UNKNOWN:
+        if key in schema:
+            raise Undecided(f"{key} is not supported")
+    if "$ref" in schema:
+        _push_ref(sub, schema["$ref"], stack, expansions)
+        if sub.root.dialect in LEGACY_REF_DIALECTS:
+            return False  # draft-06/07: siblings of $ref are ignored
+    all_of = schema.get("allOf")
+    if all_of is not None:
+        if not isinstance(all_of, list):
+            raise Undecided("allOf is not an array")
+        stack.extend(Sub(s, sub.root) for s in all_of)
+    groups.extend(_alternative_groups(sub, schema))
+    groups.extend(_rewritten_groups(sub))
+    return True
+
+
+def _push_ref(sub: Sub, ref: Any, stack: list[Sub], expansions: dict[tuple[int, str], int]) -> None:
+    """A ``$ref``'s target onto ``stack``; a fifth expansion of one reference is a cycle."""
+    ref_key = (id(sub.root), str(ref))
+    expansions[ref_key] = expansions.get(ref_key, 0) + 1
+    if expansions[ref_key] > 4:
+        raise Undecided(f"recursive $ref cycle through {str(ref)[:60]!r}")
+    stack.append(Sub(_resolve(sub.root, ref), sub.root))
+
+
+def _alternative_groups(sub: Sub, schema: dict[str, Any]) -> list[tuple[str, list[Sub], Sub]]:
+    """``anyOf`` and ``oneOf`` as pending disjunctions."""
+    out: list[tuple[str, list[Sub], Sub]] = []
+    for kind in ("anyOf", "oneOf"):
+        alts = schema.get(kind)
+        if alts is None:
+            continue
+        if not isinstance(alts, list) or not alts:
+            raise Undecided(f"{kind} is not a non-empty array")
+        out.append((kind, [Sub(s, sub.root) for s in alts], Sub({kind: alts}, sub.root)))
+    return out
 
 
 def _rewritten_groups(sub: Sub) -> list[tuple[str, list[Sub], Sub]]:
@@ -374,31 +397,35 @@ def _merge(atoms: list[Sub], bounds: Bounds) -> Merged | None:
 def _merge_values(m: Merged, s: dict[str, Any], bounds: Bounds) -> None:
     """``type``, ``const``, ``enum`` and an exactly subtractable ``not``."""
     if "type" in s:
-        t = s["type"]
-        names = [t] if isinstance(t, str) else t
-        if not isinstance(names, list) or not all(n in _TYPE_KINDS for n in names):
-            raise Undecided("type is not a known type name or list of them")
-        allowed: frozenset[str] = frozenset().union(*(_TYPE_KINDS[n] for n in names))
-        m.kinds = m.kinds & allowed
-    for key in ("const", "enum"):
-        if key not in s:
-            continue
-        if key == "enum":
-            if not isinstance(s["enum"], list):
-                raise Undecided("enum is not an array")
-            options = s["enum"]
-        else:
-            options = [s["const"]]
-        if len(options) > bounds.max_enum:
-            raise Undecided(f"enum bound ({bounds.max_enum}) reached")
-        _safe_numbers(options, key)
-        if m.values is None:
-            m.values = list(options)
-        else:
-            wanted = {_json_key(o) for o in options}
-            m.values = [v for v in m.values if _json_key(v) in wanted]
+        m.kinds = m.kinds & _type_kinds(s["type"])
+    if "const" in s:
+        _merge_options(m, [s["const"]], "const", bounds)
+    if "enum" in s:
+        if not isinstance(s["enum"], list):
+            raise Undecided("enum is not an array")
+        _merge_options(m, s["enum"], "enum", bounds)
     if "not" in s:
         _merge_not(m, s["not"])
+
+
+def _type_kinds(t: Any) -> frozenset[str]:
+    """The value kinds a ``type`` keyword allows."""
+    names = [t] if isinstance(t, str) else t
+    if not isinstance(names, list) or not all(n in _TYPE_KINDS for n in names):
+        raise Undecided("type is not a known type name or list of them")
+    return frozenset().union(*(_TYPE_KINDS[n] for n in names))
+
+
+def _merge_options(m: Merged, options: list[Any], key: str, bounds: Bounds) -> None:
+    """Intersect the allowed values with a ``const`` or ``enum``'s options."""
+    if len(options) > bounds.max_enum:
+        raise Undecided(f"enum bound ({bounds.max_enum}) reached")
+    _safe_numbers(options, key)
+    if m.values is None:
+        m.values = list(options)
+    else:
+        wanted = {_json_key(o) for o in options}
+        m.values = [v for v in m.values if _json_key(v) in wanted]
 
 
 def _merge_numbers(m: Merged, s: dict[str, Any]) -> None:
@@ -456,16 +483,28 @@ def _merge_objects(m: Merged, atom: Sub) -> None:
         if not isinstance(req, list) or not all(isinstance(r, str) for r in req):
             raise Undecided("required is not an array of strings")
         m.required.extend(r for r in req if r not in m.required)
+    _merge_property_counts(m, s)
+    deps = _dependent_required(s, dialect)
+    if isinstance(deps, dict):
+        _close_required(m, deps)
+
+
+def _merge_property_counts(m: Merged, s: dict[str, Any]) -> None:
+    """``minProperties`` and ``maxProperties``."""
     if "minProperties" in s:
         m.min_props = max(m.min_props, _count(s["minProperties"], "minProperties"))
     if "maxProperties" in s:
         value = _count(s["maxProperties"], "maxProperties")
         m.max_props = value if m.max_props is None else min(m.max_props, value)
+
+
+def _dependent_required(s: dict[str, Any], dialect: str) -> Any:
+    """The name-to-names dependencies of the dialect (``dependentRequired``, or the array
+    entries of draft-06/07 ``dependencies``); not a dict when there are none."""
     deps = s.get("dependentRequired") if dialect in ("2020-12", "2019-09") else None
     if dialect in ("draft-06", "draft-07") and isinstance(s.get("dependencies"), dict):
         deps = {k: v for k, v in s["dependencies"].items() if isinstance(v, list)}
-    if isinstance(deps, dict):
-        _close_required(m, deps)
+    return deps
 
 
 def _close_required(m: Merged, deps: dict[str, Any]) -> None:
@@ -497,17 +536,20 @@ def _merge_not(m: Merged, negated: Any) -> None:
     if not keys:
         m.kinds = frozenset()  # the negated schema accepts everything
     elif keys == {"type"}:
-        t = negated["type"]
-        names = [t] if isinstance(t, str) else t
-        if isinstance(names, list) and all(n in _TYPE_KINDS for n in names):
-            banned: frozenset[str] = frozenset().union(*(_TYPE_KINDS[n] for n in names))
-            m.kinds = m.kinds - banned
+        _ban_types(m, negated["type"])
     elif keys == {"const"}:
         _safe_numbers(negated["const"], "not const")
         m.excluded.append(negated["const"])
     elif keys == {"enum"} and isinstance(negated["enum"], list):
         _safe_numbers(negated["enum"], "not enum")
         m.excluded.extend(negated["enum"])
+
+
+def _ban_types(m: Merged, t: Any) -> None:
+    """``not {"type": t}``: remove the kinds ``t`` names (a malformed ``t`` is relaxed)."""
+    names = [t] if isinstance(t, str) else t
+    if isinstance(names, list) and all(n in _TYPE_KINDS for n in names):
+        m.kinds = m.kinds - _type_kinds(t)
 
 
 # --- solving ----------------------------------------------------------------------------
@@ -522,30 +564,37 @@ def solve(conj: list[Sub], budget: Budget, depth: int = 0) -> Found | None:
         return None
     atoms, groups = flat
     if groups:
-        groups.sort(key=lambda g: len(g[1]))
-        kind, alternatives, origin = groups[0]
-        rest = [g[2] for g in groups[1:]]
-        undecided: Undecided | None = None
-        for alt in alternatives:
-            budget.branch()
-            try:
-                found = solve([*atoms, *rest, alt], budget, depth)
-            except Undecided as exc:
-                undecided = undecided or exc
-                continue
-            if found is None:
-                continue
-            if kind == "oneOf" and not _check(origin, found.value):
-                undecided = undecided or Undecided("oneOf candidate matched several branches")
-                continue
-            return found
-        if undecided is not None:
-            raise undecided
-        return None
+        return _solve_branches(atoms, groups, budget, depth)
     merged = _merge(atoms, budget.bounds)
     if merged is None:
         return None
     return _build(merged, atoms, budget, depth)
+
+
+def _solve_branches(atoms: list[Sub], groups: list[tuple[str, list[Sub], Sub]],
+                    budget: Budget, depth: int) -> Found | None:
+    """Branch on the disjunction with the fewest alternatives (the others stay pending):
+    the first alternative that yields a value (one ``oneOf`` accepts exactly once)."""
+    groups.sort(key=lambda g: len(g[1]))
+    kind, alternatives, origin = groups[0]
+    rest = [g[2] for g in groups[1:]]
+    undecided: Undecided | None = None
+    for alt in alternatives:
+        budget.branch()
+        try:
+            found = solve([*atoms, *rest, alt], budget, depth)
+        except Undecided as exc:
+            undecided = undecided or exc
+            continue
+        if found is None:
+            continue
+        if kind == "oneOf" and not _check(origin, found.value):
+            undecided = undecided or Undecided("oneOf candidate matched several branches")
+            continue
+        return found
+    if undecided is not None:
+        raise undecided
+    return None
 
 
 def _check(sub: Sub, value: Any) -> bool:
@@ -560,39 +609,51 @@ def _check_all(atoms: list[Sub], value: Any) -> bool:
 
 
 def _build(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | None:
+    """A value of the merged constraints: one of the listed values when there are any,
+    else the first kind's builder whose candidate every (relaxed) keyword accepts."""
     if m.values is not None:
-        trusted = True
-        for value in m.values:
-            budget.tick()
-            if not _not_excluded(m, value):
-                continue
-            try:
-                if all(a.root.accepts(value, a.schema) for a in atoms):
-                    return Found(value)
-            except Untrusted:
-                trusted = False
-        if not trusted:
-            raise Undecided("an enum/const candidate could not be checked exactly")
-        return None
+        return _build_listed(m, m.values, atoms, budget)
     undecided: Undecided | None = None
     for kind in KINDS:
         if kind not in m.kinds:
             continue
         try:
-            found = _BUILDERS[kind](m, atoms, budget, depth)
+            found = _build_kind(kind, m, atoms, budget, depth)
         except Undecided as exc:
             undecided = undecided or exc
             continue
-        if found is None:
-            continue
-        if m.relaxed and not _check_all(atoms, found.value):
-            names = ", ".join(_relaxed_names(atoms))
-            undecided = undecided or Undecided(
-                f"a relaxed keyword ({names}) rejected the candidate")
-            continue
-        return found
+        if found is not None:
+            return found
     if undecided is not None:
         raise undecided
+    return None
+
+
+def _build_kind(kind: str, m: Merged, atoms: list[Sub], budget: Budget,
+                depth: int) -> Found | None:
+    """A value of one kind, checked against the relaxed keywords when there are any."""
+    found = _BUILDERS[kind](m, atoms, budget, depth)
+    if found is not None and m.relaxed and not _check_all(atoms, found.value):
+        names = ", ".join(_relaxed_names(atoms))
+        raise Undecided(f"a relaxed keyword ({names}) rejected the candidate")
+    return found
+
+
+def _build_listed(m: Merged, values: list[Any], atoms: list[Sub],
+                  budget: Budget) -> Found | None:
+    """The first ``const``/``enum`` value not excluded that every atom accepts."""
+    trusted = True
+    for value in values:
+        budget.tick()
+        if not _not_excluded(m, value):
+            continue
+        try:
+            if all(a.root.accepts(value, a.schema) for a in atoms):
+                return Found(value)
+        except Untrusted:
+            trusted = False
+    if not trusted:
+        raise Undecided("an enum/const candidate could not be checked exactly")
     return None
 
 
@@ -627,8 +688,8 @@ def _lcm(values: Iterable[Fraction]) -> Fraction:
     return Fraction(num, den or 1)
 
 
-def _multiples(m: Merged, step: Fraction, budget: Budget, limit: int) -> list[Fraction]:
-    """Up to ``limit`` multiples of ``step`` in the merged interval, smallest |x| first."""
+def _multiple_range(m: Merged, step: Fraction) -> tuple[int | None, int | None]:
+    """The least and greatest k with k × ``step`` in the merged interval (None: unbounded)."""
     lo_k: int | None = None
     hi_k: int | None = None
     if m.lo is not None:
@@ -637,6 +698,12 @@ def _multiples(m: Merged, step: Fraction, budget: Budget, limit: int) -> list[Fr
     if m.hi is not None:
         q = m.hi / step
         hi_k = math.ceil(q) - 1 if (m.hi_excl and q.denominator == 1) else math.floor(q)
+    return lo_k, hi_k
+
+
+def _multiples(m: Merged, step: Fraction, budget: Budget, limit: int) -> list[Fraction]:
+    """Up to ``limit`` multiples of ``step`` in the merged interval, smallest |x| first."""
+    lo_k, hi_k = _multiple_range(m, step)
     if lo_k is not None and hi_k is not None and lo_k > hi_k:
         return []
     start = 0
@@ -644,6 +711,13 @@ def _multiples(m: Merged, step: Fraction, budget: Budget, limit: int) -> list[Fr
         start = lo_k
     elif hi_k is not None and hi_k < 0:
         start = hi_k
+    return _nearest_multiples(step, start, lo_k, hi_k, limit)
+
+
+def _nearest_multiples(step: Fraction, start: int, lo_k: int | None, hi_k: int | None,
+                       limit: int) -> list[Fraction]:
+    """Up to ``limit`` multiples k × ``step`` with k in [lo_k, hi_k], k nearest ``start``
+    first (ties: the larger k)."""
     out: list[Fraction] = []
     offsets = [0]
     for d in range(1, limit * 2 + 2):
@@ -692,25 +766,32 @@ def _judged_multiple(m: Merged, candidates: Iterable[Fraction]) -> Found | None:
     return None
 
 
-def _build_frac(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | None:
-    """A non-integer number in the interval (only reached when integers were ruled out)."""
-    if m.mults:
-        step = _lcm(m.mults)
-        if step.denominator == 1:
-            return None  # every multiple is an integer
-        fractional = [x for x in _multiples(m, step, budget, 64) if x.denominator != 1]
-        found = _judged_multiple(m, fractional)
-        if found is not None:
-            return found
-        lo_ok = _multiples(m, step, budget, 1)
-        if not lo_ok:
-            return None
-        raise Undecided("no small non-integer multiple found")
-    if m.lo is not None and m.lo == m.hi:
-        if m.lo_excl or m.hi_excl or m.lo.denominator == 1:
-            return None
-        value = _number_value(m.lo)
-        return Found(value) if _not_excluded(m, value) else None
+def _frac_multiple(m: Merged, budget: Budget) -> Found | None:
+    """A non-integer multiple of every ``multipleOf`` in the interval."""
+    step = _lcm(m.mults)
+    if step.denominator == 1:
+        return None  # every multiple is an integer
+    fractional = [x for x in _multiples(m, step, budget, 64) if x.denominator != 1]
+    found = _judged_multiple(m, fractional)
+    if found is not None:
+        return found
+    lo_ok = _multiples(m, step, budget, 1)
+    if not lo_ok:
+        return None
+    raise Undecided("no small non-integer multiple found")
+
+
+def _frac_point(m: Merged, point: Fraction) -> Found | None:
+    """The interval is one point: that point, when it is a non-integer and not excluded."""
+    if m.lo_excl or m.hi_excl or point.denominator == 1:
+        return None
+    value = _number_value(point)
+    return Found(value) if _not_excluded(m, value) else None
+
+
+def _frac_at_lo(m: Merged) -> Found | None:
+    """An inclusive non-integer lower bound below the upper one, when it is representable
+    and not excluded."""
     if m.lo is not None and not m.lo_excl and m.lo.denominator != 1 and (
         m.hi is None or m.lo < m.hi
     ):
@@ -720,21 +801,51 @@ def _build_frac(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Foun
             value = None
         if value is not None and _not_excluded(m, value):
             return Found(value)
+    return None
+
+
+def _in_interval(m: Merged, x: Fraction) -> bool:
+    """Whether ``x`` lies within the merged bounds, each inclusive or exclusive."""
+    inside_lo = m.lo is None or x > m.lo or (x == m.lo and not m.lo_excl)
+    inside_hi = m.hi is None or x < m.hi or (x == m.hi and not m.hi_excl)
+    return inside_lo and inside_hi
+
+
+def _frac_dyadic(m: Merged) -> Found | None:
+    """The first dyadic non-integer (halves, quarters, … up to 2**-39) just above the lower
+    bound that lies in the interval and is not excluded."""
     for j in range(1, 40):
         d = 2**j
         base = m.lo if m.lo is not None else (m.hi - 1 if m.hi is not None else Fraction(0))
         x = Fraction(math.floor(base * d) + 1, d)
         if x.denominator == 1:
             x += Fraction(1, d)
-        inside_lo = m.lo is None or x > m.lo or (x == m.lo and not m.lo_excl)
-        inside_hi = m.hi is None or x < m.hi or (x == m.hi and not m.hi_excl)
-        if inside_lo and inside_hi and x.denominator != 1:
+        if _in_interval(m, x) and x.denominator != 1:
             value = _number_value(x)
             if _not_excluded(m, value):
                 return Found(value)
-    if m.lo is not None and m.hi is not None and (
+    return None
+
+
+def _frac_interval_empty(m: Merged) -> bool:
+    """The interval holds no non-integer at all (a proof, not a failed search)."""
+    return m.lo is not None and m.hi is not None and (
         m.lo > m.hi or (m.lo == m.hi and (m.lo_excl or m.hi_excl or m.lo.denominator == 1))
-    ):
+    )
+
+
+def _build_frac(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | None:
+    """A non-integer number in the interval (only reached when integers were ruled out)."""
+    if m.mults:
+        return _frac_multiple(m, budget)
+    if m.lo is not None and m.lo == m.hi:
+        return _frac_point(m, m.lo)
+    found = _frac_at_lo(m)
+    if found is None:
+        found = _frac_dyadic(m)
+    if found is not None:
+        return found
+    if _frac_interval_empty(m):
         return None
     raise Undecided("no exactly representable non-integer found")
 
@@ -760,12 +871,14 @@ _FORMAT_SAMPLES = {
 }
 
 
-def _build_string(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | None:
-    lo, hi = m.min_len, m.max_len
-    if hi is not None and lo > hi:
-        return None
-    if lo > budget.bounds.max_string:
-        raise Undecided(f"witness string bound ({budget.bounds.max_string}) reached")
+def _length_fits(value: str, lo: int, hi: int | None) -> bool:
+    """``lo`` <= len(value) <= ``hi`` (no upper bound when ``hi`` is None)."""
+    return len(value) >= lo and (hi is None or len(value) <= hi)
+
+
+def _string_candidates(m: Merged, lo: int, hi: int | None, budget: Budget) -> list[str]:
+    """Candidate strings in order: format samples that fit the length, pattern examples,
+    then plain letters of the smallest useful length."""
     candidates: list[str] = []
     for fmt in m.formats:
         sample = _FORMAT_SAMPLES.get(fmt)
@@ -775,16 +888,25 @@ def _build_string(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Fo
         candidates.extend(examples(pattern, lo, hi, budget.bounds.max_string))
     size = lo if lo > 0 or hi == 0 else 1
     candidates += ["a" * size, "b" * size, "a" * (size + 1), "c" * size]
-    if m.patterns:
-        # Patterns are relaxed: propose candidates, keep the first the exact validator accepts.
-        for value in candidates:
-            if (len(value) >= lo and (hi is None or len(value) <= hi)
-                    and _not_excluded(m, value) and _check_all(atoms, value)):
-                return Found(value)
-        raise Undecided("no candidate string satisfies the pattern(s) exactly")
+    return candidates
+
+
+def _build_string(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | None:
+    """The first candidate string within the length bounds, not excluded, and (with
+    patterns, which are relaxed) accepted by the exact validator."""
+    lo, hi = m.min_len, m.max_len
+    if hi is not None and lo > hi:
+        return None
+    if lo > budget.bounds.max_string:
+        raise Undecided(f"witness string bound ({budget.bounds.max_string}) reached")
+    candidates = _string_candidates(m, lo, hi, budget)
     for value in candidates:
-        if len(value) >= lo and (hi is None or len(value) <= hi) and _not_excluded(m, value):
+        if _length_fits(value, lo, hi) and _not_excluded(m, value) \
+                and (not m.patterns or _check_all(atoms, value)):
             return Found(value)
+    if m.patterns:
+        # Patterns are relaxed: candidates were proposed, the exact validator refused them all.
+        raise Undecided("no candidate string satisfies the pattern(s) exactly")
     raise Undecided("no string candidate avoids the excluded values")
 
 
@@ -825,43 +947,66 @@ def _build_array(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Fou
     prefix), so failing to find a fresh element means too few distinct values exist, and
     failing to place the ``contains`` element means no element can satisfy it.
     """
-    n = m.min_items
-    if m.max_items is not None and n > m.max_items:
+    n = _array_length(m, budget)
+    if n is None:
         return None
-    contains = m.contains
-    if contains and m.max_items == 0:
-        return None
-    n = max(n, 1) if contains else n
-    if n > budget.bounds.max_witness_items:
-        raise Undecided(f"witness array bound ({budget.bounds.max_witness_items}) reached")
     uniform = all(
         not (isinstance(a.schema.get("prefixItems"), list) and a.root.dialect == "2020-12")
         and not isinstance(a.schema.get("items"), list) for a in m.arrays)
     solved: dict[str, Any] = {}
     out: list[Any] = []
     for i in range(n):
-        conj, key = _position_conj(m.arrays, i)
-        if i == 0 and contains:
-            conj, key = [*conj, *contains], key + "|contains"
-        if m.unique:
-            budget.tick(1 + len(out) // 16)  # the distinctness work grows with the array
-            found = solve(_distinct(conj, out), budget, depth + 1)
-        elif key in solved:
-            found = Found(solved[key])
-        else:
-            found = solve(conj, budget, depth + 1)
+        found = _array_element(m, i, out, solved, budget, depth)
         if found is None:
-            if i == 0 and contains:
-                _prove_no_contains_element(m, budget, depth, uniform)
-                return None
-            if i > 0 and m.unique and not uniform:
-                raise Undecided("no distinct array element found (uniqueItems)")
-            # position i must exist and its schema is exact; under uniqueItems with one
-            # schema for every position, the i values found are all there are
+            _no_element_is_proof(m, i, budget, depth, uniform)
             return None
-        solved[key] = found.value
         out.append(found.value)
     return Found(out)
+
+
+def _no_element_is_proof(m: Merged, i: int, budget: Budget, depth: int, uniform: bool) -> None:
+    """Element ``i`` could not be built: return only where that proves no array exists
+    (else Undecided)."""
+    if i == 0 and m.contains:
+        _prove_no_contains_element(m, budget, depth, uniform)
+        return
+    if i > 0 and m.unique and not uniform:
+        raise Undecided("no distinct array element found (uniqueItems)")
+    # position i must exist and its schema is exact; under uniqueItems with one
+    # schema for every position, the i values found are all there are
+
+
+def _array_length(m: Merged, budget: Budget) -> int | None:
+    """The smallest length to build (at least 1 with ``contains``), None when no array
+    fits the item bounds."""
+    n = m.min_items
+    if m.max_items is not None and n > m.max_items:
+        return None
+    if m.contains and m.max_items == 0:
+        return None
+    n = max(n, 1) if m.contains else n
+    if n > budget.bounds.max_witness_items:
+        raise Undecided(f"witness array bound ({budget.bounds.max_witness_items}) reached")
+    return n
+
+
+def _array_element(m: Merged, i: int, out: list[Any], solved: dict[str, Any], budget: Budget,
+                   depth: int) -> Found | None:
+    """Element ``i`` (the first also satisfying every ``contains``), distinct from ``out``
+    under ``uniqueItems``, else reused from an earlier position with the same schemas."""
+    conj, key = _position_conj(m.arrays, i)
+    if i == 0 and m.contains:
+        conj, key = [*conj, *m.contains], key + "|contains"
+    if m.unique:
+        budget.tick(1 + len(out) // 16)  # the distinctness work grows with the array
+        found = solve(_distinct(conj, out), budget, depth + 1)
+    elif key in solved:
+        found = Found(solved[key])
+    else:
+        found = solve(conj, budget, depth + 1)
+    if found is not None:
+        solved[key] = found.value
+    return found
 
 
 def _prove_no_contains_element(m: Merged, budget: Budget, depth: int, uniform: bool) -> None:
@@ -939,41 +1084,31 @@ def _fresh_names(
 ) -> list[str]:
     """Up to ``needed`` unlisted names that match no pattern and satisfy ``propertyNames``."""
     candidates = [f"x{i}" for i in range(64)]
-    name_schemas = [Sub(shape.names, shape.root) for shape in shapes if shape.names is not True]
-    solved: list[str] = []
-    while name_schemas and len(solved) < needed:
-        avoid = sorted({*props, *taken, *candidates, *solved})
-        conj = [*name_schemas, Sub({"type": "string", "not": {"enum": avoid}}, _NEUTRAL_ROOT)]
-        try:
-            found = solve(conj, budget, depth + 1)
-        except Undecided:
-            break
-        if found is None or not isinstance(found.value, str):
-            break
-        solved.append(found.value)
-    candidates = solved + candidates
+    candidates = _solved_names(props, shapes, taken, candidates, needed, budget,
+                               depth) + candidates
     out: list[str] = []
     for name in candidates:
         budget.tick()
         if name in props or name in taken or name in out:
             continue
-        if any(_matches(p, name) for shape in shapes for p in shape.patterns):
-            continue
-        if _name_allowed(name, shapes):
+        if _unlisted_allowed(name, shapes):
             out.append(name)
             if len(out) >= needed:
                 break
     return out
 
 
-def _build_object(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | None:
-    if m.max_props is not None and (
-        len(m.required) > m.max_props or m.min_props > m.max_props
-    ):
-        return None
-    if len(m.required) > budget.bounds.max_witness_items:
-        raise Undecided(f"witness object bound ({budget.bounds.max_witness_items}) reached")
-    props, shapes = _object_parts(m.objects)
+def _unlisted_allowed(name: str, shapes: list[_Shape]) -> bool:
+    """A name no pattern matches and every ``propertyNames`` allows."""
+    if any(_matches(p, name) for shape in shapes for p in shape.patterns):
+        return False
+    return _name_allowed(name, shapes)
+
+
+def _required_props(m: Merged, props: dict[str, list[Sub]], shapes: list[_Shape],
+                    budget: Budget, depth: int) -> dict[str, Any] | None:
+    """Step 1 of :func:`_build_object`: a value for every required name, or None when one
+    has none (or ``propertyNames`` forbids it)."""
     out: dict[str, Any] = {}
     for name in m.required:
         if not _name_allowed(name, shapes):
@@ -982,10 +1117,13 @@ def _build_object(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Fo
         if found is None:
             return None
         out[name] = found.value
-    if len(out) >= m.min_props:
-        return Found(out)
-    if m.min_props > budget.bounds.max_witness_items:
-        raise Undecided(f"witness object bound ({budget.bounds.max_witness_items}) reached")
+    return out
+
+
+def _listed_props(m: Merged, props: dict[str, list[Sub]], shapes: list[_Shape],
+                  out: dict[str, Any], budget: Budget, depth: int) -> Undecided | None:
+    """Step 2 of :func:`_build_object`: add listed optional names (sorted) to ``out`` until
+    ``minProperties`` is met; the first name left undecided, if any."""
     undecided: Undecided | None = None
     for name in sorted(props):
         if name in out:
@@ -1000,7 +1138,15 @@ def _build_object(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Fo
         if found is not None:
             out[name] = found.value
             if len(out) >= m.min_props:
-                return Found(out)
+                break
+    return undecided
+
+
+def _fresh_props(m: Merged, props: dict[str, list[Sub]], shapes: list[_Shape],
+                 out: dict[str, Any], undecided: Undecided | None, budget: Budget,
+                 depth: int) -> Found | None:
+    """Step 3 of :func:`_build_object`: fill the rest of ``minProperties`` with unlisted
+    names sharing one value; None only where that is a proof."""
     try:
         names = _fresh_names(props, shapes, out, m.min_props - len(out), budget, depth)
         if not names:
@@ -1019,6 +1165,50 @@ def _build_object(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Fo
     for name in names:
         out[name] = fresh.value
     return Found(out)
+
+
+def _solved_names(
+    props: dict[str, list[Sub]], shapes: list[_Shape], taken: dict[str, Any],
+    candidates: list[str], needed: int, budget: Budget, depth: int,
+) -> list[str]:
+    """Up to ``needed`` fresh names the ``propertyNames`` schemas accept, solved one by one
+    (each avoiding the listed, taken, plain and earlier ones); fewer when solving stops."""
+    name_schemas = [Sub(shape.names, shape.root) for shape in shapes if shape.names is not True]
+    solved: list[str] = []
+    while name_schemas and len(solved) < needed:
+        avoid = sorted({*props, *taken, *candidates, *solved})
+        conj = [*name_schemas, Sub({"type": "string", "not": {"enum": avoid}}, _NEUTRAL_ROOT)]
+        try:
+            found = solve(conj, budget, depth + 1)
+        except Undecided:
+            break
+        if found is None or not isinstance(found.value, str):
+            break
+        solved.append(found.value)
+    return solved
+
+
+def _build_object(m: Merged, atoms: list[Sub], budget: Budget, depth: int) -> Found | None:
+    """Smallest object: the required names, then listed names, then unlisted ones until
+    ``minProperties`` is met."""
+    if m.max_props is not None and (
+        len(m.required) > m.max_props or m.min_props > m.max_props
+    ):
+        return None
+    if len(m.required) > budget.bounds.max_witness_items:
+        raise Undecided(f"witness object bound ({budget.bounds.max_witness_items}) reached")
+    props, shapes = _object_parts(m.objects)
+    out = _required_props(m, props, shapes, budget, depth)
+    if out is None:
+        return None
+    if len(out) >= m.min_props:
+        return Found(out)
+    if m.min_props > budget.bounds.max_witness_items:
+        raise Undecided(f"witness object bound ({budget.bounds.max_witness_items}) reached")
+    undecided = _listed_props(m, props, shapes, out, budget, depth)
+    if len(out) >= m.min_props:
+        return Found(out)
+    return _fresh_props(m, props, shapes, out, undecided, budget, depth)
 
 
 _BUILDERS = {

@@ -74,22 +74,25 @@ def negate(
     None is also returned when the merge step already subtracts the negation exactly
     (``not`` of a pure ``type``/``const``/``enum``), so callers add no group then.
     """
-    if schema is True:
-        return []
-    if schema is False:
-        return [True]
+    if isinstance(schema, bool):
+        return [] if schema else [True]
     if not isinstance(schema, dict) or "$id" in schema:
         return None  # a nested $id changes what "#" means: leave it to the exact validator
     keys = set(schema) - NO_CONSTRAINT_KEYWORDS
     if not keys:
         return []  # the schema accepts everything: its negation accepts nothing
-    if any(keys == k for k in MERGED_NOT):
-        return None
-    if keys & _WHOLE_ONLY:
+    if keys in MERGED_NOT or keys & _WHOLE_ONLY:  # (a tuple: ``in`` compares with ==)
         return None
     if "$ref" in keys and dialect in LEGACY_REF_DIALECTS:
         # the siblings of $ref are ignored
-        return [{"not": resolve(schema["$ref"])}] if resolve is not None else None
+        return _not_ref(schema["$ref"], dialect, resolve)
+    return _negate_parts(schema, keys, dialect, resolve)
+
+
+def _negate_parts(schema: dict[str, Any], keys: set[str], dialect: str,
+                  resolve: Callable[[Any], Any] | None) -> list[Any] | None:
+    """The alternatives of :func:`negate`: each unit of keywords that act together, then
+    each remaining keyword, negated (or kept as a relaxed ``not``)."""
     out: list[Any] = []
     handled: set[str] = set()
     for unit in _UNITS:
@@ -137,39 +140,74 @@ def _negate_unit(part: dict[str, Any], dialect: str) -> list[Any] | None:
     return None
 
 
+_Resolve = Callable[[Any], Any] | None
+
+
+def _not_required(value: Any, dialect: str, resolve: _Resolve) -> list[Any] | None:
+    """``not required``: one of the names is absent."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return None
+    return [{"properties": {name: False}} for name in value]
+
+
+def _not_all_of(value: Any, dialect: str, resolve: _Resolve) -> list[Any] | None:
+    """``not allOf``: some branch fails."""
+    return [{"not": sub} for sub in value] if isinstance(value, list) else None
+
+
+def _not_any_of(value: Any, dialect: str, resolve: _Resolve) -> list[Any] | None:
+    """``not anyOf``: every branch fails."""
+    return [{"allOf": [{"not": sub} for sub in value]}] if isinstance(value, list) else None
+
+
+def _not_ref(value: Any, dialect: str, resolve: _Resolve) -> list[Any] | None:
+    """``not $ref``: the negated target, when the caller can resolve it."""
+    return [{"not": resolve(value)}] if resolve is not None else None
+
+
+def _not_dependent_required(value: Any, dialect: str, resolve: _Resolve) -> list[Any] | None:
+    """``not dependentRequired`` (2019-09 on): some present name lacks one dependency."""
+    if dialect not in ("2020-12", "2019-09") or not isinstance(value, dict):
+        return None
+    out: list[Any] = []
+    for name, deps in value.items():
+        if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
+            return None
+        out.extend({"type": "object", "required": [name], "properties": {d: False}}
+                   for d in deps)
+    return out
+
+
+def _not_dependent_schemas(value: Any, dialect: str, resolve: _Resolve) -> list[Any] | None:
+    """``not dependentSchemas`` (2019-09 on): some present name's schema fails."""
+    if dialect not in ("2020-12", "2019-09") or not isinstance(value, dict):
+        return None
+    return [{"type": "object", "required": [name], "not": sub} for name, sub in value.items()]
+
+
+def _not_itself(key: str) -> Callable[[Any, str, _Resolve], list[Any] | None]:
+    """``not {key: value}`` as one alternative: the merge step subtracts it exactly."""
+    return lambda value, dialect, resolve: [{"not": {key: value}}]
+
+
+#: The negation of one keyword by name (table-driven); a keyword not here stays relaxed.
+_KEYWORD_NEGATIONS: dict[str, Callable[[Any, str, _Resolve], list[Any] | None]] = {
+    "type": _not_itself("type"), "const": _not_itself("const"), "enum": _not_itself("enum"),
+    "required": _not_required, "allOf": _not_all_of, "anyOf": _not_any_of,
+    "not": lambda value, dialect, resolve: [value], "$ref": _not_ref,
+    "dependentRequired": _not_dependent_required,
+    "dependentSchemas": _not_dependent_schemas,
+}
+
+
 def _negate_keyword(
     key: str, value: Any, dialect: str, resolve: Callable[[Any], Any] | None
 ) -> list[Any] | None:
+    """Alternatives whose union is ``not {key: value}``; None = leave it relaxed."""
     if key in _BOUND_FLIPS:
         return _bound(key, value)
-    if key in ("type", "const", "enum"):
-        return [{"not": {key: value}}]
-    if key == "required":
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            return None
-        return [{"properties": {name: False}} for name in value]
-    if key == "allOf" and isinstance(value, list):
-        return [{"not": sub} for sub in value]
-    if key == "anyOf" and isinstance(value, list):
-        return [{"allOf": [{"not": sub} for sub in value]}]
-    if key == "not":
-        return [value]
-    if key == "$ref" and resolve is not None:
-        return [{"not": resolve(value)}]
-    if key == "dependentRequired" and dialect in ("2020-12", "2019-09") and isinstance(
-            value, dict):
-        out: list[Any] = []
-        for name, deps in value.items():
-            if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
-                return None
-            out.extend({"type": "object", "required": [name], "properties": {d: False}}
-                       for d in deps)
-        return out
-    if key == "dependentSchemas" and dialect in ("2020-12", "2019-09") and isinstance(
-            value, dict):
-        return [{"type": "object", "required": [name], "not": sub}
-                for name, sub in value.items()]
-    return None
+    negation = _KEYWORD_NEGATIONS.get(key)
+    return negation(value, dialect, resolve) if negation is not None else None
 
 
 def conditional(schema: dict[str, Any], dialect: str) -> list[Any] | None:

@@ -32,6 +32,8 @@ _CLASS_ESCAPES = set("dDwWsS")
 _META_ESCAPES = set(".\\/^$|?*+()[]{}")
 _CLASS_ONLY_ESCAPES = set("-")
 _CONTROL_ESCAPES = set("tnrfv")
+#: Escapes of two characters everywhere: classes, identity escapes, controls.
+_TWO_CHAR_ESCAPES = frozenset(_CLASS_ESCAPES | _META_ESCAPES | _CONTROL_ESCAPES)
 _QUANTIFIER = re.compile(r"\{(\d{1,4})(,(\d{1,4})?)?\}")
 _HEX4 = re.compile(r"u[0-9A-Fa-f]{4}")
 _HEX2 = re.compile(r"x[0-9A-Fa-f]{2}")
@@ -47,7 +49,7 @@ def _escape_len(pattern: str, i: int, *, in_class: bool) -> int:
     if i + 1 >= len(pattern):
         return 0
     ch = pattern[i + 1]
-    if ch in _CLASS_ESCAPES or ch in _META_ESCAPES or ch in _CONTROL_ESCAPES:
+    if ch in _TWO_CHAR_ESCAPES:
         return 2
     if in_class and ch in _CLASS_ONLY_ESCAPES:
         return 2
@@ -63,6 +65,84 @@ def _escape_len(pattern: str, i: int, *, in_class: bool) -> int:
     return 0
 
 
+#: One token's scan: (pattern, index, group depth, may a quantifier follow) → the state
+#: after it (index, depth, quantifiable), or None when the token is outside the subset.
+_Scan = tuple[int, int, bool] | None
+
+
+def _tok_escape(pattern: str, i: int, depth: int, quantifiable: bool) -> _Scan:
+    """An escape outside a class (``\\b`` cannot be quantified)."""
+    step = _escape_len(pattern, i, in_class=False)
+    if not step:
+        return None
+    return i + step, depth, pattern[i + 1] != "b"
+
+
+def _tok_class(pattern: str, i: int, depth: int, quantifiable: bool) -> _Scan:
+    """A character class ``[...]``."""
+    end = _class_end(pattern, i)
+    return None if end < 0 else (end, depth, True)
+
+
+def _tok_open(pattern: str, i: int, depth: int, quantifiable: bool) -> _Scan:
+    """A group opening: capturing or ``(?:``; every other ``(?`` form is outside."""
+    if pattern.startswith("(?:", i):
+        return i + 3, depth + 1, False
+    if pattern.startswith("(?", i):
+        return None
+    return i + 1, depth + 1, False
+
+
+def _tok_close(pattern: str, i: int, depth: int, quantifiable: bool) -> _Scan:
+    """A group closing, matched by an earlier opening."""
+    return None if depth < 1 else (i + 1, depth - 1, True)
+
+
+def _tok_quantifier(pattern: str, i: int, depth: int, quantifiable: bool) -> _Scan:
+    """``*``, ``+``, ``?`` or ``{m,n}`` after something quantifiable, optionally lazy, never
+    possessive or stacked."""
+    if not quantifiable:
+        return None
+    if pattern[i] == "{":
+        match = _QUANTIFIER.match(pattern, i)
+        if not match:
+            return None
+        if match.group(3) is not None and int(match.group(3)) < int(match.group(1)):
+            return None
+        i = match.end()
+    else:
+        i += 1
+    n = len(pattern)
+    if i < n and pattern[i] == "?":
+        i += 1  # lazy
+    if i < n and pattern[i] in "*+?{":
+        return None  # possessive or stacked quantifiers differ between engines
+    return i, depth, False
+
+
+def _tok_anchor(pattern: str, i: int, depth: int, quantifiable: bool) -> _Scan:
+    """``|``, ``^`` or ``$``: nothing to quantify after them."""
+    return i + 1, depth, False
+
+
+def _tok_stray(pattern: str, i: int, depth: int, quantifiable: bool) -> _Scan:
+    """An unmatched ``]`` or ``}`` (an error under ECMA-262's ``u`` flag)."""
+    return None
+
+
+def _tok_literal(pattern: str, i: int, depth: int, quantifiable: bool) -> _Scan:
+    """Any other character: itself."""
+    return i + 1, depth, True
+
+
+#: The scan of a token by its first character (table-driven: one lookup per token).
+_TOKENS = {
+    "\\": _tok_escape, "[": _tok_class, "(": _tok_open, ")": _tok_close,
+    "*": _tok_quantifier, "+": _tok_quantifier, "?": _tok_quantifier, "{": _tok_quantifier,
+    "|": _tok_anchor, "^": _tok_anchor, "$": _tok_anchor, "]": _tok_stray, "}": _tok_stray,
+}
+
+
 @lru_cache(maxsize=4096)
 def ecma_safe(pattern: str) -> bool:
     """True when ``pattern`` is in the shared Python/ECMA-262 subset (see module doc)."""
@@ -72,62 +152,10 @@ def ecma_safe(pattern: str) -> bool:
     depth = 0
     quantifiable = False  # may a quantifier follow here?
     while i < n:
-        ch = pattern[i]
-        if ch == "\\":
-            step = _escape_len(pattern, i, in_class=False)
-            if not step:
-                return False
-            quantifiable = pattern[i + 1] != "b"
-            i += step
-        elif ch == "[":
-            end = _class_end(pattern, i)
-            if end < 0:
-                return False
-            i = end
-            quantifiable = True
-        elif ch == "(":
-            if pattern.startswith("(?:", i):
-                i += 3
-            elif pattern.startswith("(?", i):
-                return False
-            else:
-                i += 1
-            depth += 1
-            quantifiable = False
-        elif ch == ")":
-            depth -= 1
-            if depth < 0:
-                return False
-            i += 1
-            quantifiable = True
-        elif ch in "*+?{":
-            if not quantifiable:
-                return False
-            if ch == "{":
-                match = _QUANTIFIER.match(pattern, i)
-                if not match:
-                    return False
-                if match.group(3) is not None and int(match.group(3)) < int(match.group(1)):
-                    return False
-                i = match.end()
-            else:
-                i += 1
-            if i < n and pattern[i] == "?":
-                i += 1  # lazy
-            if i < n and pattern[i] in "*+?{":
-                return False  # possessive or stacked quantifiers differ between engines
-            quantifiable = False
-        elif ch in "|":
-            quantifiable = False
-            i += 1
-        elif ch in "^$":
-            quantifiable = False
-            i += 1
-        elif ch in "]}":
+        state = _TOKENS.get(pattern[i], _tok_literal)(pattern, i, depth, quantifiable)
+        if state is None:
             return False
-        else:
-            quantifiable = True
-            i += 1
+        i, depth, quantifiable = state
     if depth:
         return False
     try:

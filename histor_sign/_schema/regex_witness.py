@@ -72,48 +72,72 @@ def _gen(nodes: Any, extra: list[int], c: Any, cap: int) -> str:
     out: list[str] = []
     size = 0
     for op, arg in nodes:
-        if op is c.LITERAL:
-            out.append(chr(arg))
-        elif op is c.NOT_LITERAL:
-            out.append(_pick(lambda ch, a=arg: ord(ch) != a))
-        elif op is c.ANY:
-            out.append("a")
-        elif op is c.IN:
-            out.append(_pick(lambda ch, items=arg: _in_class(ch, items, c)))
-        elif op is c.CATEGORY:
-            out.append(_pick(lambda ch, cat=arg: _category(ch, cat, c)))
-        elif op in (c.MAX_REPEAT, c.MIN_REPEAT):
-            low, high, sub = arg
-            unit = _gen(sub, [0], c, cap)
-            count = low
-            if extra[0] > 0 and unit and (high is c.MAXREPEAT or high > low):
-                room = extra[0] // len(unit)
-                more = room if high is c.MAXREPEAT else min(room, high - low)
-                count += more
-                extra[0] -= more * len(unit)
-            if len(unit) * count > cap - size:
-                raise _Unsupported
-            out.append(unit * count)
-        elif op is c.SUBPATTERN:
-            out.append(_gen(arg[-1], extra, c, cap - size))
-        elif op is c.BRANCH:
-            options = []
-            for alt in arg[1]:
-                try:
-                    options.append(_gen(alt, [0], c, cap - size))
-                except _Unsupported:
-                    continue  # too long (or unsupported): another alternative may do
-            if not options:
-                raise _Unsupported
-            out.append(min(options, key=len))
-        elif op is c.AT:
+        piece = _piece(op, arg, extra, c, cap, size)
+        if piece is None:
             continue
-        else:
-            raise _Unsupported
-        size += len(out[-1]) if out else 0
+        out.append(piece)
+        size += len(piece)
         if size > cap:
             raise _Unsupported
     return "".join(out)
+
+
+def _piece(op: Any, arg: Any, extra: list[int], c: Any, cap: int, size: int) -> str | None:
+    """The string one parsed node contributes (None for an anchor), ``size`` characters
+    already built of at most ``cap``."""
+    if op in (c.MAX_REPEAT, c.MIN_REPEAT):
+        return _repeat_piece(arg, extra, c, cap, size)
+    if op is c.SUBPATTERN:
+        return _gen(arg[-1], extra, c, cap - size)
+    if op is c.BRANCH:
+        return _branch_piece(arg[1], c, cap - size)
+    if op is c.AT:
+        return None
+    return _char_piece(op, arg, c)
+
+
+def _char_piece(op: Any, arg: Any, c: Any) -> str:
+    """One character for a literal, a negated literal, any, a class or a category."""
+    if op is c.LITERAL:
+        return chr(arg)
+    if op is c.NOT_LITERAL:
+        return _pick(lambda ch, a=arg: ord(ch) != a)
+    if op is c.ANY:
+        return "a"
+    if op is c.IN:
+        return _pick(lambda ch, items=arg: _in_class(ch, items, c))
+    if op is c.CATEGORY:
+        return _pick(lambda ch, cat=arg: _category(ch, cat, c))
+    raise _Unsupported
+
+
+def _repeat_piece(arg: Any, extra: list[int], c: Any, cap: int, size: int) -> str:
+    """A repeat: its unit the fewest times, plus what ``extra`` asks where the upper bound
+    allows; refused when it would pass ``cap``."""
+    low, high, sub = arg
+    unit = _gen(sub, [0], c, cap)
+    count: int = low
+    if extra[0] > 0 and unit and (high is c.MAXREPEAT or high > low):
+        room = extra[0] // len(unit)
+        more = room if high is c.MAXREPEAT else min(room, high - low)
+        count += more
+        extra[0] -= more * len(unit)
+    if len(unit) * count > cap - size:
+        raise _Unsupported
+    return unit * count
+
+
+def _branch_piece(alternatives: Any, c: Any, cap: int) -> str:
+    """The shortest alternative that can be built within ``cap``."""
+    options = []
+    for alt in alternatives:
+        try:
+            options.append(_gen(alt, [0], c, cap))
+        except _Unsupported:
+            continue  # too long (or unsupported): another alternative may do
+    if not options:
+        raise _Unsupported
+    return min(options, key=len)
 
 
 def examples(pattern: str, min_len: int, max_len: int | None, limit: int = 4096) -> list[str]:
@@ -131,11 +155,15 @@ def examples(pattern: str, min_len: int, max_len: int | None, limit: int = 4096)
         stretched = _gen(tree, [target], c, limit) if target else base
     except (_Unsupported, RecursionError, AttributeError, TypeError, ValueError):
         return []
+    pad = "a" * (min_len - len(stretched))
+    return _fitting((base, stretched, stretched + pad, pad + stretched), min_len,
+                    max_len if max_len is not None and max_len < limit else limit)
+
+
+def _fitting(candidates: tuple[str, ...], min_len: int, max_len: int) -> list[str]:
+    """The distinct candidates within [``min_len``, ``max_len``], in order."""
     out: list[str] = []
-    for cand in (base, stretched, stretched + "a" * (min_len - len(stretched)),
-                 "a" * (min_len - len(stretched)) + stretched):
-        if len(cand) <= limit and cand not in out and len(cand) >= min_len and (
-            max_len is None or len(cand) <= max_len
-        ):
+    for cand in candidates:
+        if cand not in out and min_len <= len(cand) <= max_len:
             out.append(cand)
     return out

@@ -327,14 +327,7 @@ def _regex_keywords(base: Any, dialect: str, guard: bool) -> dict[str, Any]:
             for extra in extras:
                 yield from validator.descend(instance[extra], value, path=extra)
         elif not value and extras:
-            if "patternProperties" in schema:
-                verb = "does" if len(extras) == 1 else "do"
-                joined = ", ".join(repr(each) for each in sorted(extras))
-                regexes = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
-                yield ValidationError(f"{joined} {verb} not match any of the regexes: {regexes}")
-            else:
-                error = "Additional properties are not allowed (%s %s unexpected)"
-                yield ValidationError(error % _extras_msg(sorted(extras, key=str)))
+            yield ValidationError(_no_additional_message(extras, schema))
 
     def _additional(instance: Any, schema: Any) -> Iterator[Any]:
         properties = schema.get("properties", {})
@@ -369,33 +362,61 @@ def _regex_keywords(base: Any, dialect: str, guard: bool) -> dict[str, Any]:
         if ref is not None:
             keys.extend(through("$ref", validator, ref, instance, schema))
         if walk == "2020-12":
-            dynamic = schema.get("$dynamicRef")
-            if dynamic is not None:
-                keys.extend(through("$dynamicRef", validator, dynamic, instance, schema))
-            properties = schema.get("properties")
-            if validator.is_type(properties, "object"):
-                keys += properties.keys() & instance.keys()
-            for keyword in ("additionalProperties", "unevaluatedProperties"):
-                if (subschema := schema.get(keyword)) is None:
-                    continue
-                keys += (key for key, item in instance.items()
-                         if _is_valid(validator.descend(item, subschema)))
+            keys += own_2020(validator, instance, schema)
         else:
-            if "$recursiveRef" in schema:
-                keys.extend(through("$recursiveRef", validator, schema["$recursiveRef"],
-                                    instance, schema))
-            for keyword in ("properties", "additionalProperties", "unevaluatedProperties"):
-                if keyword in schema:
-                    value = schema[keyword]
-                    if validator.is_type(value, "boolean") and value:
-                        keys += instance.keys()
-                    elif validator.is_type(value, "object"):
-                        keys += (key for key in value if key in instance)
+            keys += own_2019(validator, instance, schema)
+        keys += by_pattern(instance, schema)
+        keys += by_subschemas(validator, instance, schema)
+        keys += by_condition(validator, instance, schema)
+        return keys
+
+    def own_2020(validator: Any, instance: Any, schema: Any) -> list[Any]:
+        """2020-12: through ``$dynamicRef``, then the listed properties present, then the
+        members additional/unevaluated properties accept."""
+        keys: list[Any] = []
+        dynamic = schema.get("$dynamicRef")
+        if dynamic is not None:
+            keys.extend(through("$dynamicRef", validator, dynamic, instance, schema))
+        properties = schema.get("properties")
+        if validator.is_type(properties, "object"):
+            keys += properties.keys() & instance.keys()
+        for keyword in ("additionalProperties", "unevaluatedProperties"):
+            if (subschema := schema.get(keyword)) is None:
+                continue
+            keys += (key for key, item in instance.items()
+                     if _is_valid(validator.descend(item, subschema)))
+        return keys
+
+    def own_2019(validator: Any, instance: Any, schema: Any) -> list[Any]:
+        """2019-09: through ``$recursiveRef``, then every member under a ``true`` properties
+        keyword, or the present members an object one lists."""
+        keys: list[Any] = []
+        if "$recursiveRef" in schema:
+            keys.extend(through("$recursiveRef", validator, schema["$recursiveRef"],
+                                instance, schema))
+        for keyword in ("properties", "additionalProperties", "unevaluatedProperties"):
+            if keyword in schema:
+                value = schema[keyword]
+                if validator.is_type(value, "boolean") and value:
+                    keys += instance.keys()
+                elif validator.is_type(value, "object"):
+                    keys += (key for key in value if key in instance)
+        return keys
+
+    def by_pattern(instance: Any, schema: Any) -> list[Any]:
+        """Each member once per ``patternProperties`` regex that matches its name."""
+        keys: list[Any] = []
         if "patternProperties" in schema:
             for key in instance:
                 for regex in schema["patternProperties"]:
                     if regex_search(regex, key):
                         keys.append(key)
+        return keys
+
+    def by_subschemas(validator: Any, instance: Any, schema: Any) -> list[Any]:
+        """What the ``dependentSchemas`` of present members, and the valid ``allOf``,
+        ``oneOf`` and ``anyOf`` branches, evaluate."""
+        keys: list[Any] = []
         if "dependentSchemas" in schema:
             for key, subschema in schema["dependentSchemas"].items():
                 if key in instance:
@@ -404,14 +425,20 @@ def _regex_keywords(base: Any, dialect: str, guard: bool) -> dict[str, Any]:
             for subschema in schema.get(keyword, []):
                 if _is_valid(validator.descend(instance, subschema)):
                     keys += evaluated(validator, instance, subschema)
-        if "if" in schema:
-            if validator.evolve(schema=schema["if"]).is_valid(instance):
-                keys += evaluated(validator, instance, schema["if"])
-                if "then" in schema:
-                    keys += evaluated(validator, instance, schema["then"])
-            elif "else" in schema:
-                keys += evaluated(validator, instance, schema["else"])
         return keys
+
+    def by_condition(validator: Any, instance: Any, schema: Any) -> list[Any]:
+        """What ``if`` and ``then`` evaluate when ``if`` holds, else what ``else`` does."""
+        if "if" not in schema:
+            return []
+        if validator.evolve(schema=schema["if"]).is_valid(instance):
+            keys = evaluated(validator, instance, schema["if"])
+            if "then" in schema:
+                keys += evaluated(validator, instance, schema["then"])
+            return keys
+        if "else" in schema:
+            return evaluated(validator, instance, schema["else"])
+        return []
 
     def unevaluated_properties(
         validator: Any, value: Any, instance: Any, schema: Any
@@ -434,16 +461,31 @@ def _regex_keywords(base: Any, dialect: str, guard: bool) -> dict[str, Any]:
                 for _ in validator.descend(instance[key], value, path=key, schema_path=key):
                     unevaluated.append(key)  # once per error, as jsonschema counts them
         if unevaluated:
-            if value is False:
-                error = "Unevaluated properties are not allowed (%s %s unexpected)"
-                yield ValidationError(error % _extras_msg(sorted(unevaluated, key=str)))
-            else:
-                error = ("Unevaluated properties are not valid under the given schema "
-                         "(%s %s unevaluated and invalid)")
-                yield ValidationError(error % _extras_msg(unevaluated))
+            yield ValidationError(_unevaluated_message(unevaluated, value))
 
     keywords["unevaluatedProperties"] = unevaluated_properties
     return keywords
+
+
+def _no_additional_message(extras: set[Any], schema: Any) -> str:
+    """jsonschema's message for members ``additionalProperties: false`` refuses."""
+    if "patternProperties" in schema:
+        verb = "does" if len(extras) == 1 else "do"
+        joined = ", ".join(repr(each) for each in sorted(extras))
+        regexes = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
+        return f"{joined} {verb} not match any of the regexes: {regexes}"
+    error = "Additional properties are not allowed (%s %s unexpected)"
+    return error % _extras_msg(sorted(extras, key=str))
+
+
+def _unevaluated_message(unevaluated: list[Any], value: Any) -> str:
+    """jsonschema's message for members ``unevaluatedProperties`` refuses."""
+    if value is False:
+        error = "Unevaluated properties are not allowed (%s %s unexpected)"
+        return error % _extras_msg(sorted(unevaluated, key=str))
+    error = ("Unevaluated properties are not valid under the given schema "
+             "(%s %s unevaluated and invalid)")
+    return error % _extras_msg(unevaluated)
 
 
 def _as_fraction(number: Any) -> Fraction:
@@ -706,6 +748,14 @@ def rs_exact(schema: Any) -> bool:
         return False
     walked: set[int] = set()
     refs: list[str] = []
+    if not _rs_walk(schema, walked, refs):
+        return False
+    return all(_rs_ref_walked(schema, ref, walked) for ref in refs)
+
+
+def _rs_walk(schema: dict[str, Any], walked: set[int], refs: list[str]) -> bool:
+    """Step 1 of :func:`rs_exact`: walk every subschema once (ids into ``walked``, ``$ref``
+    strings into ``refs``); False at the first node or keyword outside the exact class."""
     stack: list[Any] = [schema]
     while stack:
         node = stack.pop()
@@ -719,41 +769,55 @@ def rs_exact(schema: Any) -> bool:
         for key, value in node.items():
             if key == "$schema" and node is schema:
                 continue
-            if key not in _KNOWN_KEYWORDS:
-                continue
-            if key not in _RS_EXACT_KEYWORDS:
+            if key in _KNOWN_KEYWORDS and not _rs_keyword(key, value, stack, refs):
                 return False
-            if key == "$ref":
-                if not isinstance(value, str):
-                    return False
-                refs.append(value)
-            elif key in _SUBSCHEMA:
-                stack.append(value)
-            elif key in _SUBSCHEMA_LISTS:
-                if not isinstance(value, list):
-                    return False
-                stack.extend(value)
-            elif key in _SUBSCHEMA_MAPS:
-                if not isinstance(value, dict):
-                    return False
-                stack.extend(value.values())
-    for ref in refs:
-        if ref == "#":
-            continue
-        if not ref.startswith("#/") or "%" in ref:
-            return False
-        node = schema
-        for part in ref[2:].split("/"):
-            part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            else:
-                return False
-        if not isinstance(node, bool) and id(node) not in walked:
-            return False
     return True
+
+
+def _rs_keyword(key: str, value: Any, stack: list[Any], refs: list[str]) -> bool:
+    """One known keyword of :func:`_rs_walk`: False when it is outside the exact class or
+    malformed; else its subschemas go on ``stack`` (its ``$ref`` into ``refs``)."""
+    if key not in _RS_EXACT_KEYWORDS:
+        return False
+    if key == "$ref":
+        if not isinstance(value, str):
+            return False
+        refs.append(value)
+    elif key in _SUBSCHEMA:
+        stack.append(value)
+    elif key in _SUBSCHEMA_LISTS:
+        if not isinstance(value, list):
+            return False
+        stack.extend(value)
+    elif key in _SUBSCHEMA_MAPS:
+        if not isinstance(value, dict):
+            return False
+        stack.extend(value.values())
+    return True
+
+
+def _rs_ref_walked(schema: dict[str, Any], ref: str, walked: set[int]) -> bool:
+    """Step 2 of :func:`rs_exact`: ``ref`` is a local JSON pointer to a boolean or to one of
+    the subschemas walked."""
+    if ref == "#":
+        return True
+    if not ref.startswith("#/") or "%" in ref:
+        return False
+    node: Any = schema
+    for part in ref[2:].split("/"):
+        found, node = _pointer_step(node, part.replace("~1", "/").replace("~0", "~"))
+        if not found:
+            return False
+    return isinstance(node, bool) or id(node) in walked
+
+
+def _pointer_step(node: Any, part: str) -> tuple[bool, Any]:
+    """One unescaped JSON-pointer token applied to ``node``: (found, the child)."""
+    if isinstance(node, dict) and part in node:
+        return True, node[part]
+    if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+        return True, node[int(part)]
+    return False, None
 
 
 #: Schemas with more JSON nodes than this are not analysed (meta-validation alone would be slow).

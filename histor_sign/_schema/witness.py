@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from histor_sign._limits import DEFAULT_MAX_WITNESS_BYTES
-from histor_sign._schema.algebra import Bounds, Budget, Sub, Undecided, solve
+from histor_sign._schema.algebra import Bounds, Budget, Found, Sub, Undecided, solve
 from histor_sign._schema.validation import SchemaRoot, Untrusted, prepare_root
 from histor_sign.canonical import canonical_bytes
 
@@ -50,12 +50,22 @@ def decide_roots(
         if root.problem is not None:
             return Decision(UNKNOWN, reason=f"{root.label}: {root.problem}" if root.label
                             else root.problem)
-    budget = Budget(bounds or Bounds())
     conj = [Sub(a.schema, a), Sub(b.schema, b)]
     if arguments:
         conj.append(Sub(_OBJECT_ROOT.schema, _OBJECT_ROOT))
+    found = _solved(conj, Budget(bounds or Bounds()))
+    if isinstance(found, Decision):
+        return found
+    if found is None:
+        return Decision(DISJOINT, reason="the constraints contradict")
+    return _checked_witness(a, b, found.value, max_witness_bytes, arguments)
+
+
+def _solved(conj: list[Sub], budget: Budget) -> Found | Decision | None:
+    """Step 1 of :func:`decide_roots`: a candidate witness of the conjunction, None when it
+    is empty, or an unknown decision saying why the engine could not tell."""
     try:
-        found = solve(conj, budget)
+        return solve(conj, budget)
     except Undecided as exc:
         return Decision(UNKNOWN, reason=exc.reason)
     except RecursionError:
@@ -64,22 +74,29 @@ def decide_roots(
             OverflowError) as exc:
         # Malformed schema shapes the meta-schema did not catch: fail closed, never crash.
         return Decision(UNKNOWN, reason=f"schema could not be analysed ({type(exc).__name__})")
-    if found is None:
-        return Decision(DISJOINT, reason="the constraints contradict")
-    witness = found.value
+
+
+def _checked_witness(a: SchemaRoot, b: SchemaRoot, witness: Any, max_witness_bytes: int,
+                     arguments: bool) -> Decision:
+    """Step 2 of :func:`decide_roots`: overlap only when the witness is small enough and
+    every validator (the fast exact one where it is provably exact) accepts it."""
     try:
         size = len(canonical_bytes(witness))
     except Exception:  # pragma: no cover - witnesses are plain JSON values
         return Decision(UNKNOWN, reason="witness is not canonical JSON")
     if size > max_witness_bytes:
         return Decision(UNKNOWN, reason=f"witness larger than {max_witness_bytes} bytes")
-    if (isinstance(witness, dict) or not arguments) and a.fast_accepts(witness) \
-            and b.fast_accepts(witness):
+    shaped = isinstance(witness, dict) or not arguments
+    if shaped and a.fast_accepts(witness) and b.fast_accepts(witness):
         # jsonschema-rs where its verdict is provably every judge's (validation.rs_exact)
         return Decision(OVERLAP, witness=witness, reason="both schemas accept the witness")
+    return _validated(a, b, witness, shaped)
+
+
+def _validated(a: SchemaRoot, b: SchemaRoot, witness: Any, shaped: bool) -> Decision:
+    """The exact validator, then every judge, on both schemas: overlap only if all accept."""
     try:
-        ok = (isinstance(witness, dict) or not arguments) and a.accepts(witness) and b.accepts(
-            witness)
+        ok = shaped and a.accepts(witness) and b.accepts(witness)
     except Untrusted as exc:
         return Decision(UNKNOWN, reason=f"witness could not be validated exactly: {exc.reason}")
     if not ok:

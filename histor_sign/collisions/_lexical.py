@@ -410,6 +410,18 @@ def _described_action(words: Sequence[str], description: str) -> tuple[str, str,
     return "", "", False, -1
 
 
+def _names_domain(k: int, low: str, token: str, description: str,
+                  brands: frozenset[str]) -> bool:
+    """A name word that names a service, or the server's own brand where it is one."""
+    return token in SERVICES or (token in brands and _brand(k, low, description))
+
+
+def _says_action(act: _Action, token: str) -> bool:
+    """A name word that is the description's verb, or its doer (``jina_reader``: "Read …"),
+    says the action again, not an object."""
+    return act.inferred and act.action in (ACTIONS.get(token), ACTIONS.get(_doer(token)))
+
+
 @dataclass(slots=True)
 class _NameObjects:
     """What a name's words other than its action say, read word by word: the object words and
@@ -431,6 +443,14 @@ class _NameObjects:
         low = word.lower()
         if k == act.at or (k < act.at and low in LIGHT_VERBS):
             return  # "take a screenshot": the noun is the action, "take" says nothing
+        self._mark_position(k, low, act)
+        if self.qualified or low in STOPWORDS:
+            self._qualifier(low)
+            return
+        self._content_word(k, low, act, count, description, brands)
+
+    def _mark_position(self, k: int, low: str, act: _Action) -> None:
+        """Note a qualifier (with / by / from / for …) or "of" that starts at this word."""
         if low in QUALIFIER_STARTS and (self.objects or k == act.at + 1) \
                 and act.action != "detach":
             # (right after the verb it says how: ``search_with_bing``, ``get_by_id``; what a
@@ -439,11 +459,12 @@ class _NameObjects:
             self.scoped = low in SCOPE_STARTS
         if low in POST_WORDS and self.objects:
             self.post = True  # "code of cities": the head noun came before "of"
-        if self.qualified or low in STOPWORDS:
-            self._qualifier(low)
-            return
+
+    def _content_word(self, k: int, low: str, act: _Action, count: int, description: str,
+                      brands: frozenset[str]) -> None:
+        """A word before any qualifier: a domain, a URL kind, a variant, or an object."""
         token = singular(low)
-        if count > 1 and (token in SERVICES or (token in brands and _brand(k, low, description))):
+        if count > 1 and _names_domain(k, low, token, description, brands):
             # where the action happens (a service, the server's own name), not its object
             self.domain = self.domain | {token}
         elif token in ("url", "uri"):
@@ -451,10 +472,7 @@ class _NameObjects:
             self.kinds.add("url")
         elif token in VARIANT_WORDS or low in VARIANT_WORDS or token.isdigit():
             self._variant(low, token)
-        elif not (act.inferred and act.action in (ACTIONS.get(token), ACTIONS.get(_doer(token)))) \
-                and token not in self.objects:
-            # (a name word that is the description's verb, or its doer — ``jina_reader``:
-            # "Read …" — says the action again, not an object)
+        elif not _says_action(act, token) and token not in self.objects:
             self._object(k, low, token, act.at)
 
     def _qualifier(self, low: str) -> None:
@@ -742,10 +760,21 @@ def source_context(names: Sequence[str], descriptions: Sequence[str]
     3 or more tools have either."""
     if len(names) < 3:
         return frozenset(), ((), ())
+    return _namespace_words(names), _boilerplate(descriptions)
+
+
+def _namespace_words(names: Sequence[str]) -> frozenset[str]:
+    """Step 1 of :func:`source_context`: the leading name words of most tools, or of each
+    prefix group."""
     split = [split_identifier(n) for n in names]
     leads = Counter(w[0].lower() for w in split if w)
     floor = max(3, math.ceil(NAMESPACE_SHARE * len(names)))
     namespace = {w for w, c in leads.items() if c >= floor and w not in ACTIONS}
+    return frozenset(namespace | _prefix_groups(split, leads))
+
+
+def _prefix_groups(split: list[list[str]], leads: Counter[str]) -> set[str]:
+    """The lead words of prefix groups in one source's split names."""
     # A prefix group (``jira_`` and ``confluence_`` in one server): a lead word of 3 or more
     # names that, in most of them, is followed by an action word and an object — unlike
     # ``pods_list`` or ``stories-get-by-id``, where the lead word is what the action acts
@@ -754,11 +783,20 @@ def source_context(names: Sequence[str], descriptions: Sequence[str]
     bare: Counter[str] = Counter()
     for w in split:
         if len(w) > 1 and w[1].lower() in ACTIONS and w[0].lower() not in ACTIONS:
-            after = w[2].lower() if len(w) > 2 else ""
-            ends = not after or after in STOPWORDS or after in QUALIFIER_STARTS
-            (bare if ends else prefixed)[w[0].lower()] += 1
-    namespace.update(w for w, c in prefixed.items()
-                     if c >= 3 and c >= NAMESPACE_SHARE * leads[w] and bare[w] < 3)
+            (bare if _ends_on_verb(w) else prefixed)[w[0].lower()] += 1
+    return {w for w, c in prefixed.items()
+            if c >= 3 and c >= NAMESPACE_SHARE * leads[w] and bare[w] < 3}
+
+
+def _ends_on_verb(words: list[str]) -> bool:
+    """A name whose second word is its verb ends there (or goes on with a qualifier)."""
+    after = words[2].lower() if len(words) > 2 else ""
+    return not after or after in STOPWORDS or after in QUALIFIER_STARTS
+
+
+def _boilerplate(descriptions: Sequence[str]) -> Boilerplate:
+    """Step 2 of :func:`source_context`: the longest word prefix and suffix most of the
+    descriptions share."""
     need = max(3, math.ceil(BOILERPLATE_SHARE * len(descriptions)))
     # Only the first and last BOILERPLATE_MAX_WORDS + 1 words can matter (a prefix must go
     # on after it): splitting whole descriptions held every word of a catalog at once.
@@ -766,7 +804,7 @@ def source_context(names: Sequence[str], descriptions: Sequence[str]
     prefix = _common_prefix([d.split(None, keep)[:keep] for d in descriptions], need)
     suffix = _common_prefix([d.rsplit(None, keep)[-keep:][::-1] for d in descriptions],
                             need)[::-1]
-    return frozenset(namespace), (prefix, suffix)
+    return prefix, suffix
 
 
 def _domain_words(profiles: Sequence[Profile]) -> frozenset[str]:
@@ -797,24 +835,42 @@ def profiles_of(tools: Sequence[tuple[str, str, str]]) -> list[Profile]:
                           ] * len(tools)
     shared: dict[frozenset[str], frozenset[str]] = {}
     for source, idx in by_source.items():
-        namespace, boilerplate = source_context([tools[i][1] for i in idx],
-                                                [tools[i][2] for i in idx])
-        # the source's name says what it is about (a server slug, a file name)
-        named = frozenset(singular(w) for w in split_identifier(source) if len(w) > 1)
-        brands = frozenset(w for w in named if w not in SOURCE_NOISE and w not in ACTIONS)
-        repeated = repeated_sentences([tools[i][2] for i in idx])
-        mine = [Profile.of(tools[i][1], tools[i][2], namespace, boilerplate, brands, repeated)
-                for i in idx]
-        words = _domain_words(mine)
-        source_areas = areas_of(words | named)
-        for i, p in zip(idx, mine, strict=True):
-            context = (p.description | p.domain) & words
-            areas = areas_of(p.description | p.objects | p.domain) | source_areas
-            if p.action in BROWSER_ACTIONS:
-                areas |= _WEB
-            out[i] = replace(p, source=source, **_shared_sets(
-                p, shared, domain_words=words, context=context, areas=areas))
+        for i, p in zip(idx, _source_profiles(source, [tools[i] for i in idx], shared),
+                        strict=True):
+            out[i] = p
     return out
+
+
+def _source_profiles(source: str, tools: list[tuple[str, str, str]],
+                     shared: dict[frozenset[str], frozenset[str]]) -> list[Profile]:
+    """The profiles of one source's tools, read in its context (namespace, boilerplate,
+    brands, repeated sentences, domain words and subject areas)."""
+    namespace, boilerplate = source_context([t[1] for t in tools], [t[2] for t in tools])
+    named, brands = _source_names(source)
+    repeated = repeated_sentences([t[2] for t in tools])
+    mine = [Profile.of(t[1], t[2], namespace, boilerplate, brands, repeated) for t in tools]
+    words = _domain_words(mine)
+    source_areas = areas_of(words | named)
+    return [_in_context(p, source, words, source_areas, shared) for p in mine]
+
+
+def _source_names(source: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The words of a source's name (a server slug, a file name: it says what the source is
+    about), and those of them that may be its brand."""
+    named = frozenset(singular(w) for w in split_identifier(source) if len(w) > 1)
+    return named, frozenset(w for w in named if w not in SOURCE_NOISE and w not in ACTIONS)
+
+
+def _in_context(p: Profile, source: str, words: frozenset[str], source_areas: frozenset[str],
+                shared: dict[frozenset[str], frozenset[str]]) -> Profile:
+    """One profile with its source, domain words, context words and subject areas (its
+    word sets shared with equal ones seen before)."""
+    context = (p.description | p.domain) & words
+    areas = areas_of(p.description | p.objects | p.domain) | source_areas
+    if p.action in BROWSER_ACTIONS:
+        areas |= _WEB
+    return replace(p, source=source, **_shared_sets(
+        p, shared, domain_words=words, context=context, areas=areas))
 
 
 def _shared_sets(profile: Profile, shared: dict[frozenset[str], frozenset[str]],
@@ -899,17 +955,23 @@ def _one_collection(a: Profile, b: Profile) -> bool:
             and (get.plural or get.cardinality == "all"))
 
 
+def _one_object(a: Profile, b: Profile, threshold: float) -> bool:
+    """Both act on one object in one domain: the same head noun, one object inside the
+    other, no different domains, no different argument kinds named."""
+    if not a.objects or a.head != b.head or \
+            not (a.objects <= b.objects or b.objects <= a.objects) or \
+            other_domains(a, b, threshold):
+        return False
+    return not (a.kinds and b.kinds and a.kinds.isdisjoint(b.kinds))
+
+
 def _contrasting(a: Profile, b: Profile, threshold: float) -> Similarity | None:
     """Two contrasting action classes (:data:`CONTRASTING`) on the same object (one object
     narrows the other with the same head noun: the tag of ``remove_tag_from_task`` is the tag
     of ``delete_tag``), in one domain: confusable, with effects that contradict."""
     pair = frozenset((a.action, b.action))
     statement = (a.head in STATEMENTS and pair in STATEMENT_PAIRS) or pair in EQUIVALENT
-    if (pair not in CONTRASTING and not statement) or not a.objects or \
-            a.head != b.head or not (a.objects <= b.objects or b.objects <= a.objects) or \
-            other_domains(a, b, threshold):
-        return None
-    if a.kinds and b.kinds and a.kinds.isdisjoint(b.kinds):
+    if (pair not in CONTRASTING and not statement) or not _one_object(a, b, threshold):
         return None
     if pair == COLLECTION and not _one_collection(a, b):
         return None
@@ -934,6 +996,64 @@ def _search_vs_one(a: Profile, b: Profile) -> bool:
     return a.action == "list" and one(a) != one(b)
 
 
+def _told_apart(a: Profile, b: Profile, threshold: float) -> bool:
+    """Step 1 of :func:`similarity` (same action class): what the names say tells the two
+    apart — argument kinds, every item vs one, the current one vs an identified one, or
+    different domains."""
+    if a.kinds and b.kinds and a.kinds.isdisjoint(b.kinds):
+        return True
+    if {a.cardinality, b.cardinality} == {"all", "one"} or _search_vs_one(a, b):
+        return True  # every item vs one identified item: the request says which
+    if ("now" in a.kinds and b.cardinality == "one") or ("now" in b.kinds and
+                                                         a.cardinality == "one"):
+        return True  # the current one (mine, today's) vs one the request identifies
+    return other_domains(a, b, threshold)
+
+
+def _same_name(a: Profile, b: Profile, same_area: bool) -> bool:
+    """Step 2 of :func:`similarity`: the same object words, or (in one server) names that
+    differ only in variant words (``fetch_html`` / ``fetch_markdown``; not ``ls`` /
+    ``grep``: one class, two verbs), or a verb that names the whole job in any server
+    (``translate``, ``translate_text``; not ``ticket_login`` vs ``message_login``: each name
+    says whose login it is)."""
+    return bool(a.objects == b.objects and a.head == b.head and (a.objects or same_area or (
+            a.source == b.source and a.action_word.lower() == b.action_word.lower()) or (
+            _verb_names_job(a, b))))
+
+
+def _verb_names_job(a: Profile, b: Profile) -> bool:
+    """The shared verb names the whole job (not a broad or inferred action), and the names
+    do not each say whose it is (disjoint domains)."""
+    return a.action not in BROAD_ACTIONS and not (a.inferred_action or b.inferred_action) \
+        and not (a.domain and b.domain and a.domain.isdisjoint(b.domain))
+
+
+def _name_score(a: Profile, b: Profile, same_area: bool) -> float | None:
+    """Step 3a of :func:`similarity`: the description score of a same-name pair, or None
+    when only one side names a domain its descriptions never mention."""
+    score = jaccard(a.description, b.description)
+    one_sided = a.source != b.source and (bool(a.domain) != bool(b.domain))
+    if one_sided and score < NAMESPACED_FLOOR and not same_area and \
+            (a.domain | b.domain).isdisjoint(a.description | b.description):
+        return None
+    return score
+
+
+def _description_score(a: Profile, b: Profile, threshold: float) -> float | None:
+    """Step 3b of :func:`similarity`: the description score of a pair with different names
+    when it reaches the floor that fits their objects, else None."""
+    if not a.objects or not b.objects:
+        need = max(threshold, EMPTY_OBJECT_FLOOR)
+    elif a.head == b.head and (a.objects <= b.objects or b.objects <= a.objects):
+        need = min(threshold, NARROWING_FLOOR)
+    else:
+        return None
+    score = jaccard(a.description, b.description)
+    if score < need - 1e-12:
+        return None
+    return score
+
+
 def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
     """The confusability of two profiles, or None when a model would tell them apart.
 
@@ -949,41 +1069,17 @@ def similarity(a: Profile, b: Profile, threshold: float) -> Similarity | None:
         return None
     if a.action != b.action:
         return _contrasting(a, b, threshold)
-    if a.kinds and b.kinds and a.kinds.isdisjoint(b.kinds):
-        return None
-    if {a.cardinality, b.cardinality} == {"all", "one"} or _search_vs_one(a, b):
-        return None  # every item vs one identified item: the request says which
-    if ("now" in a.kinds and b.cardinality == "one") or ("now" in b.kinds and
-                                                         a.cardinality == "one"):
-        return None  # the current one (mine, today's) vs one the request identifies
-    if other_domains(a, b, threshold):
+    if _told_apart(a, b, threshold):
         return None
     same_area = a.source != b.source and bool(a.areas & b.areas)
-    if a.objects == b.objects and a.head == b.head and (a.objects or same_area or (
-            a.source == b.source and a.action_word.lower() == b.action_word.lower()) or (
-            a.action not in BROAD_ACTIONS and not (a.inferred_action or b.inferred_action)
-            and not (a.domain and b.domain and a.domain.isdisjoint(b.domain)))):
-        # The same object words, or (in one server) names that differ only in variant words
-        # (``fetch_html`` / ``fetch_markdown``; not ``ls`` / ``grep``: one class, two verbs),
-        # or a verb that names the whole job in any server (``translate``, ``translate_text``;
-        # not ``ticket_login`` vs ``message_login``: each name says whose login it is)
-        score = jaccard(a.description, b.description)
-        one_sided = a.source != b.source and (bool(a.domain) != bool(b.domain))
-        if one_sided and score < NAMESPACED_FLOOR and not same_area and \
-                (a.domain | b.domain).isdisjoint(a.description | b.description):
-            return None
+    if _same_name(a, b, same_area):
+        score = _name_score(a, b, same_area)
         basis, objects = "name", a.objects
     else:
-        if not a.objects or not b.objects:
-            need = max(threshold, EMPTY_OBJECT_FLOOR)
-        elif a.head == b.head and (a.objects <= b.objects or b.objects <= a.objects):
-            need = min(threshold, NARROWING_FLOOR)
-        else:
-            return None
-        score = jaccard(a.description, b.description)
-        if score < need - 1e-12:
-            return None
+        score = _description_score(a, b, threshold)
         basis, objects = "description", a.objects & b.objects
+    if score is None:
+        return None
     # What the finding shows is built only for pairs that are confusable.
     bulk = (("all" in a.variants) != ("all" in b.variants) and bool(objects)
             and a.effect not in (None, "read-only") and b.effect not in (None, "read-only"))
@@ -1027,11 +1123,7 @@ def _neighbourhood(members: Sequence[int], profiles: Sequence[Profile], per_tool
     order = sorted(members, key=lambda i: (_sketch(profiles[i].description), i))
     width = per_tool // 2
     for p, i in enumerate(order):
-        if width:
-            near = [order[q] for q in range(max(0, p - width), min(p + 1 + width, size))
-                    if q != p]
-        else:  # one partner: neighbours in twos
-            near = [order[p ^ 1]] if p ^ 1 < size else []
+        near = _near(order, p, width)
         for j in near:
             keys.add((min(i, j), max(i, j)))
         first = next(j for j in order if j != i and j not in near)
@@ -1039,24 +1131,31 @@ def _neighbourhood(members: Sequence[int], profiles: Sequence[Profile], per_tool
         cut[i] = (count + size - 1 - len(near), first)
 
 
-def bounded_candidate_pairs(
-    profiles: Sequence[Profile], threshold: float, per_tool: int | None = MAX_PARTNERS_PER_TOOL
-) -> Candidates:
-    """All confusable pairs: same (action, object) groups, plus same-action pairs whose
-    descriptions reach ``threshold`` (prefix-filtered per action, never all pairs) — with at
-    most ``per_tool`` partners per tool from a same-name group and ``per_tool`` entries and
-    partners per description probe (``None``: exact, and quadratic in the largest group)."""
-    keys: set[tuple[int, int]] = set()
-    cut: dict[int, tuple[int, int]] = {}
-    groups: dict[tuple[str, frozenset[str], str], list[int]] = defaultdict(list)
+_GroupKey = tuple[str, frozenset[str], str]
+
+
+def _group_by_name(
+    profiles: Sequence[Profile],
+) -> tuple[dict[_GroupKey, list[int]], dict[str, list[int]], dict[int, _GroupKey]]:
+    """Step 1: the same-name groups (action, objects, and the source when there are no
+    objects), the tools per action, and each tool's group."""
+    groups: dict[_GroupKey, list[int]] = defaultdict(list)
     by_action: dict[str, list[int]] = defaultdict(list)
-    group_of: dict[int, tuple[str, frozenset[str], str]] = {}
+    group_of: dict[int, _GroupKey] = {}
     for i, p in enumerate(profiles):
         if not p.action:
             continue
         by_action[p.action].append(i)
         group_of[i] = (p.action, p.objects, p.source if not p.objects else "")
         groups[group_of[i]].append(i)
+    return groups, by_action, group_of
+
+
+def _same_name_pairs(groups: dict[_GroupKey, list[int]], profiles: Sequence[Profile],
+                     per_tool: int | None, keys: set[tuple[int, int]],
+                     cut: dict[int, tuple[int, int]]) -> dict[tuple[str, str], list[int]]:
+    """Step 2: pairs within each same-name group; returns the groups' representatives per
+    (action, head noun) for the narrowing step."""
     heads: dict[tuple[str, str], list[int]] = defaultdict(list)
     for members in groups.values():
         _neighbourhood(members, profiles, per_tool if per_tool is not None else len(members),
@@ -1067,8 +1166,13 @@ def bounded_candidate_pairs(
             if p.head and p.head not in seen:
                 seen.add(p.head)
                 heads[(p.action, p.head)].append(i)
-    # tools whose names carry no object words, across sources: the subject areas their
-    # descriptions name decide (two web searches), so they meet per (action, area)
+    return heads
+
+
+def _area_pairs(profiles: Sequence[Profile], per_tool: int | None,
+                keys: set[tuple[int, int]]) -> None:
+    """Step 3: tools whose names carry no object words, across sources: the subject areas
+    their descriptions name decide (two web searches), so they meet per (action, area)."""
     by_area: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i, p in enumerate(profiles):
         if p.action and not p.objects:
@@ -1080,26 +1184,49 @@ def bounded_candidate_pairs(
         if len(members) > 1:
             _neighbourhood(members, profiles,
                            per_tool if per_tool is not None else len(members), keys, {})
-    # contrasting actions on one object (delete vs detach, close vs delete): group keys by
-    # head noun, then pair the groups whose action classes contrast
-    by_head: dict[str, set[tuple[str, frozenset[str], str]]] = defaultdict(set)
+
+
+def _contrasts(kx: _GroupKey, ky: _GroupKey, head: str) -> bool:
+    """Whether two groups' action classes contrast (or are equivalent) on one head noun."""
+    pair = frozenset((kx[0], ky[0]))
+    return pair in CONTRASTING or pair in EQUIVALENT or (
+        pair in STATEMENT_PAIRS and head in STATEMENTS)
+
+
+def _keys_by_head(groups: dict[_GroupKey, list[int]],
+                  profiles: Sequence[Profile]) -> dict[str, set[_GroupKey]]:
+    """The keys of the groups with object words, per head noun their members name."""
+    by_head: dict[str, set[_GroupKey]] = defaultdict(set)
     for key, members in groups.items():
         if key[1]:
             for i in members:
                 by_head[profiles[i].head].add(key)
+    return by_head
+
+
+def _contrast_pairs(groups: dict[_GroupKey, list[int]], profiles: Sequence[Profile],
+                    per_tool: int | None, keys: set[tuple[int, int]]) -> None:
+    """Step 4: contrasting actions on one object (delete vs detach, close vs delete): group
+    keys by head noun, then pair the groups whose action classes contrast."""
+    by_head = _keys_by_head(groups, profiles)
     bound = per_tool if per_tool is not None else len(profiles)
     for heads_found in by_head.values():
         keyed = sorted(heads_found, key=lambda k: (k[0], sorted(k[1])))
         for n, kx in enumerate(keyed):
             for ky in keyed[n + 1:]:
-                pair = frozenset((kx[0], ky[0]))
-                if pair in CONTRASTING or pair in EQUIVALENT or (
-                        pair in STATEMENT_PAIRS and profiles[groups[kx][0]].head in STATEMENTS):
+                if _contrasts(kx, ky, profiles[groups[kx][0]].head):
                     for i in groups[kx][:bound]:
                         for j in groups[ky][:bound]:
                             keys.add((min(i, j), max(i, j)))
-    # narrowing pairs (same head noun, one object inside the other): one representative per
-    # object group meets the others' representatives; its group mates then pair the same way
+
+
+def _narrowing_pairs(heads: dict[tuple[str, str], list[int]],
+                     groups: dict[_GroupKey, list[int]], group_of: dict[int, _GroupKey],
+                     profiles: Sequence[Profile], per_tool: int | None,
+                     keys: set[tuple[int, int]]) -> None:
+    """Step 5: narrowing pairs (same head noun, one object inside the other): one
+    representative per object group meets the others' representatives; its group mates then
+    pair the same way."""
     narrow: set[tuple[int, int]] = set()
     for reps in heads.values():
         if len(reps) > 1:
@@ -1109,6 +1236,13 @@ def bounded_candidate_pairs(
         for i in groups[group_of[x]][:(per_tool or len(groups[group_of[x]]))]:
             for j in groups[group_of[y]][:(per_tool or len(groups[group_of[y]]))]:
                 keys.add((min(i, j), max(i, j)))
+
+
+def _description_pairs(by_action: dict[str, list[int]], group_of: dict[int, _GroupKey],
+                       profiles: Sequence[Profile], threshold: float, per_tool: int | None,
+                       keys: set[tuple[int, int]]) -> int:
+    """Step 6: same-action pairs whose descriptions reach ``threshold`` (prefix-filtered per
+    action); returns how many tools' probes were cut short."""
     probes_cut = 0
     for members in by_action.values():
         local: dict[int, tuple[int, int]] = {}
@@ -1119,13 +1253,47 @@ def bounded_candidate_pairs(
         keys.update((members[x], members[y]) for x, y in found
                     if group_of[members[x]] != group_of[members[y]])
         probes_cut += len(local)
+    return probes_cut
+
+
+def _confusable(keys: set[tuple[int, int]], profiles: Sequence[Profile],
+                threshold: float) -> dict[tuple[int, int], Similarity]:
+    """Step 7: the candidate keys that :func:`similarity` finds confusable, in key order."""
     out: dict[tuple[int, int], Similarity] = {}
     shared: dict[Similarity, Similarity] = {}  # forks repeat pairs: one object per value
     for i, j in sorted(keys):
         sim = similarity(profiles[i], profiles[j], threshold)
         if sim is not None:
             out[(i, j)] = shared.setdefault(sim, sim)
-    return Candidates(out, dict(sorted(cut.items())), probes_cut)
+    return out
+
+
+def _near(order: list[int], p: int, width: int) -> list[int]:
+    """The tools within ``width`` places of place ``p`` in description order (with no width:
+    its neighbour in twos)."""
+    size = len(order)
+    if width:
+        return [order[q] for q in range(max(0, p - width), min(p + 1 + width, size)) if q != p]
+    return [order[p ^ 1]] if p ^ 1 < size else []  # one partner: neighbours in twos
+
+
+def bounded_candidate_pairs(
+    profiles: Sequence[Profile], threshold: float, per_tool: int | None = MAX_PARTNERS_PER_TOOL
+) -> Candidates:
+    """All confusable pairs: same (action, object) groups, plus same-action pairs whose
+    descriptions reach ``threshold`` (prefix-filtered per action, never all pairs) — with at
+    most ``per_tool`` partners per tool from a same-name group and ``per_tool`` entries and
+    partners per description probe (``None``: exact, and quadratic in the largest group)."""
+    keys: set[tuple[int, int]] = set()
+    cut: dict[int, tuple[int, int]] = {}
+    groups, by_action, group_of = _group_by_name(profiles)
+    heads = _same_name_pairs(groups, profiles, per_tool, keys, cut)
+    _area_pairs(profiles, per_tool, keys)
+    _contrast_pairs(groups, profiles, per_tool, keys)
+    _narrowing_pairs(heads, groups, group_of, profiles, per_tool, keys)
+    probes_cut = _description_pairs(by_action, group_of, profiles, threshold, per_tool, keys)
+    return Candidates(_confusable(keys, profiles, threshold), dict(sorted(cut.items())),
+                      probes_cut)
 
 
 def candidate_pairs(

@@ -191,33 +191,16 @@ def decide_pairs(
     if not dedupe:
         return Decided(_decide_all(tools, pairs, bounds, max_witness_bytes, workers,
                                    budget_seconds), len(pairs))
-    digests = schema_digests(tools, {k for pair in pairs for k in pair})
-    first: dict[tuple[bytes, bytes], int] = {}
-    unique: list[tuple[int, int]] = []
-    slot: list[int] = []
-    for i, j in pairs:
-        da, db = digests.get(i), digests.get(j)
-        if da is None or db is None:
-            slot.append(len(unique))
-            unique.append((i, j))
-            continue
-        at = first.setdefault((da, db), len(unique))
-        if at == len(unique):
-            unique.append((i, j))
-        slot.append(at)
+    unique, slot, _ = _unique_pairs(tools, pairs)
     decided = _decide_all(tools, unique, bounds, max_witness_bytes, workers, budget_seconds)
     return Decided([decided[k] for k in slot], len(unique))
 
 
-def _decide_mapped(
-    tools: Sequence[Tool],
-    pairs: Sequence[tuple[int, int]],
-    bounds: Bounds,
-    max_witness_bytes: int,
-    workers: int,
-    budget_seconds: float | None,
-    mapper: Any,
-) -> Decided:
+def _unique_pairs(
+    tools: Sequence[Tool], pairs: Sequence[tuple[int, int]]
+) -> tuple[list[tuple[int, int]], list[int], list[tuple[bytes, bytes, int]]]:
+    """One pair per distinct pair of schemas (a pair with an unreadable schema is its own),
+    each asked pair's slot among them, and each unique pair's (digest, digest, slot)."""
     digests = schema_digests(tools, {k for pair in pairs for k in pair})
     first: dict[tuple[bytes, bytes], int] = {}
     unique: list[tuple[int, int]] = []
@@ -235,6 +218,21 @@ def _decide_mapped(
             keys.append((da, db, at))
             unique.append((i, j))
         slot.append(at)
+    return unique, slot, keys
+
+
+def _decide_mapped(
+    tools: Sequence[Tool],
+    pairs: Sequence[tuple[int, int]],
+    bounds: Bounds,
+    max_witness_bytes: int,
+    workers: int,
+    budget_seconds: float | None,
+    mapper: Any,
+) -> Decided:
+    """Decide each distinct pair of schemas once, in tasks partitioned by schema-pair digest
+    (through ``mapper``, or a forkserver pool; in-process when there are few)."""
+    unique, slot, keys = _unique_pairs(tools, pairs)
     if mapper is None:
         if len(unique) < PARALLEL_MIN_PAIRS:
             decided = _decide_all(tools, unique, bounds, max_witness_bytes, 1, budget_seconds)
@@ -244,22 +242,43 @@ def _decide_mapped(
             decided = _decide_all(tools, unique, bounds, max_witness_bytes, workers,
                                   budget_seconds)
             return Decided([decided[k] for k in slot], len(unique))
+    mapped = _decide_in_tasks(tools, unique, keys, bounds, max_witness_bytes, budget_seconds,
+                              mapper)
+    return Decided([mapped[k] for k in slot], len(unique))
+
+
+def _decide_in_tasks(
+    tools: Sequence[Tool],
+    unique: list[tuple[int, int]],
+    keys: list[tuple[bytes, bytes, int]],
+    bounds: Bounds,
+    max_witness_bytes: int,
+    budget_seconds: float | None,
+    mapper: Any,
+) -> list[Decision | None]:
+    """Each unique pair's decision, from tasks of :data:`CHUNK_PAIRS` schema pairs sorted by
+    digest that ``mapper`` runs."""
     deadline = math.inf if budget_seconds is None else time.time() + budget_seconds
     keys.sort()  # partitions by schema-pair digest
-    tasks = []
-    for start in range(0, len(keys), CHUNK_PAIRS):
-        items: list[SchemaPair] = []
-        for _, _, at in keys[start:start + CHUNK_PAIRS]:
-            a, b = tools[unique[at][0]], tools[unique[at][1]]
-            items.append((a.input_schema, a.name, a.has_input_schema,
-                          b.input_schema, b.name, b.has_input_schema))
-        tasks.append((items, bounds, max_witness_bytes, deadline))
+    tasks = [(_schema_pairs(tools, unique, keys[start:start + CHUNK_PAIRS]), bounds,
+              max_witness_bytes, deadline) for start in range(0, len(keys), CHUNK_PAIRS)]
     mapped: list[Decision | None] = [None] * len(unique)
     done = mapper(decide_schema_pairs, tasks)
     for start, part in zip(range(0, len(keys), CHUNK_PAIRS), done, strict=True):
         for (_, _, at), decision in zip(keys[start:start + CHUNK_PAIRS], part, strict=True):
             mapped[at] = decision
-    return Decided([mapped[k] for k in slot], len(unique))
+    return mapped
+
+
+def _schema_pairs(tools: Sequence[Tool], unique: list[tuple[int, int]],
+                  keys: list[tuple[bytes, bytes, int]]) -> list[SchemaPair]:
+    """One task's items: the two schemas (with names and presence) of each unique pair."""
+    items: list[SchemaPair] = []
+    for _, _, at in keys:
+        a, b = tools[unique[at][0]], tools[unique[at][1]]
+        items.append((a.input_schema, a.name, a.has_input_schema,
+                      b.input_schema, b.name, b.has_input_schema))
+    return items
 
 
 def _decide_all(

@@ -70,13 +70,7 @@ class _Prepared:
         legacy_ref = self.root.dialect in LEGACY_REF_DIALECTS and isinstance(s, dict) and (
             "$ref" in s)
         if self.root.problem is None and isinstance(s, dict) and not legacy_ref:
-            req = s.get("required")
-            if isinstance(req, list) and all(isinstance(r, str) for r in req):
-                self.required = frozenset(req)
-            props = s.get("properties", {})
-            if (s.get("additionalProperties") is False and isinstance(props, dict)
-                    and "patternProperties" not in s):
-                self.closed = frozenset(props)
+            self.required, self.closed = _root_members(s)
 
     def quick_reject(self, arguments: dict[str, Any]) -> bool:
         """Exact consequences of the root schema that already reject the arguments."""
@@ -85,6 +79,20 @@ class _Prepared:
         if not self.required.issubset(arguments):
             return True
         return self.closed is not None and not self.closed.issuperset(arguments)
+
+
+def _root_members(s: dict[str, Any]) -> tuple[frozenset[str], frozenset[str] | None]:
+    """The names a root schema requires, and the only names it allows (None: any)."""
+    required: frozenset[str] = frozenset()
+    closed: frozenset[str] | None = None
+    req = s.get("required")
+    if isinstance(req, list) and all(isinstance(r, str) for r in req):
+        required = frozenset(req)
+    props = s.get("properties", {})
+    if (s.get("additionalProperties") is False and isinstance(props, dict)
+            and "patternProperties" not in s):
+        closed = frozenset(props)
+    return required, closed
 
 
 class _Replayer:
@@ -128,6 +136,11 @@ class _Replayer:
                     rejected += 1
             else:
                 unknown[i] = verdict
+        return self._call_outcome(call, selected, accepted, unknown, rejected)
+
+    def _call_outcome(self, call: ObservedCall, selected: list[int], accepted: list[int],
+                      unknown: dict[int, str], rejected: int) -> CallOutcome:
+        """The outcome of one call, tools by index turned into the tools themselves."""
         return CallOutcome(
             ref=CallRef(call.source, call.index, call.name, call.arguments_digest),
             selected=[self.tools[i] for i in selected],

@@ -17,11 +17,14 @@ from histor_sign._limits import (
     DEFAULT_SCAN_THRESHOLD,
 )
 from histor_sign._schema.algebra import Bounds
+from histor_sign._schema.witness import Decision
 from histor_sign.catalog import ToolsLike, as_tools, find_duplicates, load_catalogs
 from histor_sign.collisions import _rules as rules
 from histor_sign.collisions._gc import collector_paused
 from histor_sign.collisions._lexical import (
     MAX_PARTNERS_PER_TOOL,
+    Candidates,
+    Profile,
     Similarity,
     bounded_candidate_pairs,
     normalized_name,
@@ -93,88 +96,33 @@ def scan_tools(tools: Sequence[Tool], options: ScanOptions | None = None, *,
         return _scan(tools, options or ScanOptions(), mapper)
 
 
+_Pairs = dict[tuple[int, int], tuple[str, Similarity | None]]
+_Ordered = list[tuple[tuple[int, int], tuple[str, Similarity | None]]]
+
+
 def _scan(tools: Sequence[Tool], opts: ScanOptions, mapper: Mapper | None = None) -> ScanResult:
+    """The scan in steps: name collisions, the candidate selection, the ordered pairs,
+    their decisions and findings, then shadowing."""
     started = time.monotonic()
     findings: list[Finding] = []
-    pairs: dict[tuple[int, int], tuple[str, Similarity | None]] = {}
-    position = {id(t): i for i, t in enumerate(tools)}
-
-    for first, other in find_duplicates(tools):
-        findings.append(rules.duplicate_name(first, other))
-        pairs[(position[id(first)], position[id(other)])] = ("duplicate name", None)
-
-    groups: dict[str, list[int]] = {}
-    for i, tool in enumerate(tools):
-        groups.setdefault(normalized_name(tool.name), []).append(i)
-    for norm, members in groups.items():
-        head = tools[members[0]]
-        seen = {head.name}
-        for i in members[1:]:
-            if tools[i].name in seen:
-                continue
-            seen.add(tools[i].name)
-            findings.append(rules.normalized_collision(head, tools[i], norm))
-            pairs.setdefault((members[0], i), ("normalized name", None))
-
-    triples = [(t.source, t.name, t.description) for t in tools]
-    if mapper is None:
-        profiles = profiles_of(triples)
-        selected = bounded_candidate_pairs(profiles, opts.threshold, opts.max_partners)
-    else:
-        profiles = partitioned_profiles(triples, mapper)
-        selected = partitioned_candidates(profiles, opts.threshold, opts.max_partners, mapper)
-    del triples
-    lexical = selected.pairs
+    pairs = _name_collisions(tools, findings)
+    profiles, selected = _selection(tools, opts, mapper)
     for i, (count, partner) in selected.cut.items():
         findings.append(rules.partners_not_analysed(tools[i], tools[partner], count,
                                                     opts.max_partners or 0))
-    # A name collision is reported as TC001/TC002; its schemas are compared only when the two
-    # are also confusable as a model reads them.
-    pairs = {k: v for k, v in pairs.items() if k in lexical}
-    for pair, similar in lexical.items():
-        basis, _ = pairs.get(pair, ("lexical", None))
-        pairs[pair] = (basis, similar)
-    # a tool its own description retires in favour of a sibling is that sibling's alias
-    for pair in deprecated_aliases(tools):
-        pairs.setdefault(pair, ("deprecated alias", None))
-    # one template written per backend: the catalog's structure, not its words, says so
-    for i, j, basis in template_siblings(tools):
-        pairs.setdefault((i, j), (basis, None))
-
-    def priority(item: tuple[tuple[int, int], tuple[str, Similarity | None]]) -> tuple[Any, ...]:
-        (i, j), (basis, sim) = item
-        return (basis == "lexical", -(sim.score if sim else 1.0), i, j)
-
-    ordered = sorted(pairs.items(), key=priority)
+    ordered = _ordered_pairs(tools, pairs, selected.pairs)
     # ``ordered`` holds every pair now: the selection's dicts (a hundred MB at registry
     # scale) are released before the decisions and the findings, which reuse their memory
     cut = (len(selected.cut), sum(count for count, _ in selected.cut.values()),
            selected.probes_cut)
-    del pairs, lexical, selected
+    del pairs, selected
     left = (None if opts.budget_seconds is None
             else max(0.0, opts.budget_seconds - (time.monotonic() - started)))
     decided = decide_pairs(tools, [pair for pair, _ in ordered[:opts.max_candidates]],
                            opts.bounds, max_witness_bytes=opts.max_witness_bytes,
                            workers=opts.workers, budget_seconds=left,
                            dedupe=opts.schema_pair_cache, mapper=mapper)
-    decisions = decided.decisions
-
-    counts = {"overlap": 0, "disjoint": 0, "unknown": 0}
-    for n, ((i, j), (basis, sim)) in enumerate(ordered):
-        a, b = tools[i], tools[j]
-        if n >= opts.max_candidates:
-            findings.append(rules.not_analysed(a, b, sim, basis, opts.max_candidates))
-            counts["unknown"] += 1
-            continue
-        decision = decisions[n]
-        if decision is None:
-            findings.append(rules.not_analysed(a, b, sim, basis, opts.max_candidates,
-                                               budget=opts.budget_seconds))
-            counts["unknown"] += 1
-            continue
-        counts[decision.outcome] += 1
-        findings.extend(rules.pair_findings(a, b, decision, sim, basis,
-                                            (profiles[i], profiles[j])))
+    counts = _pair_findings(tools, ordered, decided.decisions, profiles, opts, findings)
     total = len(tools)
     stats = {
         "tools": total,
@@ -192,7 +140,7 @@ def _scan(tools: Sequence[Tool], opts: ScanOptions, mapper: Mapper | None = None
     }
     # The findings hold what they report; the profiles and the ordered pairs are released
     # before shadowing and the sort, where the scan peaks.
-    del profiles, ordered, decided, decisions
+    del profiles, ordered, decided
 
     shadowing = shadowing_findings(tools)
     findings.extend(shadowing)
@@ -211,3 +159,89 @@ def scan_paths(paths: Sequence[str | Path], options: ScanOptions | None = None) 
     opts = options or ScanOptions()
     return scan_catalogs(load_catalogs(paths, max_tools=opts.max_tools,
                                        max_bytes=opts.max_bytes), opts)
+
+
+def _name_collisions(tools: Sequence[Tool], findings: list[Finding]) -> _Pairs:
+    """Step 1 of :func:`_scan`: duplicate names (TC001) and names equal once normalized
+    (TC002), as findings and as pairs."""
+    pairs: _Pairs = {}
+    position = {id(t): i for i, t in enumerate(tools)}
+    for first, other in find_duplicates(tools):
+        findings.append(rules.duplicate_name(first, other))
+        pairs[(position[id(first)], position[id(other)])] = ("duplicate name", None)
+    groups: dict[str, list[int]] = {}
+    for i, tool in enumerate(tools):
+        groups.setdefault(normalized_name(tool.name), []).append(i)
+    for norm, members in groups.items():
+        head = tools[members[0]]
+        seen = {head.name}
+        for i in members[1:]:
+            if tools[i].name in seen:
+                continue
+            seen.add(tools[i].name)
+            findings.append(rules.normalized_collision(head, tools[i], norm))
+            pairs.setdefault((members[0], i), ("normalized name", None))
+    return pairs
+
+
+def _selection(tools: Sequence[Tool], opts: ScanOptions,
+               mapper: Mapper | None) -> tuple[list[Profile], Candidates]:
+    """Step 2 of :func:`_scan`: every tool's profile and the confusable candidate pairs (in
+    partitions when a mapper spreads the work)."""
+    triples = [(t.source, t.name, t.description) for t in tools]
+    if mapper is None:
+        profiles = profiles_of(triples)
+        return profiles, bounded_candidate_pairs(profiles, opts.threshold, opts.max_partners)
+    profiles = partitioned_profiles(triples, mapper)
+    return profiles, partitioned_candidates(profiles, opts.threshold, opts.max_partners,
+                                            mapper)
+
+
+def _pair_priority(item: tuple[tuple[int, int], tuple[str, Similarity | None]]
+                   ) -> tuple[Any, ...]:
+    """Name collisions and structural pairs first, then the most similar."""
+    (i, j), (basis, sim) = item
+    return (basis == "lexical", -(sim.score if sim else 1.0), i, j)
+
+
+def _ordered_pairs(tools: Sequence[Tool], names: _Pairs,
+                   lexical: dict[tuple[int, int], Similarity]) -> _Ordered:
+    """Step 3 of :func:`_scan`: every pair to decide, in :func:`_pair_priority` order. A
+    name collision is reported as TC001/TC002; its schemas are compared only when the two
+    are also confusable as a model reads them."""
+    pairs = {k: v for k, v in names.items() if k in lexical}
+    for pair, similar in lexical.items():
+        basis, _ = pairs.get(pair, ("lexical", None))
+        pairs[pair] = (basis, similar)
+    # a tool its own description retires in favour of a sibling is that sibling's alias
+    for pair in deprecated_aliases(tools):
+        pairs.setdefault(pair, ("deprecated alias", None))
+    # one template written per backend: the catalog's structure, not its words, says so
+    for i, j, basis in template_siblings(tools):
+        pairs.setdefault((i, j), (basis, None))
+    return sorted(pairs.items(), key=_pair_priority)
+
+
+def _pair_findings(tools: Sequence[Tool], ordered: _Ordered,
+                   decisions: Sequence[Decision | None],
+                   profiles: Sequence[Profile], opts: ScanOptions,
+                   findings: list[Finding]) -> dict[str, int]:
+    """Step 4 of :func:`_scan`: each ordered pair's findings (not analysed past the bound or
+    the time budget), and the count of each outcome."""
+    counts = {"overlap": 0, "disjoint": 0, "unknown": 0}
+    for n, ((i, j), (basis, sim)) in enumerate(ordered):
+        a, b = tools[i], tools[j]
+        if n >= opts.max_candidates:
+            findings.append(rules.not_analysed(a, b, sim, basis, opts.max_candidates))
+            counts["unknown"] += 1
+            continue
+        decision = decisions[n]
+        if decision is None:
+            findings.append(rules.not_analysed(a, b, sim, basis, opts.max_candidates,
+                                               budget=opts.budget_seconds))
+            counts["unknown"] += 1
+            continue
+        counts[decision.outcome] += 1
+        findings.extend(rules.pair_findings(a, b, decision, sim, basis,
+                                            (profiles[i], profiles[j])))
+    return counts

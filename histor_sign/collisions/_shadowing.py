@@ -110,22 +110,32 @@ def steering(tool: Tool, names: _Names) -> list[tuple[Steering, list[str]]]:
         imperatives = list(_IMPERATIVE.finditer(body))
         if not imperatives:
             continue
-        named: list[str] = []
-        for word, glob in _mentions(body):
-            for name in names.match(word, glob):
-                if name != tool.name and name not in named:
-                    named.append(name)
-        if not named:
-            continue
-        words = [m.group(1).lower() for m in imperatives]
-        away = [w for w in words if w in AWAY]
-        imperative = away[0] if away else words[0]
-        span = " ".join(body.split())
-        if len(span) > MAX_SPAN_CHARS:
-            span = span[: MAX_SPAN_CHARS - 1] + "…"
-        out.append((Steering(span, tuple(named), imperative, "redirect" if away else "order"),
-                    named))
+        named = _others_named(body, tool.name, names)
+        if named:
+            out.append((_steering_of(body, imperatives, named), named))
     return out
+
+
+def _others_named(body: str, own: str, names: _Names) -> list[str]:
+    """The tool names (other than ``own``) a sentence mentions, in order, once each."""
+    named: list[str] = []
+    for word, glob in _mentions(body):
+        for name in names.match(word, glob):
+            if name != own and name not in named:
+                named.append(name)
+    return named
+
+
+def _steering_of(body: str, imperatives: list[re.Match[str]], named: list[str]) -> Steering:
+    """A steering sentence: its clipped span and its strongest imperative (one that sends
+    the model away, else the first)."""
+    words = [m.group(1).lower() for m in imperatives]
+    away = [w for w in words if w in AWAY]
+    imperative = away[0] if away else words[0]
+    span = " ".join(body.split())
+    if len(span) > MAX_SPAN_CHARS:
+        span = span[: MAX_SPAN_CHARS - 1] + "…"
+    return Steering(span, tuple(named), imperative, "redirect" if away else "order")
 
 
 #: Words by which a description retires its own tool in favour of another.
@@ -173,21 +183,30 @@ def shadowing_findings(tools: Sequence[Tool]) -> list[Finding]:
         key = (tool.name, tool.description)
         if key not in said:
             said[key] = steering(tool, names)
-        best: dict[int, Steering] = {}
-        for found, named in said[key]:
-            for name in named:
-                targets = names.by_name[name]
-                # a name the describing tool's own source serves is that tool's sibling:
-                # the description steers within its server, not to another server's namesake
-                own = [j for j in targets if tools[j].source == tool.source]
-                for j in own or targets:
-                    if tools[j] is tool:
-                        continue
-                    if j not in best or (best[j].kind, found.kind) == ("order", "redirect"):
-                        best[j] = found
+        best = _strongest_per_target(tool, tools, said[key], names)
         for j, found in sorted(best.items()):
             findings.append(_finding(tool, tools[j], found))
     return findings
+
+
+def _strongest_per_target(tool: Tool, tools: Sequence[Tool],
+                          said: list[tuple[Steering, list[str]]],
+                          names: _Names) -> dict[int, Steering]:
+    """Each tool ``tool``'s steering sentences name, with the strongest sentence (a redirect
+    beats an order; else the first)."""
+    best: dict[int, Steering] = {}
+    for found, named in said:
+        for name in named:
+            targets = names.by_name[name]
+            # a name the describing tool's own source serves is that tool's sibling:
+            # the description steers within its server, not to another server's namesake
+            own = [j for j in targets if tools[j].source == tool.source]
+            for j in own or targets:
+                if tools[j] is tool:
+                    continue
+                if j not in best or (best[j].kind, found.kind) == ("order", "redirect"):
+                    best[j] = found
+    return best
 
 
 def _finding(tool: Tool, other: Tool, found: Steering) -> Finding:

@@ -62,6 +62,24 @@ def template_siblings(tools: Sequence[Tool]) -> list[tuple[int, int, str]]:
     """Pairs (i, j, basis), i < j, of template siblings (module docstring); the basis names
     the two differing words. Names are grouped first (source, masked name): a description is
     read only for a name that has a sibling, and once per (description, word)."""
+    templates: dict[tuple[str, str], str | None] = {}
+    out: set[tuple[int, int, str]] = set()
+    for members in _masked_names(tools).values():
+        if len(members) < 2 or len(members) > MAX_GROUP:
+            continue
+        for group in _by_template(tools, members, templates).values():
+            for (i, wi), (j, wj) in combinations(group, 2):
+                if wi != wj:
+                    out.add((i, j, f"template siblings: names and descriptions differ only "
+                                   f"in {wi!r} / {wj!r}"))
+    return sorted(out)
+
+
+def _masked_names(
+    tools: Sequence[Tool],
+) -> dict[tuple[str, int, tuple[str, ...]], list[tuple[int, str]]]:
+    """Step 1 of :func:`template_siblings`: tools (with the word masked) per (source,
+    position, name with one alphabetic word masked), for described multi-word names."""
     by_name: dict[tuple[str, int, tuple[str, ...]], list[tuple[int, str]]] = {}
     for i, tool in enumerate(tools):
         words = [w.lower() for w in split_identifier(tool.name) if w]
@@ -71,22 +89,19 @@ def template_siblings(tools: Sequence[Tool]) -> list[tuple[int, int, str]]:
             if word.isalpha() and len(word) >= 2:
                 masked = (*words[:k], _HOLE, *words[k + 1:])
                 by_name.setdefault((tool.source, k, masked), []).append((i, word))
-    templates: dict[tuple[str, str], str | None] = {}
-    out: set[tuple[int, int, str]] = set()
-    for members in by_name.values():
-        if len(members) < 2 or len(members) > MAX_GROUP:
-            continue
-        groups: dict[str, list[tuple[int, str]]] = {}
-        for i, word in members:
-            key = (tools[i].description, word)
-            if key not in templates:
-                templates[key] = _template(*key)
-            template = templates[key]
-            if template is not None:
-                groups.setdefault(template, []).append((i, word))
-        for group in groups.values():
-            for (i, wi), (j, wj) in combinations(group, 2):
-                if wi != wj:
-                    out.add((i, j, f"template siblings: names and descriptions differ only "
-                                   f"in {wi!r} / {wj!r}"))
-    return sorted(out)
+    return by_name
+
+
+def _by_template(tools: Sequence[Tool], members: list[tuple[int, str]],
+                 templates: dict[tuple[str, str], str | None]) -> dict[str, list[tuple[int, str]]]:
+    """Step 2 of :func:`template_siblings`: one name group's members per description
+    template (each (description, word) templated once, in ``templates``)."""
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for i, word in members:
+        key = (tools[i].description, word)
+        if key not in templates:
+            templates[key] = _template(*key)
+        template = templates[key]
+        if template is not None:
+            groups.setdefault(template, []).append((i, word))
+    return groups

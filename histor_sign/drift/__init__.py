@@ -321,21 +321,32 @@ class DriftResult:
         if self.status is DriftStatus.UNVERIFIED:
             return (f"{self.status.value} — risk: {Risk.MEDIUM.value}  (tools match; the surface "
                     "matches an unsigned baseline, which proves nothing)")
+        counts = self._counts()
+        parts = self._riskiest(tool_limit)
+        detail = f"{counts}: {' | '.join(parts)}" if parts else counts or "manifest differs"
+        risk = self.risk or Risk.LOW
+        return f"{self.status.value} — risk: {risk.value}  ({detail})"
+
+    def _counts(self) -> str:
+        """``1 changed, 2 added, 1 surface change``: the non-zero counts of the headline."""
         order = (ChangeKind.CHANGED, ChangeKind.RENAMED, ChangeKind.ADDED, ChangeKind.REMOVED)
         counts = ", ".join(f"{self.count(c)} {c.value}" for c in order if self.count(c))
         if self.surface:
             n = len(self.surface)
             surface = f"{n} surface change{'s' if n > 1 else ''}"
             counts = f"{counts}, {surface}" if counts else surface
+        return counts
+
+    def _riskiest(self, tool_limit: int) -> list[str]:
+        """The headline's details: up to ``tool_limit`` tools, riskiest first, then surface
+        changes in the room left (escaped)."""
         ranked = sorted(self.tools, key=lambda t: -t.risk.rank)
         parts = [printable(t.summary(), 160) for t in ranked[:tool_limit]]
         if len(ranked) > tool_limit:
             parts.append(f"+{len(ranked) - tool_limit} more tools")
         parts += [printable(f"{c.label}: {c.change.value}", 160)
                   for c in self.surface[: max(0, tool_limit - len(parts))]]
-        detail = f"{counts}: {' | '.join(parts)}" if parts else counts or "manifest differs"
-        risk = self.risk or Risk.LOW
-        return f"{self.status.value} — risk: {risk.value}  ({detail})"
+        return parts
 
     def to_text(
         self, *, fields_hint: str = "pass signed_tools to name them",
@@ -356,21 +367,13 @@ class DriftResult:
             head = f"{self.headline()} · {where}"
         lines = [head]
         for item in self.tools:
-            line = f"  {item.change.value:<8} {printable(item.name)}"
-            if item.renamed_from is not None:
-                line += f" (from {printable(item.renamed_from)})"
-            if item.change in (ChangeKind.CHANGED, ChangeKind.RENAMED):
-                named = ([*item.fields, *(f"{f} (unsigned)" for f in item.unsigned_fields)]
-                         if item.fields is not None else None)
-                line += ": " + (printable(", ".join(named)) if named is not None
-                                else f"fields unknown ({fields_hint})")
-            lines.append(f"{line}  [risk: {item.risk.value}]")
-            lines += [f"      {c.risk.value:<6} {printable(c.detail, 200)}"
-                      + ("" if c.detail.startswith(c.kind.value) else f"  ({c.kind.value})")
-                      + f"  [rule: {printable(c.rule)}]"
-                      for c in item.changes]
-            if item.description_diff:
-                lines += ["      " + printable(d) for d in item.description_diff.splitlines()]
+            lines += _tool_lines(item, fields_hint)
+        return "\n".join(lines + self._surface_lines(surface_hint))
+
+    def _surface_lines(self, surface_hint: str | None) -> list[str]:
+        """The surface part of :meth:`to_text`: why it was not compared, or that it
+        matches, each change, what is not served now, and the baseline."""
+        lines: list[str] = []
         if self.surface_status is SurfaceStatus.NOT_COMPARED and self.surface_one_sided:
             hint = f"; {surface_hint}" if surface_hint else ""
             lines.append(f"  surface not compared: {self.surface_note}{hint}")
@@ -386,7 +389,28 @@ class DriftResult:
         if self.surface_status is not SurfaceStatus.NOT_COMPARED:
             lines.append(_BASELINE_LINES[self.surface_baseline or
                                          SurfaceBaseline.UNSIGNED_SNAPSHOT])
-        return "\n".join(lines)
+        return lines
+
+
+def _tool_lines(item: ToolDrift, fields_hint: str) -> list[str]:
+    """One differing tool in :meth:`DriftResult.to_text`: its line (fields named, or how to
+    learn them), its triaged changes, and its description diff, indented and escaped."""
+    line = f"  {item.change.value:<8} {printable(item.name)}"
+    if item.renamed_from is not None:
+        line += f" (from {printable(item.renamed_from)})"
+    if item.change in (ChangeKind.CHANGED, ChangeKind.RENAMED):
+        named = ([*item.fields, *(f"{f} (unsigned)" for f in item.unsigned_fields)]
+                 if item.fields is not None else None)
+        line += ": " + (printable(", ".join(named)) if named is not None
+                        else f"fields unknown ({fields_hint})")
+    lines = [f"{line}  [risk: {item.risk.value}]"]
+    lines += [f"      {c.risk.value:<6} {printable(c.detail, 200)}"
+              + ("" if c.detail.startswith(c.kind.value) else f"  ({c.kind.value})")
+              + f"  [rule: {printable(c.rule)}]"
+              for c in item.changes]
+    if item.description_diff:
+        lines += ["      " + printable(d) for d in item.description_diff.splitlines()]
+    return lines
 
 
 _BASELINE_LINES = {
@@ -433,14 +457,8 @@ def compare(
     current_by_name = {t.name: t for t in current}
     drift = _triaged(diff_digests(statement.tool_digests, current_digests), signed_by_name,
                      current_by_name, current_digests)
-    if signed_surface is not None:
-        baseline: SurfaceBaseline | None = surface_baseline
-        surface_status, surface, surface_note, one_sided = _compare_attested(
-            signed_surface, tools)
-    else:
-        surface_status, surface, surface_note, one_sided = compare_surface(signed_tools, tools)
-        baseline = (SurfaceBaseline.UNSIGNED_SNAPSHOT if _surface_of(signed_tools) is not None
-                    else None)
+    (surface_status, surface, surface_note, one_sided), baseline = _surface_compared(
+        signed_tools, tools, signed_surface, surface_baseline)
     same = manifest == statement.manifest_digest and not drift and not surface
     status = DriftStatus.MATCH if same else DriftStatus.DIFFERENT
     if (same and surface_status is not SurfaceStatus.NOT_COMPARED
@@ -462,6 +480,20 @@ def compare(
     )
 
 
+def _surface_compared(
+    signed_tools: ToolsLike | None, tools: ToolsLike, signed_surface: SurfaceDigests | None,
+    surface_baseline: SurfaceBaseline,
+) -> tuple[tuple[SurfaceStatus, tuple[SurfaceChange, ...], str | None, bool],
+           SurfaceBaseline | None]:
+    """The surface comparison of :func:`compare` and the baseline it was made against: a
+    verified attestation's digests when given, else the signed snapshot's surface."""
+    if signed_surface is not None:
+        return _compare_attested(signed_surface, tools), surface_baseline
+    compared = compare_surface(signed_tools, tools)
+    return compared, (SurfaceBaseline.UNSIGNED_SNAPSHOT if _surface_of(signed_tools) is not None
+                      else None)
+
+
 def _triaged(
     diffs: list[DigestChange], signed: dict[str, Tool] | None, current: dict[str, Tool],
     current_digests: Mapping[str, str],
@@ -471,64 +503,100 @@ def _triaged(
     (``_meta``, ``icons`` …) differ is one too: changed-and-unsigned, never a match."""
     names = sorted(set(current) | set(signed or ()))
     by_name = {d.name: d for d in diffs}
-    pairs: list[tuple[str, str]] = []
-    if signed is not None:
-        removed = {d.name: signed[d.name].projected() for d in diffs
-                   if d.change is ChangeKind.REMOVED}
-        added = {d.name: current[d.name].projected() for d in diffs
-                 if d.change is ChangeKind.ADDED}
-        pairs = renames(removed, added)
+    pairs = _rename_pairs(diffs, signed, current) if signed is not None else []
     clock = SchemaClock()
     renamed_to = {new: old for old, new in pairs}
     renamed_old = set(renamed_to.values())
-    out: list[ToolDrift] = []
-    for diff in diffs:
-        if diff.name in renamed_old:
-            continue
-        if diff.name in renamed_to and signed is not None:
-            old_name = renamed_to[diff.name]
-            old = signed[old_name].projected()
-            new = current[diff.name].projected()
-            fields = [f for f in changed_fields(old, new) if f != "name"]
-            unsigned, unsigned_names = _unsigned(signed[old_name], current[diff.name])
-            out.append(ToolDrift(
-                diff.name, ChangeKind.RENAMED, by_name[old_name].before, diff.after,
-                tuple(fields), _description_diff_if(fields, old, new),
-                (*rename_changes(old, new, names, clock), *unsigned), renamed_from=old_name,
-                unsigned_fields=unsigned_names))
-        elif diff.change is ChangeKind.CHANGED and signed is not None:
-            old = signed[diff.name].projected()
-            new = current[diff.name].projected()
-            fields = changed_fields(old, new)
-            unsigned, unsigned_names = _unsigned(signed[diff.name], current[diff.name])
-            out.append(ToolDrift(diff.name, diff.change, diff.before, diff.after,
-                                 tuple(fields), _description_diff_if(fields, old, new),
-                                 (*tool_changes(old, new, names, clock), *unsigned),
-                                 unsigned_fields=unsigned_names))
-        elif diff.change is ChangeKind.CHANGED:
-            unknown = DriftChange(DriftKind.DEFINITION_UNKNOWN, Risk.HIGH,
-                                  "definition changed; the signed definition is not available, "
-                                  "so a wording fix cannot be told from an attack (rated high)",
-                                  rule="definition-unknown")
-            out.append(ToolDrift(diff.name, diff.change, diff.before, diff.after,
-                                 changes=(unknown,)))
-        elif diff.change is ChangeKind.ADDED:
-            out.append(ToolDrift(diff.name, diff.change, diff.before, diff.after,
-                                 changes=tuple(added_tool_changes(
-                                     current[diff.name].projected(), names))))
-        else:
-            gone = DriftChange(DriftKind.TOOL_REMOVED, Risk.LOW,
-                               "tool removed; calls to it now fail", rule="tool-removed")
-            out.append(ToolDrift(diff.name, diff.change, diff.before, diff.after,
-                                 changes=(gone,)))
+    out = [_one_drift(diff, renamed_to.get(diff.name), by_name, signed, current, names, clock)
+           for diff in diffs if diff.name not in renamed_old]
     if signed is not None:
-        for name in sorted((set(signed) & set(current)) - set(by_name)):
-            unsigned, unsigned_names = _unsigned(signed[name], current[name])
-            if unsigned:
-                out.append(ToolDrift(name, ChangeKind.CHANGED, current_digests[name],
-                                     current_digests[name], (), None, tuple(unsigned),
-                                     unsigned_fields=unsigned_names))
+        out += _unsigned_only_drift(signed, current, by_name, current_digests)
     return sorted(out, key=lambda t: t.name)
+
+
+def _one_drift(diff: DigestChange, old_name: str | None, by_name: Mapping[str, DigestChange],
+               signed: dict[str, Tool] | None, current: dict[str, Tool], names: list[str],
+               clock: SchemaClock) -> ToolDrift:
+    """The :class:`ToolDrift` of one differing tool (``old_name``: the name it was renamed
+    from)."""
+    if old_name is not None and signed is not None:
+        return _renamed_drift(diff, by_name[old_name], signed[old_name], current[diff.name],
+                              names, clock)
+    if diff.change is ChangeKind.CHANGED and signed is not None:
+        return _changed_drift(diff, signed[diff.name], current[diff.name], names, clock)
+    return _unpaired_drift(diff, current, names)
+
+
+def _rename_pairs(diffs: list[DigestChange], signed: dict[str, Tool],
+                  current: dict[str, Tool]) -> list[tuple[str, str]]:
+    """(old name, new name) of the removed and added tools that are one tool renamed."""
+    removed = {d.name: signed[d.name].projected() for d in diffs
+               if d.change is ChangeKind.REMOVED}
+    added = {d.name: current[d.name].projected() for d in diffs
+             if d.change is ChangeKind.ADDED}
+    return renames(removed, added)
+
+
+def _renamed_drift(diff: DigestChange, old_diff: DigestChange, signed: Tool, current: Tool,
+                   names: list[str], clock: SchemaClock) -> ToolDrift:
+    """A tool renamed (``diff`` its new name's, ``old_diff`` its old name's), with what else
+    changed."""
+    old = signed.projected()
+    new = current.projected()
+    fields = [f for f in changed_fields(old, new) if f != "name"]
+    unsigned, unsigned_names = _unsigned(signed, current)
+    return ToolDrift(
+        diff.name, ChangeKind.RENAMED, old_diff.before, diff.after,
+        tuple(fields), _description_diff_if(fields, old, new),
+        (*rename_changes(old, new, names, clock), *unsigned), renamed_from=old_diff.name,
+        unsigned_fields=unsigned_names)
+
+
+def _changed_drift(diff: DigestChange, signed: Tool, current: Tool, names: list[str],
+                   clock: SchemaClock) -> ToolDrift:
+    """A changed tool whose signed definition is known: its fields and triaged changes."""
+    old = signed.projected()
+    new = current.projected()
+    fields = changed_fields(old, new)
+    unsigned, unsigned_names = _unsigned(signed, current)
+    return ToolDrift(diff.name, diff.change, diff.before, diff.after,
+                     tuple(fields), _description_diff_if(fields, old, new),
+                     (*tool_changes(old, new, names, clock), *unsigned),
+                     unsigned_fields=unsigned_names)
+
+
+def _unpaired_drift(diff: DigestChange, current: dict[str, Tool],
+                    names: list[str]) -> ToolDrift:
+    """A changed tool without its signed definition (rated high), an added tool, or a
+    removed one."""
+    if diff.change is ChangeKind.CHANGED:
+        unknown = DriftChange(DriftKind.DEFINITION_UNKNOWN, Risk.HIGH,
+                              "definition changed; the signed definition is not available, "
+                              "so a wording fix cannot be told from an attack (rated high)",
+                              rule="definition-unknown")
+        return ToolDrift(diff.name, diff.change, diff.before, diff.after, changes=(unknown,))
+    if diff.change is ChangeKind.ADDED:
+        return ToolDrift(diff.name, diff.change, diff.before, diff.after,
+                         changes=tuple(added_tool_changes(current[diff.name].projected(),
+                                                          names)))
+    gone = DriftChange(DriftKind.TOOL_REMOVED, Risk.LOW,
+                       "tool removed; calls to it now fail", rule="tool-removed")
+    return ToolDrift(diff.name, diff.change, diff.before, diff.after, changes=(gone,))
+
+
+def _unsigned_only_drift(signed: dict[str, Tool], current: dict[str, Tool],
+                         by_name: Mapping[str, DigestChange],
+                         current_digests: Mapping[str, str]) -> list[ToolDrift]:
+    """Tools whose signed fields match but whose other fields (``_meta``, ``icons`` …)
+    differ: changed and unsigned."""
+    out: list[ToolDrift] = []
+    for name in sorted((set(signed) & set(current)) - set(by_name)):
+        unsigned, unsigned_names = _unsigned(signed[name], current[name])
+        if unsigned:
+            out.append(ToolDrift(name, ChangeKind.CHANGED, current_digests[name],
+                                 current_digests[name], (), None, tuple(unsigned),
+                                 unsigned_fields=unsigned_names))
+    return out
 
 
 def _unsigned(old: Tool, new: Tool) -> tuple[list[DriftChange], tuple[str, ...]]:

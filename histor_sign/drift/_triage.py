@@ -643,16 +643,19 @@ def _pieces(text: str) -> tuple[list[str], list[str]]:
 def _punctuation_only(old_seps: list[str], new_seps: list[str]) -> bool:
     """Whether the separators differ only in whitespace and safe punctuation, with no
     sentence split or joined between two words."""
-    for i, (a, b) in enumerate(zip(old_seps, new_seps, strict=True)):
-        sa, sb = Counter(c for c in a if not c.isspace()), Counter(c for c in b if not c.isspace())
-        if sa == sb:
-            continue
-        if any(c not in SAFE_PUNCTUATION for c in (sa - sb) + (sb - sa)):
-            return False
-        inner = 0 < i < len(old_seps) - 1
-        if inner and bool(_TERMINATORS & set(sa)) != bool(_TERMINATORS & set(sb)):
-            return False
-    return True
+    return all(_separator_safe(a, b, 0 < i < len(old_seps) - 1)
+               for i, (a, b) in enumerate(zip(old_seps, new_seps, strict=True)))
+
+
+def _separator_safe(a: str, b: str, inner: bool) -> bool:
+    """One separator changed only in whitespace and safe punctuation, and (between two
+    words) without a sentence split or joined."""
+    sa, sb = Counter(c for c in a if not c.isspace()), Counter(c for c in b if not c.isspace())
+    if sa == sb:
+        return True
+    if any(c not in SAFE_PUNCTUATION for c in (sa - sb) + (sb - sa)):
+        return False
+    return not (inner and bool(_TERMINATORS & set(sa)) != bool(_TERMINATORS & set(sb)))
 
 
 def _stems(word: str) -> set[str]:
@@ -797,36 +800,7 @@ def annotation_changes(old: Any, new: Any, own: str = "",
     out as its default (or dropped to it) low; a hint that is not a boolean medium. Then
     the title (text rules) and any other key (medium, high with the text markers)."""
     names = list(tool_names)
-    out: list[DriftChange] = []
-    meaningless = {k for k in _HINTS
-                   if effective_hints(old).get(k) is None and effective_hints(new).get(k) is None}
-    for key, risky in _HINTS.items():
-        raw_before, raw_after = _raw(old, key), _raw(new, key)
-        if _same_json(raw_before, raw_after):
-            continue
-        before, after = _hint(old, key), _hint(new, key)
-        text = f"{key} {str(before).lower()} → {str(after).lower()}"
-        if before != after and key in meaningless:
-            out.append(_change(DriftKind.ANNOTATION_CHANGED, Risk.MEDIUM,
-                               f"{text} (no meaning under MCP: readOnlyHint is true before "
-                               "and after)", "hint-not-meaningful"))
-        elif before != after and key == "idempotentHint":
-            kind = DriftKind.ANNOTATION_RISKIER if after == risky else DriftKind.ANNOTATION_SAFER
-            out.append(_change(kind, Risk.MEDIUM, text, "hint-idempotent"))
-        elif before != after and after == risky:
-            out.append(_change(DriftKind.ANNOTATION_RISKIER, Risk.HIGH, text, "hint-riskier"))
-        elif before != after:
-            out.append(_change(DriftKind.ANNOTATION_SAFER, Risk.MEDIUM,
-                               f"{text} (a new claim of safety)", "hint-safer"))
-        if raw_after is not _MISSING and not isinstance(raw_after, bool):
-            out.append(_change(DriftKind.ANNOTATION_CHANGED, Risk.MEDIUM,
-                               f"{key} {_shown(raw_before)} → {_shown(raw_after)} "
-                               "(not a boolean)", "hint-not-boolean"))
-        elif before == after:
-            out.append(_change(DriftKind.ANNOTATION_CHANGED, Risk.LOW,
-                               f"{key} {_shown(raw_before)} → {_shown(raw_after)} "
-                               f"(MCP default: {str(before).lower()} either way)",
-                               "hint-default-explicit"))
+    out = _hint_changes(old, new)
     old_map = old if isinstance(old, Mapping) else {}
     new_map = new if isinstance(new, Mapping) else {}
     if not _same_json(_raw(old, "title"), _raw(new, "title")):
@@ -835,6 +809,15 @@ def annotation_changes(old: Any, new: Any, own: str = "",
                             tool_names=names,
                             exact=not all(isinstance(m.get("title"), str | None)
                                           for m in (old_map, new_map)))
+    return out + _other_annotation_changes(old, new, old_map, new_map, own, names)
+
+
+def _other_annotation_changes(old: Any, new: Any, old_map: Mapping[str, Any],
+                              new_map: Mapping[str, Any], own: str,
+                              names: list[str]) -> list[DriftChange]:
+    """Last step of :func:`annotation_changes`: keys other than the hints and the title,
+    then annotations that are not an object (nor null)."""
+    out: list[DriftChange] = []
     for key in sorted((set(old_map) | set(new_map)) - set(_HINTS) - {"title"}):
         if not _same_json(_raw(old, key), _raw(new, key)):
             out += _other_text(old_map.get(key), new_map.get(key), f"annotations.{key}",
@@ -845,6 +828,58 @@ def annotation_changes(old: Any, new: Any, own: str = "",
         out += _other_text(odd[0], odd[1], "annotations", DriftKind.ANNOTATION_CHANGED,
                            "annotation-other", own, names)
     return out
+
+
+def _hint_changes(old: Any, new: Any) -> list[DriftChange]:
+    """Step 1 of :func:`annotation_changes`: the changes of the four MCP hints, by name."""
+    out: list[DriftChange] = []
+    meaningless = {k for k in _HINTS
+                   if effective_hints(old).get(k) is None and effective_hints(new).get(k) is None}
+    for key, risky in _HINTS.items():
+        raw_before, raw_after = _raw(old, key), _raw(new, key)
+        if _same_json(raw_before, raw_after):
+            continue
+        before, after = _hint(old, key), _hint(new, key)
+        if before != after:
+            out.append(_hint_meaning_change(key, risky, before, after, key in meaningless))
+        spelled = _hint_spelling_change(key, raw_before, raw_after, before == after, before)
+        if spelled is not None:
+            out.append(spelled)
+    return out
+
+
+def _hint_meaning_change(key: str, risky: Any, before: Any, after: Any,
+                         meaningless: bool) -> DriftChange:
+    """A hint whose effective value changed: riskier (high), safer (medium: a new claim of
+    safety), idempotentHint either way medium, or no meaning under MCP (medium)."""
+    text = f"{key} {str(before).lower()} → {str(after).lower()}"
+    if meaningless:
+        return _change(DriftKind.ANNOTATION_CHANGED, Risk.MEDIUM,
+                       f"{text} (no meaning under MCP: readOnlyHint is true before "
+                       "and after)", "hint-not-meaningful")
+    if key == "idempotentHint":
+        kind = DriftKind.ANNOTATION_RISKIER if after == risky else DriftKind.ANNOTATION_SAFER
+        return _change(kind, Risk.MEDIUM, text, "hint-idempotent")
+    if after == risky:
+        return _change(DriftKind.ANNOTATION_RISKIER, Risk.HIGH, text, "hint-riskier")
+    return _change(DriftKind.ANNOTATION_SAFER, Risk.MEDIUM,
+                   f"{text} (a new claim of safety)", "hint-safer")
+
+
+def _hint_spelling_change(key: str, raw_before: Any, raw_after: Any, same: bool,
+                          before: Any) -> DriftChange | None:
+    """How a hint is written changed: to a value that is not a boolean (medium), or to or
+    from its MCP default with the same meaning (low); None otherwise."""
+    if raw_after is not _MISSING and not isinstance(raw_after, bool):
+        return _change(DriftKind.ANNOTATION_CHANGED, Risk.MEDIUM,
+                       f"{key} {_shown(raw_before)} → {_shown(raw_after)} "
+                       "(not a boolean)", "hint-not-boolean")
+    if same:
+        return _change(DriftKind.ANNOTATION_CHANGED, Risk.LOW,
+                       f"{key} {_shown(raw_before)} → {_shown(raw_after)} "
+                       f"(MCP default: {str(before).lower()} either way)",
+                       "hint-default-explicit")
+    return None
 
 
 def _other_text(old: Any, new: Any, where: str, kind: DriftKind, rule: str, own: str,
@@ -892,20 +927,9 @@ def argument_changes(old: Any, new: Any) -> list[DriftChange]:
     the classic slot for exfiltrated data), a removed argument (high when it was required —
     a gate such as ``confirm`` may be gone — else medium), a type change (medium). A new
     argument whose name carries the text markers (``conversation_history``) is high too."""
-    out: list[DriftChange] = []
     op, np_ = _props(old), _props(new)
     oreq, nreq = _required(old), _required(new)
-    for name in sorted(set(np_) | nreq):
-        if name not in oreq and name in nreq:
-            out.append(_change(DriftKind.REQUIRED_ARGUMENT_ADDED, Risk.MEDIUM,
-                               f'new required argument "{name}"', "required-added"))
-        elif name not in op and name in np_:
-            out.append(_change(DriftKind.ARGUMENT_ADDED, Risk.MEDIUM,
-                               f'new optional argument "{name}"', "argument-added"))
-        else:
-            continue
-        if name not in op:
-            out += _high_text_changes("", name_words(name), f'argument name "{name}"', "", ())
+    out = _added_arguments(op, np_, oreq, nreq)
     for name in sorted(set(op) - set(np_)):
         if name in oreq:
             out.append(_change(DriftKind.ARGUMENT_REMOVED, Risk.HIGH,
@@ -918,6 +942,25 @@ def argument_changes(old: Any, new: Any) -> list[DriftChange]:
         if before != after:
             out.append(_change(DriftKind.ARGUMENT_TYPE, Risk.MEDIUM,
                                f'argument "{name}" type {before} → {after}', "argument-type"))
+    return out
+
+
+def _added_arguments(op: dict[str, Any], np_: dict[str, Any], oreq: set[str],
+                     nreq: set[str]) -> list[DriftChange]:
+    """New required arguments (and arguments that became required), new optional ones, each
+    new name also read by the high text rules."""
+    out: list[DriftChange] = []
+    for name in sorted(set(np_) | nreq):
+        if name not in oreq and name in nreq:
+            out.append(_change(DriftKind.REQUIRED_ARGUMENT_ADDED, Risk.MEDIUM,
+                               f'new required argument "{name}"', "required-added"))
+        elif name not in op and name in np_:
+            out.append(_change(DriftKind.ARGUMENT_ADDED, Risk.MEDIUM,
+                               f'new optional argument "{name}"', "argument-added"))
+        else:
+            continue
+        if name not in op:
+            out += _high_text_changes("", name_words(name), f'argument name "{name}"', "", ())
     return out
 
 
@@ -963,6 +1006,13 @@ def schema_difference(
         if isinstance(checked, Difference):
             return checked
         reason = "candidate witness failed independent validation"
+    return _difference_by_argument(new, old, object_root, deadline, reason)
+
+
+def _difference_by_argument(new: SchemaRoot, old: SchemaRoot, object_root: SchemaRoot,
+                            deadline: float, reason: str) -> Difference:
+    """When the whole-schema answer was not decisive: a validated per-argument witness, a
+    per-property containment proof, or unknown for ``reason``."""
     # The algebra relaxes some negations (e.g. of a closed object); try the per-argument
     # candidates it can decide exactly. Sound: a candidate counts only once validated.
     for candidate in _argument_candidates(new, old, object_root, deadline):
@@ -982,15 +1032,8 @@ def _properties_contained(new: SchemaRoot, old: SchemaRoot, deadline: float) -> 
 
     if not (isinstance(new.schema, dict) and isinstance(old.schema, dict)):
         return False
-    rest_new = {k: v for k, v in new.schema.items() if k != "properties"}
-    rest_old = {k: v for k, v in old.schema.items() if k != "properties"}
     new_props, old_props = _props(new.schema), _props(old.schema)
-    if (canonical_bytes(_strip_descriptions(rest_new))
-            != canonical_bytes(_strip_descriptions(rest_old))
-            or not (set(new_props) == set(old_props) or (
-                set(new_props) <= set(old_props) and rest_new.get("additionalProperties")
-                is False and "patternProperties" not in rest_new))
-            or "$ref" in str(canonical_bytes(rest_new))):
+    if not _differ_in_properties_only(new.schema, old.schema, new_props, old_props):
         return False
     for name, sub in new_props.items():
         if time.monotonic() > deadline:
@@ -999,6 +1042,20 @@ def _properties_contained(new: SchemaRoot, old: SchemaRoot, deadline: float) -> 
         if value is not _NONE:
             return False
     return True
+
+
+def _differ_in_properties_only(new: dict[str, Any], old: dict[str, Any],
+                               new_props: dict[str, Any], old_props: dict[str, Any]) -> bool:
+    """Everything but ``properties`` is the same (descriptions aside, no ``$ref``), and the
+    property names are the same, or fewer in a closed new schema."""
+    rest_new = {k: v for k, v in new.items() if k != "properties"}
+    rest_old = {k: v for k, v in old.items() if k != "properties"}
+    return not (canonical_bytes(_strip_descriptions(rest_new))
+                != canonical_bytes(_strip_descriptions(rest_old))
+                or not (set(new_props) == set(old_props) or (
+                    set(new_props) <= set(old_props) and rest_new.get("additionalProperties")
+                    is False and "patternProperties" not in rest_new))
+                or "$ref" in str(canonical_bytes(rest_new)))
 
 
 _NONE, _UNKNOWN = object(), object()
@@ -1057,10 +1114,14 @@ def _argument_candidates(
         if value is not _NONE and value is not _UNKNOWN:
             out.append({**base, name: value})
     if old_extra is False and new.schema.get("additionalProperties", True) is True:
-        fresh = next(f"extra{i}" for i in range(len(old_props) + len(new_props) + 1)
-                     if f"extra{i}" not in old_props and f"extra{i}" not in new_props)
-        out.append({**base, fresh: None})
+        out.append({**base, _fresh_argument(old_props, new_props): None})
     return out[:16]
+
+
+def _fresh_argument(old_props: dict[str, Any], new_props: dict[str, Any]) -> str:
+    """The first ``extraN`` name neither schema lists."""
+    return next(f"extra{i}" for i in range(len(old_props) + len(new_props) + 1)
+                if f"extra{i}" not in old_props and f"extra{i}" not in new_props)
 
 
 def _witness_text(value: Any) -> str:
@@ -1112,6 +1173,7 @@ def schema_text(schema: Any, *, root_names: bool = True) -> SchemaText:
     schemas: set[tuple[str, ...]] = set()
 
     def walk(node: Any, path: tuple[str, ...]) -> Any:
+        """The subschema at ``path`` without its text (the text into ``texts``)."""
         if not isinstance(node, Mapping):
             return node
         schemas.add(path)
@@ -1119,23 +1181,34 @@ def schema_text(schema: Any, *, root_names: bool = True) -> SchemaText:
         for key, value in node.items():
             where = (*path, key)
             if key in _SUBSCHEMA_MAPS and isinstance(value, Mapping):
-                kept[key] = {n: walk(v, (*where, n)) if isinstance(v, Mapping) else v
-                             for n, v in value.items()}
-                if key == "properties" and (path or root_names) and value:
-                    texts[where] = (" \n".join(name_words(n) for n in sorted(value)), True)
+                kept[key] = subschema_map(value, where, bool(path))
             elif key in _SUBSCHEMA_LISTS and isinstance(value, list):
                 kept[key] = [walk(v, (*where, str(i))) for i, v in enumerate(value)]
             elif key in _SUBSCHEMA:
                 kept[key] = walk(value, where)
             elif key in _VALIDATION or key in _SUBSCHEMA_MAPS or key in _SUBSCHEMA_LISTS:
                 kept[key] = value
-            elif key in _READ_AND_VALIDATED:
-                kept[key] = value
-                texts[where] = (_text(value), True)
             else:
-                texts[where] = ((value, False) if key in _PROSE and isinstance(value, str)
-                                else (_text(value), True))
+                text_member(key, value, where, kept)
         return kept
+
+    def subschema_map(value: Mapping[str, Any], where: tuple[str, ...], nested: bool) -> Any:
+        """A map of names to subschemas, each walked; ``properties`` names are text too."""
+        out = {n: walk(v, (*where, n)) if isinstance(v, Mapping) else v
+               for n, v in value.items()}
+        if where[-1] == "properties" and (nested or root_names) and value:
+            texts[where] = (" \n".join(name_words(n) for n in sorted(value)), True)
+        return out
+
+    def text_member(key: str, value: Any, where: tuple[str, ...], kept: dict[str, Any]) -> None:
+        """A member a model reads: prose, a JSON value (exact), or one that also validates
+        (kept in the schema)."""
+        if key in _READ_AND_VALIDATED:
+            kept[key] = value
+            texts[where] = (_text(value), True)
+        else:
+            texts[where] = ((value, False) if key in _PROSE and isinstance(value, str)
+                            else (_text(value), True))
 
     stripped = walk(schema, ())
     return SchemaText(texts, frozenset(schemas), stripped)
@@ -1159,14 +1232,20 @@ def schema_text_changes(old: SchemaText | None, new: SchemaText | None, *, where
         a, b = before.get(path), after.get(path)
         if a == b or (b is None and path[:-1] not in live):
             continue
-        label = f"{where}{pointer(path)}"
-        if path[-1] == "properties":
-            label += " (property names)"
-        exact = (a is not None and a[1]) or (b is not None and b[1])
-        out += text_changes(a[0] if a else "", b[0] if b else "", where=label,
-                            kind=DriftKind.SCHEMA_WORDING, own=own, tool_names=names,
-                            exact=exact)
+        out += _schema_text_change(path, a, b, where, own, names)
     return out
+
+
+def _schema_text_change(path: tuple[Any, ...], a: Any, b: Any, where: str, own: str,
+                        names: list[str]) -> list[DriftChange]:
+    """The text rules over one schema text (``a`` before, ``b`` after: (text, exact) or
+    None), labelled by where it sits."""
+    label = f"{where}{pointer(path)}"
+    if path[-1] == "properties":
+        label += " (property names)"
+    exact = (a is not None and a[1]) or (b is not None and b[1])
+    return text_changes(a[0] if a else "", b[0] if b else "", where=label,
+                        kind=DriftKind.SCHEMA_WORDING, own=own, tool_names=names, exact=exact)
 
 
 def input_schema_changes(
@@ -1244,25 +1323,31 @@ def tool_changes(old: Mapping[str, Any], new: Mapping[str, Any],
     for key in PROJECTED_FIELDS:
         if key == "name" or not _differs(old, new, key):
             continue
-        before, after = old.get(key), new.get(key)
-        found: list[DriftChange] = []
-        if key in ("title", "description"):
-            kind = DriftKind.TITLE if key == "title" else DriftKind.DESCRIPTION_WORDING
-            found = text_changes(_text(before), _text(after), where=key, kind=kind, own=own,
-                                 tool_names=names,
-                                 exact=not (_is_text(before) and _is_text(after)))
-        elif key == "inputSchema":
-            found = input_schema_changes(before, after, own, names, clock)
-        elif key == "outputSchema":
-            found = output_schema_changes(old, new, own, names)
-        elif key == "annotations":
-            found = annotation_changes(before, after, own, names)
-        elif key == "execution":
-            found = [_change(DriftKind.EXECUTION, Risk.MEDIUM, "execution changed", "execution")]
+        found = _field_changes(key, old, new, own, names, clock)
         out += found or [_change(DriftKind.UNCLASSIFIED, Risk.MEDIUM,
                                  f"{key} changed; no rule classifies the change (rated medium)",
                                  "unclassified")]
     return out
+
+
+def _field_changes(key: str, old: Mapping[str, Any], new: Mapping[str, Any], own: str,
+                   names: list[str], clock: SchemaClock | None) -> list[DriftChange]:
+    """The changes of one differing projected field, by the rules for that field (none
+    for a field no rule classifies)."""
+    before, after = old.get(key), new.get(key)
+    if key in ("title", "description"):
+        kind = DriftKind.TITLE if key == "title" else DriftKind.DESCRIPTION_WORDING
+        return text_changes(_text(before), _text(after), where=key, kind=kind, own=own,
+                            tool_names=names, exact=not (_is_text(before) and _is_text(after)))
+    if key == "inputSchema":
+        return input_schema_changes(before, after, own, names, clock)
+    if key == "outputSchema":
+        return output_schema_changes(old, new, own, names)
+    if key == "annotations":
+        return annotation_changes(before, after, own, names)
+    if key == "execution":
+        return [_change(DriftKind.EXECUTION, Risk.MEDIUM, "execution changed", "execution")]
+    return []
 
 
 def output_schema_changes(old: Mapping[str, Any], new: Mapping[str, Any], own: str,
@@ -1275,12 +1360,21 @@ def output_schema_changes(old: Mapping[str, Any], new: Mapping[str, Any], own: s
                               tool_names=tool_names)
     if before is None:  # a new output schema is medium as a whole; its text adds only highs
         out = [c for c in out if c.risk is Risk.HIGH]
-    if (before is None or after is None
-            or canonical_bytes(before.stripped) != canonical_bytes(after.stripped)):
-        what = "added" if before is None else "removed" if after is None else "changed"
+    what = _output_schema_change(before, after)
+    if what:
         out.insert(0, _change(DriftKind.OUTPUT_SCHEMA, Risk.MEDIUM, f"output schema {what}",
                               "output-schema"))
     return out
+
+
+def _output_schema_change(before: SchemaText | None, after: SchemaText | None) -> str:
+    """``added``, ``removed`` or ``changed`` when what the output schema validates differs
+    ("" when only its text does)."""
+    if before is None:
+        return "added"
+    if after is None:
+        return "removed"
+    return "changed" if canonical_bytes(before.stripped) != canonical_bytes(after.stripped) else ""
 
 
 def tool_texts(tool: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -207,13 +207,7 @@ def declared_arguments(schema: Any) -> tuple[frozenset[str], tuple[str, ...]]:
     patterns: list[str] = []
     if not isinstance(schema, dict):
         return frozenset(), ()
-    nodes: list[Any] = [schema]
-    for key in ("allOf", "anyOf", "oneOf"):
-        if isinstance(schema.get(key), list):
-            nodes.extend(schema[key])
-    nodes.extend(schema.get(k) for k in ("then", "else", "if"))
-    resolved = [_local_ref(schema, n) for n in nodes]
-    for node in [*nodes, *resolved]:
+    for node in _declaring_nodes(schema):
         if not isinstance(node, dict):
             continue
         props = node.get("properties")
@@ -223,6 +217,17 @@ def declared_arguments(schema: Any) -> tuple[frozenset[str], tuple[str, ...]]:
         if isinstance(pats, dict):
             patterns.extend(p for p in pats if isinstance(p, str))
     return frozenset(names), tuple(patterns)
+
+
+def _declaring_nodes(schema: dict[str, Any]) -> list[Any]:
+    """The root, its allOf/anyOf/oneOf and if/then/else branches, then each of their local
+    ``$ref`` targets (None where there is none): where :func:`declared_arguments` looks."""
+    nodes: list[Any] = [schema]
+    for key in ("allOf", "anyOf", "oneOf"):
+        if isinstance(schema.get(key), list):
+            nodes.extend(schema[key])
+    nodes.extend(schema.get(k) for k in ("then", "else", "if"))
+    return [*nodes, *(_local_ref(schema, n) for n in nodes)]
 
 
 def _closed_object(schema: Any) -> bool:
@@ -399,6 +404,8 @@ class Guard:
         return Decision(not reasons, name, reasons)
 
     def _reasons(self, contract: _Contract, args: Mapping[str, Any]) -> list[Reason]:
+        """Every reason to deny a call the allow plan did not clear: the schema's, unknown
+        arguments (when the policy denies them), the dry run, the effect budget; sorted."""
         tool = contract.tool
         rules = self.policy.for_tool(tool.name)
         secret = rules.secret
@@ -410,61 +417,82 @@ class Guard:
         except SchemaProblem as exc:
             return [Reason(exc.code, exc.message)]
         if self.policy.deny_unknown_for(tool.name):
-            reported = {r.pointer for r in reasons if r.code == "unknown-argument"}
-            for key in sorted(args):
-                if key in contract.declared:
-                    continue
-                hits = [pattern_matches(p, key) for p in contract.patterns]
-                if any(hits):
-                    continue
-                where = shown_pointer([key])
-                if None in hits:
-                    reasons.append(Reason(
-                        PATTERN_UNDECIDABLE,
-                        f"cannot decide whether argument {shown_name(key)} is declared: the "
-                        "schema's patternProperties are matched only on printable ASCII names",
-                        where,
-                    ))
-                elif where not in reported:
-                    reasons.append(
-                        Reason(
-                            "unknown-argument",
-                            f"unknown argument {shown_name(key)} (the schema does not declare it)",
-                            where,
-                        )
-                    )
-        if requires_dry_run(tool, self.policy):
-            param = self.policy.dry_run_parameter_for(tool.name, contract.declared)
-            named = (self.policy.for_tool(tool.name).dry_run_parameter
-                     or self.policy.dry_run_parameter)
-            if named is None and param not in contract.declared and not contract.patterns and (
-                    contract.closed or self.policy.deny_unknown_for(tool.name)):
-                # Advice that leads somewhere: the server would reject the argument
-                # ("unknown argument"), so only a person or the policy can allow the call.
-                reasons.append(Reason(
-                    "dry-run-required",
-                    f"{tool.name!r} is destructive and its schema has no dry-run argument: "
-                    "a real run needs a person's approval (a host with MCP elicitation) or "
-                    "the guard policy allowing it (require_dry_run = false for this tool)"))
-            elif args.get(param) is not True:
-                if param not in args:
-                    state = " (it is missing)"
-                elif param in secret:
-                    state = ""
-                else:
-                    found = args[param]
-                    state = f" (it is {'false' if found is False else _article(json_type(found))})"
-                reasons.append(
-                    Reason(
-                        "dry-run-required",
-                        f"{tool.name!r} is destructive: {param} must be true{state}; "
-                        "a real run needs approval outside the guard",
-                        shown_pointer([param]),
-                    )
-                )
+            reasons.extend(_undeclared_reasons(contract, args, reasons))
+        dry_run = self._dry_run_reason(contract, args, secret) \
+            if requires_dry_run(tool, self.policy) else None
+        if dry_run is not None:
+            reasons.append(dry_run)
         if rules.max_effect is not None and rules.effect_from is not None:
             reasons.extend(_effect_reasons(args, rules.effect_from, rules.max_effect, secret))
         return sorted(reasons, key=lambda r: (r.pointer, r.code, r.message))
+
+    def _dry_run_reason(self, contract: _Contract, args: Mapping[str, Any],
+                        secret: frozenset[str]) -> Reason | None:
+        """Why a destructive tool's call is denied for its dry run, or None when the dry-run
+        argument is true."""
+        tool = contract.tool
+        param = self.policy.dry_run_parameter_for(tool.name, contract.declared)
+        named = (self.policy.for_tool(tool.name).dry_run_parameter
+                 or self.policy.dry_run_parameter)
+        if named is None and param not in contract.declared and not contract.patterns and (
+                contract.closed or self.policy.deny_unknown_for(tool.name)):
+            # Advice that leads somewhere: the server would reject the argument
+            # ("unknown argument"), so only a person or the policy can allow the call.
+            return Reason(
+                "dry-run-required",
+                f"{tool.name!r} is destructive and its schema has no dry-run argument: "
+                "a real run needs a person's approval (a host with MCP elicitation) or "
+                "the guard policy allowing it (require_dry_run = false for this tool)")
+        if args.get(param) is True:
+            return None
+        return Reason(
+            "dry-run-required",
+            f"{tool.name!r} is destructive: {param} must be true"
+            f"{_dry_run_state(args, param, secret)}; "
+            "a real run needs approval outside the guard",
+            shown_pointer([param]),
+        )
+
+
+def _dry_run_state(args: Mapping[str, Any], param: str, secret: frozenset[str]) -> str:
+    """What the dry-run argument is instead of true (nothing shown for a secret one)."""
+    if param not in args:
+        return " (it is missing)"
+    if param in secret:
+        return ""
+    found = args[param]
+    return f" (it is {'false' if found is False else _article(json_type(found))})"
+
+
+def _undeclared_reasons(contract: _Contract, args: Mapping[str, Any],
+                        reasons: list[Reason]) -> list[Reason]:
+    """Arguments the schema does not declare (by name or pattern), where the schema's own
+    reasons did not already say so; undecidable pattern matches are reasons too."""
+    reported = {r.pointer for r in reasons if r.code == "unknown-argument"}
+    out: list[Reason] = []
+    for key in sorted(args):
+        if key in contract.declared:
+            continue
+        hits = [pattern_matches(p, key) for p in contract.patterns]
+        if any(hits):
+            continue
+        where = shown_pointer([key])
+        if None in hits:
+            out.append(Reason(
+                PATTERN_UNDECIDABLE,
+                f"cannot decide whether argument {shown_name(key)} is declared: the "
+                "schema's patternProperties are matched only on printable ASCII names",
+                where,
+            ))
+        elif where not in reported:
+            out.append(
+                Reason(
+                    "unknown-argument",
+                    f"unknown argument {shown_name(key)} (the schema does not declare it)",
+                    where,
+                )
+            )
+    return out
 
 
 def _article(word: str) -> str:

@@ -40,28 +40,46 @@ def lint_catalog(tools: Iterable[Tool], policy: Policy | None = None) -> list[Fi
 
 
 def _lint_tool(tool: Tool, policy: Policy) -> Iterator[Finding]:
-    ref = tool.ref
+    """Every finding for one tool, rule by rule (HS107, HS101, HS102–104, HS106, HS105)."""
     schema = tool.input_schema if tool.has_input_schema else {}
     props = schema.get("properties", {}) if isinstance(schema, dict) else {}
     props = props if isinstance(props, dict) else {}
+    yield from _name_findings(tool)
+    yield from _dry_run_findings(tool, policy, props)
+    yield from _shape_findings(tool, schema)
+    yield from _regex_findings(tool, schema)
+    yield from _policy_findings(tool, policy, props)
 
-    def finding(rule: str, message: str, pointers: list[str] | None = None) -> Finding:
-        extra = {"pointers": pointers} if pointers else {}
-        return new_finding(rule, message, [ref], properties=extra)
 
+def _finding(tool: Tool, rule: str, message: str, pointers: list[str] | None = None) -> Finding:
+    """One finding on ``tool``, with the schema pointers it is about (if any)."""
+    extra = {"pointers": pointers} if pointers else {}
+    return new_finding(rule, message, [tool.ref], properties=extra)
+
+
+def _name_findings(tool: Tool) -> Iterator[Finding]:
+    """HS107: a tool name no client can show as signed."""
     unsafe = _unsafe_name(tool.name)
     if unsafe:
-        yield finding("HS107", f"'{printable(tool.name)}': the tool name holds {unsafe}; no "
-                               "client can show it as signed")
+        yield _finding(tool, "HS107", f"'{printable(tool.name)}': the tool name holds "
+                                      f"{unsafe}; no client can show it as signed")
+
+
+def _dry_run_findings(tool: Tool, policy: Policy, props: dict[str, Any]) -> Iterator[Finding]:
+    """HS101: a tool that needs a dry run without a boolean dry-run parameter."""
     param = policy.dry_run_parameter_for(tool.name, props)
     if requires_dry_run(tool, policy):
         declared = props.get(param)
         if not isinstance(declared, dict) or declared.get("type") not in ("boolean", None):
-            yield finding(
-                "HS101",
+            yield _finding(
+                tool, "HS101",
                 f"{tool.name!r} needs a dry run (destructive hints or policy) but its input "
                 f"schema has no boolean {param!r} parameter",
             )
+
+
+def _open_shapes(schema: Any) -> tuple[list[str], list[str], list[str]]:
+    """Pointers to open objects, unbounded arrays and floorless integer ids in ``schema``."""
     open_objects: list[str] = []
     open_arrays: list[str] = []
     floorless_ids: list[str] = []
@@ -72,29 +90,44 @@ def _lint_tool(tool: Tool, policy: Policy) -> Iterator[Finding]:
             open_objects.append(pointer(path))
         if "array" in types and "maxItems" not in node:
             open_arrays.append(pointer(path))
-        if path and len(path) >= 2 and path[-2] == "properties" and isinstance(path[-1], str):
-            if "integer" in types and _ID_NAME.search(path[-1]) and not any(
-                k in node for k in ("minimum", "exclusiveMinimum", "enum", "const")
-            ):
-                floorless_ids.append(pointer(path))
+        if _floorless_id(path, node, types):
+            floorless_ids.append(pointer(path))
+    return open_objects, open_arrays, floorless_ids
+
+
+def _floorless_id(path: list[str | int], node: dict[str, Any], types: set[str]) -> bool:
+    """An integer property whose name says it is an id, with no lower bound or fixed set."""
+    return bool(path) and len(path) >= 2 and path[-2] == "properties" \
+        and isinstance(path[-1], str) and "integer" in types \
+        and bool(_ID_NAME.search(path[-1])) and not any(
+            k in node for k in ("minimum", "exclusiveMinimum", "enum", "const"))
+
+
+def _shape_findings(tool: Tool, schema: Any) -> Iterator[Finding]:
+    """HS102, HS103, HS104: open objects, unbounded arrays, floorless integer ids."""
+    open_objects, open_arrays, floorless_ids = _open_shapes(schema)
     if open_objects:
-        yield finding(
-            "HS102",
+        yield _finding(
+            tool, "HS102",
             f"{tool.name!r}: {len(open_objects)} object schema(s) without "
             "additionalProperties: false",
             open_objects,
         )
     if open_arrays:
-        yield finding(
-            "HS103", f"{tool.name!r}: {len(open_arrays)} array schema(s) without maxItems",
+        yield _finding(
+            tool, "HS103",
+            f"{tool.name!r}: {len(open_arrays)} array schema(s) without maxItems",
             open_arrays,
         )
     if floorless_ids:
-        yield finding(
-            "HS104", f"{tool.name!r}: integer id-like propert(ies) without minimum",
+        yield _finding(
+            tool, "HS104", f"{tool.name!r}: integer id-like propert(ies) without minimum",
             floorless_ids,
         )
-    # The same regexes the guard refuses a schema for (pattern_sites feeds both).
+
+
+def _regex_findings(tool: Tool, schema: Any) -> Iterator[Finding]:
+    """HS106: the same regexes the guard refuses a schema for (pattern_sites feeds both)."""
     unsupported = sorted({pointer(path) for path, found in pattern_sites(schema)
                           if not ecma_safe(found)}) if isinstance(schema, dict) else []
     if unsupported:
@@ -108,8 +141,12 @@ def _lint_tool(tool: Tool, policy: Policy) -> Iterator[Finding]:
             f"evaluates (linear time, ECMA-262 meaning), at {shown}"
             + (f" and {more} more" if more > 0 else "")
             + "; the collision scan answers unknown where they decide an overlap",
-            [ref], properties={"pointers": unsupported},
+            [tool.ref], properties={"pointers": unsupported},
         )
+
+
+def _policy_findings(tool: Tool, policy: Policy, props: dict[str, Any]) -> Iterator[Finding]:
+    """HS105: policy rules naming arguments the schema does not declare."""
     rules = policy.for_tool(tool.name)
     named = [*sorted(rules.secret)]
     if rules.effect_from:
@@ -118,8 +155,8 @@ def _lint_tool(tool: Tool, policy: Policy) -> Iterator[Finding]:
         named.append(rules.dry_run_parameter)
     missing = [n for n in named if n not in props]
     if missing:
-        yield finding(
-            "HS105",
+        yield _finding(
+            tool, "HS105",
             f"policy for {tool.name!r} names argument(s) its schema does not declare: "
             + ", ".join(repr(n) for n in missing),
         )
@@ -164,16 +201,22 @@ def _subschemas(schema: Any) -> Iterator[tuple[list[str | int], dict[str, Any]]]
         if not isinstance(node, dict) or len(path) > _MAX_DEPTH:
             continue
         yield path, node
-        for key in _CHILD_MAPS:
-            children = node.get(key)
-            if isinstance(children, dict):
-                for name in sorted(children, reverse=True):
-                    stack.append(([*path, key, name], children[name]))
-        for key in _CHILD_LISTS:
-            children = node.get(key)
-            if isinstance(children, list):
-                for i in range(len(children) - 1, -1, -1):
-                    stack.append(([*path, key, i], children[i]))
-        for key in _CHILD_ONE:
-            if isinstance(node.get(key), dict):
-                stack.append(([*path, key], node[key]))
+        _push_children(stack, path, node)
+
+
+def _push_children(stack: list[tuple[list[str | int], Any]], path: list[str | int],
+                   node: dict[str, Any]) -> None:
+    """Push the subschemas of ``node`` with their paths (each kind reversed: pops in order)."""
+    for key in _CHILD_MAPS:
+        children = node.get(key)
+        if isinstance(children, dict):
+            for name in sorted(children, reverse=True):
+                stack.append(([*path, key, name], children[name]))
+    for key in _CHILD_LISTS:
+        children = node.get(key)
+        if isinstance(children, list):
+            for i in range(len(children) - 1, -1, -1):
+                stack.append(([*path, key, i], children[i]))
+    for key in _CHILD_ONE:
+        if isinstance(node.get(key), dict):
+            stack.append(([*path, key], node[key]))

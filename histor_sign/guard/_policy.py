@@ -129,6 +129,27 @@ _NO_TOOL_POLICY = ToolPolicy()
 
 
 def _tool_policy(table: Mapping[str, Any], source: str, key: str) -> ToolPolicy:
+    """One ``[tools.NAME]`` table, checked key by key; the first bad value is an error."""
+    max_effect, effect_from = _effect_budget(table, source, key)
+    secret = table.get("secret", [])
+    if not isinstance(secret, list) or not all(isinstance(s, str) and s for s in secret):
+        raise InputError(f"{source}: {key}.secret must be an array of argument names")
+    require = _optional_bool(table, "require_dry_run", source, key)
+    deny_unknown = _optional_bool(table, "deny_unknown_arguments", source, key)
+    return ToolPolicy(
+        max_effect=max_effect,
+        effect_from=effect_from,
+        secret=frozenset(secret),
+        require_dry_run=require,
+        dry_run_parameter=_name(table, "dry_run_parameter", source, key),
+        deny_unknown_arguments=deny_unknown,
+    )
+
+
+def _effect_budget(table: Mapping[str, Any], source: str,
+                   key: str) -> tuple[int | None, str | None]:
+    """``max_effect`` and ``effect_from``: both or neither, the budget a non-negative
+    integer."""
     max_effect = table.get("max_effect")
     if max_effect is not None and (
         isinstance(max_effect, bool) or not isinstance(max_effect, int) or max_effect < 0
@@ -142,23 +163,15 @@ def _tool_policy(table: Mapping[str, Any], source: str, key: str) -> ToolPolicy:
         )
     if effect_from is not None and max_effect is None:
         raise InputError(f"{source}: {key}.effect_from needs max_effect")
-    secret = table.get("secret", [])
-    if not isinstance(secret, list) or not all(isinstance(s, str) and s for s in secret):
-        raise InputError(f"{source}: {key}.secret must be an array of argument names")
-    require = table.get("require_dry_run")
-    if require is not None and not isinstance(require, bool):
-        raise InputError(f"{source}: {key}.require_dry_run must be true or false")
-    deny_unknown = table.get("deny_unknown_arguments")
-    if deny_unknown is not None and not isinstance(deny_unknown, bool):
-        raise InputError(f"{source}: {key}.deny_unknown_arguments must be true or false")
-    return ToolPolicy(
-        max_effect=max_effect,
-        effect_from=effect_from,
-        secret=frozenset(secret),
-        require_dry_run=require,
-        dry_run_parameter=_name(table, "dry_run_parameter", source, key),
-        deny_unknown_arguments=deny_unknown,
-    )
+    return max_effect, effect_from
+
+
+def _optional_bool(table: Mapping[str, Any], name: str, source: str, key: str) -> bool | None:
+    """A per-tool switch: true, false, or absent (None: the defaults decide)."""
+    value = table.get(name)
+    if value is not None and not isinstance(value, bool):
+        raise InputError(f"{source}: {key}.{name} must be true or false")
+    return value
 
 
 def _table(value: Any, source: str, key: str) -> Mapping[str, Any]:

@@ -78,91 +78,111 @@ def schema_reasons(
 
 
 def _explain(error: Failure, secret: frozenset[str]) -> Iterable[Reason]:
-    path = list(error.path)
-    is_secret = bool(path) and path[0] in secret
-    if is_secret:
-        path = path[:1]
+    """The reasons one validation failure gives, its path cut to the argument name when the
+    argument is secret (then no value or type is shown)."""
+    path, is_secret = _reported_path(error, secret)
     where = shown_pointer(path)
     label = where or "arguments"
     keyword = error.keyword
     value = error.value
     instance = error.instance
-    got = "" if is_secret else f", got {json_type(instance)}"
 
     if keyword == "required" and isinstance(instance, dict):
-        for name in value:
-            if name not in instance:
-                yield Reason(
-                    "missing-required",
-                    f"missing required argument {shown_name(name)}",
-                    shown_pointer([*path, name]),
-                    keyword,
-                )
-        return
-    if keyword in ("additionalProperties", "unevaluatedProperties") and isinstance(
-        instance, dict
-    ):
-        extras = _extra_properties(instance, error.schema) if value is False else None
-        if extras is not None and not is_secret:
-            for name in extras:
-                yield Reason(
-                    "unknown-argument",
-                    f"unknown argument {shown_name(name)} (the schema does not declare it)",
-                    shown_pointer([*path, name]),
-                    keyword,
-                )
-            return
+        return _missing_reasons(value, instance, path)
+    if keyword in ("additionalProperties", "unevaluatedProperties") and not is_secret:
+        unknown = _unknown_reasons(error, path)
+        if unknown is not None:
+            return unknown
     if keyword == "type":
         expected = " or ".join(value) if isinstance(value, list) else str(value)
-        yield Reason("type-mismatch", f"{label} must be {expected}{got}", where, keyword)
-        return
-    yield Reason("constraint", f"{label} {_constraint(keyword, value)}", where, keyword)
+        got = "" if is_secret else f", got {json_type(instance)}"
+        return [Reason("type-mismatch", f"{label} must be {expected}{got}", where, keyword)]
+    return [Reason("constraint", f"{label} {_constraint(keyword, value)}", where, keyword)]
+
+
+def _reported_path(error: Failure, secret: frozenset[str]) -> tuple[list[Any], bool]:
+    """The failure's path, cut to the argument name when that argument is secret; and
+    whether it is."""
+    path = list(error.path)
+    is_secret = bool(path) and path[0] in secret
+    return (path[:1] if is_secret else path), is_secret
+
+
+def _missing_reasons(required: Any, instance: Mapping[str, Any],
+                     path: list[Any]) -> list[Reason]:
+    """One reason per required name the object lacks."""
+    return [Reason("missing-required", f"missing required argument {shown_name(name)}",
+                   shown_pointer([*path, name]), "required")
+            for name in required if name not in instance]
+
+
+def _unknown_reasons(error: Failure, path: list[Any]) -> list[Reason] | None:
+    """One reason per member an object's ``false`` additional/unevaluated properties
+    refuse, or None when the failure is not that (or which members cannot be said)."""
+    instance = error.instance
+    if not isinstance(instance, dict) or error.value is not False:
+        return None
+    extras = _extra_properties(instance, error.schema)
+    if extras is None:
+        return None
+    return [Reason("unknown-argument",
+                   f"unknown argument {shown_name(name)} (the schema does not declare it)",
+                   shown_pointer([*path, name]), error.keyword)
+            for name in extras]
+
+
+#: Constraint messages with the keyword's value put in.
+_VALUE_MESSAGES = {
+    "minimum": "must be >= {}",
+    "maximum": "must be <= {}",
+    "exclusiveMinimum": "must be > {}",
+    "exclusiveMaximum": "must be < {}",
+    "multipleOf": "must be a multiple of {}",
+    "minLength": "must be at least {} characters long",
+    "maxLength": "must be at most {} characters long",
+    "minItems": "must have at least {} items",
+    "maxItems": "must have at most {} items",
+    "minProperties": "must have at least {} properties",
+    "maxProperties": "must have at most {} properties",
+    "minContains": "must contain at least {} matching items",
+    "maxContains": "must contain at most {} matching items",
+    "format": "must be a valid {}",
+}
+#: Constraint messages that show nothing of the keyword's value.
+_FIXED_MESSAGES = {
+    "uniqueItems": "must not contain duplicate items",
+    "not": "must not match the schema under 'not'",
+    "dependentRequired": "is missing arguments that other present arguments require",
+    "propertyNames": "has a property name the schema does not allow",
+    "contains": "must contain an item matching the 'contains' schema",
+    "false": "is not allowed by the schema",
+}
+#: Constraint messages that show the keyword's value as an inert literal.
+_LITERAL_MESSAGES = {"const": "must equal {}", "pattern": "must match the pattern {}"}
+
+
+def _one_of_values(values: list[Any]) -> str:
+    """``enum``'s message: the first few allowed values as inert literals."""
+    shown = ", ".join(_show_literal(v) for v in values[:MAX_SHOWN])
+    more = f", … ({len(values)} in all)" if len(values) > MAX_SHOWN else ""
+    return f"must be one of: {shown}{more}"
 
 
 def _constraint(keyword: str, value: Any) -> str:
-    simple = {
-        "minimum": "must be >= {}",
-        "maximum": "must be <= {}",
-        "exclusiveMinimum": "must be > {}",
-        "exclusiveMaximum": "must be < {}",
-        "multipleOf": "must be a multiple of {}",
-        "minLength": "must be at least {} characters long",
-        "maxLength": "must be at most {} characters long",
-        "minItems": "must have at least {} items",
-        "maxItems": "must have at most {} items",
-        "minProperties": "must have at least {} properties",
-        "maxProperties": "must have at most {} properties",
-        "minContains": "must contain at least {} matching items",
-        "maxContains": "must contain at most {} matching items",
-        "format": "must be a valid {}",
-    }
-    if keyword in simple:
-        return simple[keyword].format(value)
+    """What a failed keyword asks of the value, in words (table-driven)."""
+    if keyword in _VALUE_MESSAGES:
+        return _VALUE_MESSAGES[keyword].format(value)
+    if keyword in _FIXED_MESSAGES:
+        return _FIXED_MESSAGES[keyword]
+    if keyword in _LITERAL_MESSAGES:
+        return _LITERAL_MESSAGES[keyword].format(_show_literal(value))
     if keyword == "enum" and isinstance(value, list):
-        shown = ", ".join(_show_literal(v) for v in value[:MAX_SHOWN])
-        more = f", … ({len(value)} in all)" if len(value) > MAX_SHOWN else ""
-        return f"must be one of: {shown}{more}"
-    if keyword == "const":
-        return f"must equal {_show_literal(value)}"
-    if keyword == "pattern":
-        return f"must match the pattern {_show_literal(value)}"
-    if keyword == "uniqueItems":
-        return "must not contain duplicate items"
+        return _one_of_values(value)
     if keyword in ("anyOf", "oneOf"):
         return f"must match {'exactly one' if keyword == 'oneOf' else 'at least one'} of " \
             f"the {len(value)} {keyword} alternatives"
-    if keyword == "not":
-        return "must not match the schema under 'not'"
-    if keyword == "dependentRequired":
-        return "is missing arguments that other present arguments require"
-    if keyword == "propertyNames":
-        return "has a property name the schema does not allow"
-    if keyword == "contains":
-        return "must contain an item matching the 'contains' schema"
     if keyword in ("additionalProperties", "unevaluatedProperties"):
         return f"has properties that the schema's {keyword} does not allow"
-    if keyword == "false":
-        return "is not allowed by the schema"
     return f"does not satisfy the schema keyword {keyword!r}"
 
 

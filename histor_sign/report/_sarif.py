@@ -88,16 +88,12 @@ def iter_sarif(
 
 def _pieces(findings: Sequence[Finding], strict: bool, stats: Mapping[str, Any] | None,
             command: str) -> Iterator[str]:
+    """The pieces of :func:`iter_sarif`, before escaping."""
     ordered = sorted_findings(findings)
     rule_ids = sorted({r.id for r in RULES.values() if r.command == command}
                       | {f.rule for f in ordered})
     rule_index = {rid: i for i, rid in enumerate(rule_ids)}
-    wanted: dict[str, set[str]] = {}
-    for finding in ordered:
-        for t in finding.tools:
-            if t.pointer:
-                wanted.setdefault(t.source, set()).add(t.pointer)
-    lines = {source: lines_for(source, ptrs) for source, ptrs in sorted(wanted.items())}
+    lines = _finding_lines(ordered)
     tool = {"driver": {
         "name": "histor-sign",
         "version": __version__,
@@ -111,6 +107,16 @@ def _pieces(findings: Sequence[Finding], strict: bool, stats: Mapping[str, Any] 
     if stats:
         yield ',\n      "properties": ' + pretty({"summary": dict(sorted(stats.items()))}, 3)
     yield "\n    }\n  ]\n}\n"
+
+
+def _finding_lines(ordered: Sequence[Finding]) -> dict[str, dict[str, int]]:
+    """Per source file, the line of every pointer a finding names in it."""
+    wanted: dict[str, set[str]] = {}
+    for finding in ordered:
+        for t in finding.tools:
+            if t.pointer:
+                wanted.setdefault(t.source, set()).add(t.pointer)
+    return {source: lines_for(source, ptrs) for source, ptrs in sorted(wanted.items())}
 
 
 def _result(finding: Finding, index: int, lines: Mapping[str, Mapping[str, int]],
