@@ -696,25 +696,44 @@ def _yaml_entry(text: str, node: Any, value: Any) -> tuple[_Object, dict[int, _A
     for key, item in node.value:
         if key.value not in ("command", "args"):
             continue
-        between = text[key.end_mark.index:item.start_mark.index]
-        if keys.count(key.value) != 1 or not (
-                _YAML_SEPARATOR.fullmatch(between) or (key.value == "args" and re.fullmatch(
-                    r":[ \t]*(?:#[^\n]*)?(?:\r?\n[ \t]*(?:#[^\n]*)?)*", between))):
+        member = _yaml_member(text, key, item, keys, arrays)
+        if member is None:
             return None
-        if key.value == "command":
-            if not _yaml_scalar(text, item):
-                return None
-            end = item.end_mark.index
-        else:
-            array = _yaml_array(text, item)
-            if array is None:
-                return None
-            arrays[array.start], end = array, array.end
-        start = arrays[max(arrays)].start if key.value == "args" else item.start_mark.index
-        members.append(_Member(key.value, key.start_mark.index, key.end_mark.index, start, end))
+        members.append(member)
     if {m.key for m in members} != {k for k in ("command", "args") if k in value}:
         return None
     return _Object(node.start_mark.index, node.end_mark.index, tuple(members)), arrays
+
+
+def _yaml_member(text: str, key: Any, item: Any, keys: list[Any],
+                 arrays: dict[int, _Array]) -> _Member | None:
+    """Step: one ``command`` or ``args`` member located, or None when it cannot be edited."""
+    if keys.count(key.value) != 1 or not _yaml_separated(text, key, item):
+        return None
+    end = _yaml_value_end(text, key.value, item, arrays)
+    if end is None:
+        return None
+    start = arrays[max(arrays)].start if key.value == "args" else item.start_mark.index
+    return _Member(key.value, key.start_mark.index, key.end_mark.index, start, end)
+
+
+def _yaml_separated(text: str, key: Any, item: Any) -> bool:
+    """Step: key and value are separated plainly (``args`` may also start on a new line)."""
+    between = text[key.end_mark.index:item.start_mark.index]
+    return bool(_YAML_SEPARATOR.fullmatch(between) or (key.value == "args" and re.fullmatch(
+        r":[ \t]*(?:#[^\n]*)?(?:\r?\n[ \t]*(?:#[^\n]*)?)*", between)))
+
+
+def _yaml_value_end(text: str, key: str, item: Any, arrays: dict[int, _Array]) -> int | None:
+    """Step: where an editable ``command`` scalar or ``args`` sequence ends (an ``args``
+    sequence joins ``arrays``); None when it cannot be edited in place."""
+    if key == "command":
+        return item.end_mark.index if _yaml_scalar(text, item) else None
+    array = _yaml_array(text, item)
+    if array is None:
+        return None
+    arrays[array.start] = array
+    return array.end
 
 
 def _load_yaml(path: Path, data: bytes, text: str) -> _Loaded:
@@ -899,49 +918,73 @@ def _detect(document: Any, path: Path, source: str) -> tuple[HostFormat, list[tu
     if not isinstance(document, dict):
         raise InputError(f"{source}: unknown shape: the top level is not a JSON object; "
                          f"{expected}")
-
-    def table(where: tuple[str, ...]) -> tuple[str, ...]:
-        if not isinstance(_at(document, where), dict):
-            raise InputError(f"{source}: unknown shape: {location(where)} is not a JSON object")
-        return where
-
     named = named_host(path)
     if named is not None:
         key = HOSTS[named].table
-        return named, [table((key,))] if key in document else []
-    name, parent = path.name, path.parent.name
+        return named, [_table(document, (key,), source)] if key in document else []
     if "servers" in document and "mcpServers" in document:
         raise InputError(f"{source}: unknown shape: it has both \"servers\" (VS Code) and "
                          "\"mcpServers\" (Claude Desktop, Cursor, Claude Code); which host "
                          "reads it is unclear")
     if "servers" in document:
-        return HostFormat.VSCODE, [table(("servers",))]
+        return HostFormat.VSCODE, [_table(document, ("servers",), source)]
+    return _detect_mcp_servers(document, path, source, expected)
+
+
+def _detect_mcp_servers(document: dict[str, Any], path: Path, source: str,
+                        expected: str) -> tuple[HostFormat, list[tuple[str, ...]]]:
+    """Step: the host of a document without a ``servers`` table, by its tables and name."""
+    project_tables = _project_tables(document)
+    if path.name == ".claude.json" or project_tables:
+        paths = [("mcpServers",)] if "mcpServers" in document else []
+        return HostFormat.CLAUDE_CODE_USER, [_table(document, p, source)
+                                             for p in [*paths, *project_tables]]
+    by_name = _format_by_name(path)
+    if "mcpServers" in document:
+        host = by_name if by_name not in (None, HostFormat.VSCODE) else HostFormat.MCP_SERVERS
+        return host, [_table(document, ("mcpServers",), source)]
+    if by_name is not None:  # the host's file, with no server table yet
+        return by_name, []
+    raise _unknown_shape(document, source, expected)
+
+
+def _table(document: dict[str, Any], where: tuple[str, ...], source: str) -> tuple[str, ...]:
+    """Step: ``where`` when the document holds a JSON object there; else unknown shape."""
+    if not isinstance(_at(document, where), dict):
+        raise InputError(f"{source}: unknown shape: {location(where)} is not a JSON object")
+    return where
+
+
+def _project_tables(document: dict[str, Any]) -> list[tuple[str, ...]]:
+    """Step: the per-project ``mcpServers`` tables of a Claude Code user file."""
     projects = document.get("projects")
-    project_tables = [
+    return [
         ("projects", key, "mcpServers") for key, value in (
             projects.items() if isinstance(projects, dict) else ())
         if isinstance(value, dict) and "mcpServers" in value
     ]
-    if name == ".claude.json" or project_tables:
-        paths = [("mcpServers",)] if "mcpServers" in document else []
-        return HostFormat.CLAUDE_CODE_USER, [table(p) for p in [*paths, *project_tables]]
+
+
+def _format_by_name(path: Path) -> HostFormat | None:
+    """Step: the host format a config file's name (and folder) says, if any."""
+    name, parent = path.name, path.parent.name
     by_name = {
         "claude_desktop_config.json": HostFormat.CLAUDE_DESKTOP,
         ".mcp.json": HostFormat.CLAUDE_CODE_PROJECT,
     }.get(name)
     if by_name is None and name == "mcp.json":
         by_name = HostFormat.CURSOR if parent == ".cursor" else HostFormat.VSCODE
-    if "mcpServers" in document:
-        host = by_name if by_name not in (None, HostFormat.VSCODE) else HostFormat.MCP_SERVERS
-        return host, [table(("mcpServers",))]
-    if by_name is not None:  # the host's file, with no server table yet
-        return by_name, []
+    return by_name
+
+
+def _unknown_shape(document: dict[str, Any], source: str, expected: str) -> InputError:
+    """Step: the error for a document no host format fits (naming VS Code's settings)."""
     mcp = document.get("mcp")
     if isinstance(mcp, dict) and "servers" in mcp:
-        raise InputError(f"{source}: a VS Code settings.json \"mcp\" section is not "
-                         "supported; VS Code keeps MCP servers in mcp.json (MCP: Open User "
-                         "Configuration)")
-    raise InputError(f"{source}: unknown shape: {expected}")
+        return InputError(f"{source}: a VS Code settings.json \"mcp\" section is not "
+                          "supported; VS Code keeps MCP servers in mcp.json (MCP: Open User "
+                          "Configuration)")
+    return InputError(f"{source}: unknown shape: {expected}")
 
 
 # ---------------------------------------------------------------------- entries
@@ -973,23 +1016,30 @@ def _stdio(value: Any, spec: HostSpec) -> _Stdio | tuple[EntryStatus, str]:
         return EntryStatus.MALFORMED, "not a JSON object"
     kind = value.get("type")
     if "command" not in value:
-        if any(key in value for key in _URL_KEYS) or kind in _REMOTE_TYPES or kind == "remote":
-            url = next((value[k] for k in _URL_KEYS if isinstance(value.get(k), str)), None)
-            shown = f" {printable(url, 200)}" if url is not None else ""
-            return (EntryStatus.REMOTE, f"an HTTP server (url{shown}): only stdio servers "
-                    "can be wrapped, and this host's documentation does not say it is "
-                    "Streamable HTTP, which proxy --url serves")
-        return EntryStatus.MALFORMED, "has no command"
+        return _without_command(value, kind)
     local = "local" if spec.command_array else "stdio"
     if kind is not None and kind != local:
         return (EntryStatus.MALFORMED,
                 f"type {printable(json.dumps(kind, ensure_ascii=False), 80)} is not {local}")
     command = value["command"]
     if spec.command_array:
-        if (not isinstance(command, list) or not command
-                or not all(isinstance(a, str) for a in command) or not command[0]):
-            return EntryStatus.MALFORMED, "command is not a non-empty array of strings"
-        return _Stdio(command[0], command[1:])
+        return _array_command(command)
+    return _string_command(value, command)
+
+
+def _without_command(value: dict[str, Any], kind: Any) -> tuple[EntryStatus, str]:
+    """Step: why an entry without ``command`` is not wrapped (remote, or malformed)."""
+    if any(key in value for key in _URL_KEYS) or kind in _REMOTE_TYPES or kind == "remote":
+        url = next((value[k] for k in _URL_KEYS if isinstance(value.get(k), str)), None)
+        shown = f" {printable(url, 200)}" if url is not None else ""
+        return (EntryStatus.REMOTE, f"an HTTP server (url{shown}): only stdio servers "
+                "can be wrapped, and this host's documentation does not say it is "
+                "Streamable HTTP, which proxy --url serves")
+    return EntryStatus.MALFORMED, "has no command"
+
+
+def _string_command(value: dict[str, Any], command: Any) -> _Stdio | tuple[EntryStatus, str]:
+    """Step: a ``command`` string and its optional ``args`` array."""
     if not isinstance(command, str) or not command:
         return EntryStatus.MALFORMED, "command is not a non-empty string"
     args = value.get("args")
@@ -997,6 +1047,14 @@ def _stdio(value: Any, spec: HostSpec) -> _Stdio | tuple[EntryStatus, str]:
                             or not all(isinstance(a, str) for a in args)):
         return EntryStatus.MALFORMED, "args is not an array of strings"
     return _Stdio(command, args)
+
+
+def _array_command(command: Any) -> _Stdio | tuple[EntryStatus, str]:
+    """Step: a ``command`` array (hosts that give program and arguments as one array)."""
+    if (not isinstance(command, list) or not command
+            or not all(isinstance(a, str) for a in command) or not command[0]):
+        return EntryStatus.MALFORMED, "command is not a non-empty array of strings"
+    return _Stdio(command[0], command[1:])
 
 
 @dataclass(frozen=True)
@@ -1555,38 +1613,47 @@ def _unwrap_text(
                 outcomes.append(EntryOutcome(entry.name, entry.where, EntryStatus.NOT_WRAPPED,
                                              None, "does not run through the proxy"))
             continue
-        assert stdio.args is not None
-        proxy = _proxy_args(stdio.args)
-        if _unlocated(loaded, entry):
-            outcomes.append(EntryOutcome(entry.name, entry.where, EntryStatus.MALFORMED,
-                                         proxy.server, _not_located(loaded)))
-            continue
-        if proxy.separator is None and stdio.args[-2:-1] == ["--url"]:
-            outcomes.append(_unwrap_url(loaded, entry, proxy, edits, expected))
-            continue
-        undo = None if proxy.separator is None else _unwrap_edits(loaded, entry, proxy.separator)
-        if undo is None or proxy.separator is None:
-            outcomes.append(EntryOutcome(
-                entry.name, entry.where, EntryStatus.MALFORMED, proxy.server,
-                "runs the proxy with no command after --: nothing to restore"))
-            continue
-        entry_edits, removes_args = undo
-        edits += entry_edits
-        original = stdio.args[proxy.separator + 1:]
-        if expected is not None:
-            value = _at(expected, entry.where)
-            value["command"] = original[0]
-            if HOSTS[loaded.format].command_array:
-                value["command"] = original
-            elif removes_args:
-                del value["args"]
-            else:
-                value["args"] = original[1:]
-        outcomes.append(EntryOutcome(
-            entry.name, entry.where, EntryStatus.UNWRAPPED, proxy.server,
-            f"runs {printable(' '.join(original), 200)} again (was wrapped as "
-            f"{printable(proxy.server or 'no --server', 200)})"))
+        outcomes.append(_unwrap_entry(loaded, entry, stdio, edits, expected))
     return _apply(loaded.text, edits), outcomes
+
+
+def _unwrap_entry(loaded: _Loaded, entry: _Entry, stdio: _Stdio, edits: list[_Edit],
+                  expected: Any) -> EntryOutcome:
+    """Step: unwrap one wrapped entry (its edits join ``edits``), or say why it cannot be."""
+    assert stdio.args is not None
+    proxy = _proxy_args(stdio.args)
+    if _unlocated(loaded, entry):
+        return EntryOutcome(entry.name, entry.where, EntryStatus.MALFORMED,
+                            proxy.server, _not_located(loaded))
+    if proxy.separator is None and stdio.args[-2:-1] == ["--url"]:
+        return _unwrap_url(loaded, entry, proxy, edits, expected)
+    undo = None if proxy.separator is None else _unwrap_edits(loaded, entry, proxy.separator)
+    if undo is None or proxy.separator is None:
+        return EntryOutcome(
+            entry.name, entry.where, EntryStatus.MALFORMED, proxy.server,
+            "runs the proxy with no command after --: nothing to restore")
+    entry_edits, removes_args = undo
+    edits += entry_edits
+    original = stdio.args[proxy.separator + 1:]
+    if expected is not None:
+        _expect_restored(_at(expected, entry.where), original,
+                         HOSTS[loaded.format].command_array, removes_args)
+    return EntryOutcome(
+        entry.name, entry.where, EntryStatus.UNWRAPPED, proxy.server,
+        f"runs {printable(' '.join(original), 200)} again (was wrapped as "
+        f"{printable(proxy.server or 'no --server', 200)})")
+
+
+def _expect_restored(value: Any, original: list[str], command_array: bool,
+                     removes_args: bool) -> None:
+    """Step: the expected document's entry gets its original command back."""
+    value["command"] = original[0]
+    if command_array:
+        value["command"] = original
+    elif removes_args:
+        del value["args"]
+    else:
+        value["args"] = original[1:]
 
 
 def _load_text(loaded: _Loaded, text: str) -> _Loaded:
