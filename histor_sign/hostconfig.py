@@ -583,12 +583,7 @@ def _toml_entry(plain: str, start: int, end: int, value: Any) -> _Object | None:
     for match in _TOML_MEMBER.finditer(plain, start, end):
         key = match.group(2).strip('"')
         at = match.end()
-        if key in ("command", "url"):
-            found = _TOML_STRING_AT.match(plain, at)
-            stop = found.end() if found else None
-        else:
-            array = _toml_array(plain, at) if plain[at:at + 1] == "[" else None
-            stop = array.end if array else None
+        stop = _toml_value_end(plain, key, at)
         if stop is None:
             return None
         members.append(_Member(key, match.start(2), match.end(2), at, stop))
@@ -596,6 +591,15 @@ def _toml_entry(plain: str, start: int, end: int, value: Any) -> _Object | None:
     wanted = {k for k in ("command", "args", "url") if k in value}
     return _Object(start, end, tuple(members)) if present == wanted and len(members) == len(
         present) else None
+
+
+def _toml_value_end(plain: str, key: str, at: int) -> int | None:
+    """Step: where a member's plain string (``command``, ``url``) or string array ends."""
+    if key in ("command", "url"):
+        found = _TOML_STRING_AT.match(plain, at)
+        return found.end() if found else None
+    array = _toml_array(plain, at) if plain[at:at + 1] == "[" else None
+    return array.end if array else None
 
 
 def _load_toml(path: Path, data: bytes, text: str) -> _Loaded:
@@ -607,6 +611,19 @@ def _load_toml(path: Path, data: bytes, text: str) -> _Loaded:
     if not isinstance(table, dict):
         raise InputError(f"{source}: unknown shape: {key} is not a table")
     plain = _toml_plain(text)
+    objects, members = _toml_servers(plain, key, table)
+    located = {m.key for m in members}
+    members += [_Member(name, -1, -1, -1, -1) for name in table if name not in located]
+    ordered = tuple(sorted(members, key=lambda m: m.key_start))
+    return _Loaded(path, data, text, plain, document, HostFormat.CODEX, False,
+                   (((key,), _Object(0, len(plain), ordered)),) if key in document else (),
+                   objects)
+
+
+def _toml_servers(plain: str, key: str, table: dict[str, Any],
+                  ) -> tuple[dict[tuple[str, ...], _Object], list[_Member]]:
+    """Step: each ``[key.NAME]`` server table located (a member per table) and the members
+    of those that can be edited in place."""
     headers = list(_TOML_HEADER.finditer(plain))
     objects: dict[tuple[str, ...], _Object] = {}
     members: list[_Member] = []
@@ -619,12 +636,7 @@ def _load_toml(path: Path, data: bytes, text: str) -> _Loaded:
         members.append(_Member(where[1], header.start(), header.end(), header.end(), end))
         if entry is not None and isinstance(table[where[1]], dict):
             objects[where] = entry
-    located = {m.key for m in members}
-    members += [_Member(name, -1, -1, -1, -1) for name in table if name not in located]
-    ordered = tuple(sorted(members, key=lambda m: m.key_start))
-    return _Loaded(path, data, text, plain, document, HostFormat.CODEX, False,
-                   (((key,), _Object(0, len(plain), ordered)),) if key in document else (),
-                   objects)
+    return objects, members
 
 
 # ---------------------------------------------------------------------- YAML (Continue)
@@ -1246,12 +1258,7 @@ def _unwrap_edits(
     command, args = obj.get("command"), obj.get("args")
     assert command is not None
     if HOSTS[loaded.format].command_array:  # the command array keeps what follows --
-        array = _array_at(loaded, command.value_start)
-        if separator + 2 >= len(array.elements):
-            return None
-        lead = text[array.start + 1:array.elements[0][0]]
-        return [(array.start, array.end,
-                 "[" + lead + text[array.elements[separator + 2][0]:array.end])], False
+        return _unwrap_command_array(loaded, command, separator)
     assert args is not None
     array = _array_at(loaded, args.value_start)
     if separator + 1 >= len(array.elements):
@@ -1259,13 +1266,7 @@ def _unwrap_edits(
     cmd_start, cmd_end = array.elements[separator + 1]
     edits: list[_Edit] = [(command.value_start, command.value_end, text[cmd_start:cmd_end])]
     last = separator + 2 == len(array.elements)
-    inserted = (
-        last and args.key_start > command.value_end
-        and text[command.value_end:args.value_start] == _args_member(loaded, command)
-        and text[array.start:array.end] == _inserted_array(
-            [text[s:e] for s, e in array.elements])
-    )
-    if inserted:
+    if last and _args_inserted_by_wrap(loaded, command, args, array):
         edits.append((command.value_end, args.value_end, ""))
         return edits, True
     if text[array.start] == "-":  # a YAML block sequence: the inserted lines go again
@@ -1273,17 +1274,43 @@ def _unwrap_edits(
                 else _line_end(text, cmd_end))
         edits.append((_line_start(text, array.start), stop, ""))
         return edits, False
-    if not last:
-        lead = text[array.start + 1:array.elements[0][0]]
-        new = "[" + lead + text[array.elements[separator + 2][0]:array.end]
-    else:
-        rest = text[cmd_end:array.end]
-        comma = _skip_ws(text, cmd_end)
-        if text[comma] == ",":  # a trailing comma (JSON with comments) after the command
-            rest = text[cmd_end:comma] + text[comma + 1:array.end]
-        new = "[" + rest
-    edits.append((array.start, array.end, new))
+    edits.append((array.start, array.end, _args_after_command(text, array, separator)))
     return edits, False
+
+
+def _args_inserted_by_wrap(loaded: _Loaded, command: _Member, args: _Member,
+                           array: _Array) -> bool:
+    """Step: the ``args`` member is exactly the one wrap inserted after ``command``."""
+    text = loaded.text
+    return (args.key_start > command.value_end
+            and text[command.value_end:args.value_start] == _args_member(loaded, command)
+            and text[array.start:array.end] == _inserted_array(
+                [text[s:e] for s, e in array.elements]))
+
+
+def _unwrap_command_array(loaded: _Loaded, command: _Member,
+                          separator: int) -> tuple[list[_Edit], bool] | None:
+    """Step: a command array keeps only what follows ``--`` (None when nothing does)."""
+    text = loaded.text
+    array = _array_at(loaded, command.value_start)
+    if separator + 2 >= len(array.elements):
+        return None
+    lead = text[array.start + 1:array.elements[0][0]]
+    return [(array.start, array.end,
+             "[" + lead + text[array.elements[separator + 2][0]:array.end])], False
+
+
+def _args_after_command(text: str, array: _Array, separator: int) -> str:
+    """Step: a flow ``args`` array's text less everything up to the original command."""
+    cmd_end = array.elements[separator + 1][1]
+    if separator + 2 != len(array.elements):
+        lead = text[array.start + 1:array.elements[0][0]]
+        return "[" + lead + text[array.elements[separator + 2][0]:array.end]
+    rest = text[cmd_end:array.end]
+    comma = _skip_ws(text, cmd_end)
+    if text[comma] == ",":  # a trailing comma (JSON with comments) after the command
+        rest = text[cmd_end:comma] + text[comma + 1:array.end]
+    return "[" + rest
 
 
 # ---------------------------------------------------------------------- URL entries
@@ -1367,9 +1394,7 @@ def _unwrap_url(loaded: _Loaded, entry: _Entry, proxy: _ProxyArgs, edits: list[_
     url_text = text[slice(*array.elements[-1])]
     inserted = _args_member(loaded, command) + _inserted_array(
         [text[s:e] for s, e in array.elements])
-    if (spec.url_key is None or args.key_start < command.value_end
-            or text[command.value_end:args.value_end] != inserted
-            or (kind is not None and text[kind.value_start:kind.value_end] != _STDIO_TYPE)):
+    if spec.url_key is None or not _as_url_wrap_wrote(text, command, args, kind, inserted):
         return EntryOutcome(entry.name, entry.where, EntryStatus.MALFORMED, proxy.server,
                             "runs proxy --url, but not as wrap wrote it: restore it by hand")
     assert spec.url_key is not None
@@ -1379,14 +1404,27 @@ def _unwrap_url(loaded: _Loaded, entry: _Entry, proxy: _ProxyArgs, edits: list[_
     if kind is not None and spec.url_type is not None:
         edits.append((kind.value_start, kind.value_end, _literal(spec.url_type)))
     if expected is not None:
-        value = _at(expected, entry.where)
-        del value["command"], value["args"]
-        value[spec.url_key] = url
-        if kind is not None and spec.url_type is not None:
-            value["type"] = spec.url_type
+        _expect_url_restored(_at(expected, entry.where), spec, url, kind is not None)
     return EntryOutcome(entry.name, entry.where, EntryStatus.UNWRAPPED, proxy.server,
                         f"serves {printable(url, 200)} directly again (was wrapped as "
                         f"{printable(proxy.server or 'no --server', 200)})")
+
+
+def _as_url_wrap_wrote(text: str, command: _Member, args: _Member, kind: _Member | None,
+                       inserted: str) -> bool:
+    """Step: a ``proxy --url`` entry's text is exactly what wrap wrote (not edited by hand)."""
+    return not (args.key_start < command.value_end
+                or text[command.value_end:args.value_end] != inserted
+                or (kind is not None and text[kind.value_start:kind.value_end] != _STDIO_TYPE))
+
+
+def _expect_url_restored(value: Any, spec: HostSpec, url: Any, typed: bool) -> None:
+    """Step: the expected document's entry serves its URL again (typed as the host types it)."""
+    assert spec.url_key is not None
+    del value["command"], value["args"]
+    value[spec.url_key] = url
+    if typed and spec.url_type is not None:
+        value["type"] = spec.url_type
 
 
 # ---------------------------------------------------------------------- wrap and unwrap
