@@ -133,9 +133,6 @@ class Checkpoint:
 def parse_checkpoint(note: str, key: LogKey, source: str) -> Checkpoint:
     """Parse a signed note (C2SP) and check its signature by the log's key; raise
     :class:`VerificationFailed` when no signature line verifies."""
-    from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.asymmetric import ec, ed25519
     from cryptography.hazmat.primitives.serialization import load_der_public_key
 
     body, separator, signatures = note.partition("\n\n")
@@ -151,27 +148,37 @@ def parse_checkpoint(note: str, key: LogKey, source: str) -> Checkpoint:
     public = load_der_public_key(key.public_key)
     signed = (body + "\n").encode()
     for line in signatures.splitlines():
-        name, _, encoded = line.removeprefix("\u2014 ").rpartition(" ")
-        if not line.startswith("\u2014 ") or not name:
-            continue
-        try:
-            raw = base64.b64decode(encoded, validate=True)
-        except binascii.Error:
-            continue
-        if raw[:4] != key.log_id[:4]:
-            continue
-        try:
-            if isinstance(public, ec.EllipticCurvePublicKey):
-                public.verify(raw[4:], signed, ec.ECDSA(hashes.SHA256()))
-            elif isinstance(public, ed25519.Ed25519PublicKey):
-                public.verify(raw[4:], signed)
-            else:
-                continue
-        except InvalidSignature:
-            continue
-        return Checkpoint(lines[0], size, root, note)
+        if _note_signature_verifies(line, key, public, signed):
+            return Checkpoint(lines[0], size, root, note)
     raise VerificationFailed(f"{source}: the checkpoint is not signed by the log's key "
                              "in the trusted root")
+
+
+def _note_signature_verifies(line: str, key: LogKey, public: Any, signed: bytes) -> bool:
+    """Step: one signature line of a note is the log key's (by key hash) and verifies."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+
+    name, _, encoded = line.removeprefix("\u2014 ").rpartition(" ")
+    if not line.startswith("\u2014 ") or not name:
+        return False
+    try:
+        raw = base64.b64decode(encoded, validate=True)
+    except binascii.Error:
+        return False
+    if raw[:4] != key.log_id[:4]:
+        return False
+    try:
+        if isinstance(public, ec.EllipticCurvePublicKey):
+            public.verify(raw[4:], signed, ec.ECDSA(hashes.SHA256()))
+        elif isinstance(public, ed25519.Ed25519PublicKey):
+            public.verify(raw[4:], signed)
+        else:
+            return False
+    except InvalidSignature:
+        return False
+    return True
 
 
 # ---------------------------------------------------------------------- the logs
@@ -271,30 +278,8 @@ class _V1Log(_Reader):
     def entries(self, start: int, end: int, new: Checkpoint) -> Iterator[tuple[int, bytes]]:
         later: dict[int, bytes] = {}
         for index in range(start, end):
-            doc = self.json(f"api/v1/log/entries?logIndex={index}")
-            try:
-                (entry,) = doc.values()
-                body = base64.b64decode(entry["body"], validate=True)
-                proof = entry["verification"]["inclusionProof"]
-                size, claimed = int(proof["treeSize"]), bytes.fromhex(proof["rootHash"])
-                path = [bytes.fromhex(h) for h in proof["hashes"]]
-                logged = int(entry["logIndex"])
-                local = int(proof.get("logIndex", index - self.offset))
-            except (KeyError, TypeError, ValueError, AttributeError, binascii.Error):
-                raise InputError(f"{self.base}: malformed log entry {index}") from None
-            if logged != index:
-                raise LogInconsistent(f"asked for entry {index}, the log answered {logged}")
             first, frozen = self._tree_of(index)
-            if local != index - first:
-                raise LogInconsistent(f"entry {index} is proven at index {local} of its tree, "
-                                      f"not {index - first}")
-            try:
-                root = root_from_inclusion(leaf_hash(body), local, size, path)
-            except ValueError as exc:
-                raise LogInconsistent(f"entry {index}: {exc}") from None
-            if root != claimed:
-                raise LogInconsistent(f"entry {index}: its inclusion proof does not lead to "
-                                      "the root it names")
+            body, size, root = self._proven_entry(index, first)
             if frozen is not None:  # an inactive shard: its signed head, exactly
                 if (size, root) != (frozen.size, frozen.root):
                     raise LogInconsistent(f"entry {index} is proven in a tree that is not its "
@@ -305,15 +290,50 @@ class _V1Log(_Reader):
                 raise LogInconsistent(f"entry {index} is proven in a tree of size {size} "
                                       "that is not the verified one")
             if size > new.size:  # the log grew meanwhile: that tree must extend ours
-                if later.get(size, root) != root:
-                    raise LogInconsistent(f"two roots for tree size {size}")
-                if size not in later:
-                    hashes, _ = self._proof(new.size, size)
-                    if not consistent(new.size, size, new.root, root, hashes):
-                        raise LogInconsistent(f"the tree of size {size} entry {index} is "
-                                              "proven in does not extend the verified one")
-                    later[size] = root
+                self._check_later_tree(index, size, root, new, later)
             yield index, body
+
+    def _proven_entry(self, index: int, first: int) -> tuple[bytes, int, bytes]:
+        """Step: entry ``index``'s body, and the tree size and root its inclusion proof
+        leads to (checked: the entry asked for, at its index in its tree, which starts at
+        global index ``first``)."""
+        doc = self.json(f"api/v1/log/entries?logIndex={index}")
+        try:
+            (entry,) = doc.values()
+            body = base64.b64decode(entry["body"], validate=True)
+            proof = entry["verification"]["inclusionProof"]
+            size, claimed = int(proof["treeSize"]), bytes.fromhex(proof["rootHash"])
+            path = [bytes.fromhex(h) for h in proof["hashes"]]
+            logged = int(entry["logIndex"])
+            local = int(proof.get("logIndex", index - self.offset))
+        except (KeyError, TypeError, ValueError, AttributeError, binascii.Error):
+            raise InputError(f"{self.base}: malformed log entry {index}") from None
+        if logged != index:
+            raise LogInconsistent(f"asked for entry {index}, the log answered {logged}")
+        if local != index - first:
+            raise LogInconsistent(f"entry {index} is proven at index {local} of its tree, "
+                                  f"not {index - first}")
+        try:
+            root = root_from_inclusion(leaf_hash(body), local, size, path)
+        except ValueError as exc:
+            raise LogInconsistent(f"entry {index}: {exc}") from None
+        if root != claimed:
+            raise LogInconsistent(f"entry {index}: its inclusion proof does not lead to "
+                                  "the root it names")
+        return body, size, root
+
+    def _check_later_tree(self, index: int, size: int, root: bytes, new: Checkpoint,
+                          later: dict[int, bytes]) -> None:
+        """Step: a tree larger than the verified one (the log grew) must extend it; each
+        such size is checked once, and has one root."""
+        if later.get(size, root) != root:
+            raise LogInconsistent(f"two roots for tree size {size}")
+        if size not in later:
+            hashes, _ = self._proof(new.size, size)
+            if not consistent(new.size, size, new.root, root, hashes):
+                raise LogInconsistent(f"the tree of size {size} entry {index} is "
+                                      "proven in does not extend the verified one")
+            later[size] = root
 
 
 class _TiledLog(_Reader):
@@ -442,14 +462,23 @@ def _entry_certificates(doc: Any) -> list[Certificate]:
     if not isinstance(spec, dict):
         return []
     kind = doc.get("kind")
-    found: list[Any] = []
+    found: list[Any]
     if "hashedRekordV002" in spec:
-        found.append(spec["hashedRekordV002"]["signature"]["verifier"]["x509Certificate"]
-                     ["rawBytes"])
+        found = [spec["hashedRekordV002"]["signature"]["verifier"]["x509Certificate"]
+                 ["rawBytes"]]
     elif "dsseV002" in spec:
-        found += [s["verifier"]["x509Certificate"]["rawBytes"]
-                  for s in spec["dsseV002"]["signatures"]]
-    elif kind in ("hashedrekord", "rekord"):
+        found = [s["verifier"]["x509Certificate"]["rawBytes"]
+                 for s in spec["dsseV002"]["signatures"]]
+    else:
+        found = _v1_keys(kind, spec)
+    certificates = [_certificate(item) for item in found]
+    return [c for c in certificates if c is not None]
+
+
+def _v1_keys(kind: Any, spec: dict[str, Any]) -> list[Any]:
+    """Step: the keys or certificates a Rekor v1 entry body of ``kind`` names."""
+    found: list[Any] = []
+    if kind in ("hashedrekord", "rekord"):
         found.append(spec["signature"]["publicKey"]["content"])
     elif kind == "dsse":
         found += [s["verifier"] for s in spec["signatures"]]
@@ -461,8 +490,7 @@ def _entry_certificates(doc: Any) -> list[Certificate]:
         found.append(spec.get("publicKey"))  # 0.0.1: one key beside the envelope
     elif kind == "cose":
         found.append(spec.get("publicKey"))
-    certificates = [_certificate(item) for item in found]
-    return [c for c in certificates if c is not None]
+    return found
 
 
 def entry_signers(body: bytes) -> list[CertificateFacts]:
@@ -1048,10 +1076,7 @@ def _watch(run: _Run, key: LogKey, stored: LogState | None, start: int | None,
     except LogInconsistent as exc:
         raise VerificationFailed(f"{log.base}: {exc}") from None
     size = log.offset + new.size
-    previous = None
-    if stored is not None:  # in global indexes, as ``size``: its tree's first entry on
-        shard = log.shard_of(stored.checkpoint.origin)
-        previous = stored.checkpoint.size + (shard.start if shard is not None else log.offset)
+    previous = _previous_size(stored, log)
     problem = _inconsistency(stored, new, log)
     cursor = stored.next_index if stored is not None else None
     if problem is None and cursor is not None and cursor > size:
@@ -1061,10 +1086,7 @@ def _watch(run: _Run, key: LogKey, stored: LogState | None, start: int | None,
         events.append(MonitorEvent(ALARM, "log-inconsistent", problem, log=name))
         return LogRun(name, log_id, previous, size, cursor or 0, cursor or 0), None
     if cursor is None:
-        chain_start = run.chain.first_index(key.log_id)
-        cursor = start if start is not None else (chain_start if chain_start is not None
-                                                  else 0)
-        cursor = min(cursor, size)
+        cursor = _first_cursor(run, key, start, size)
     end = min(size, cursor + max_entries)
     before = len(events)
     try:
@@ -1075,6 +1097,23 @@ def _watch(run: _Run, key: LogKey, stored: LogState | None, start: int | None,
         return LogRun(name, log_id, previous, size, cursor, cursor), None
     return (LogRun(name, log_id, previous, size, cursor, end, matched),
             LogState(log_id, new, end))
+
+
+def _previous_size(stored: LogState | None, log: _V1Log | _TiledLog) -> int | None:
+    """Step: the stored checkpoint's size in global indexes (its tree's first entry on)."""
+    if stored is None:
+        return None
+    shard = log.shard_of(stored.checkpoint.origin)
+    return stored.checkpoint.size + (shard.start if shard is not None else log.offset)
+
+
+def _first_cursor(run: _Run, key: LogKey, start: int | None, size: int) -> int:
+    """Step: where a first run starts: ``start``, else the chain's first entry in this log,
+    else the log's first entry (never past its end)."""
+    chain_start = run.chain.first_index(key.log_id)
+    cursor = start if start is not None else (chain_start if chain_start is not None
+                                              else 0)
+    return min(cursor, size)
 
 
 def monitor(
@@ -1386,16 +1425,22 @@ def _judge(entries: Iterator[tuple[int, bytes]], run: _Run, log_id: bytes, log: 
         if bodies.get(index) == body:
             matched += 1
             continue
-        acknowledged = run.acks.event(log_id.hex(), log, index, body, identity)
-        if acknowledged is not None:
-            events.append(acknowledged)
-            continue
-        held = run.acks.held.get((log_id.hex(), index))
-        events.append(MonitorEvent(
-            ALARM, "unpublished-signature",
-            f"signed by {printable(identity or '?')}, which the identity policy "
-            "matches, but it is no revision, attestation or yank of the published chain"
-            + ("; the entry is NOT the one acknowledged at this index (its body differs)"
-               if held is not None else ""),
-            index, identity, log))
+        events.append(_unpublished_event(run, log_id, log, index, body, identity))
     return matched
+
+
+def _unpublished_event(run: _Run, log_id: bytes, log: str, index: int, body: bytes,
+                       identity: str | None) -> MonitorEvent:
+    """Step: the event for a policy-matching entry the chain does not publish: its
+    acknowledgement, else an alarm (saying when another body was acknowledged there)."""
+    acknowledged = run.acks.event(log_id.hex(), log, index, body, identity)
+    if acknowledged is not None:
+        return acknowledged
+    held = run.acks.held.get((log_id.hex(), index))
+    return MonitorEvent(
+        ALARM, "unpublished-signature",
+        f"signed by {printable(identity or '?')}, which the identity policy "
+        "matches, but it is no revision, attestation or yank of the published chain"
+        + ("; the entry is NOT the one acknowledged at this index (its body differs)"
+           if held is not None else ""),
+        index, identity, log)
