@@ -303,13 +303,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     except typer.Abort:
         fail("interrupted", 130)
     except typer.TyperException as exc:  # click's usage errors (typer vendors click)
-        if type(exc).__name__ == "NoArgsIsHelpError":
-            sys.stderr.write(exc.format_message() + "\n")
-            raise SystemExit(2) from None
-        ctx = getattr(exc, "ctx", None)
-        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
-        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
-        fail(message.replace("\n", " ") + hint, 2)
+        _usage_error(exc)
     except KeyboardInterrupt:
         fail("interrupted", 130)
     except BrokenPipeError:
@@ -319,6 +313,17 @@ def main(argv: list[str] | None = None) -> NoReturn:
     if result == 130:  # click turned Ctrl-C into an exit code
         fail("interrupted", 130)
     raise SystemExit(result if isinstance(result, int) else 0)
+
+
+def _usage_error(exc: typer.TyperException) -> NoReturn:
+    """Step: click's usage error as one line and exit 2 (bare help as click prints it)."""
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        sys.stderr.write(exc.format_message() + "\n")
+        raise SystemExit(2) from None
+    ctx = getattr(exc, "ctx", None)
+    hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    fail(message.replace("\n", " ") + hint, 2)
 
 
 def entry_point() -> NoReturn:
