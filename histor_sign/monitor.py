@@ -58,7 +58,7 @@ import base64
 import binascii
 import json
 import os
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -742,16 +742,7 @@ class MonitorState:
             return None, None
         source = f"checkpoint file {path}"
         doc = parse_json(read_bytes(str(path), max_bytes=MAX_MONITOR_STATE_BYTES), source)
-        if isinstance(doc, dict) and doc.get("version") == 1:
-            doc = _upgrade_v1(doc, source, server)
-        keys_v2 = {"version", "server", "logs", "acknowledged"}
-        if (not isinstance(doc, dict) or not keys_v2 <= set(doc) <= keys_v2 | {"mac"}
-                or doc["version"] != STATE_VERSION or not isinstance(doc["logs"], list)):
-            raise InputError(f"{source}: not a histor-sign monitor state (version "
-                             f"{STATE_VERSION}: {', '.join(sorted(keys_v2))})")
-        if doc["server"] != server:
-            raise InputError(f"{source}: is the state of {printable(str(doc['server']))}, "
-                             f"not {printable(server)}")
+        doc = _state_document(doc, source, server)
         logs = {}
         for item in doc["logs"]:
             state = _load_log_state(item, source, keys)
@@ -760,15 +751,38 @@ class MonitorState:
             logs[state.log_id] = state
         acknowledged = Acknowledgement.load_all(doc["acknowledged"], source)
         if key is not None:
-            import hmac
-
-            mac = doc.get("mac")
-            if not isinstance(mac, str) or not hmac.compare_digest(mac, _mac(key, doc)):
-                return None, ("the state file is not authenticated by the state key ("
-                              + ("no mac" if mac is None else "its mac does not match")
-                              + "): it was not written by a run holding the key, so no "
-                              "cursor or acknowledgement in it is trusted; starting over")
+            untrusted = _unauthenticated(doc, key)
+            if untrusted is not None:
+                return None, untrusted
         return cls(server, logs, acknowledged), None
+
+
+def _state_document(doc: Any, source: str, server: str) -> dict[str, Any]:
+    """Step: a state file's document as version 2 (version 1 upgraded), of ``server``."""
+    if isinstance(doc, dict) and doc.get("version") == 1:
+        doc = _upgrade_v1(doc, source, server)
+    keys_v2 = {"version", "server", "logs", "acknowledged"}
+    if (not isinstance(doc, dict) or not keys_v2 <= set(doc) <= keys_v2 | {"mac"}
+            or doc["version"] != STATE_VERSION or not isinstance(doc["logs"], list)):
+        raise InputError(f"{source}: not a histor-sign monitor state (version "
+                         f"{STATE_VERSION}: {', '.join(sorted(keys_v2))})")
+    if doc["server"] != server:
+        raise InputError(f"{source}: is the state of {printable(str(doc['server']))}, "
+                         f"not {printable(server)}")
+    return doc
+
+
+def _unauthenticated(doc: dict[str, Any], key: bytes) -> str | None:
+    """Step: why a state's ``mac`` is not the state key's (None when it is)."""
+    import hmac
+
+    mac = doc.get("mac")
+    if not isinstance(mac, str) or not hmac.compare_digest(mac, _mac(key, doc)):
+        return ("the state file is not authenticated by the state key ("
+                + ("no mac" if mac is None else "its mac does not match")
+                + "): it was not written by a run holding the key, so no "
+                "cursor or acknowledgement in it is trusted; starting over")
+    return None
 
 
 def _upgrade_v1(doc: dict[str, Any], source: str, server: str) -> dict[str, Any]:
@@ -836,13 +850,7 @@ class Acknowledgement:
         out: list[Acknowledgement] = []
         for n, item in enumerate(value):
             where = f"{source}: acknowledged[{n}]"
-            if (not isinstance(item, dict) or set(item) != shape
-                    or not isinstance(item["logIndex"], int)
-                    or isinstance(item["logIndex"], bool) or item["logIndex"] < 0
-                    or not all(isinstance(item[k], str)
-                               for k in ("logId", "entrySha256", "identity", "at"))
-                    or len(item["entrySha256"]) != 64
-                    or item["entrySha256"].strip("0123456789abcdef")):
+            if not _acknowledgement_shaped(item, shape):
                 raise InputError(f"{where}: needs {', '.join(sorted(shape))} (logIndex an "
                                  "integer, entrySha256 64 hex digits)")
             reason = validate_yank_reason(item["reason"], f"{where}.reason", "acknowledgement")
@@ -852,6 +860,46 @@ class Acknowledgement:
         if len({(a.log_id, a.log_index) for a in out}) != len(out):
             raise InputError(f"{source}: an entry is acknowledged twice")
         return tuple(out)
+
+
+def _acknowledgement_shaped(item: Any, shape: set[str]) -> bool:
+    """Step: an acknowledgement has exactly ``shape``, a non-negative integer index,
+    string members and a 64-hex-digit entry digest."""
+    return not (not isinstance(item, dict) or set(item) != shape
+                or not isinstance(item["logIndex"], int)
+                or isinstance(item["logIndex"], bool) or item["logIndex"] < 0
+                or not all(isinstance(item[k], str)
+                           for k in ("logId", "entrySha256", "identity", "at"))
+                or len(item["entrySha256"]) != 64
+                or item["entrySha256"].strip("0123456789abcdef"))
+
+
+def _log_run_line(log: LogRun) -> str:
+    """Step: one log's line of the text report: what was read of it, or why not."""
+    if log.error is not None:
+        return f"  log {printable(log.log)}: NOT READ: {printable(log.error)}"
+    read = log.next_index - log.first_index
+    return (f"  log {printable(log.log)}: {read} entries read "
+            f"({log.first_index}..{log.next_index}) of a tree of {log.size}"
+            + ("" if log.complete else
+               f", {log.size - log.next_index} left for the next run"))
+
+
+def _event_line(e: MonitorEvent) -> str:
+    """Step: one event's line of the text report (its entry and log when it has one)."""
+    return (f"  {e.level:<8} {RULE_OF[e.kind]} "
+            + (f"entry {e.log_index} in {printable(e.log or '?')}: "
+               if e.log_index is not None else "")
+            + printable(e.message, 500))
+
+
+def _acknowledged_lines(acknowledged: Sequence[Acknowledgement]) -> list[str]:
+    """Step: the acknowledged entries of the state, counted, one line each."""
+    lines = [f"  {len(acknowledged)} acknowledged entr"
+             f"{'y' if len(acknowledged) == 1 else 'ies'} in the state:"]
+    lines += [f"    entry {a.log_index} ({printable(a.identity, 200)}), {a.at}: "
+              f"{printable(a.reason)}" for a in acknowledged]
+    return lines
 
 
 # ---------------------------------------------------------------------- the run
@@ -952,15 +1000,7 @@ class MonitorResult:
         head = "ALARM" if self.alarm else "ok"
         lines = [f"{head}: {printable(self.server)}: {len(self.logs)} transparency "
                  f"log{'s' if len(self.logs) != 1 else ''} watched"]
-        for log in self.logs:
-            if log.error is not None:
-                lines.append(f"  log {printable(log.log)}: NOT READ: {printable(log.error)}")
-                continue
-            read = log.next_index - log.first_index
-            lines.append(f"  log {printable(log.log)}: {read} entries read "
-                         f"({log.first_index}..{log.next_index}) of a tree of {log.size}"
-                         + ("" if log.complete else
-                            f", {log.size - log.next_index} left for the next run"))
+        lines += [_log_run_line(log) for log in self.logs]
         lines += [
             f"  publisher entries in the chain  {self.publisher_entries}",
             "  checkpoint                      "
@@ -968,15 +1008,9 @@ class MonitorResult:
                + (" (alarm)" if self.alarm else " (a log was not read)")),
         ]
         lines += [f"  notice   {printable(n, 500)}" for n in self.notices]
-        lines += [f"  {e.level:<8} {RULE_OF[e.kind]} "
-                  + (f"entry {e.log_index} in {printable(e.log or '?')}: "
-                     if e.log_index is not None else "")
-                  + printable(e.message, 500) for e in self.events]
+        lines += [_event_line(e) for e in self.events]
         if self.acknowledged:
-            lines.append(f"  {len(self.acknowledged)} acknowledged entr"
-                         f"{'y' if len(self.acknowledged) == 1 else 'ies'} in the state:")
-            lines += [f"    entry {a.log_index} ({printable(a.identity, 200)}), {a.at}: "
-                      f"{printable(a.reason)}" for a in self.acknowledged]
+            lines += _acknowledged_lines(self.acknowledged)
         return "\n".join(lines)
 
     def findings(self) -> list[Finding]:
