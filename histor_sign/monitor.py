@@ -58,7 +58,7 @@ import base64
 import binascii
 import json
 import os
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -626,58 +626,89 @@ def read_chain(location: ReleaseLocation, timeout: float, server: str, trust: Tr
     holds) as what its name says: the envelope of that revision, part k of that revision's
     attestation, that revision's yank. Anything else is refused by address, never counted.
     ``verified`` caches verdicts across the reads of one run (by the file's digest)."""
-    import hashlib
-
     cache = verified if verified is not None else {}
     bodies: dict[tuple[bytes, int], bytes] = {}
     refused: list[tuple[str, str]] = []
 
     def fetch(address: str) -> JsonValue | None:
-        try:
-            return location.fetch_json(address, timeout=timeout)
-        except NotPublished:
-            return None
+        return _published_json(location, address, timeout)
 
     def add(address: str, document: JsonValue, kind: str, n: int, part: int = 1) -> bool:
-        digest = hashlib.sha256(f"{kind}\n{n}\n{part}\n".encode() + json.dumps(
-            document, sort_keys=True).encode()).hexdigest()
-        try:
-            if digest not in cache:
-                cache[digest] = _verified_entry(kind, n, part, document, server, trust)
-        except (VerificationFailed, InputError, ValueError, TypeError, KeyError,
-                AttributeError) as exc:  # whatever a hostile file provokes: not counted
-            refused.append((address, printable(getattr(exc, "message", str(exc)), 300)))
-            return False
-        key, body = cache[digest]
-        bodies[key] = body
-        return True
+        return _count_entry(address, document, (kind, n, part), server, trust, cache,
+                            bodies, refused)
 
     latest = fetch(location.latest())
     if not isinstance(latest, dict):
         return _Chain({})
+    revision = _chain_length(latest, location)
+    latest_ok = add(location.latest(), latest, ENVELOPE, revision)
+    for n in range(1, revision + 1):
+        _read_revision(location, n, fetch, add)
+    signer = latest.get("signer") if latest_ok else None
+    return _Chain(bodies, signer.get("signature") if isinstance(signer, dict) else None,
+                  signer.get("identity") if isinstance(signer, dict) else None,
+                  tuple(refused))
+
+
+def _read_revision(location: ReleaseLocation, n: int,
+                   fetch: Callable[[str], JsonValue | None],
+                   add: Callable[..., bool]) -> None:
+    """Step: count revision ``n``'s envelope, yank, yank attestation and attestation parts
+    (the parts up to the first one not published)."""
+    for address, kind in ((location.envelope(n), ENVELOPE), (location.yank(n), YANK),
+                          (location.yank_attestation(n), YANK_ATTESTATION)):
+        document = fetch(address)
+        if document is not None:
+            add(address, document, kind, n)
+    for number, address in enumerate(part_addresses(location.attestation(n), MAX_PARTS),
+                                      start=1):
+        document = fetch(address)
+        if document is None:
+            break
+        add(address, document, ATTESTATION, n, number)
+
+
+def _published_json(location: ReleaseLocation, address: str,
+                    timeout: float) -> JsonValue | None:
+    """Step: a chain file's JSON, or None when it is not published."""
+    try:
+        return location.fetch_json(address, timeout=timeout)
+    except NotPublished:
+        return None
+
+
+def _chain_length(latest: dict[str, Any], location: ReleaseLocation) -> int:
+    """Step: the latest revision's number: how many revisions the chain has (bounded)."""
     revision = latest.get("revision")
     if not isinstance(revision, int) or isinstance(revision, bool) or revision < 1:
         raise InputError(f"{location.latest()}: no revision number")
     if revision > MAX_CHAIN_REVISIONS:
         raise LimitExceeded(f"{location.latest()}: more than {MAX_CHAIN_REVISIONS} revisions",
                             limit="max_chain", value=MAX_CHAIN_REVISIONS)
-    latest_ok = add(location.latest(), latest, ENVELOPE, revision)
-    for n in range(1, revision + 1):
-        for address, kind in ((location.envelope(n), ENVELOPE), (location.yank(n), YANK),
-                              (location.yank_attestation(n), YANK_ATTESTATION)):
-            document = fetch(address)
-            if document is not None:
-                add(address, document, kind, n)
-        for number, address in enumerate(part_addresses(location.attestation(n), MAX_PARTS),
-                                          start=1):
-            document = fetch(address)
-            if document is None:
-                break
-            add(address, document, ATTESTATION, n, number)
-    signer = latest.get("signer") if latest_ok else None
-    return _Chain(bodies, signer.get("signature") if isinstance(signer, dict) else None,
-                  signer.get("identity") if isinstance(signer, dict) else None,
-                  tuple(refused))
+    return revision
+
+
+def _count_entry(address: str, document: JsonValue, what: tuple[str, int, int], server: str,
+                 trust: Trust, cache: dict[str, tuple[tuple[bytes, int], bytes]],
+                 bodies: dict[tuple[bytes, int], bytes], refused: list[tuple[str, str]],
+                 ) -> bool:
+    """Step: count one chain file's log entry when it verifies as ``what`` (kind, revision,
+    part), else record it as refused; verdicts are cached by the file's digest."""
+    import hashlib
+
+    kind, n, part = what
+    digest = hashlib.sha256(f"{kind}\n{n}\n{part}\n".encode() + json.dumps(
+        document, sort_keys=True).encode()).hexdigest()
+    try:
+        if digest not in cache:
+            cache[digest] = _verified_entry(kind, n, part, document, server, trust)
+    except (VerificationFailed, InputError, ValueError, TypeError, KeyError,
+            AttributeError) as exc:  # whatever a hostile file provokes: not counted
+        refused.append((address, printable(getattr(exc, "message", str(exc)), 300)))
+        return False
+    key, body = cache[digest]
+    bodies[key] = body
+    return True
 
 
 # ---------------------------------------------------------------------- state
@@ -1111,11 +1142,8 @@ def _watch(run: _Run, key: LogKey, stored: LogState | None, start: int | None,
         raise VerificationFailed(f"{log.base}: {exc}") from None
     size = log.offset + new.size
     previous = _previous_size(stored, log)
-    problem = _inconsistency(stored, new, log)
     cursor = stored.next_index if stored is not None else None
-    if problem is None and cursor is not None and cursor > size:
-        problem = (f"the stored cursor {cursor} is past the log's {size} entries: the state "
-                   "was not written by a run over this log")
+    problem = _stored_problem(stored, new, log, size)
     if problem is not None:
         events.append(MonitorEvent(ALARM, "log-inconsistent", problem, log=name))
         return LogRun(name, log_id, previous, size, cursor or 0, cursor or 0), None
@@ -1131,6 +1159,18 @@ def _watch(run: _Run, key: LogKey, stored: LogState | None, start: int | None,
         return LogRun(name, log_id, previous, size, cursor, cursor), None
     return (LogRun(name, log_id, previous, size, cursor, end, matched),
             LogState(log_id, new, end))
+
+
+def _stored_problem(stored: LogState | None, new: Checkpoint, log: _V1Log | _TiledLog,
+                    size: int) -> str | None:
+    """Step: why the stored state cannot be resumed from in this log (its checkpoint is
+    not extended, or its cursor is past the log's end), or None."""
+    problem = _inconsistency(stored, new, log)
+    cursor = stored.next_index if stored is not None else None
+    if problem is None and cursor is not None and cursor > size:
+        problem = (f"the stored cursor {cursor} is past the log's {size} entries: the state "
+                   "was not written by a run over this log")
+    return problem
 
 
 def _previous_size(stored: LogState | None, log: _V1Log | _TiledLog) -> int | None:
@@ -1212,8 +1252,22 @@ def monitor(
         MonitorEvent(WARNING, "unverified-chain-file",
                      f"{printable(address)}: not counted as published: {why}")
         for address, why in chain.refused]
-    logs: list[LogRun] = []
     new_states = dict(state.logs) if state is not None else {}
+    logs, errors = _watch_all(run, keys, new_states, starts, max_entries, events)
+    notices: tuple[str, ...] = (distrust,) if distrust else ()
+    if state_key is None:
+        notices += ("the state file is not authenticated (no state key): whoever can write "
+                    "it could move a cursor forward unseen",)
+    return _finish(run, state_path, state_key, held, requested, logs, events, new_states,
+                   errors, notices)
+
+
+def _watch_all(run: _Run, keys: Sequence[LogKey], new_states: dict[str, LogState],
+               starts: Mapping[str, int], max_entries: int, events: list[MonitorEvent],
+               ) -> tuple[list[LogRun], list[Exception]]:
+    """Step: watch every log in turn (its new state joins ``new_states``); a log that
+    cannot be read is recorded as such and the others are still watched."""
+    logs: list[LogRun] = []
     errors: list[Exception] = []
     for key in keys:
         stored = new_states.get(key.log_id.hex())
@@ -1228,12 +1282,7 @@ def monitor(
         logs.append(done)
         if new_state is not None:
             new_states[new_state.log_id] = new_state
-    notices: tuple[str, ...] = (distrust,) if distrust else ()
-    if state_key is None:
-        notices += ("the state file is not authenticated (no state key): whoever can write "
-                    "it could move a cursor forward unseen",)
-    return _finish(run, state_path, state_key, held, requested, logs, events, new_states,
-                   errors, notices)
+    return logs, errors
 
 
 def _finish(run: _Run, state_path: Path, state_key: bytes | None,
@@ -1249,17 +1298,24 @@ def _finish(run: _Run, state_path: Path, state_key: bytes | None,
         _check_acknowledged(requested, acks, len(held), logs)
     acknowledged = (*held, *acks.given)
     if any(e.level == ALARM for e in events) or errors:
-        given = {(a.log_id, a.log_index) for a in acks.given}
-        events = [replace(e, level=ALARM, message=e.message + "; NOT recorded: this run has "
-                          "another alarm (acknowledge or resolve it too)")
-                  if e.level == ACKNOWLEDGED and (_log_id_of(logs, e.log), e.log_index) in given
-                  else e for e in events]
+        events = _unrecorded(events, acks.given, logs)
         return MonitorResult(run.server, state_path, tuple(logs), tuple(events),
                              acknowledged=held, notices=notices)
     _store_state(state_path, run.read, MonitorState(run.server, new_states, acknowledged)
                  .to_bytes(state_key))
     return MonitorResult(run.server, state_path, tuple(logs), tuple(events), True,
                          acknowledged, notices)
+
+
+def _unrecorded(events: list[MonitorEvent], given: list[Acknowledgement],
+                logs: list[LogRun]) -> list[MonitorEvent]:
+    """Step: a run with another alarm records no acknowledgement: each one given in this
+    run is an alarm again, saying so."""
+    keys = {(a.log_id, a.log_index) for a in given}
+    return [replace(e, level=ALARM, message=e.message + "; NOT recorded: this run has "
+                    "another alarm (acknowledge or resolve it too)")
+            if e.level == ACKNOWLEDGED and (_log_id_of(logs, e.log), e.log_index) in keys
+            else e for e in events]
 
 
 def _log_id_of(logs: list[LogRun], base: str | None) -> str:
@@ -1446,13 +1502,9 @@ def _judge(entries: Iterator[tuple[int, bytes]], run: _Run, log_id: bytes, log: 
             else:
                 suspects.append((index, body, ours[0].identity))
             continue
-        near = [f for f in signers if not identity_problems(f, run.repository_pins)]
-        if near:
-            events.append(MonitorEvent(
-                WARNING, "other-workflow-signature",
-                f"signed from the repository by {printable(near[0].identity or '?')}, which "
-                "the identity policy does not cover (another workflow or ref)",
-                index, near[0].identity, log))
+        near = _other_workflow_event(signers, run, index, log)
+        if near is not None:
+            events.append(near)
     if suspects:
         bodies = _published(run.fresh_chain(), log_id)  # published while the log was read?
     for index, body, identity in suspects:
@@ -1461,6 +1513,22 @@ def _judge(entries: Iterator[tuple[int, bytes]], run: _Run, log_id: bytes, log: 
             continue
         events.append(_unpublished_event(run, log_id, log, index, body, identity))
     return matched
+
+
+def _other_workflow_event(signers: list[CertificateFacts], run: _Run, index: int,
+                          log: str) -> MonitorEvent | None:
+    """Step: a warning when an entry the policy does not cover was signed from the
+    publisher's repository (another workflow or ref)."""
+    from histor_sign.verification.policy import identity_problems
+
+    near = [f for f in signers if not identity_problems(f, run.repository_pins)]
+    if not near:
+        return None
+    return MonitorEvent(
+        WARNING, "other-workflow-signature",
+        f"signed from the repository by {printable(near[0].identity or '?')}, which "
+        "the identity policy does not cover (another workflow or ref)",
+        index, near[0].identity, log)
 
 
 def _unpublished_event(run: _Run, log_id: bytes, log: str, index: int, body: bytes,
