@@ -712,9 +712,14 @@ def _yaml_entry(text: str, node: Any, value: Any) -> tuple[_Object, dict[int, _A
         if member is None:
             return None
         members.append(member)
-    if {m.key for m in members} != {k for k in ("command", "args") if k in value}:
+    if not _located_all(members, value, ("command", "args")):
         return None
     return _Object(node.start_mark.index, node.end_mark.index, tuple(members)), arrays
+
+
+def _located_all(members: list[_Member], value: dict[str, Any], keys: tuple[str, ...]) -> bool:
+    """Step: each of ``keys`` the entry has was located, and nothing else."""
+    return {m.key for m in members} == {k for k in keys if k in value}
 
 
 def _yaml_member(text: str, key: Any, item: Any, keys: list[Any],
@@ -750,16 +755,12 @@ def _yaml_value_end(text: str, key: str, item: Any, arrays: dict[int, _Array]) -
 
 def _load_yaml(path: Path, data: bytes, text: str) -> _Loaded:
     """Continue's config: its document, and each server of ``mcpServers`` located."""
-    yaml = _yaml()
-
     source = _shown(path)
     document = _parse_yaml(text, source)
     key = HOSTS[HostFormat.CONTINUE].table
     if not isinstance(document, dict) or not isinstance(document.get(key, []), list):
         raise InputError(f"{source}: unknown shape: expected a mapping with an {key} list")
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
-    nodes = {k.value: v for k, v in root.value} if isinstance(root, yaml.MappingNode) else {}
-    items = nodes[key].value if key in nodes else []
+    items = _yaml_server_nodes(text, key)
     objects: dict[tuple[str, ...], _Object] = {}
     arrays: dict[int, _Array] = {}
     members: list[_Member] = []
@@ -776,6 +777,16 @@ def _load_yaml(path: Path, data: bytes, text: str) -> _Loaded:
     return _Loaded(path, data, text, text, document, HostFormat.CONTINUE, False,
                    (((key,), _Object(0, len(text), tuple(members))),) if key in document
                    else (), objects, arrays)
+
+
+def _yaml_server_nodes(text: str, key: str) -> list[Any]:
+    """Step: the composed nodes of the ``key`` list's items (their marks locate them)."""
+    yaml = _yaml()
+
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    nodes = {k.value: v for k, v in root.value} if isinstance(root, yaml.MappingNode) else {}
+    items: list[Any] = nodes[key].value if key in nodes else []
+    return items
 
 
 # ---------------------------------------------------------------------- reading a host file
@@ -1329,28 +1340,43 @@ def _remote_url(loaded: _Loaded, entry: _Entry,
     documentation does not say which of its remote entries are Streamable HTTP; headers
     would have to move into the command line; another transport; a key spelled with
     escapes)."""
-    spec, value, text = HOSTS[loaded.format], entry.value, loaded.text
+    spec, value = HOSTS[loaded.format], entry.value
     if spec.url_key is None:
         return refused
     url = value.get(spec.url_key)
     if not isinstance(url, str) or not url:
         return refused
     shown = printable(url, 200)
-    if any(key in value for key in ("headers", "http_headers", "env_http_headers",
-                                    "bearer_token_env_var")):
+    if _has_headers(value):
         return (EntryStatus.REMOTE, f"an HTTP server ({shown}) with headers: not wrapped "
                 "(they would have to move into the proxy's command line)")
+    other = _other_remote_type(loaded, entry, spec.url_key, spec.url_type, shown)
+    return other if other is not None else url
+
+
+def _other_remote_type(loaded: _Loaded, entry: _Entry, url_key: str, url_type: str | None,
+                       shown: str) -> tuple[EntryStatus, str] | None:
+    """Step: why a remote entry is not the host's Streamable HTTP kind (its type, or its
+    URL key spelled with escapes), or None when it is."""
+    text = loaded.text
     obj = _entry_object(loaded, entry)
-    member, kind = obj.get(spec.url_key), obj.get("type")
+    member, kind = obj.get(url_key), obj.get("type")
     assert member is not None
-    wanted = None if spec.url_type is None else _literal(spec.url_type)
+    wanted = None if url_type is None else _literal(url_type)
     spelled = None if kind is None else text[kind.value_start:kind.value_end]
-    if text[member.key_start:member.key_end] != _key(loaded, spec.url_key) or spelled != wanted:
+    if text[member.key_start:member.key_end] != _key(loaded, url_key) or spelled != wanted:
         return (EntryStatus.REMOTE, f"an HTTP server ({shown}) of type "
-                f"{printable(json.dumps(value.get('type')), 80)}: only "
+                f"{printable(json.dumps(entry.value.get('type')), 80)}: only "
                 f"{wanted or 'untyped'} entries are Streamable HTTP here, which proxy --url "
                 "serves")
-    return url
+    return None
+
+
+def _has_headers(value: dict[str, Any]) -> bool:
+    """Step: a remote entry sends headers (or a bearer token) the proxy's command line
+    would have to carry."""
+    return any(key in value for key in ("headers", "http_headers", "env_http_headers",
+                                        "bearer_token_env_var"))
 
 
 def _wrap_url_edits(loaded: _Loaded, entry: _Entry, prefix: Sequence[str],
@@ -1500,33 +1526,48 @@ def _wrap_entry(loaded: _Loaded, entry: _Entry, server: str, baseline: _Baseline
         return outcome(EntryStatus.MALFORMED, _not_located(loaded))
     stdio = _stdio(entry.value, HOSTS[loaded.format])
     if isinstance(stdio, tuple):
-        url = _remote_url(loaded, entry, stdio) if stdio[0] is EntryStatus.REMOTE else stdio
-        if isinstance(url, tuple):
-            return outcome(*url)
-        if server not in baseline.names:
-            return outcome(baseline.absent, baseline.missing(server))
-        prefix = [*proxy_arguments(server, baseline.pins, baseline.lock)[:-1], "--url"]
-        _expect_url_wrapped(_at(expected, entry.where), str(HOSTS[loaded.format].url_key),
-                            command, [*prefix, url])
-        return (EntryOutcome(entry.name, entry.where, EntryStatus.WRAPPED, server,
-                             f"serves {printable(url, 200)} through the proxy (a stdio entry "
-                             f"running proxy --url) as {server}"),
-                _wrap_url_edits(loaded, entry, prefix, command))
+        return _wrap_remote(loaded, entry, server, baseline, command, expected, stdio)
     if stdio.wrapped:
         assert stdio.args is not None
         return outcome(*_wrapped_already(_proxy_args(stdio.args), server, baseline))
     if server not in baseline.names:
         return outcome(baseline.absent, baseline.missing(server))
     prefix = proxy_arguments(server, baseline.pins, baseline.lock)
-    target = _at(expected, entry.where)
-    target["command"] = command
-    target["args"] = [*prefix, stdio.command, *(stdio.args or [])]
-    if HOSTS[loaded.format].command_array:
-        target["command"] = [command, *target.pop("args")]
+    _expect_wrapped(_at(expected, entry.where), command, [*prefix, stdio.command,
+                                                          *(stdio.args or [])],
+                    HOSTS[loaded.format].command_array)
     shown = printable(" ".join([stdio.command, *(stdio.args or [])]), 200)
     return (EntryOutcome(entry.name, entry.where, EntryStatus.WRAPPED, server,
                          f"runs {shown} through the proxy as {server}"),
             _wrap_edits(loaded, entry, prefix, command))
+
+
+def _wrap_remote(loaded: _Loaded, entry: _Entry, server: str, baseline: _Baseline,
+                 command: str, expected: Any,
+                 refused: tuple[EntryStatus, str]) -> tuple[EntryOutcome, list[_Edit]]:
+    """Step: an entry with no command to wrap: a remote one becomes ``proxy --url`` when
+    it can, else ``refused`` (why it has none) says what it is."""
+    url = _remote_url(loaded, entry, refused) if refused[0] is EntryStatus.REMOTE else refused
+    if isinstance(url, tuple):
+        return EntryOutcome(entry.name, entry.where, url[0], server, url[1]), []
+    if server not in baseline.names:
+        return EntryOutcome(entry.name, entry.where, baseline.absent, server,
+                            baseline.missing(server)), []
+    prefix = [*proxy_arguments(server, baseline.pins, baseline.lock)[:-1], "--url"]
+    _expect_url_wrapped(_at(expected, entry.where), str(HOSTS[loaded.format].url_key),
+                        command, [*prefix, url])
+    return (EntryOutcome(entry.name, entry.where, EntryStatus.WRAPPED, server,
+                         f"serves {printable(url, 200)} through the proxy (a stdio entry "
+                         f"running proxy --url) as {server}"),
+            _wrap_url_edits(loaded, entry, prefix, command))
+
+
+def _expect_wrapped(target: Any, command: str, args: list[str], command_array: bool) -> None:
+    """Step: the expected document's entry runs the proxy with the original command."""
+    target["command"] = command
+    target["args"] = args
+    if command_array:
+        target["command"] = [command, *target.pop("args")]
 
 
 def _wrapped_already(current: _ProxyArgs, server: str,
@@ -1780,6 +1821,28 @@ def backup_path(path: Path, n: int = 0) -> Path:
     return path.with_name(path.name + BACKUP_SUFFIX + (f".{n}" if n else ""))
 
 
+def _link_into_place(stage: str, candidate: Path, source: str) -> bool:
+    """Step: the staged backup becomes ``candidate`` unless that name was taken meanwhile
+    (False); the stage is removed either way."""
+    try:
+        try:
+            os.link(stage, candidate)  # never replaces an existing file
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            if exc.errno not in _NO_HARD_LINKS or os.path.lexists(candidate):
+                raise
+            os.rename(stage, candidate)  # a filesystem without hard links
+    except OSError as exc:
+        raise OperationalError(
+            f"cannot keep a backup of {source} at {_shown(candidate)}: "
+            f"{exc.strerror or type(exc).__name__}; it was left as it is") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(stage)
+    return True
+
+
 def keep_backup(path: str | Path, data: bytes) -> tuple[Path, bool]:
     """A backup of ``data`` beside ``path``: an existing ``FILE.histor-backup`` holding the
     same bytes is reused, else the first free name of ``FILE.histor-backup``,
@@ -1801,23 +1864,8 @@ def keep_backup(path: str | Path, data: bytes) -> tuple[Path, bool]:
             raise OperationalError(f"cannot keep a backup of {source} (cannot write "
                                    f"{_shown(candidate)}: {exc.strerror}); it was left as it "
                                    "is") from None
-        try:
-            try:
-                os.link(stage, candidate)  # never replaces an existing file
-            except FileExistsError:
-                continue
-            except OSError as exc:
-                if exc.errno not in _NO_HARD_LINKS or os.path.lexists(candidate):
-                    raise
-                os.rename(stage, candidate)  # a filesystem without hard links
-        except OSError as exc:
-            raise OperationalError(
-                f"cannot keep a backup of {source} at {_shown(candidate)}: "
-                f"{exc.strerror or type(exc).__name__}; it was left as it is") from None
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(stage)
-        return candidate, True
+        if _link_into_place(stage, candidate, source):
+            return candidate, True
     raise OperationalError(f"cannot keep a backup of {source}: {MAX_BACKUPS} backups exist "
                            f"beside it ({_shown(backup_path(path))}…); remove old ones")
 
