@@ -310,6 +310,11 @@ def main(argv: list[str] | None = None) -> NoReturn:
         raise SystemExit(1) from None
     except Exception as exc:  # a bug: one line, exit 2 (exit 1 means "a check said no")
         internal_error(exc)
+    _exit_with(result)
+
+
+def _exit_with(result: object) -> NoReturn:
+    """Step: leave with the command's exit code (click's 130 for Ctrl-C: interrupted)."""
     if result == 130:  # click turned Ctrl-C into an exit code
         fail("interrupted", 130)
     raise SystemExit(result if isinstance(result, int) else 0)

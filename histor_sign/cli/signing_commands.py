@@ -591,14 +591,21 @@ _DevSigstoreFirstIndex = Annotated[
 ]
 
 
-def _check_token_flags(
+def _check_token_pairing(
     token_for: list[str], token_out: list[Path], github_env_out: Path | None
 ) -> None:
-    """--token-for pairs with --token-out in order; --github-env-out takes one identity."""
+    """Step: --token-for comes with somewhere to write the token, and only with it."""
     if (token_out or github_env_out) and not token_for:
         raise UsageError("--token-out and --github-env-out need --token-for IDENTITY")
     if token_for and not (token_out or github_env_out):
         raise UsageError("--token-for needs --token-out FILE or --github-env-out FILE")
+
+
+def _check_token_flags(
+    token_for: list[str], token_out: list[Path], github_env_out: Path | None
+) -> None:
+    """--token-for pairs with --token-out in order; --github-env-out takes one identity."""
+    _check_token_pairing(token_for, token_out, github_env_out)
     if token_out and len(token_out) != len(token_for):
         raise UsageError(f"give one --token-out per --token-for ({len(token_for)} identities, "
                          f"{len(token_out)} --token-out)")

@@ -116,10 +116,7 @@ def target_from_flags(
     if stdio is not None and url is not None:
         raise UsageError("give --stdio or --url, not both")
     if stdio is None and url is None:
-        if header or bearer_token_env:
-            raise UsageError("--header and --bearer-token-env need --url")
-        if required:
-            raise UsageError("give the MCP server to fetch from: --stdio COMMAND or --url URL")
+        _check_no_target(header, bearer_token_env, required)
         return None
     if stdio is not None:
         if header or bearer_token_env:
@@ -127,6 +124,15 @@ def target_from_flags(
         return Target.stdio(stdio, trusted_code=trusted_code)
     assert url is not None
     return _http_target(url, header, bearer_token_env)
+
+
+def _check_no_target(header: list[str] | None, bearer_token_env: str | None,
+                     required: bool) -> None:
+    """Step: no server named: fine only when none is required and no HTTP flag is given."""
+    if header or bearer_token_env:
+        raise UsageError("--header and --bearer-token-env need --url")
+    if required:
+        raise UsageError("give the MCP server to fetch from: --stdio COMMAND or --url URL")
 
 
 def _http_target(url: str, header: list[str] | None, bearer_token_env: str | None) -> Target:
