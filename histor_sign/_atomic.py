@@ -476,16 +476,22 @@ def _commit_files(files: Mapping[Path, tuple[Path, Content, bool]]) -> list[Path
             _restore(target, backups.get(target))
         raise _cannot_write(current, exc) from None
     finally:
-        with contextlib.suppress(OSError):
-            os.unlink(record)
-        for tmp in staged.values():
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-        for backup in backups.values():  # restored ones were moved back already
-            if backup is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(backup)
+        _discard_leftovers(record, staged, backups)
     return recovered
+
+
+def _discard_leftovers(record: Path, staged: dict[Path, str],
+                       backups: dict[Path, str | None]) -> None:
+    """Step: remove the commit record, what was staged and not moved, and the backups."""
+    with contextlib.suppress(OSError):
+        os.unlink(record)
+    for tmp in staged.values():
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    for backup in backups.values():  # restored ones were moved back already
+        if backup is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(backup)
 
 
 def _rename_rest(staged: Mapping[Path, str]) -> tuple[int, OSError | None]:

@@ -52,7 +52,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from histor_sign._atomic import (
@@ -79,6 +79,9 @@ from histor_sign.layout import (
     chain_dir,
     part_addresses,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 _MAX_REDIRECTS = 5
 
@@ -367,6 +370,28 @@ class _Cancel:
                 pass  # already closed
 
 
+def _body_of(r: httpx.Response, shown: str, param: str, max_bytes: int,
+             cancel: _Cancel) -> bytes:
+    """Step: a 200 answer's body, bounded by ``max_bytes`` (404/410: not published)."""
+    if r.status_code in (404, 410):
+        raise NotPublished(f"{shown}: not published (HTTP {r.status_code})",
+                           param=param)
+    if r.status_code != 200:
+        raise FetchError(f"{shown}: HTTP {r.status_code} (expected 200)",
+                         param=param)
+    data = bytearray()
+    for chunk in r.iter_bytes():
+        if cancel.event.is_set():
+            raise FetchError(f"{shown}: cancelled at the deadline", param=param)
+        data += chunk
+        if len(data) > max_bytes:
+            raise LimitExceeded(
+                f"{shown}: more than {max_bytes} bytes",
+                limit="max_bytes", value=max_bytes, param=param,
+            )
+    return bytes(data)
+
+
 def _fetch(url: str, current: str, shown: str, param: str, max_bytes: int, timeout: float,
            cancel: _Cancel) -> bytes:
     """One GET with redirects (see :func:`fetch_bytes`); stops once ``cancel`` is set."""
@@ -385,23 +410,7 @@ def _fetch(url: str, current: str, shown: str, param: str, max_bytes: int, timeo
                         target = str(r.url.join(r.headers["location"]))
                         current = _checked_redirect(url, target, shown, param)
                         continue
-                    if r.status_code in (404, 410):
-                        raise NotPublished(f"{shown}: not published (HTTP {r.status_code})",
-                                           param=param)
-                    if r.status_code != 200:
-                        raise FetchError(f"{shown}: HTTP {r.status_code} (expected 200)",
-                                         param=param)
-                    data = bytearray()
-                    for chunk in r.iter_bytes():
-                        if cancelled.is_set():
-                            raise FetchError(f"{shown}: cancelled at the deadline", param=param)
-                        data += chunk
-                        if len(data) > max_bytes:
-                            raise LimitExceeded(
-                                f"{shown}: more than {max_bytes} bytes",
-                                limit="max_bytes", value=max_bytes, param=param,
-                            )
-                    return bytes(data)
+                    return _body_of(r, shown, param, max_bytes, cancel)
     except httpx.HTTPError as exc:
         raise FetchError(f"{shown}: {type(exc).__name__}: {printable(str(exc), 200)}",
                          param=param) from None

@@ -63,6 +63,14 @@ def consistent(size1: int, size2: int, root1: bytes, root2: bytes,
         path = [root1, *path]
     if not path:
         return False
+    roots = _consistency_roots(size1, size2, path)
+    return roots is not None and roots == (root1, root2)
+
+
+def _consistency_roots(size1: int, size2: int,
+                       path: list[bytes]) -> tuple[bytes, bytes] | None:
+    """Step: the (old, new) roots a non-empty consistency path computes (RFC 9162
+    §2.1.4.2 steps 3-6), or None when the path is longer than the trees allow."""
     fn, sn = size1 - 1, size2 - 1
     while fn & 1:
         fn >>= 1
@@ -70,7 +78,7 @@ def consistent(size1: int, size2: int, root1: bytes, root2: bytes,
     fr = sr = path[0]
     for node in path[1:]:
         if sn == 0:
-            return False
+            return None
         if fn & 1 or fn == sn:
             fr, sr = node_hash(node, fr), node_hash(node, sr)
             while not fn & 1 and fn != 0:
@@ -80,7 +88,7 @@ def consistent(size1: int, size2: int, root1: bytes, root2: bytes,
             sr = node_hash(sr, node)
         fn >>= 1
         sn >>= 1
-    return sn == 0 and fr == root1 and sr == root2
+    return (fr, sr) if sn == 0 else None
 
 
 def root_from_subtrees(size: int, node: Callable[[int, int], bytes]) -> bytes:
@@ -118,17 +126,27 @@ def parse_tile_path(path: str) -> tuple[str, int, int] | None:
     parts = path.split("/")
     if len(parts) < 3 or parts[0] != "tile":
         return None
-    level, rest = parts[1], parts[2:]
-    width = TILE_WIDTH
+    level, index = parts[1], _tile_width(parts[2:])
+    if index is None:
+        return None
+    rest, width = index
+    if not (level == "entries" or level.isdigit()) or not _tile_index_spelled(rest):
+        return None
+    return level, int("".join(g.lstrip("x") for g in rest)), width
+
+
+def _tile_width(rest: list[str]) -> tuple[list[str], int] | None:
+    """Step: a tile path's index groups and width (a partial tile's ``.p/W`` suffix
+    removed), or None for a width out of range."""
     if len(rest) >= 2 and rest[-2].endswith(".p"):
         if not rest[-1].isdigit() or not 0 < int(rest[-1]) < TILE_WIDTH:
             return None
-        width = int(rest[-1])
-        rest = [*rest[:-2], rest[-2][:-2]]
-    if not (level == "entries" or level.isdigit()):
-        return None
-    if not all(len(g) == 4 and g[0] == "x" and g[1:].isdigit() for g in rest[:-1]):
-        return None
-    if len(rest[-1]) != 3 or not rest[-1].isdigit():
-        return None
-    return level, int("".join(g.lstrip("x") for g in rest)), width
+        return [*rest[:-2], rest[-2][:-2]], int(rest[-1])
+    return rest, TILE_WIDTH
+
+
+def _tile_index_spelled(groups: list[str]) -> bool:
+    """Step: a tile index as C2SP spells it: ``xNNN/`` groups, then three digits."""
+    if not all(len(g) == 4 and g[0] == "x" and g[1:].isdigit() for g in groups[:-1]):
+        return False
+    return len(groups[-1]) == 3 and groups[-1].isdigit()

@@ -83,6 +83,22 @@ def file_digests(path: Path, algorithms: Sequence[str] = ("sha256",)) -> dict[st
     return {alg: h.hexdigest() for alg, h in hashes.items()}
 
 
+def _npx_package_spec(command: Sequence[str]) -> str | None:
+    """Step: the one package an ``npx [-y] PACKAGE`` command names, if it is one."""
+    if not command or Path(command[0]).name not in _NPX:
+        return None
+    rest = [a for a in command[1:] if a not in ("-y", "--yes")]
+    if not rest or rest[0].startswith("-"):
+        return None  # --package, -c and other forms name no single package
+    return rest[0]
+
+
+def _npx_spec(spec: str) -> tuple[str, str | None]:
+    """Step: an npx package spec's name and requested version (``name@version``)."""
+    at = spec.find("@", 1)
+    return (spec[:at], spec[at + 1:]) if at > 0 else (spec, None)
+
+
 def _npm_package(path: Path) -> tuple[str, str] | None:
     """(name, version) from ``package/package.json`` in an npm tarball, or None when the
     file is not one."""
@@ -91,19 +107,7 @@ def _npm_package(path: Path) -> tuple[str, str] | None:
             for member in archive:
                 if member.name.lstrip("./") != "package/package.json" or not member.isfile():
                     continue
-                if member.size > MAX_PACKAGE_METADATA_BYTES:
-                    raise LimitExceeded(f"{printable(str(path))}: package.json is too large",
-                                        limit="package_metadata",
-                                        value=MAX_PACKAGE_METADATA_BYTES)
-                data = archive.extractfile(member)
-                document = parse_json(data.read() if data else b"", f"{path}: package.json")
-                if not isinstance(document, dict):
-                    return None
-                name, version = document.get("name"), document.get("version")
-                if isinstance(name, str) and isinstance(version, str) and name and version:
-                    return name, version
-                raise InputError(f"{printable(str(path))}: package.json has no name or version",
-                                 param="artifact")
+                return _package_identity(archive, member, path)
     except (tarfile.TarError, OSError, EOFError):
         return None
     return None
@@ -221,6 +225,25 @@ def installed_evidence(spec: str) -> InstalledEvidence:
 _NPM_LOCKFILES = ("node_modules/.package-lock.json", "npm-shrinkwrap.json", "package-lock.json")
 
 
+def _package_identity(archive: tarfile.TarFile, member: tarfile.TarInfo,
+                      path: Path) -> tuple[str, str] | None:
+    """Step: (name, version) of an npm tarball's ``package.json`` member, bounded; None
+    when it is no JSON object."""
+    if member.size > MAX_PACKAGE_METADATA_BYTES:
+        raise LimitExceeded(f"{printable(str(path))}: package.json is too large",
+                            limit="package_metadata",
+                            value=MAX_PACKAGE_METADATA_BYTES)
+    data = archive.extractfile(member)
+    document = parse_json(data.read() if data else b"", f"{path}: package.json")
+    if not isinstance(document, dict):
+        return None
+    name, version = document.get("name"), document.get("version")
+    if isinstance(name, str) and isinstance(version, str) and name and version:
+        return name, version
+    raise InputError(f"{printable(str(path))}: package.json has no name or version",
+                     param="artifact")
+
+
 def _npm_evidence(package: Path) -> InstalledEvidence:
     resolved = package.resolve()
     if not (resolved / "package.json").is_file():
@@ -238,25 +261,32 @@ def _npm_evidence(package: Path) -> InstalledEvidence:
         entry = _lock_entry(lockfile, key)
         if entry is None:
             continue
-        integrity = entry.get("integrity")
-        if not isinstance(integrity, str):
-            raise InputError(f"{printable(str(lockfile))}: {key} has no integrity (npm "
-                             "records none for a linked or git dependency)", param="installed")
-        digests = _sri_digests(integrity, str(lockfile))
-        problems: list[str] = []
-        installed_version = _package_version(resolved / "package.json")
-        if entry.get("version") != installed_version:
-            problems.append(f"{key} is version {installed_version!r}, but {lockfile.name} "
-                            f"records {entry.get('version')!r}")
-        return InstalledEvidence(
-            "npm", key, digests, f"{lockfile} (integrity of {key})",
-            proves="the tarball npm installed at this path is the attested one",
-            cannot_prove="that its files were not edited after install (npm keeps no "
-            "per-file digests)", problems=tuple(problems),
-            version=installed_version if isinstance(installed_version, str) else None,
-        )
+        return _locked_npm_evidence(entry, lockfile, key, resolved)
     raise InputError(f"no npm lockfile beside {printable(str(root))} records {key}: npm "
                      "keeps the tarball's integrity only there", param="installed")
+
+
+def _locked_npm_evidence(entry: Mapping[str, object], lockfile: Path, key: str,
+                         resolved: Path) -> InstalledEvidence:
+    """Step: the evidence a lockfile entry gives for the package installed at ``key``
+    (its integrity; a version other than the installed one is a problem)."""
+    integrity = entry.get("integrity")
+    if not isinstance(integrity, str):
+        raise InputError(f"{printable(str(lockfile))}: {key} has no integrity (npm "
+                         "records none for a linked or git dependency)", param="installed")
+    digests = _sri_digests(integrity, str(lockfile))
+    problems: list[str] = []
+    installed_version = _package_version(resolved / "package.json")
+    if entry.get("version") != installed_version:
+        problems.append(f"{key} is version {installed_version!r}, but {lockfile.name} "
+                        f"records {entry.get('version')!r}")
+    return InstalledEvidence(
+        "npm", key, digests, f"{lockfile} (integrity of {key})",
+        proves="the tarball npm installed at this path is the attested one",
+        cannot_prove="that its files were not edited after install (npm keeps no "
+        "per-file digests)", problems=tuple(problems),
+        version=installed_version if isinstance(installed_version, str) else None,
+    )
 
 
 _NPX = ("npx", "npx.cmd")
@@ -299,14 +329,10 @@ def _npm_path_argument(command: Sequence[str], base: Path) -> Path | None:
 
 
 def _npx_package(command: Sequence[str], base: Path) -> Path | None:
-    if not command or Path(command[0]).name not in _NPX:
+    spec = _npx_package_spec(command)
+    if spec is None:
         return None
-    rest = [a for a in command[1:] if a not in ("-y", "--yes")]
-    if not rest or rest[0].startswith("-"):
-        return None  # --package, -c and other forms name no single package
-    spec = rest[0]
-    at = spec.find("@", 1)
-    name, version = (spec[:at], spec[at + 1:]) if at > 0 else (spec, None)
+    name, version = _npx_spec(spec)
     if not _NPM_NAME.fullmatch(name):
         return None
     directory = base / "node_modules" / name

@@ -137,17 +137,23 @@ def build_attestation(
         }
         if surface is not None:
             predicate["surface"] = dict(surface)
-        document = {
-            "_type": INTOTO_STATEMENT_TYPE,
-            "subject": [manifest, *bound] + [
-                {"name": TOOL_SUBJECT_PREFIX + name, "digest": {"sha256": _hex(digest)}}
-                for name, digest in chunk
-            ],
-            "predicateType": ATTESTATION_PREDICATE_TYPE,
-            "predicate": predicate,
-        }
-        parts.append(canonical_bytes(document))
+        parts.append(canonical_bytes(_part_document([manifest, *bound], chunk, predicate)))
     return parts
+
+
+def _part_document(
+    subjects: list[dict[str, Any]], chunk: list[tuple[str, str]], predicate: dict[str, Any],
+) -> dict[str, Any]:
+    """Step: one part's in-toto Statement: the given subjects, then its tool subjects."""
+    return {
+        "_type": INTOTO_STATEMENT_TYPE,
+        "subject": subjects + [
+            {"name": TOOL_SUBJECT_PREFIX + name, "digest": {"sha256": _hex(digest)}}
+            for name, digest in chunk
+        ],
+        "predicateType": ATTESTATION_PREDICATE_TYPE,
+        "predicate": predicate,
+    }
 
 
 # ---------------------------------------------------------------------- reading
@@ -230,55 +236,23 @@ def _parse_part(
 
 def parse_attestation(bundles: Sequence[Mapping[str, Any]], source: str) -> Attestation:
     """Rebuild the attested statement from every part (strict: parts must agree)."""
-    predicates, tools, manifests = [], {}, set()
+    predicates: list[dict[str, Any]] = []
+    tools: dict[str, str] = {}
+    manifests: set[str] = set()
     artifacts: list[tuple[ArtifactSubject, ...]] = []
     for number, bundle in enumerate(bundles, start=1):
         where = source if number == 1 else f"{source} part {number}"
         predicate, pairs = _parse_part(bundle, where)
         predicates.append(predicate)
         artifacts.append(_artifact_subjects(pairs, where))
-        for name, digest, _ in pairs:
-            if name.startswith(ARTIFACT_SUBJECT_PREFIX):
-                continue
-            if name == MANIFEST_SUBJECT:
-                manifests.add(digest)
-            elif name.startswith(TOOL_SUBJECT_PREFIX):
-                tool = name[len(TOOL_SUBJECT_PREFIX) :]
-                if tool in tools:
-                    raise InputError(f"{where}: tool subject named twice")
-                tools[tool] = "sha256:" + digest
-            else:
-                raise InputError(f"{where}: unknown subject (neither manifest, tool:NAME nor "
-                                 "an artifact pkg:…)")
+        _sort_subjects(pairs, where, tools, manifests)
     if any(part != artifacts[0] for part in artifacts[1:]):
         raise VerificationFailed(f"{source}: the parts name different artifacts")
+    _check_parts_agree(predicates, len(bundles), source)
     first = predicates[0]
-    missing = [k for k in _PREDICATE_KEYS if k not in first]
-    if missing:
-        raise InputError(f"{source}: predicate is missing {', '.join(missing)}")
-    for number, predicate in enumerate(predicates, start=1):
-        part = _object(predicate.get("part"), f"{source}: predicate.part")
-        if part.get("index") != number or part.get("count") != len(bundles):
-            raise VerificationFailed(
-                f"{source}: part {number} of {len(bundles)} says it is part "
-                f"{part.get('index')!r} of {part.get('count')!r}"
-            )
-        if {k: v for k, v in predicate.items() if k != "part"} != {
-            k: v for k, v in first.items() if k != "part"
-        }:
-            raise VerificationFailed(f"{source}: part {number}'s predicate differs from part 1's")
     revision = _object(first["revision"], f"{source}: predicate.revision")
     signer = _object(first["signer"], f"{source}: predicate.signer")
-    if revision.get("type") != STATEMENT_TYPE or revision.get("toolCount") != len(tools):
-        raise VerificationFailed(
-            f"{source}: predicate says {revision.get('toolCount')!r} tools, subjects name "
-            f"{len(tools)}"
-        )
-    if manifests != {_hex(str(revision.get("manifestDigest")))}:
-        raise VerificationFailed(f"{source}: manifest subject differs from manifestDigest")
-    document = {k: v for k, v in revision.items() if k != "toolCount"}
-    document["toolDigests"] = dict(sorted(tools.items()))
-    statement = Statement.from_json(document, f"{source}: predicate.revision")
+    statement = _attested_statement(revision, tools, manifests, source)
     issuer, identity = signer.get("issuer"), signer.get("identity")
     if not isinstance(issuer, str) or not isinstance(identity, str):
         raise InputError(f"{source}: predicate.signer needs string issuer and identity")
@@ -289,6 +263,64 @@ def parse_attestation(bundles: Sequence[Mapping[str, Any]], source: str) -> Atte
         surface=surface if isinstance(surface, dict) else None,
         bundles=tuple(bundles), artifacts=artifacts[0],
     )
+
+
+def _sort_subjects(
+    pairs: Sequence[tuple[str, str, dict[str, Any]]], where: str,
+    tools: dict[str, str], manifests: set[str],
+) -> None:
+    """Step: file one part's manifest and ``tool:`` subjects (artifacts are read apart)."""
+    for name, digest, _ in pairs:
+        if name.startswith(ARTIFACT_SUBJECT_PREFIX):
+            continue
+        if name == MANIFEST_SUBJECT:
+            manifests.add(digest)
+        elif name.startswith(TOOL_SUBJECT_PREFIX):
+            tool = name[len(TOOL_SUBJECT_PREFIX) :]
+            if tool in tools:
+                raise InputError(f"{where}: tool subject named twice")
+            tools[tool] = "sha256:" + digest
+        else:
+            raise InputError(f"{where}: unknown subject (neither manifest, tool:NAME nor "
+                             "an artifact pkg:…)")
+
+
+def _check_parts_agree(predicates: list[dict[str, Any]], count: int, source: str) -> None:
+    """Step: part 1's predicate is complete; each part numbers itself right and carries it."""
+    first = predicates[0]
+    missing = [k for k in _PREDICATE_KEYS if k not in first]
+    if missing:
+        raise InputError(f"{source}: predicate is missing {', '.join(missing)}")
+    for number, predicate in enumerate(predicates, start=1):
+        part = _object(predicate.get("part"), f"{source}: predicate.part")
+        if part.get("index") != number or part.get("count") != count:
+            raise VerificationFailed(
+                f"{source}: part {number} of {count} says it is part "
+                f"{part.get('index')!r} of {part.get('count')!r}"
+            )
+        if _without_part(predicate) != _without_part(first):
+            raise VerificationFailed(f"{source}: part {number}'s predicate differs from part 1's")
+
+
+def _without_part(predicate: dict[str, Any]) -> dict[str, Any]:
+    """Step: a predicate less its ``part`` numbering (what every part must share)."""
+    return {k: v for k, v in predicate.items() if k != "part"}
+
+
+def _attested_statement(
+    revision: dict[str, Any], tools: dict[str, str], manifests: set[str], source: str,
+) -> Statement:
+    """Step: the predicate's revision checked against the subjects, as a statement."""
+    if revision.get("type") != STATEMENT_TYPE or revision.get("toolCount") != len(tools):
+        raise VerificationFailed(
+            f"{source}: predicate says {revision.get('toolCount')!r} tools, subjects name "
+            f"{len(tools)}"
+        )
+    if manifests != {_hex(str(revision.get("manifestDigest")))}:
+        raise VerificationFailed(f"{source}: manifest subject differs from manifestDigest")
+    document = {k: v for k, v in revision.items() if k != "toolCount"}
+    document["toolDigests"] = dict(sorted(tools.items()))
+    return Statement.from_json(document, f"{source}: predicate.revision")
 
 
 def _artifact_subjects(
@@ -466,17 +498,7 @@ def _signature_axis(
     from histor_sign.verification import judged, load_bundle_certificate
     from histor_sign.verification._certificate import certificate_facts
 
-    problems: list[str] = []
-    facts_seen: list[CertificateFacts] = []
-    for number, bundle in enumerate(parsed.bundles, start=1):
-        try:
-            payload, facts = verify_attestation_bundle(bundle, trusted_root=trusted_root)
-        except VerificationFailed as exc:
-            problems.append(f"part {number}: {exc}" if len(parsed.bundles) > 1 else str(exc))
-            continue
-        if payload != dsse_payload(bundle, source)[1]:
-            problems.append(f"part {number}: verified payload differs from the parsed one")
-        facts_seen.append(facts)
+    problems, facts_seen = _verify_parts(parsed, trusted_root, source)
     if len({(f.issuer, tuple(f.sans)) for f in facts_seen}) > 1:
         problems.append("the parts were signed by different identities")
     if not problems:
@@ -493,6 +515,24 @@ def _signature_axis(
         except VerificationFailed:
             facts_or_none = None
     return signature, facts_or_none
+
+
+def _verify_parts(
+    parsed: Attestation, trusted_root: TrustedRoot, source: str,
+) -> tuple[list[str], list[CertificateFacts]]:
+    """Step: verify each part's bundle; the problems and the signer facts of those verified."""
+    problems: list[str] = []
+    facts_seen: list[CertificateFacts] = []
+    for number, bundle in enumerate(parsed.bundles, start=1):
+        try:
+            payload, facts = verify_attestation_bundle(bundle, trusted_root=trusted_root)
+        except VerificationFailed as exc:
+            problems.append(f"part {number}: {exc}" if len(parsed.bundles) > 1 else str(exc))
+            continue
+        if payload != dsse_payload(bundle, source)[1]:
+            problems.append(f"part {number}: verified payload differs from the parsed one")
+        facts_seen.append(facts)
+    return problems, facts_seen
 
 
 def verified_surface(
@@ -516,7 +556,7 @@ def _surface_axis(
 ) -> AxisResult:
     """The predicate's surface digests against those recomputed from a snapshot (the same
     comparison as ``check``'s: :func:`histor_sign.drift.surface_changes`)."""
-    from histor_sign.drift import LIST_PART, _surface_of, surface_changes
+    from histor_sign.drift import _surface_of
     from histor_sign.revision import surface_digests
     from histor_sign.verification import SKIPPED, AxisResult, judged
 
@@ -532,22 +572,35 @@ def _surface_axis(
         signed = _surface_digests(attested, "predicate.surface")
     except InputError as exc:
         return judged("surface", [exc.message], "")
+    problems = _surface_problems(signed, recomputed)
+    counts = _surface_counts(recomputed)
+    return judged(
+        "surface", [f"{tools_source} differs from the attested surface: " + "; ".join(problems)]
+        if problems else [],
+        f"{counts} match {tools_source}",
+    )
+
+
+def _surface_problems(signed: SurfaceDigests, recomputed: SurfaceDigests) -> list[str]:
+    """Step: one line per surface change between the attested and the recomputed digests."""
+    from histor_sign.drift import LIST_PART, surface_changes
+
     what = {"prompt": "prompt", "resourceTemplate": "resource template"}
-    problems = ["instructions differ" if c.part == "instructions"
-                else c.label if c.part == LIST_PART
-                else f"{what[c.part]} {c.name} {c.change.value}"
-                for c in surface_changes(signed, recomputed)]
+    return ["instructions differ" if c.part == "instructions"
+            else c.label if c.part == LIST_PART
+            else f"{what[c.part]} {c.name} {c.change.value}"
+            for c in surface_changes(signed, recomputed)]
+
+
+def _surface_counts(recomputed: SurfaceDigests) -> str:
+    """Step: what the surface axis compared, counted (and the lists not served)."""
     counts = (f"{len(recomputed.prompts)} prompts, {len(recomputed.resource_templates)} "
               "resource templates and the instructions")
     if recomputed.not_served:
         counts += " (not served: " + ", ".join(
             f"{SURFACE_LISTS[m]} error {code}" for m, code in recomputed.not_served.items()
         ) + ")"
-    return judged(
-        "surface", [f"{tools_source} differs from the attested surface: " + "; ".join(problems)]
-        if problems else [],
-        f"{counts} match {tools_source}",
-    )
+    return counts
 
 
 def _envelope_agreement(attested: Statement, signed: Statement) -> AxisResult:

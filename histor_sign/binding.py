@@ -143,6 +143,25 @@ def _attested_artifacts(
     return pinned, address, attestation.artifacts
 
 
+def _unmatched(
+    pinned: PinnedRevision, attested: tuple[ArtifactSubject, ...], checked: str,
+    digests: Mapping[str, str], name: str | None,
+) -> str:
+    """Step: why no attested subject matches: the same name with another digest, no
+    artifact bound, or none of those bound."""
+    where = f"{pinned.server} revision {pinned.revision}"
+    same = next((s for s in attested if name and _same(s.name, name)), None)
+    if same is not None:
+        return (f"{same.name} is attested with {_short(same.digest)}, but "
+                f"{checked} has {_short(digests)}")
+    if not attested:
+        return (f"{where}'s attestation binds no artifact (none was bound when "
+                "it was released)")
+    named = ", ".join(f"{s.name} ({_short(s.digest)})" for s in attested)
+    return (f"{checked} ({_short(digests)}) is none of the artifacts {where} "
+            f"attests: {named}")
+
+
 def _verdict(
     pinned: PinnedRevision, address: str, attested: tuple[ArtifactSubject, ...],
     checked: str, digests: Mapping[str, str], name: str | None,
@@ -152,18 +171,7 @@ def _verdict(
     matched = next((s for s in attested if _agrees(s, digests)), None)
     problems = list(evidence.problems) if evidence is not None else []
     if matched is None:
-        where = f"{pinned.server} revision {pinned.revision}"
-        same = next((s for s in attested if name and _same(s.name, name)), None)
-        if same is not None:
-            problems.append(f"{same.name} is attested with {_short(same.digest)}, but "
-                            f"{checked} has {_short(digests)}")
-        elif not attested:
-            problems.append(f"{where}'s attestation binds no artifact (none was bound when "
-                            "it was released)")
-        else:
-            named = ", ".join(f"{s.name} ({_short(s.digest)})" for s in attested)
-            problems.append(f"{checked} ({_short(digests)}) is none of the artifacts {where} "
-                            f"attests: {named}")
+        problems.append(_unmatched(pinned, attested, checked, digests, name))
     return BindingResult(pinned, address, checked, dict(digests), attested, matched,
                          tuple(problems), evidence)
 

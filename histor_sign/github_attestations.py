@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from histor_sign._chain_store import _checked_url
 from histor_sign._escape import printable
@@ -23,6 +23,9 @@ from histor_sign._limits import DEFAULT_TIMEOUT
 from histor_sign.canonical import parse_json
 from histor_sign.errors import FetchError, InputError
 from histor_sign.pins import validate_repository
+
+if TYPE_CHECKING:
+    import httpx
 
 GITHUB_API_URL = "https://api.github.com"
 GITHUB_API_VERSION = "2022-11-28"
@@ -83,17 +86,23 @@ def publish_attestations(
             except httpx.HTTPError as exc:
                 raise FetchError(f"cannot reach {request.url}: "
                                  f"{printable(str(exc) or type(exc).__name__, 200)}") from None
-            answer = response.content[:_MAX_ANSWER]
-            try:
-                doc: Any = json.loads(answer)
-            except ValueError:
-                doc = None
-            if response.status_code not in (200, 201):
-                message = doc.get("message") if isinstance(doc, dict) else None
-                raise FetchError(
-                    f"{request.url} refused the attestation: HTTP {response.status_code}"
-                    + (f": {printable(message, 200)}" if isinstance(message, str) else ""))
-            if not (isinstance(doc, dict) and isinstance(doc.get("id"), int)):
-                raise FetchError(f"{request.url} answered without an attestation id")
-            ids.append(doc["id"])
+            ids.append(_attestation_id(response, request.url))
     return ids
+
+
+def _attestation_id(response: httpx.Response, url: str) -> int:
+    """Step: the id in GitHub's answer to one POST; a refusal names GitHub's message."""
+    answer = response.content[:_MAX_ANSWER]
+    try:
+        doc: Any = json.loads(answer)
+    except ValueError:
+        doc = None
+    if response.status_code not in (200, 201):
+        message = doc.get("message") if isinstance(doc, dict) else None
+        raise FetchError(
+            f"{url} refused the attestation: HTTP {response.status_code}"
+            + (f": {printable(message, 200)}" if isinstance(message, str) else ""))
+    if not (isinstance(doc, dict) and isinstance(doc.get("id"), int)):
+        raise FetchError(f"{url} answered without an attestation id")
+    ident: int = doc["id"]
+    return ident

@@ -583,12 +583,7 @@ def _toml_entry(plain: str, start: int, end: int, value: Any) -> _Object | None:
     for match in _TOML_MEMBER.finditer(plain, start, end):
         key = match.group(2).strip('"')
         at = match.end()
-        if key in ("command", "url"):
-            found = _TOML_STRING_AT.match(plain, at)
-            stop = found.end() if found else None
-        else:
-            array = _toml_array(plain, at) if plain[at:at + 1] == "[" else None
-            stop = array.end if array else None
+        stop = _toml_value_end(plain, key, at)
         if stop is None:
             return None
         members.append(_Member(key, match.start(2), match.end(2), at, stop))
@@ -596,6 +591,15 @@ def _toml_entry(plain: str, start: int, end: int, value: Any) -> _Object | None:
     wanted = {k for k in ("command", "args", "url") if k in value}
     return _Object(start, end, tuple(members)) if present == wanted and len(members) == len(
         present) else None
+
+
+def _toml_value_end(plain: str, key: str, at: int) -> int | None:
+    """Step: where a member's plain string (``command``, ``url``) or string array ends."""
+    if key in ("command", "url"):
+        found = _TOML_STRING_AT.match(plain, at)
+        return found.end() if found else None
+    array = _toml_array(plain, at) if plain[at:at + 1] == "[" else None
+    return array.end if array else None
 
 
 def _load_toml(path: Path, data: bytes, text: str) -> _Loaded:
@@ -607,6 +611,19 @@ def _load_toml(path: Path, data: bytes, text: str) -> _Loaded:
     if not isinstance(table, dict):
         raise InputError(f"{source}: unknown shape: {key} is not a table")
     plain = _toml_plain(text)
+    objects, members = _toml_servers(plain, key, table)
+    located = {m.key for m in members}
+    members += [_Member(name, -1, -1, -1, -1) for name in table if name not in located]
+    ordered = tuple(sorted(members, key=lambda m: m.key_start))
+    return _Loaded(path, data, text, plain, document, HostFormat.CODEX, False,
+                   (((key,), _Object(0, len(plain), ordered)),) if key in document else (),
+                   objects)
+
+
+def _toml_servers(plain: str, key: str, table: dict[str, Any],
+                  ) -> tuple[dict[tuple[str, ...], _Object], list[_Member]]:
+    """Step: each ``[key.NAME]`` server table located (a member per table) and the members
+    of those that can be edited in place."""
     headers = list(_TOML_HEADER.finditer(plain))
     objects: dict[tuple[str, ...], _Object] = {}
     members: list[_Member] = []
@@ -619,12 +636,7 @@ def _load_toml(path: Path, data: bytes, text: str) -> _Loaded:
         members.append(_Member(where[1], header.start(), header.end(), header.end(), end))
         if entry is not None and isinstance(table[where[1]], dict):
             objects[where] = entry
-    located = {m.key for m in members}
-    members += [_Member(name, -1, -1, -1, -1) for name in table if name not in located]
-    ordered = tuple(sorted(members, key=lambda m: m.key_start))
-    return _Loaded(path, data, text, plain, document, HostFormat.CODEX, False,
-                   (((key,), _Object(0, len(plain), ordered)),) if key in document else (),
-                   objects)
+    return objects, members
 
 
 # ---------------------------------------------------------------------- YAML (Continue)
@@ -696,39 +708,59 @@ def _yaml_entry(text: str, node: Any, value: Any) -> tuple[_Object, dict[int, _A
     for key, item in node.value:
         if key.value not in ("command", "args"):
             continue
-        between = text[key.end_mark.index:item.start_mark.index]
-        if keys.count(key.value) != 1 or not (
-                _YAML_SEPARATOR.fullmatch(between) or (key.value == "args" and re.fullmatch(
-                    r":[ \t]*(?:#[^\n]*)?(?:\r?\n[ \t]*(?:#[^\n]*)?)*", between))):
+        member = _yaml_member(text, key, item, keys, arrays)
+        if member is None:
             return None
-        if key.value == "command":
-            if not _yaml_scalar(text, item):
-                return None
-            end = item.end_mark.index
-        else:
-            array = _yaml_array(text, item)
-            if array is None:
-                return None
-            arrays[array.start], end = array, array.end
-        start = arrays[max(arrays)].start if key.value == "args" else item.start_mark.index
-        members.append(_Member(key.value, key.start_mark.index, key.end_mark.index, start, end))
-    if {m.key for m in members} != {k for k in ("command", "args") if k in value}:
+        members.append(member)
+    if not _located_all(members, value, ("command", "args")):
         return None
     return _Object(node.start_mark.index, node.end_mark.index, tuple(members)), arrays
 
 
+def _located_all(members: list[_Member], value: dict[str, Any], keys: tuple[str, ...]) -> bool:
+    """Step: each of ``keys`` the entry has was located, and nothing else."""
+    return {m.key for m in members} == {k for k in keys if k in value}
+
+
+def _yaml_member(text: str, key: Any, item: Any, keys: list[Any],
+                 arrays: dict[int, _Array]) -> _Member | None:
+    """Step: one ``command`` or ``args`` member located, or None when it cannot be edited."""
+    if keys.count(key.value) != 1 or not _yaml_separated(text, key, item):
+        return None
+    end = _yaml_value_end(text, key.value, item, arrays)
+    if end is None:
+        return None
+    start = arrays[max(arrays)].start if key.value == "args" else item.start_mark.index
+    return _Member(key.value, key.start_mark.index, key.end_mark.index, start, end)
+
+
+def _yaml_separated(text: str, key: Any, item: Any) -> bool:
+    """Step: key and value are separated plainly (``args`` may also start on a new line)."""
+    between = text[key.end_mark.index:item.start_mark.index]
+    return bool(_YAML_SEPARATOR.fullmatch(between) or (key.value == "args" and re.fullmatch(
+        r":[ \t]*(?:#[^\n]*)?(?:\r?\n[ \t]*(?:#[^\n]*)?)*", between)))
+
+
+def _yaml_value_end(text: str, key: str, item: Any, arrays: dict[int, _Array]) -> int | None:
+    """Step: where an editable ``command`` scalar or ``args`` sequence ends (an ``args``
+    sequence joins ``arrays``); None when it cannot be edited in place."""
+    if key == "command":
+        return item.end_mark.index if _yaml_scalar(text, item) else None
+    array = _yaml_array(text, item)
+    if array is None:
+        return None
+    arrays[array.start] = array
+    return array.end
+
+
 def _load_yaml(path: Path, data: bytes, text: str) -> _Loaded:
     """Continue's config: its document, and each server of ``mcpServers`` located."""
-    yaml = _yaml()
-
     source = _shown(path)
     document = _parse_yaml(text, source)
     key = HOSTS[HostFormat.CONTINUE].table
     if not isinstance(document, dict) or not isinstance(document.get(key, []), list):
         raise InputError(f"{source}: unknown shape: expected a mapping with an {key} list")
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
-    nodes = {k.value: v for k, v in root.value} if isinstance(root, yaml.MappingNode) else {}
-    items = nodes[key].value if key in nodes else []
+    items = _yaml_server_nodes(text, key)
     objects: dict[tuple[str, ...], _Object] = {}
     arrays: dict[int, _Array] = {}
     members: list[_Member] = []
@@ -745,6 +777,16 @@ def _load_yaml(path: Path, data: bytes, text: str) -> _Loaded:
     return _Loaded(path, data, text, text, document, HostFormat.CONTINUE, False,
                    (((key,), _Object(0, len(text), tuple(members))),) if key in document
                    else (), objects, arrays)
+
+
+def _yaml_server_nodes(text: str, key: str) -> list[Any]:
+    """Step: the composed nodes of the ``key`` list's items (their marks locate them)."""
+    yaml = _yaml()
+
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    nodes = {k.value: v for k, v in root.value} if isinstance(root, yaml.MappingNode) else {}
+    items: list[Any] = nodes[key].value if key in nodes else []
+    return items
 
 
 # ---------------------------------------------------------------------- reading a host file
@@ -899,49 +941,73 @@ def _detect(document: Any, path: Path, source: str) -> tuple[HostFormat, list[tu
     if not isinstance(document, dict):
         raise InputError(f"{source}: unknown shape: the top level is not a JSON object; "
                          f"{expected}")
-
-    def table(where: tuple[str, ...]) -> tuple[str, ...]:
-        if not isinstance(_at(document, where), dict):
-            raise InputError(f"{source}: unknown shape: {location(where)} is not a JSON object")
-        return where
-
     named = named_host(path)
     if named is not None:
         key = HOSTS[named].table
-        return named, [table((key,))] if key in document else []
-    name, parent = path.name, path.parent.name
+        return named, [_table(document, (key,), source)] if key in document else []
     if "servers" in document and "mcpServers" in document:
         raise InputError(f"{source}: unknown shape: it has both \"servers\" (VS Code) and "
                          "\"mcpServers\" (Claude Desktop, Cursor, Claude Code); which host "
                          "reads it is unclear")
     if "servers" in document:
-        return HostFormat.VSCODE, [table(("servers",))]
+        return HostFormat.VSCODE, [_table(document, ("servers",), source)]
+    return _detect_mcp_servers(document, path, source, expected)
+
+
+def _detect_mcp_servers(document: dict[str, Any], path: Path, source: str,
+                        expected: str) -> tuple[HostFormat, list[tuple[str, ...]]]:
+    """Step: the host of a document without a ``servers`` table, by its tables and name."""
+    project_tables = _project_tables(document)
+    if path.name == ".claude.json" or project_tables:
+        paths = [("mcpServers",)] if "mcpServers" in document else []
+        return HostFormat.CLAUDE_CODE_USER, [_table(document, p, source)
+                                             for p in [*paths, *project_tables]]
+    by_name = _format_by_name(path)
+    if "mcpServers" in document:
+        host = by_name if by_name not in (None, HostFormat.VSCODE) else HostFormat.MCP_SERVERS
+        return host, [_table(document, ("mcpServers",), source)]
+    if by_name is not None:  # the host's file, with no server table yet
+        return by_name, []
+    raise _unknown_shape(document, source, expected)
+
+
+def _table(document: dict[str, Any], where: tuple[str, ...], source: str) -> tuple[str, ...]:
+    """Step: ``where`` when the document holds a JSON object there; else unknown shape."""
+    if not isinstance(_at(document, where), dict):
+        raise InputError(f"{source}: unknown shape: {location(where)} is not a JSON object")
+    return where
+
+
+def _project_tables(document: dict[str, Any]) -> list[tuple[str, ...]]:
+    """Step: the per-project ``mcpServers`` tables of a Claude Code user file."""
     projects = document.get("projects")
-    project_tables = [
+    return [
         ("projects", key, "mcpServers") for key, value in (
             projects.items() if isinstance(projects, dict) else ())
         if isinstance(value, dict) and "mcpServers" in value
     ]
-    if name == ".claude.json" or project_tables:
-        paths = [("mcpServers",)] if "mcpServers" in document else []
-        return HostFormat.CLAUDE_CODE_USER, [table(p) for p in [*paths, *project_tables]]
+
+
+def _format_by_name(path: Path) -> HostFormat | None:
+    """Step: the host format a config file's name (and folder) says, if any."""
+    name, parent = path.name, path.parent.name
     by_name = {
         "claude_desktop_config.json": HostFormat.CLAUDE_DESKTOP,
         ".mcp.json": HostFormat.CLAUDE_CODE_PROJECT,
     }.get(name)
     if by_name is None and name == "mcp.json":
         by_name = HostFormat.CURSOR if parent == ".cursor" else HostFormat.VSCODE
-    if "mcpServers" in document:
-        host = by_name if by_name not in (None, HostFormat.VSCODE) else HostFormat.MCP_SERVERS
-        return host, [table(("mcpServers",))]
-    if by_name is not None:  # the host's file, with no server table yet
-        return by_name, []
+    return by_name
+
+
+def _unknown_shape(document: dict[str, Any], source: str, expected: str) -> InputError:
+    """Step: the error for a document no host format fits (naming VS Code's settings)."""
     mcp = document.get("mcp")
     if isinstance(mcp, dict) and "servers" in mcp:
-        raise InputError(f"{source}: a VS Code settings.json \"mcp\" section is not "
-                         "supported; VS Code keeps MCP servers in mcp.json (MCP: Open User "
-                         "Configuration)")
-    raise InputError(f"{source}: unknown shape: {expected}")
+        return InputError(f"{source}: a VS Code settings.json \"mcp\" section is not "
+                          "supported; VS Code keeps MCP servers in mcp.json (MCP: Open User "
+                          "Configuration)")
+    return InputError(f"{source}: unknown shape: {expected}")
 
 
 # ---------------------------------------------------------------------- entries
@@ -973,23 +1039,30 @@ def _stdio(value: Any, spec: HostSpec) -> _Stdio | tuple[EntryStatus, str]:
         return EntryStatus.MALFORMED, "not a JSON object"
     kind = value.get("type")
     if "command" not in value:
-        if any(key in value for key in _URL_KEYS) or kind in _REMOTE_TYPES or kind == "remote":
-            url = next((value[k] for k in _URL_KEYS if isinstance(value.get(k), str)), None)
-            shown = f" {printable(url, 200)}" if url is not None else ""
-            return (EntryStatus.REMOTE, f"an HTTP server (url{shown}): only stdio servers "
-                    "can be wrapped, and this host's documentation does not say it is "
-                    "Streamable HTTP, which proxy --url serves")
-        return EntryStatus.MALFORMED, "has no command"
+        return _without_command(value, kind)
     local = "local" if spec.command_array else "stdio"
     if kind is not None and kind != local:
         return (EntryStatus.MALFORMED,
                 f"type {printable(json.dumps(kind, ensure_ascii=False), 80)} is not {local}")
     command = value["command"]
     if spec.command_array:
-        if (not isinstance(command, list) or not command
-                or not all(isinstance(a, str) for a in command) or not command[0]):
-            return EntryStatus.MALFORMED, "command is not a non-empty array of strings"
-        return _Stdio(command[0], command[1:])
+        return _array_command(command)
+    return _string_command(value, command)
+
+
+def _without_command(value: dict[str, Any], kind: Any) -> tuple[EntryStatus, str]:
+    """Step: why an entry without ``command`` is not wrapped (remote, or malformed)."""
+    if any(key in value for key in _URL_KEYS) or kind in _REMOTE_TYPES or kind == "remote":
+        url = next((value[k] for k in _URL_KEYS if isinstance(value.get(k), str)), None)
+        shown = f" {printable(url, 200)}" if url is not None else ""
+        return (EntryStatus.REMOTE, f"an HTTP server (url{shown}): only stdio servers "
+                "can be wrapped, and this host's documentation does not say it is "
+                "Streamable HTTP, which proxy --url serves")
+    return EntryStatus.MALFORMED, "has no command"
+
+
+def _string_command(value: dict[str, Any], command: Any) -> _Stdio | tuple[EntryStatus, str]:
+    """Step: a ``command`` string and its optional ``args`` array."""
     if not isinstance(command, str) or not command:
         return EntryStatus.MALFORMED, "command is not a non-empty string"
     args = value.get("args")
@@ -997,6 +1070,14 @@ def _stdio(value: Any, spec: HostSpec) -> _Stdio | tuple[EntryStatus, str]:
                             or not all(isinstance(a, str) for a in args)):
         return EntryStatus.MALFORMED, "args is not an array of strings"
     return _Stdio(command, args)
+
+
+def _array_command(command: Any) -> _Stdio | tuple[EntryStatus, str]:
+    """Step: a ``command`` array (hosts that give program and arguments as one array)."""
+    if (not isinstance(command, list) or not command
+            or not all(isinstance(a, str) for a in command) or not command[0]):
+        return EntryStatus.MALFORMED, "command is not a non-empty array of strings"
+    return _Stdio(command[0], command[1:])
 
 
 @dataclass(frozen=True)
@@ -1188,12 +1269,7 @@ def _unwrap_edits(
     command, args = obj.get("command"), obj.get("args")
     assert command is not None
     if HOSTS[loaded.format].command_array:  # the command array keeps what follows --
-        array = _array_at(loaded, command.value_start)
-        if separator + 2 >= len(array.elements):
-            return None
-        lead = text[array.start + 1:array.elements[0][0]]
-        return [(array.start, array.end,
-                 "[" + lead + text[array.elements[separator + 2][0]:array.end])], False
+        return _unwrap_command_array(loaded, command, separator)
     assert args is not None
     array = _array_at(loaded, args.value_start)
     if separator + 1 >= len(array.elements):
@@ -1201,13 +1277,7 @@ def _unwrap_edits(
     cmd_start, cmd_end = array.elements[separator + 1]
     edits: list[_Edit] = [(command.value_start, command.value_end, text[cmd_start:cmd_end])]
     last = separator + 2 == len(array.elements)
-    inserted = (
-        last and args.key_start > command.value_end
-        and text[command.value_end:args.value_start] == _args_member(loaded, command)
-        and text[array.start:array.end] == _inserted_array(
-            [text[s:e] for s, e in array.elements])
-    )
-    if inserted:
+    if last and _args_inserted_by_wrap(loaded, command, args, array):
         edits.append((command.value_end, args.value_end, ""))
         return edits, True
     if text[array.start] == "-":  # a YAML block sequence: the inserted lines go again
@@ -1215,17 +1285,43 @@ def _unwrap_edits(
                 else _line_end(text, cmd_end))
         edits.append((_line_start(text, array.start), stop, ""))
         return edits, False
-    if not last:
-        lead = text[array.start + 1:array.elements[0][0]]
-        new = "[" + lead + text[array.elements[separator + 2][0]:array.end]
-    else:
-        rest = text[cmd_end:array.end]
-        comma = _skip_ws(text, cmd_end)
-        if text[comma] == ",":  # a trailing comma (JSON with comments) after the command
-            rest = text[cmd_end:comma] + text[comma + 1:array.end]
-        new = "[" + rest
-    edits.append((array.start, array.end, new))
+    edits.append((array.start, array.end, _args_after_command(text, array, separator)))
     return edits, False
+
+
+def _args_inserted_by_wrap(loaded: _Loaded, command: _Member, args: _Member,
+                           array: _Array) -> bool:
+    """Step: the ``args`` member is exactly the one wrap inserted after ``command``."""
+    text = loaded.text
+    return (args.key_start > command.value_end
+            and text[command.value_end:args.value_start] == _args_member(loaded, command)
+            and text[array.start:array.end] == _inserted_array(
+                [text[s:e] for s, e in array.elements]))
+
+
+def _unwrap_command_array(loaded: _Loaded, command: _Member,
+                          separator: int) -> tuple[list[_Edit], bool] | None:
+    """Step: a command array keeps only what follows ``--`` (None when nothing does)."""
+    text = loaded.text
+    array = _array_at(loaded, command.value_start)
+    if separator + 2 >= len(array.elements):
+        return None
+    lead = text[array.start + 1:array.elements[0][0]]
+    return [(array.start, array.end,
+             "[" + lead + text[array.elements[separator + 2][0]:array.end])], False
+
+
+def _args_after_command(text: str, array: _Array, separator: int) -> str:
+    """Step: a flow ``args`` array's text less everything up to the original command."""
+    cmd_end = array.elements[separator + 1][1]
+    if separator + 2 != len(array.elements):
+        lead = text[array.start + 1:array.elements[0][0]]
+        return "[" + lead + text[array.elements[separator + 2][0]:array.end]
+    rest = text[cmd_end:array.end]
+    comma = _skip_ws(text, cmd_end)
+    if text[comma] == ",":  # a trailing comma (JSON with comments) after the command
+        rest = text[cmd_end:comma] + text[comma + 1:array.end]
+    return "[" + rest
 
 
 # ---------------------------------------------------------------------- URL entries
@@ -1244,28 +1340,43 @@ def _remote_url(loaded: _Loaded, entry: _Entry,
     documentation does not say which of its remote entries are Streamable HTTP; headers
     would have to move into the command line; another transport; a key spelled with
     escapes)."""
-    spec, value, text = HOSTS[loaded.format], entry.value, loaded.text
+    spec, value = HOSTS[loaded.format], entry.value
     if spec.url_key is None:
         return refused
     url = value.get(spec.url_key)
     if not isinstance(url, str) or not url:
         return refused
     shown = printable(url, 200)
-    if any(key in value for key in ("headers", "http_headers", "env_http_headers",
-                                    "bearer_token_env_var")):
+    if _has_headers(value):
         return (EntryStatus.REMOTE, f"an HTTP server ({shown}) with headers: not wrapped "
                 "(they would have to move into the proxy's command line)")
+    other = _other_remote_type(loaded, entry, spec.url_key, spec.url_type, shown)
+    return other if other is not None else url
+
+
+def _other_remote_type(loaded: _Loaded, entry: _Entry, url_key: str, url_type: str | None,
+                       shown: str) -> tuple[EntryStatus, str] | None:
+    """Step: why a remote entry is not the host's Streamable HTTP kind (its type, or its
+    URL key spelled with escapes), or None when it is."""
+    text = loaded.text
     obj = _entry_object(loaded, entry)
-    member, kind = obj.get(spec.url_key), obj.get("type")
+    member, kind = obj.get(url_key), obj.get("type")
     assert member is not None
-    wanted = None if spec.url_type is None else _literal(spec.url_type)
+    wanted = None if url_type is None else _literal(url_type)
     spelled = None if kind is None else text[kind.value_start:kind.value_end]
-    if text[member.key_start:member.key_end] != _key(loaded, spec.url_key) or spelled != wanted:
+    if text[member.key_start:member.key_end] != _key(loaded, url_key) or spelled != wanted:
         return (EntryStatus.REMOTE, f"an HTTP server ({shown}) of type "
-                f"{printable(json.dumps(value.get('type')), 80)}: only "
+                f"{printable(json.dumps(entry.value.get('type')), 80)}: only "
                 f"{wanted or 'untyped'} entries are Streamable HTTP here, which proxy --url "
                 "serves")
-    return url
+    return None
+
+
+def _has_headers(value: dict[str, Any]) -> bool:
+    """Step: a remote entry sends headers (or a bearer token) the proxy's command line
+    would have to carry."""
+    return any(key in value for key in ("headers", "http_headers", "env_http_headers",
+                                        "bearer_token_env_var"))
 
 
 def _wrap_url_edits(loaded: _Loaded, entry: _Entry, prefix: Sequence[str],
@@ -1309,9 +1420,7 @@ def _unwrap_url(loaded: _Loaded, entry: _Entry, proxy: _ProxyArgs, edits: list[_
     url_text = text[slice(*array.elements[-1])]
     inserted = _args_member(loaded, command) + _inserted_array(
         [text[s:e] for s, e in array.elements])
-    if (spec.url_key is None or args.key_start < command.value_end
-            or text[command.value_end:args.value_end] != inserted
-            or (kind is not None and text[kind.value_start:kind.value_end] != _STDIO_TYPE)):
+    if spec.url_key is None or not _as_url_wrap_wrote(text, command, args, kind, inserted):
         return EntryOutcome(entry.name, entry.where, EntryStatus.MALFORMED, proxy.server,
                             "runs proxy --url, but not as wrap wrote it: restore it by hand")
     assert spec.url_key is not None
@@ -1321,14 +1430,27 @@ def _unwrap_url(loaded: _Loaded, entry: _Entry, proxy: _ProxyArgs, edits: list[_
     if kind is not None and spec.url_type is not None:
         edits.append((kind.value_start, kind.value_end, _literal(spec.url_type)))
     if expected is not None:
-        value = _at(expected, entry.where)
-        del value["command"], value["args"]
-        value[spec.url_key] = url
-        if kind is not None and spec.url_type is not None:
-            value["type"] = spec.url_type
+        _expect_url_restored(_at(expected, entry.where), spec, url, kind is not None)
     return EntryOutcome(entry.name, entry.where, EntryStatus.UNWRAPPED, proxy.server,
                         f"serves {printable(url, 200)} directly again (was wrapped as "
                         f"{printable(proxy.server or 'no --server', 200)})")
+
+
+def _as_url_wrap_wrote(text: str, command: _Member, args: _Member, kind: _Member | None,
+                       inserted: str) -> bool:
+    """Step: a ``proxy --url`` entry's text is exactly what wrap wrote (not edited by hand)."""
+    return not (args.key_start < command.value_end
+                or text[command.value_end:args.value_end] != inserted
+                or (kind is not None and text[kind.value_start:kind.value_end] != _STDIO_TYPE))
+
+
+def _expect_url_restored(value: Any, spec: HostSpec, url: Any, typed: bool) -> None:
+    """Step: the expected document's entry serves its URL again (typed as the host types it)."""
+    assert spec.url_key is not None
+    del value["command"], value["args"]
+    value[spec.url_key] = url
+    if typed and spec.url_type is not None:
+        value["type"] = spec.url_type
 
 
 # ---------------------------------------------------------------------- wrap and unwrap
@@ -1404,33 +1526,48 @@ def _wrap_entry(loaded: _Loaded, entry: _Entry, server: str, baseline: _Baseline
         return outcome(EntryStatus.MALFORMED, _not_located(loaded))
     stdio = _stdio(entry.value, HOSTS[loaded.format])
     if isinstance(stdio, tuple):
-        url = _remote_url(loaded, entry, stdio) if stdio[0] is EntryStatus.REMOTE else stdio
-        if isinstance(url, tuple):
-            return outcome(*url)
-        if server not in baseline.names:
-            return outcome(baseline.absent, baseline.missing(server))
-        prefix = [*proxy_arguments(server, baseline.pins, baseline.lock)[:-1], "--url"]
-        _expect_url_wrapped(_at(expected, entry.where), str(HOSTS[loaded.format].url_key),
-                            command, [*prefix, url])
-        return (EntryOutcome(entry.name, entry.where, EntryStatus.WRAPPED, server,
-                             f"serves {printable(url, 200)} through the proxy (a stdio entry "
-                             f"running proxy --url) as {server}"),
-                _wrap_url_edits(loaded, entry, prefix, command))
+        return _wrap_remote(loaded, entry, server, baseline, command, expected, stdio)
     if stdio.wrapped:
         assert stdio.args is not None
         return outcome(*_wrapped_already(_proxy_args(stdio.args), server, baseline))
     if server not in baseline.names:
         return outcome(baseline.absent, baseline.missing(server))
     prefix = proxy_arguments(server, baseline.pins, baseline.lock)
-    target = _at(expected, entry.where)
-    target["command"] = command
-    target["args"] = [*prefix, stdio.command, *(stdio.args or [])]
-    if HOSTS[loaded.format].command_array:
-        target["command"] = [command, *target.pop("args")]
+    _expect_wrapped(_at(expected, entry.where), command, [*prefix, stdio.command,
+                                                          *(stdio.args or [])],
+                    HOSTS[loaded.format].command_array)
     shown = printable(" ".join([stdio.command, *(stdio.args or [])]), 200)
     return (EntryOutcome(entry.name, entry.where, EntryStatus.WRAPPED, server,
                          f"runs {shown} through the proxy as {server}"),
             _wrap_edits(loaded, entry, prefix, command))
+
+
+def _wrap_remote(loaded: _Loaded, entry: _Entry, server: str, baseline: _Baseline,
+                 command: str, expected: Any,
+                 refused: tuple[EntryStatus, str]) -> tuple[EntryOutcome, list[_Edit]]:
+    """Step: an entry with no command to wrap: a remote one becomes ``proxy --url`` when
+    it can, else ``refused`` (why it has none) says what it is."""
+    url = _remote_url(loaded, entry, refused) if refused[0] is EntryStatus.REMOTE else refused
+    if isinstance(url, tuple):
+        return EntryOutcome(entry.name, entry.where, url[0], server, url[1]), []
+    if server not in baseline.names:
+        return EntryOutcome(entry.name, entry.where, baseline.absent, server,
+                            baseline.missing(server)), []
+    prefix = [*proxy_arguments(server, baseline.pins, baseline.lock)[:-1], "--url"]
+    _expect_url_wrapped(_at(expected, entry.where), str(HOSTS[loaded.format].url_key),
+                        command, [*prefix, url])
+    return (EntryOutcome(entry.name, entry.where, EntryStatus.WRAPPED, server,
+                         f"serves {printable(url, 200)} through the proxy (a stdio entry "
+                         f"running proxy --url) as {server}"),
+            _wrap_url_edits(loaded, entry, prefix, command))
+
+
+def _expect_wrapped(target: Any, command: str, args: list[str], command_array: bool) -> None:
+    """Step: the expected document's entry runs the proxy with the original command."""
+    target["command"] = command
+    target["args"] = args
+    if command_array:
+        target["command"] = [command, *target.pop("args")]
 
 
 def _wrapped_already(current: _ProxyArgs, server: str,
@@ -1555,38 +1692,47 @@ def _unwrap_text(
                 outcomes.append(EntryOutcome(entry.name, entry.where, EntryStatus.NOT_WRAPPED,
                                              None, "does not run through the proxy"))
             continue
-        assert stdio.args is not None
-        proxy = _proxy_args(stdio.args)
-        if _unlocated(loaded, entry):
-            outcomes.append(EntryOutcome(entry.name, entry.where, EntryStatus.MALFORMED,
-                                         proxy.server, _not_located(loaded)))
-            continue
-        if proxy.separator is None and stdio.args[-2:-1] == ["--url"]:
-            outcomes.append(_unwrap_url(loaded, entry, proxy, edits, expected))
-            continue
-        undo = None if proxy.separator is None else _unwrap_edits(loaded, entry, proxy.separator)
-        if undo is None or proxy.separator is None:
-            outcomes.append(EntryOutcome(
-                entry.name, entry.where, EntryStatus.MALFORMED, proxy.server,
-                "runs the proxy with no command after --: nothing to restore"))
-            continue
-        entry_edits, removes_args = undo
-        edits += entry_edits
-        original = stdio.args[proxy.separator + 1:]
-        if expected is not None:
-            value = _at(expected, entry.where)
-            value["command"] = original[0]
-            if HOSTS[loaded.format].command_array:
-                value["command"] = original
-            elif removes_args:
-                del value["args"]
-            else:
-                value["args"] = original[1:]
-        outcomes.append(EntryOutcome(
-            entry.name, entry.where, EntryStatus.UNWRAPPED, proxy.server,
-            f"runs {printable(' '.join(original), 200)} again (was wrapped as "
-            f"{printable(proxy.server or 'no --server', 200)})"))
+        outcomes.append(_unwrap_entry(loaded, entry, stdio, edits, expected))
     return _apply(loaded.text, edits), outcomes
+
+
+def _unwrap_entry(loaded: _Loaded, entry: _Entry, stdio: _Stdio, edits: list[_Edit],
+                  expected: Any) -> EntryOutcome:
+    """Step: unwrap one wrapped entry (its edits join ``edits``), or say why it cannot be."""
+    assert stdio.args is not None
+    proxy = _proxy_args(stdio.args)
+    if _unlocated(loaded, entry):
+        return EntryOutcome(entry.name, entry.where, EntryStatus.MALFORMED,
+                            proxy.server, _not_located(loaded))
+    if proxy.separator is None and stdio.args[-2:-1] == ["--url"]:
+        return _unwrap_url(loaded, entry, proxy, edits, expected)
+    undo = None if proxy.separator is None else _unwrap_edits(loaded, entry, proxy.separator)
+    if undo is None or proxy.separator is None:
+        return EntryOutcome(
+            entry.name, entry.where, EntryStatus.MALFORMED, proxy.server,
+            "runs the proxy with no command after --: nothing to restore")
+    entry_edits, removes_args = undo
+    edits += entry_edits
+    original = stdio.args[proxy.separator + 1:]
+    if expected is not None:
+        _expect_restored(_at(expected, entry.where), original,
+                         HOSTS[loaded.format].command_array, removes_args)
+    return EntryOutcome(
+        entry.name, entry.where, EntryStatus.UNWRAPPED, proxy.server,
+        f"runs {printable(' '.join(original), 200)} again (was wrapped as "
+        f"{printable(proxy.server or 'no --server', 200)})")
+
+
+def _expect_restored(value: Any, original: list[str], command_array: bool,
+                     removes_args: bool) -> None:
+    """Step: the expected document's entry gets its original command back."""
+    value["command"] = original[0]
+    if command_array:
+        value["command"] = original
+    elif removes_args:
+        del value["args"]
+    else:
+        value["args"] = original[1:]
 
 
 def _load_text(loaded: _Loaded, text: str) -> _Loaded:
@@ -1675,6 +1821,28 @@ def backup_path(path: Path, n: int = 0) -> Path:
     return path.with_name(path.name + BACKUP_SUFFIX + (f".{n}" if n else ""))
 
 
+def _link_into_place(stage: str, candidate: Path, source: str) -> bool:
+    """Step: the staged backup becomes ``candidate`` unless that name was taken meanwhile
+    (False); the stage is removed either way."""
+    try:
+        try:
+            os.link(stage, candidate)  # never replaces an existing file
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            if exc.errno not in _NO_HARD_LINKS or os.path.lexists(candidate):
+                raise
+            os.rename(stage, candidate)  # a filesystem without hard links
+    except OSError as exc:
+        raise OperationalError(
+            f"cannot keep a backup of {source} at {_shown(candidate)}: "
+            f"{exc.strerror or type(exc).__name__}; it was left as it is") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(stage)
+    return True
+
+
 def keep_backup(path: str | Path, data: bytes) -> tuple[Path, bool]:
     """A backup of ``data`` beside ``path``: an existing ``FILE.histor-backup`` holding the
     same bytes is reused, else the first free name of ``FILE.histor-backup``,
@@ -1696,23 +1864,8 @@ def keep_backup(path: str | Path, data: bytes) -> tuple[Path, bool]:
             raise OperationalError(f"cannot keep a backup of {source} (cannot write "
                                    f"{_shown(candidate)}: {exc.strerror}); it was left as it "
                                    "is") from None
-        try:
-            try:
-                os.link(stage, candidate)  # never replaces an existing file
-            except FileExistsError:
-                continue
-            except OSError as exc:
-                if exc.errno not in _NO_HARD_LINKS or os.path.lexists(candidate):
-                    raise
-                os.rename(stage, candidate)  # a filesystem without hard links
-        except OSError as exc:
-            raise OperationalError(
-                f"cannot keep a backup of {source} at {_shown(candidate)}: "
-                f"{exc.strerror or type(exc).__name__}; it was left as it is") from None
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(stage)
-        return candidate, True
+        if _link_into_place(stage, candidate, source):
+            return candidate, True
     raise OperationalError(f"cannot keep a backup of {source}: {MAX_BACKUPS} backups exist "
                            f"beside it ({_shown(backup_path(path))}…); remove old ones")
 

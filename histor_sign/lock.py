@@ -544,6 +544,13 @@ def _package_label(package: Mapping[str, Any]) -> str:
             f" ({algorithm} {package['digests'][algorithm][:12]}…)")
 
 
+def _hex_digests(digests: Any) -> bool:
+    """Step: a non-empty mapping of sha256/sha512 digests in lowercase hex of their length."""
+    return isinstance(digests, Mapping) and bool(digests) and all(
+        isinstance(v, str) and len(v) == _HEX_LENGTH.get(k, -1)
+        and re.fullmatch(r"[0-9a-f]+", v) for k, v in digests.items())
+
+
 def _parse_package(value: Any, where: str) -> Mapping[str, Any] | None:
     """null, or npm evidence: the package's path under node_modules, its version and the
     lockfile's integrity digests (hex), exactly those members."""
@@ -553,9 +560,7 @@ def _parse_package(value: Any, where: str) -> Mapping[str, Any] | None:
     digests = package["digests"]
     if (package["ecosystem"] != "npm" or not isinstance(package["name"], str)
             or not (package["version"] is None or isinstance(package["version"], str))
-            or not isinstance(digests, Mapping) or not digests
-            or not all(isinstance(v, str) and len(v) == _HEX_LENGTH.get(k, -1)
-                       and re.fullmatch(r"[0-9a-f]+", v) for k, v in digests.items())):
+            or not _hex_digests(digests)):
         raise InputError(f"{where}: must be null or an npm package (ecosystem \"npm\", name, "
                          "version, digests of sha256/sha512 in lowercase hex)")
     return MappingProxyType({**package, "digests": MappingProxyType(dict(digests))})

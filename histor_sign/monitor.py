@@ -58,7 +58,7 @@ import base64
 import binascii
 import json
 import os
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -133,9 +133,6 @@ class Checkpoint:
 def parse_checkpoint(note: str, key: LogKey, source: str) -> Checkpoint:
     """Parse a signed note (C2SP) and check its signature by the log's key; raise
     :class:`VerificationFailed` when no signature line verifies."""
-    from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.asymmetric import ec, ed25519
     from cryptography.hazmat.primitives.serialization import load_der_public_key
 
     body, separator, signatures = note.partition("\n\n")
@@ -151,27 +148,37 @@ def parse_checkpoint(note: str, key: LogKey, source: str) -> Checkpoint:
     public = load_der_public_key(key.public_key)
     signed = (body + "\n").encode()
     for line in signatures.splitlines():
-        name, _, encoded = line.removeprefix("\u2014 ").rpartition(" ")
-        if not line.startswith("\u2014 ") or not name:
-            continue
-        try:
-            raw = base64.b64decode(encoded, validate=True)
-        except binascii.Error:
-            continue
-        if raw[:4] != key.log_id[:4]:
-            continue
-        try:
-            if isinstance(public, ec.EllipticCurvePublicKey):
-                public.verify(raw[4:], signed, ec.ECDSA(hashes.SHA256()))
-            elif isinstance(public, ed25519.Ed25519PublicKey):
-                public.verify(raw[4:], signed)
-            else:
-                continue
-        except InvalidSignature:
-            continue
-        return Checkpoint(lines[0], size, root, note)
+        if _note_signature_verifies(line, key, public, signed):
+            return Checkpoint(lines[0], size, root, note)
     raise VerificationFailed(f"{source}: the checkpoint is not signed by the log's key "
                              "in the trusted root")
+
+
+def _note_signature_verifies(line: str, key: LogKey, public: Any, signed: bytes) -> bool:
+    """Step: one signature line of a note is the log key's (by key hash) and verifies."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+
+    name, _, encoded = line.removeprefix("\u2014 ").rpartition(" ")
+    if not line.startswith("\u2014 ") or not name:
+        return False
+    try:
+        raw = base64.b64decode(encoded, validate=True)
+    except binascii.Error:
+        return False
+    if raw[:4] != key.log_id[:4]:
+        return False
+    try:
+        if isinstance(public, ec.EllipticCurvePublicKey):
+            public.verify(raw[4:], signed, ec.ECDSA(hashes.SHA256()))
+        elif isinstance(public, ed25519.Ed25519PublicKey):
+            public.verify(raw[4:], signed)
+        else:
+            return False
+    except InvalidSignature:
+        return False
+    return True
 
 
 # ---------------------------------------------------------------------- the logs
@@ -271,30 +278,8 @@ class _V1Log(_Reader):
     def entries(self, start: int, end: int, new: Checkpoint) -> Iterator[tuple[int, bytes]]:
         later: dict[int, bytes] = {}
         for index in range(start, end):
-            doc = self.json(f"api/v1/log/entries?logIndex={index}")
-            try:
-                (entry,) = doc.values()
-                body = base64.b64decode(entry["body"], validate=True)
-                proof = entry["verification"]["inclusionProof"]
-                size, claimed = int(proof["treeSize"]), bytes.fromhex(proof["rootHash"])
-                path = [bytes.fromhex(h) for h in proof["hashes"]]
-                logged = int(entry["logIndex"])
-                local = int(proof.get("logIndex", index - self.offset))
-            except (KeyError, TypeError, ValueError, AttributeError, binascii.Error):
-                raise InputError(f"{self.base}: malformed log entry {index}") from None
-            if logged != index:
-                raise LogInconsistent(f"asked for entry {index}, the log answered {logged}")
             first, frozen = self._tree_of(index)
-            if local != index - first:
-                raise LogInconsistent(f"entry {index} is proven at index {local} of its tree, "
-                                      f"not {index - first}")
-            try:
-                root = root_from_inclusion(leaf_hash(body), local, size, path)
-            except ValueError as exc:
-                raise LogInconsistent(f"entry {index}: {exc}") from None
-            if root != claimed:
-                raise LogInconsistent(f"entry {index}: its inclusion proof does not lead to "
-                                      "the root it names")
+            body, size, root = self._proven_entry(index, first)
             if frozen is not None:  # an inactive shard: its signed head, exactly
                 if (size, root) != (frozen.size, frozen.root):
                     raise LogInconsistent(f"entry {index} is proven in a tree that is not its "
@@ -305,15 +290,50 @@ class _V1Log(_Reader):
                 raise LogInconsistent(f"entry {index} is proven in a tree of size {size} "
                                       "that is not the verified one")
             if size > new.size:  # the log grew meanwhile: that tree must extend ours
-                if later.get(size, root) != root:
-                    raise LogInconsistent(f"two roots for tree size {size}")
-                if size not in later:
-                    hashes, _ = self._proof(new.size, size)
-                    if not consistent(new.size, size, new.root, root, hashes):
-                        raise LogInconsistent(f"the tree of size {size} entry {index} is "
-                                              "proven in does not extend the verified one")
-                    later[size] = root
+                self._check_later_tree(index, size, root, new, later)
             yield index, body
+
+    def _proven_entry(self, index: int, first: int) -> tuple[bytes, int, bytes]:
+        """Step: entry ``index``'s body, and the tree size and root its inclusion proof
+        leads to (checked: the entry asked for, at its index in its tree, which starts at
+        global index ``first``)."""
+        doc = self.json(f"api/v1/log/entries?logIndex={index}")
+        try:
+            (entry,) = doc.values()
+            body = base64.b64decode(entry["body"], validate=True)
+            proof = entry["verification"]["inclusionProof"]
+            size, claimed = int(proof["treeSize"]), bytes.fromhex(proof["rootHash"])
+            path = [bytes.fromhex(h) for h in proof["hashes"]]
+            logged = int(entry["logIndex"])
+            local = int(proof.get("logIndex", index - self.offset))
+        except (KeyError, TypeError, ValueError, AttributeError, binascii.Error):
+            raise InputError(f"{self.base}: malformed log entry {index}") from None
+        if logged != index:
+            raise LogInconsistent(f"asked for entry {index}, the log answered {logged}")
+        if local != index - first:
+            raise LogInconsistent(f"entry {index} is proven at index {local} of its tree, "
+                                  f"not {index - first}")
+        try:
+            root = root_from_inclusion(leaf_hash(body), local, size, path)
+        except ValueError as exc:
+            raise LogInconsistent(f"entry {index}: {exc}") from None
+        if root != claimed:
+            raise LogInconsistent(f"entry {index}: its inclusion proof does not lead to "
+                                  "the root it names")
+        return body, size, root
+
+    def _check_later_tree(self, index: int, size: int, root: bytes, new: Checkpoint,
+                          later: dict[int, bytes]) -> None:
+        """Step: a tree larger than the verified one (the log grew) must extend it; each
+        such size is checked once, and has one root."""
+        if later.get(size, root) != root:
+            raise LogInconsistent(f"two roots for tree size {size}")
+        if size not in later:
+            hashes, _ = self._proof(new.size, size)
+            if not consistent(new.size, size, new.root, root, hashes):
+                raise LogInconsistent(f"the tree of size {size} entry {index} is "
+                                      "proven in does not extend the verified one")
+            later[size] = root
 
 
 class _TiledLog(_Reader):
@@ -442,14 +462,23 @@ def _entry_certificates(doc: Any) -> list[Certificate]:
     if not isinstance(spec, dict):
         return []
     kind = doc.get("kind")
-    found: list[Any] = []
+    found: list[Any]
     if "hashedRekordV002" in spec:
-        found.append(spec["hashedRekordV002"]["signature"]["verifier"]["x509Certificate"]
-                     ["rawBytes"])
+        found = [spec["hashedRekordV002"]["signature"]["verifier"]["x509Certificate"]
+                 ["rawBytes"]]
     elif "dsseV002" in spec:
-        found += [s["verifier"]["x509Certificate"]["rawBytes"]
-                  for s in spec["dsseV002"]["signatures"]]
-    elif kind in ("hashedrekord", "rekord"):
+        found = [s["verifier"]["x509Certificate"]["rawBytes"]
+                 for s in spec["dsseV002"]["signatures"]]
+    else:
+        found = _v1_keys(kind, spec)
+    certificates = [_certificate(item) for item in found]
+    return [c for c in certificates if c is not None]
+
+
+def _v1_keys(kind: Any, spec: dict[str, Any]) -> list[Any]:
+    """Step: the keys or certificates a Rekor v1 entry body of ``kind`` names."""
+    found: list[Any] = []
+    if kind in ("hashedrekord", "rekord"):
         found.append(spec["signature"]["publicKey"]["content"])
     elif kind == "dsse":
         found += [s["verifier"] for s in spec["signatures"]]
@@ -461,8 +490,7 @@ def _entry_certificates(doc: Any) -> list[Certificate]:
         found.append(spec.get("publicKey"))  # 0.0.1: one key beside the envelope
     elif kind == "cose":
         found.append(spec.get("publicKey"))
-    certificates = [_certificate(item) for item in found]
-    return [c for c in certificates if c is not None]
+    return found
 
 
 def entry_signers(body: bytes) -> list[CertificateFacts]:
@@ -598,58 +626,89 @@ def read_chain(location: ReleaseLocation, timeout: float, server: str, trust: Tr
     holds) as what its name says: the envelope of that revision, part k of that revision's
     attestation, that revision's yank. Anything else is refused by address, never counted.
     ``verified`` caches verdicts across the reads of one run (by the file's digest)."""
-    import hashlib
-
     cache = verified if verified is not None else {}
     bodies: dict[tuple[bytes, int], bytes] = {}
     refused: list[tuple[str, str]] = []
 
     def fetch(address: str) -> JsonValue | None:
-        try:
-            return location.fetch_json(address, timeout=timeout)
-        except NotPublished:
-            return None
+        return _published_json(location, address, timeout)
 
     def add(address: str, document: JsonValue, kind: str, n: int, part: int = 1) -> bool:
-        digest = hashlib.sha256(f"{kind}\n{n}\n{part}\n".encode() + json.dumps(
-            document, sort_keys=True).encode()).hexdigest()
-        try:
-            if digest not in cache:
-                cache[digest] = _verified_entry(kind, n, part, document, server, trust)
-        except (VerificationFailed, InputError, ValueError, TypeError, KeyError,
-                AttributeError) as exc:  # whatever a hostile file provokes: not counted
-            refused.append((address, printable(getattr(exc, "message", str(exc)), 300)))
-            return False
-        key, body = cache[digest]
-        bodies[key] = body
-        return True
+        return _count_entry(address, document, (kind, n, part), server, trust, cache,
+                            bodies, refused)
 
     latest = fetch(location.latest())
     if not isinstance(latest, dict):
         return _Chain({})
+    revision = _chain_length(latest, location)
+    latest_ok = add(location.latest(), latest, ENVELOPE, revision)
+    for n in range(1, revision + 1):
+        _read_revision(location, n, fetch, add)
+    signer = latest.get("signer") if latest_ok else None
+    return _Chain(bodies, signer.get("signature") if isinstance(signer, dict) else None,
+                  signer.get("identity") if isinstance(signer, dict) else None,
+                  tuple(refused))
+
+
+def _read_revision(location: ReleaseLocation, n: int,
+                   fetch: Callable[[str], JsonValue | None],
+                   add: Callable[..., bool]) -> None:
+    """Step: count revision ``n``'s envelope, yank, yank attestation and attestation parts
+    (the parts up to the first one not published)."""
+    for address, kind in ((location.envelope(n), ENVELOPE), (location.yank(n), YANK),
+                          (location.yank_attestation(n), YANK_ATTESTATION)):
+        document = fetch(address)
+        if document is not None:
+            add(address, document, kind, n)
+    for number, address in enumerate(part_addresses(location.attestation(n), MAX_PARTS),
+                                      start=1):
+        document = fetch(address)
+        if document is None:
+            break
+        add(address, document, ATTESTATION, n, number)
+
+
+def _published_json(location: ReleaseLocation, address: str,
+                    timeout: float) -> JsonValue | None:
+    """Step: a chain file's JSON, or None when it is not published."""
+    try:
+        return location.fetch_json(address, timeout=timeout)
+    except NotPublished:
+        return None
+
+
+def _chain_length(latest: dict[str, Any], location: ReleaseLocation) -> int:
+    """Step: the latest revision's number: how many revisions the chain has (bounded)."""
     revision = latest.get("revision")
     if not isinstance(revision, int) or isinstance(revision, bool) or revision < 1:
         raise InputError(f"{location.latest()}: no revision number")
     if revision > MAX_CHAIN_REVISIONS:
         raise LimitExceeded(f"{location.latest()}: more than {MAX_CHAIN_REVISIONS} revisions",
                             limit="max_chain", value=MAX_CHAIN_REVISIONS)
-    latest_ok = add(location.latest(), latest, ENVELOPE, revision)
-    for n in range(1, revision + 1):
-        for address, kind in ((location.envelope(n), ENVELOPE), (location.yank(n), YANK),
-                              (location.yank_attestation(n), YANK_ATTESTATION)):
-            document = fetch(address)
-            if document is not None:
-                add(address, document, kind, n)
-        for number, address in enumerate(part_addresses(location.attestation(n), MAX_PARTS),
-                                          start=1):
-            document = fetch(address)
-            if document is None:
-                break
-            add(address, document, ATTESTATION, n, number)
-    signer = latest.get("signer") if latest_ok else None
-    return _Chain(bodies, signer.get("signature") if isinstance(signer, dict) else None,
-                  signer.get("identity") if isinstance(signer, dict) else None,
-                  tuple(refused))
+    return revision
+
+
+def _count_entry(address: str, document: JsonValue, what: tuple[str, int, int], server: str,
+                 trust: Trust, cache: dict[str, tuple[tuple[bytes, int], bytes]],
+                 bodies: dict[tuple[bytes, int], bytes], refused: list[tuple[str, str]],
+                 ) -> bool:
+    """Step: count one chain file's log entry when it verifies as ``what`` (kind, revision,
+    part), else record it as refused; verdicts are cached by the file's digest."""
+    import hashlib
+
+    kind, n, part = what
+    digest = hashlib.sha256(f"{kind}\n{n}\n{part}\n".encode() + json.dumps(
+        document, sort_keys=True).encode()).hexdigest()
+    try:
+        if digest not in cache:
+            cache[digest] = _verified_entry(kind, n, part, document, server, trust)
+    except (VerificationFailed, InputError, ValueError, TypeError, KeyError,
+            AttributeError) as exc:  # whatever a hostile file provokes: not counted
+        refused.append((address, printable(getattr(exc, "message", str(exc)), 300)))
+        return False
+    key, body = cache[digest]
+    bodies[key] = body
+    return True
 
 
 # ---------------------------------------------------------------------- state
@@ -714,16 +773,7 @@ class MonitorState:
             return None, None
         source = f"checkpoint file {path}"
         doc = parse_json(read_bytes(str(path), max_bytes=MAX_MONITOR_STATE_BYTES), source)
-        if isinstance(doc, dict) and doc.get("version") == 1:
-            doc = _upgrade_v1(doc, source, server)
-        keys_v2 = {"version", "server", "logs", "acknowledged"}
-        if (not isinstance(doc, dict) or not keys_v2 <= set(doc) <= keys_v2 | {"mac"}
-                or doc["version"] != STATE_VERSION or not isinstance(doc["logs"], list)):
-            raise InputError(f"{source}: not a histor-sign monitor state (version "
-                             f"{STATE_VERSION}: {', '.join(sorted(keys_v2))})")
-        if doc["server"] != server:
-            raise InputError(f"{source}: is the state of {printable(str(doc['server']))}, "
-                             f"not {printable(server)}")
+        doc = _state_document(doc, source, server)
         logs = {}
         for item in doc["logs"]:
             state = _load_log_state(item, source, keys)
@@ -732,15 +782,38 @@ class MonitorState:
             logs[state.log_id] = state
         acknowledged = Acknowledgement.load_all(doc["acknowledged"], source)
         if key is not None:
-            import hmac
-
-            mac = doc.get("mac")
-            if not isinstance(mac, str) or not hmac.compare_digest(mac, _mac(key, doc)):
-                return None, ("the state file is not authenticated by the state key ("
-                              + ("no mac" if mac is None else "its mac does not match")
-                              + "): it was not written by a run holding the key, so no "
-                              "cursor or acknowledgement in it is trusted; starting over")
+            untrusted = _unauthenticated(doc, key)
+            if untrusted is not None:
+                return None, untrusted
         return cls(server, logs, acknowledged), None
+
+
+def _state_document(doc: Any, source: str, server: str) -> dict[str, Any]:
+    """Step: a state file's document as version 2 (version 1 upgraded), of ``server``."""
+    if isinstance(doc, dict) and doc.get("version") == 1:
+        doc = _upgrade_v1(doc, source, server)
+    keys_v2 = {"version", "server", "logs", "acknowledged"}
+    if (not isinstance(doc, dict) or not keys_v2 <= set(doc) <= keys_v2 | {"mac"}
+            or doc["version"] != STATE_VERSION or not isinstance(doc["logs"], list)):
+        raise InputError(f"{source}: not a histor-sign monitor state (version "
+                         f"{STATE_VERSION}: {', '.join(sorted(keys_v2))})")
+    if doc["server"] != server:
+        raise InputError(f"{source}: is the state of {printable(str(doc['server']))}, "
+                         f"not {printable(server)}")
+    return doc
+
+
+def _unauthenticated(doc: dict[str, Any], key: bytes) -> str | None:
+    """Step: why a state's ``mac`` is not the state key's (None when it is)."""
+    import hmac
+
+    mac = doc.get("mac")
+    if not isinstance(mac, str) or not hmac.compare_digest(mac, _mac(key, doc)):
+        return ("the state file is not authenticated by the state key ("
+                + ("no mac" if mac is None else "its mac does not match")
+                + "): it was not written by a run holding the key, so no "
+                "cursor or acknowledgement in it is trusted; starting over")
+    return None
 
 
 def _upgrade_v1(doc: dict[str, Any], source: str, server: str) -> dict[str, Any]:
@@ -808,13 +881,7 @@ class Acknowledgement:
         out: list[Acknowledgement] = []
         for n, item in enumerate(value):
             where = f"{source}: acknowledged[{n}]"
-            if (not isinstance(item, dict) or set(item) != shape
-                    or not isinstance(item["logIndex"], int)
-                    or isinstance(item["logIndex"], bool) or item["logIndex"] < 0
-                    or not all(isinstance(item[k], str)
-                               for k in ("logId", "entrySha256", "identity", "at"))
-                    or len(item["entrySha256"]) != 64
-                    or item["entrySha256"].strip("0123456789abcdef")):
+            if not _acknowledgement_shaped(item, shape):
                 raise InputError(f"{where}: needs {', '.join(sorted(shape))} (logIndex an "
                                  "integer, entrySha256 64 hex digits)")
             reason = validate_yank_reason(item["reason"], f"{where}.reason", "acknowledgement")
@@ -824,6 +891,46 @@ class Acknowledgement:
         if len({(a.log_id, a.log_index) for a in out}) != len(out):
             raise InputError(f"{source}: an entry is acknowledged twice")
         return tuple(out)
+
+
+def _acknowledgement_shaped(item: Any, shape: set[str]) -> bool:
+    """Step: an acknowledgement has exactly ``shape``, a non-negative integer index,
+    string members and a 64-hex-digit entry digest."""
+    return not (not isinstance(item, dict) or set(item) != shape
+                or not isinstance(item["logIndex"], int)
+                or isinstance(item["logIndex"], bool) or item["logIndex"] < 0
+                or not all(isinstance(item[k], str)
+                           for k in ("logId", "entrySha256", "identity", "at"))
+                or len(item["entrySha256"]) != 64
+                or item["entrySha256"].strip("0123456789abcdef"))
+
+
+def _log_run_line(log: LogRun) -> str:
+    """Step: one log's line of the text report: what was read of it, or why not."""
+    if log.error is not None:
+        return f"  log {printable(log.log)}: NOT READ: {printable(log.error)}"
+    read = log.next_index - log.first_index
+    return (f"  log {printable(log.log)}: {read} entries read "
+            f"({log.first_index}..{log.next_index}) of a tree of {log.size}"
+            + ("" if log.complete else
+               f", {log.size - log.next_index} left for the next run"))
+
+
+def _event_line(e: MonitorEvent) -> str:
+    """Step: one event's line of the text report (its entry and log when it has one)."""
+    return (f"  {e.level:<8} {RULE_OF[e.kind]} "
+            + (f"entry {e.log_index} in {printable(e.log or '?')}: "
+               if e.log_index is not None else "")
+            + printable(e.message, 500))
+
+
+def _acknowledged_lines(acknowledged: Sequence[Acknowledgement]) -> list[str]:
+    """Step: the acknowledged entries of the state, counted, one line each."""
+    lines = [f"  {len(acknowledged)} acknowledged entr"
+             f"{'y' if len(acknowledged) == 1 else 'ies'} in the state:"]
+    lines += [f"    entry {a.log_index} ({printable(a.identity, 200)}), {a.at}: "
+              f"{printable(a.reason)}" for a in acknowledged]
+    return lines
 
 
 # ---------------------------------------------------------------------- the run
@@ -924,15 +1031,7 @@ class MonitorResult:
         head = "ALARM" if self.alarm else "ok"
         lines = [f"{head}: {printable(self.server)}: {len(self.logs)} transparency "
                  f"log{'s' if len(self.logs) != 1 else ''} watched"]
-        for log in self.logs:
-            if log.error is not None:
-                lines.append(f"  log {printable(log.log)}: NOT READ: {printable(log.error)}")
-                continue
-            read = log.next_index - log.first_index
-            lines.append(f"  log {printable(log.log)}: {read} entries read "
-                         f"({log.first_index}..{log.next_index}) of a tree of {log.size}"
-                         + ("" if log.complete else
-                            f", {log.size - log.next_index} left for the next run"))
+        lines += [_log_run_line(log) for log in self.logs]
         lines += [
             f"  publisher entries in the chain  {self.publisher_entries}",
             "  checkpoint                      "
@@ -940,15 +1039,9 @@ class MonitorResult:
                + (" (alarm)" if self.alarm else " (a log was not read)")),
         ]
         lines += [f"  notice   {printable(n, 500)}" for n in self.notices]
-        lines += [f"  {e.level:<8} {RULE_OF[e.kind]} "
-                  + (f"entry {e.log_index} in {printable(e.log or '?')}: "
-                     if e.log_index is not None else "")
-                  + printable(e.message, 500) for e in self.events]
+        lines += [_event_line(e) for e in self.events]
         if self.acknowledged:
-            lines.append(f"  {len(self.acknowledged)} acknowledged entr"
-                         f"{'y' if len(self.acknowledged) == 1 else 'ies'} in the state:")
-            lines += [f"    entry {a.log_index} ({printable(a.identity, 200)}), {a.at}: "
-                      f"{printable(a.reason)}" for a in self.acknowledged]
+            lines += _acknowledged_lines(self.acknowledged)
         return "\n".join(lines)
 
     def findings(self) -> list[Finding]:
@@ -1048,23 +1141,14 @@ def _watch(run: _Run, key: LogKey, stored: LogState | None, start: int | None,
     except LogInconsistent as exc:
         raise VerificationFailed(f"{log.base}: {exc}") from None
     size = log.offset + new.size
-    previous = None
-    if stored is not None:  # in global indexes, as ``size``: its tree's first entry on
-        shard = log.shard_of(stored.checkpoint.origin)
-        previous = stored.checkpoint.size + (shard.start if shard is not None else log.offset)
-    problem = _inconsistency(stored, new, log)
+    previous = _previous_size(stored, log)
     cursor = stored.next_index if stored is not None else None
-    if problem is None and cursor is not None and cursor > size:
-        problem = (f"the stored cursor {cursor} is past the log's {size} entries: the state "
-                   "was not written by a run over this log")
+    problem = _stored_problem(stored, new, log, size)
     if problem is not None:
         events.append(MonitorEvent(ALARM, "log-inconsistent", problem, log=name))
         return LogRun(name, log_id, previous, size, cursor or 0, cursor or 0), None
     if cursor is None:
-        chain_start = run.chain.first_index(key.log_id)
-        cursor = start if start is not None else (chain_start if chain_start is not None
-                                                  else 0)
-        cursor = min(cursor, size)
+        cursor = _first_cursor(run, key, start, size)
     end = min(size, cursor + max_entries)
     before = len(events)
     try:
@@ -1075,6 +1159,35 @@ def _watch(run: _Run, key: LogKey, stored: LogState | None, start: int | None,
         return LogRun(name, log_id, previous, size, cursor, cursor), None
     return (LogRun(name, log_id, previous, size, cursor, end, matched),
             LogState(log_id, new, end))
+
+
+def _stored_problem(stored: LogState | None, new: Checkpoint, log: _V1Log | _TiledLog,
+                    size: int) -> str | None:
+    """Step: why the stored state cannot be resumed from in this log (its checkpoint is
+    not extended, or its cursor is past the log's end), or None."""
+    problem = _inconsistency(stored, new, log)
+    cursor = stored.next_index if stored is not None else None
+    if problem is None and cursor is not None and cursor > size:
+        problem = (f"the stored cursor {cursor} is past the log's {size} entries: the state "
+                   "was not written by a run over this log")
+    return problem
+
+
+def _previous_size(stored: LogState | None, log: _V1Log | _TiledLog) -> int | None:
+    """Step: the stored checkpoint's size in global indexes (its tree's first entry on)."""
+    if stored is None:
+        return None
+    shard = log.shard_of(stored.checkpoint.origin)
+    return stored.checkpoint.size + (shard.start if shard is not None else log.offset)
+
+
+def _first_cursor(run: _Run, key: LogKey, start: int | None, size: int) -> int:
+    """Step: where a first run starts: ``start``, else the chain's first entry in this log,
+    else the log's first entry (never past its end)."""
+    chain_start = run.chain.first_index(key.log_id)
+    cursor = start if start is not None else (chain_start if chain_start is not None
+                                              else 0)
+    return min(cursor, size)
 
 
 def monitor(
@@ -1139,8 +1252,22 @@ def monitor(
         MonitorEvent(WARNING, "unverified-chain-file",
                      f"{printable(address)}: not counted as published: {why}")
         for address, why in chain.refused]
-    logs: list[LogRun] = []
     new_states = dict(state.logs) if state is not None else {}
+    logs, errors = _watch_all(run, keys, new_states, starts, max_entries, events)
+    notices: tuple[str, ...] = (distrust,) if distrust else ()
+    if state_key is None:
+        notices += ("the state file is not authenticated (no state key): whoever can write "
+                    "it could move a cursor forward unseen",)
+    return _finish(run, state_path, state_key, held, requested, logs, events, new_states,
+                   errors, notices)
+
+
+def _watch_all(run: _Run, keys: Sequence[LogKey], new_states: dict[str, LogState],
+               starts: Mapping[str, int], max_entries: int, events: list[MonitorEvent],
+               ) -> tuple[list[LogRun], list[Exception]]:
+    """Step: watch every log in turn (its new state joins ``new_states``); a log that
+    cannot be read is recorded as such and the others are still watched."""
+    logs: list[LogRun] = []
     errors: list[Exception] = []
     for key in keys:
         stored = new_states.get(key.log_id.hex())
@@ -1155,12 +1282,7 @@ def monitor(
         logs.append(done)
         if new_state is not None:
             new_states[new_state.log_id] = new_state
-    notices: tuple[str, ...] = (distrust,) if distrust else ()
-    if state_key is None:
-        notices += ("the state file is not authenticated (no state key): whoever can write "
-                    "it could move a cursor forward unseen",)
-    return _finish(run, state_path, state_key, held, requested, logs, events, new_states,
-                   errors, notices)
+    return logs, errors
 
 
 def _finish(run: _Run, state_path: Path, state_key: bytes | None,
@@ -1176,17 +1298,24 @@ def _finish(run: _Run, state_path: Path, state_key: bytes | None,
         _check_acknowledged(requested, acks, len(held), logs)
     acknowledged = (*held, *acks.given)
     if any(e.level == ALARM for e in events) or errors:
-        given = {(a.log_id, a.log_index) for a in acks.given}
-        events = [replace(e, level=ALARM, message=e.message + "; NOT recorded: this run has "
-                          "another alarm (acknowledge or resolve it too)")
-                  if e.level == ACKNOWLEDGED and (_log_id_of(logs, e.log), e.log_index) in given
-                  else e for e in events]
+        events = _unrecorded(events, acks.given, logs)
         return MonitorResult(run.server, state_path, tuple(logs), tuple(events),
                              acknowledged=held, notices=notices)
     _store_state(state_path, run.read, MonitorState(run.server, new_states, acknowledged)
                  .to_bytes(state_key))
     return MonitorResult(run.server, state_path, tuple(logs), tuple(events), True,
                          acknowledged, notices)
+
+
+def _unrecorded(events: list[MonitorEvent], given: list[Acknowledgement],
+                logs: list[LogRun]) -> list[MonitorEvent]:
+    """Step: a run with another alarm records no acknowledgement: each one given in this
+    run is an alarm again, saying so."""
+    keys = {(a.log_id, a.log_index) for a in given}
+    return [replace(e, level=ALARM, message=e.message + "; NOT recorded: this run has "
+                    "another alarm (acknowledge or resolve it too)")
+            if e.level == ACKNOWLEDGED and (_log_id_of(logs, e.log), e.log_index) in keys
+            else e for e in events]
 
 
 def _log_id_of(logs: list[LogRun], base: str | None) -> str:
@@ -1373,29 +1502,47 @@ def _judge(entries: Iterator[tuple[int, bytes]], run: _Run, log_id: bytes, log: 
             else:
                 suspects.append((index, body, ours[0].identity))
             continue
-        near = [f for f in signers if not identity_problems(f, run.repository_pins)]
-        if near:
-            events.append(MonitorEvent(
-                WARNING, "other-workflow-signature",
-                f"signed from the repository by {printable(near[0].identity or '?')}, which "
-                "the identity policy does not cover (another workflow or ref)",
-                index, near[0].identity, log))
+        near = _other_workflow_event(signers, run, index, log)
+        if near is not None:
+            events.append(near)
     if suspects:
         bodies = _published(run.fresh_chain(), log_id)  # published while the log was read?
     for index, body, identity in suspects:
         if bodies.get(index) == body:
             matched += 1
             continue
-        acknowledged = run.acks.event(log_id.hex(), log, index, body, identity)
-        if acknowledged is not None:
-            events.append(acknowledged)
-            continue
-        held = run.acks.held.get((log_id.hex(), index))
-        events.append(MonitorEvent(
-            ALARM, "unpublished-signature",
-            f"signed by {printable(identity or '?')}, which the identity policy "
-            "matches, but it is no revision, attestation or yank of the published chain"
-            + ("; the entry is NOT the one acknowledged at this index (its body differs)"
-               if held is not None else ""),
-            index, identity, log))
+        events.append(_unpublished_event(run, log_id, log, index, body, identity))
     return matched
+
+
+def _other_workflow_event(signers: list[CertificateFacts], run: _Run, index: int,
+                          log: str) -> MonitorEvent | None:
+    """Step: a warning when an entry the policy does not cover was signed from the
+    publisher's repository (another workflow or ref)."""
+    from histor_sign.verification.policy import identity_problems
+
+    near = [f for f in signers if not identity_problems(f, run.repository_pins)]
+    if not near:
+        return None
+    return MonitorEvent(
+        WARNING, "other-workflow-signature",
+        f"signed from the repository by {printable(near[0].identity or '?')}, which "
+        "the identity policy does not cover (another workflow or ref)",
+        index, near[0].identity, log)
+
+
+def _unpublished_event(run: _Run, log_id: bytes, log: str, index: int, body: bytes,
+                       identity: str | None) -> MonitorEvent:
+    """Step: the event for a policy-matching entry the chain does not publish: its
+    acknowledgement, else an alarm (saying when another body was acknowledged there)."""
+    acknowledged = run.acks.event(log_id.hex(), log, index, body, identity)
+    if acknowledged is not None:
+        return acknowledged
+    held = run.acks.held.get((log_id.hex(), index))
+    return MonitorEvent(
+        ALARM, "unpublished-signature",
+        f"signed by {printable(identity or '?')}, which the identity policy "
+        "matches, but it is no revision, attestation or yank of the published chain"
+        + ("; the entry is NOT the one acknowledged at this index (its body differs)"
+           if held is not None else ""),
+        index, identity, log)

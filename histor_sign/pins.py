@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from histor_sign._atomic import locked_beside, write_atomic
 from histor_sign._chain_store import NotPublished, ReleaseLocation
@@ -324,29 +324,12 @@ class PinEntry:
             raise InputError(f"{where}: not a server name (NAMESPACE/NAME)") from None
         if not isinstance(value, dict):
             raise InputError(f"{where} must be a JSON object")
-        keys = set(value)
-        expected = set(_ENTRY_KEYS if version == PINS_VERSION else _ENTRY_KEYS_V1)
-        missing = sorted(expected - keys)
-        optional = ({"trustRoot", "yanked", "acceptance", "pending"}
-                    if version == PINS_VERSION else set())
-        unknown = sorted(keys - expected - optional)
-        if missing or unknown:
-            parts = ([f"missing {', '.join(missing)}"] if missing else []) + (
-                [f"unknown member(s) {', '.join(map(printable, unknown))}"] if unknown else [])
-            raise InputError(f"{where}: {'; '.join(parts)}")
+        _check_entry_members(value, where, version)
 
         def text(key: str, optional: bool = False) -> Any:
-            item = value[key]
-            if item is None and optional:
-                return None
-            if not isinstance(item, str) or not item or len(item) > 2048:
-                raise InputError(f"{where}.{key} must be a non-empty string"
-                                 + (" or null" if optional else ""))
-            return item
+            return _entry_text(value, key, where, optional)
 
-        revision = value["revision"]
-        if not isinstance(revision, int) or isinstance(revision, bool) or revision < 1:
-            raise InputError(f"{where}.revision must be a positive integer")
+        revision = _entry_revision(value["revision"], where)
         attested = value.get("attested", False)
         if not isinstance(attested, bool):
             raise InputError(f"{where}.attested must be true or false")
@@ -363,13 +346,7 @@ class PinEntry:
             pending=(Pending.from_json(value["pending"], f"{where}.pending")
                      if "pending" in value else None),
         )
-        if entry.trust_root is not None:
-            from histor_sign._sigstore_trust import Trust
-
-            try:
-                Trust.from_name(entry.trust_root)
-            except InputError as exc:
-                raise InputError(f"{where}.trustRoot: {exc.message}") from None
+        _check_trust_root(entry.trust_root, where)
         if version < PINS_VERSION:
             entry = _upgraded(entry, where)
         try:
@@ -392,6 +369,50 @@ class PinEntry:
         if not _DIGEST.match(self.manifest_digest):
             raise UsageError("`manifest_digest` must look like sha256:<64 hex>",
                              param="manifest_digest")
+
+
+def _check_entry_members(value: dict[str, Any], where: str, version: int) -> None:
+    """Step: a pin entry has every member of its version and no unknown one."""
+    keys = set(value)
+    expected = set(_ENTRY_KEYS if version == PINS_VERSION else _ENTRY_KEYS_V1)
+    missing = sorted(expected - keys)
+    optional = ({"trustRoot", "yanked", "acceptance", "pending"}
+                if version == PINS_VERSION else set())
+    unknown = sorted(keys - expected - optional)
+    if missing or unknown:
+        parts = ([f"missing {', '.join(missing)}"] if missing else []) + (
+            [f"unknown member(s) {', '.join(map(printable, unknown))}"] if unknown else [])
+        raise InputError(f"{where}: {'; '.join(parts)}")
+
+
+def _entry_revision(revision: Any, where: str) -> int:
+    """Step: a pin entry's revision is a positive integer."""
+    if not isinstance(revision, int) or isinstance(revision, bool) or revision < 1:
+        raise InputError(f"{where}.revision must be a positive integer")
+    return revision
+
+
+def _entry_text(value: dict[str, Any], key: str, where: str, optional: bool) -> Any:
+    """Step: a string member of a pin entry (non-empty, bounded; null when ``optional``)."""
+    item = value[key]
+    if item is None and optional:
+        return None
+    if not isinstance(item, str) or not item or len(item) > 2048:
+        raise InputError(f"{where}.{key} must be a non-empty string"
+                         + (" or null" if optional else ""))
+    return item
+
+
+def _check_trust_root(trust_root: str | None, where: str) -> None:
+    """Step: a recorded trust root names one this installation knows."""
+    if trust_root is None:
+        return
+    from histor_sign._sigstore_trust import Trust
+
+    try:
+        Trust.from_name(trust_root)
+    except InputError as exc:
+        raise InputError(f"{where}.trustRoot: {exc.message}") from None
 
 
 #: The branch the histor-sign action commits each server's chain to (its
@@ -541,14 +562,7 @@ class PinStore:
 def _parse_store(document: Any, source: str) -> dict[str, PinEntry]:
     if not isinstance(document, dict):
         raise InputError(f"{source}: must be a JSON object")
-    version = document.get("version")
-    if isinstance(version, int) and not isinstance(version, bool) and version > PINS_VERSION:
-        raise InputError(
-            f"{source}: format version {version} is newer than this histor-sign understands "
-            f"({PINS_VERSION}); upgrade histor-sign"
-        )
-    if version not in (1, PINS_VERSION) or isinstance(version, bool):
-        raise InputError(f"{source}: version must be {PINS_VERSION}")
+    version = _store_version(document.get("version"), source)
     unknown = sorted(set(document) - {"version", "servers"})
     if unknown:
         raise InputError(f"{source}: unknown member(s) {', '.join(map(printable, unknown))}")
@@ -560,6 +574,18 @@ def _parse_store(document: Any, source: str) -> dict[str, PinEntry]:
                             limit="max_servers", value=MAX_PINNED_SERVERS)
     return {name: PinEntry.from_json(name, value, source, version=version)
             for name, value in servers.items()}
+
+
+def _store_version(version: Any, source: str) -> int:
+    """Step: the pin file's format version (1 or the current one; newer: upgrade)."""
+    if isinstance(version, int) and not isinstance(version, bool) and version > PINS_VERSION:
+        raise InputError(
+            f"{source}: format version {version} is newer than this histor-sign understands "
+            f"({PINS_VERSION}); upgrade histor-sign"
+        )
+    if version not in (1, PINS_VERSION) or isinstance(version, bool):
+        raise InputError(f"{source}: version must be {PINS_VERSION}")
+    return cast(int, version)  # 1 or PINS_VERSION (a JSON 1.0 compares equal: kept as read)
 
 
 # ---------------------------------------------------------------------- verification
@@ -714,6 +740,23 @@ def _fetch_envelope(location: ReleaseLocation, address: str) -> SignedEnvelope:
     return parse_envelope(location.fetch_json(address), address)
 
 
+def _signed_tools_of(
+    location: ReleaseLocation, revision: int, signed_tools: bool | None,
+) -> tuple[Catalog | None, Snapshot | None, str | None]:
+    """Step: the signed tools of ``revision`` when asked for (and the snapshot they come
+    from, if one), with where they were fetched."""
+    tools: Catalog | None = None
+    snapshot: Snapshot | None = None
+    tools_source: str | None = None
+    if signed_tools is not False:
+        fetched, tools_source = _fetch_signed_tools(location, revision, bool(signed_tools))
+        if isinstance(fetched, Snapshot):
+            snapshot, tools = fetched, fetched.to_catalog()
+        else:
+            tools = fetched
+    return tools, snapshot, tools_source
+
+
 def _fetch_signed_tools(
     location: ReleaseLocation, revision: int, required: bool
 ) -> tuple[Snapshot | Catalog | None, str | None]:
@@ -821,17 +864,7 @@ def _judged_pinned(
         envelope = _fetch_envelope(location, source)
     source = source or "<envelope>"
 
-    tools: Catalog | None = None
-    snapshot: Snapshot | None = None
-    tools_source: str | None = None
-    if signed_tools is not False:
-        fetched, tools_source = _fetch_signed_tools(
-            location, envelope.revision, bool(signed_tools)
-        )
-        if isinstance(fetched, Snapshot):
-            snapshot, tools = fetched, fetched.to_catalog()
-        else:
-            tools = fetched
+    tools, snapshot, tools_source = _signed_tools_of(location, envelope.revision, signed_tools)
     _verified(entry, envelope, source, trust, tools=tools, tools_source=tools_source)
 
     def outcome(

@@ -11,7 +11,7 @@ show why; a failed pre-flight, signature or verification leaves the directory as
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -484,54 +484,71 @@ def summary_markdown(outcome: ReleaseOutcome, catalog: Catalog) -> str:
             "",
         ]
     else:
-        stmt = outcome.envelope.statement
-        log = outcome.envelope.transparency_log
-        previous = stmt.previous_manifest_digest
-        lines += [
-            "| | |",
-            "|---|---|",
-            f"| revision | {stmt.revision} |",
-            f"| tools | {len(stmt.tool_digests)} |",
-            f"| manifest digest | {_md_code(stmt.manifest_digest)} |",
-            f"| previous manifest | {_md_code(previous) if previous else 'none'} |",
-            f"| signer | {_md_code(outcome.envelope.identity)} |",
-            f"| Rekor log index | {log.log_index} |",
-            "",
-        ]
+        lines += _md_signed_table(outcome.envelope)
     lines.append(
         f"Scan of {len(catalog.tools)} tools: {counts['error']} errors, "
         f"{counts['warning']} warnings, {counts['note']} notes."
     )
     if outcome.findings:
-        lines += ["", "| rule | severity | tools | message |", "|---|---|---|---|"]
-        for f in outcome.findings[:50]:
-            names = ", ".join(_md_code(t.name, 200) for t in f.tools)
-            severity = effective_severity(f, req.strict).value
-            lines.append(f"| {f.rule} | {severity} | {names} | {_md_code(f.message, 1000)} |")
-        if len(outcome.findings) > 50:
-            lines.append(f"\n… and {len(outcome.findings) - 50} more in scan.sarif.")
+        lines += _md_findings(outcome.findings, req.strict)
     if outcome.report is not None:
         lines += ["", "Verification of the fresh envelope:", ""]
         lines += [f"- {a.axis}: {a.status} — {_md_code(a.detail, 1000)}"
                   for a in outcome.report.axes]
     if outcome.envelope is not None and req.verify_command is not None:
-        import shlex
-
-        from histor_sign.verification import recommended_pins
-
-        # Quoted for a shell: the summary invites copying this line into one. The pins are
-        # the repository, workflow and a ref pattern: an exact identity names one tag.
-        pins = recommended_pins(outcome.envelope)
-        if pins is not None:
-            command = req.verify_command.format(
-                envelope=shlex.quote(OUTPUT_NAMES["envelope"]),
-                identity=shlex.quote(outcome.envelope.identity),
-                repository=shlex.quote(pins.repository or ""),
-                workflow=shlex.quote(pins.workflow or ""),
-                ref_pattern=shlex.quote(pins.ref_pattern or ""),
-            )
-            lines += ["", "Verify it yourself:", "", "````", printable(command), "````"]
+        lines += _md_verify_yourself(outcome.envelope, req.verify_command)
     return "\n".join(lines) + "\n"
+
+
+def _md_signed_table(envelope: SignedEnvelope) -> list[str]:
+    """Step: the signed revision as a two-column Markdown table."""
+    stmt = envelope.statement
+    log = envelope.transparency_log
+    previous = stmt.previous_manifest_digest
+    return [
+        "| | |",
+        "|---|---|",
+        f"| revision | {stmt.revision} |",
+        f"| tools | {len(stmt.tool_digests)} |",
+        f"| manifest digest | {_md_code(stmt.manifest_digest)} |",
+        f"| previous manifest | {_md_code(previous) if previous else 'none'} |",
+        f"| signer | {_md_code(envelope.identity)} |",
+        f"| Rekor log index | {log.log_index} |",
+        "",
+    ]
+
+
+def _md_findings(findings: Sequence[Finding], strict: bool) -> list[str]:
+    """Step: the first 50 findings as a Markdown table (and how many more there are)."""
+    lines = ["", "| rule | severity | tools | message |", "|---|---|---|---|"]
+    for f in findings[:50]:
+        names = ", ".join(_md_code(t.name, 200) for t in f.tools)
+        severity = effective_severity(f, strict).value
+        lines.append(f"| {f.rule} | {severity} | {names} | {_md_code(f.message, 1000)} |")
+    if len(findings) > 50:
+        lines.append(f"\n… and {len(findings) - 50} more in scan.sarif.")
+    return lines
+
+
+def _md_verify_yourself(envelope: SignedEnvelope, verify_command: str) -> list[str]:
+    """Step: the ``verify`` command line to copy, pinned as recommended (none without pins)."""
+    import shlex
+
+    from histor_sign.verification import recommended_pins
+
+    # Quoted for a shell: the summary invites copying this line into one. The pins are
+    # the repository, workflow and a ref pattern: an exact identity names one tag.
+    pins = recommended_pins(envelope)
+    if pins is None:
+        return []
+    command = verify_command.format(
+        envelope=shlex.quote(OUTPUT_NAMES["envelope"]),
+        identity=shlex.quote(envelope.identity),
+        repository=shlex.quote(pins.repository or ""),
+        workflow=shlex.quote(pins.workflow or ""),
+        ref_pattern=shlex.quote(pins.ref_pattern or ""),
+    )
+    return ["", "Verify it yourself:", "", "````", printable(command), "````"]
 
 
 def _md_code(text: str, limit: int | None = None) -> str:

@@ -127,35 +127,11 @@ def _unverified_claims(raw: str) -> dict[str, Any]:
 
 def obtain_identity(identity_token: str | None) -> TokenIdentity:
     """Load the explicit token or detect an ambient one; predict the certificate identity."""
-    from sigstore.oidc import IdentityError, IdentityToken, detect_credential
+    from sigstore.oidc import IdentityError, IdentityToken
 
-    raw = identity_token.strip() if identity_token is not None else None
-    if raw is None:
-        try:
-            raw = detect_credential()
-        except IdentityError as exc:
-            if "permission" in str(exc).lower() or "ACTIONS_ID_TOKEN" in str(exc):
-                raise SigningError(_GITHUB_PERMISSION) from None
-            raise SigningError(f"ambient OIDC credential detection failed: {_first_line(exc)}") \
-                from None
-        except Exception as exc:  # urllib3/network errors inside the detector
-            raise SigningError(f"ambient OIDC credential detection failed: {_first_line(exc)}") \
-                from None
-        if not raw:
-            raise NoIdentityToken()
+    raw = identity_token.strip() if identity_token is not None else _ambient_token()
     claims = _unverified_claims(raw)
-    aud = claims.get("aud")
-    audiences = aud if isinstance(aud, list) else [aud]
-    if "sigstore" not in audiences:
-        raise SigningError(f"identity token audience is {aud!r}, expected 'sigstore'")
-    now = time.time()
-    exp, nbf = claims.get("exp"), claims.get("nbf")
-    if isinstance(exp, int | float) and exp <= now:
-        raise SigningError(
-            f"identity token expired {int(now - exp)} s ago; request a fresh one"
-        )
-    if isinstance(nbf, int | float) and nbf > now + 5:
-        raise SigningError("identity token is not valid yet (nbf is in the future)")
+    _check_claims(claims)
     try:
         token = IdentityToken(raw)
     except IdentityError as exc:
@@ -172,6 +148,42 @@ def obtain_identity(identity_token: str | None) -> TokenIdentity:
     else:
         identity = token.identity
     return TokenIdentity(token=token, issuer=issuer, identity=identity, claims=claims, raw=raw)
+
+
+def _ambient_token() -> str:
+    """Step: the ambient OIDC credential (GitHub Actions and the like), or why there is none."""
+    from sigstore.oidc import IdentityError, detect_credential
+
+    try:
+        raw = detect_credential()
+    except IdentityError as exc:
+        if "permission" in str(exc).lower() or "ACTIONS_ID_TOKEN" in str(exc):
+            raise SigningError(_GITHUB_PERMISSION) from None
+        raise SigningError(f"ambient OIDC credential detection failed: {_first_line(exc)}") \
+            from None
+    except Exception as exc:  # urllib3/network errors inside the detector
+        raise SigningError(f"ambient OIDC credential detection failed: {_first_line(exc)}") \
+            from None
+    if not raw:
+        raise NoIdentityToken()
+    return raw
+
+
+def _check_claims(claims: dict[str, Any]) -> None:
+    """Step: the token is for Sigstore and within its validity period (checked before
+    sigstore-python parses it, for a clearer message)."""
+    aud = claims.get("aud")
+    audiences = aud if isinstance(aud, list) else [aud]
+    if "sigstore" not in audiences:
+        raise SigningError(f"identity token audience is {aud!r}, expected 'sigstore'")
+    now = time.time()
+    exp, nbf = claims.get("exp"), claims.get("nbf")
+    if isinstance(exp, int | float) and exp <= now:
+        raise SigningError(
+            f"identity token expired {int(now - exp)} s ago; request a fresh one"
+        )
+    if isinstance(nbf, int | float) and nbf > now + 5:
+        raise SigningError("identity token is not valid yet (nbf is in the future)")
 
 
 def _signing_failure(exc: BaseException) -> SigningError:

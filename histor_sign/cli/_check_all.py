@@ -56,8 +56,16 @@ def check_all(
         lines = [_served(store, entry, flags, options, trusted_code)
                  for entry in host_servers(host_config)]
     failed = sum(line.status == "failed" for line in lines)
+    _emit_lines(lines, store.path, format, output)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _emit_lines(lines: list[_Line], pins: Path, format: OutputFormat,
+                output: Path | None) -> None:
+    """Step: every server's outcome, as JSON or as one line each and a summary."""
     if format is OutputFormat.json:
-        emit(json_document({"pins": str(store.path), "servers": [
+        emit(json_document({"pins": str(pins), "servers": [
             {"name": line.name, "status": line.status, "detail": line.text, **line.document}
             for line in lines]}), output)
     else:
@@ -65,8 +73,6 @@ def check_all(
                           for line in lines),
                         _summary(lines)]),
              output)
-    if failed:
-        raise typer.Exit(1)
 
 
 def _summary(lines: list[_Line]) -> str:

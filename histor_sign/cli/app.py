@@ -303,22 +303,32 @@ def main(argv: list[str] | None = None) -> NoReturn:
     except typer.Abort:
         fail("interrupted", 130)
     except typer.TyperException as exc:  # click's usage errors (typer vendors click)
-        if type(exc).__name__ == "NoArgsIsHelpError":
-            sys.stderr.write(exc.format_message() + "\n")
-            raise SystemExit(2) from None
-        ctx = getattr(exc, "ctx", None)
-        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
-        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
-        fail(message.replace("\n", " ") + hint, 2)
+        _usage_error(exc)
     except KeyboardInterrupt:
         fail("interrupted", 130)
     except BrokenPipeError:
         raise SystemExit(1) from None
     except Exception as exc:  # a bug: one line, exit 2 (exit 1 means "a check said no")
         internal_error(exc)
+    _exit_with(result)
+
+
+def _exit_with(result: object) -> NoReturn:
+    """Step: leave with the command's exit code (click's 130 for Ctrl-C: interrupted)."""
     if result == 130:  # click turned Ctrl-C into an exit code
         fail("interrupted", 130)
     raise SystemExit(result if isinstance(result, int) else 0)
+
+
+def _usage_error(exc: typer.TyperException) -> NoReturn:
+    """Step: click's usage error as one line and exit 2 (bare help as click prints it)."""
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        sys.stderr.write(exc.format_message() + "\n")
+        raise SystemExit(2) from None
+    ctx = getattr(exc, "ctx", None)
+    hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    fail(message.replace("\n", " ") + hint, 2)
 
 
 def entry_point() -> NoReturn:

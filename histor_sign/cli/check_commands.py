@@ -175,7 +175,8 @@ def check(
             tools, target, envelope, signed_tools, attestation, fail_on, lock))
     if lock is not None:
         return _check_lock(lock, server, tools, target, timeout, protocol, format, output,
-                           fail_on, bool(envelope or attestation or signed_tools or verify), flags)
+                           fail_on, _names_signed_revision(envelope, attestation, signed_tools,
+                                                           verify), flags)
     if all_pinned or host_config is not None:
         return _check_all(all_pinned, host_config, flags, pins, tools, envelope, server,
                           target, server_is_trusted_code, timeout, protocol, format, output)
@@ -192,6 +193,12 @@ def check(
         signed_tools=signed_tools, attestation=attestation, verify=verify, timeout=timeout,
     )
     _emit_drift(result, verified, attestation, format, output, fail_on)
+
+
+def _names_signed_revision(envelope: str | None, attestation: str | None,
+                           signed_tools: str | None, verify: bool) -> bool:
+    """Step: a flag about a signed revision was given (``--lock`` refuses them)."""
+    return bool(envelope or attestation or signed_tools or verify)
 
 
 def _refuse_misplaced(

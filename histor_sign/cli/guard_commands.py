@@ -34,7 +34,7 @@ from histor_sign.errors import UsageError, VerificationFailed
 from histor_sign.models import GITHUB_ACTIONS_ISSUER
 
 if TYPE_CHECKING:
-    from histor_sign.guard import Guard, Policy
+    from histor_sign.guard import Decision, Guard, Policy
     from histor_sign.pins import VerifiedForUse
 
 FORMAT_OPT = typer.Option(
@@ -108,21 +108,11 @@ def guard(
     revision. Exit codes: 0 allow, 1 deny (or verification failed), 2 bad input
     (unreadable files, malformed catalog, envelope or policy; bad flags).
     """
-    from histor_sign._call_import import printable
     from histor_sign.canonical import read_bytes
     from histor_sign.guard import Policy
 
     pinned_contract = server is not None and envelope is None
-    if pinned_contract and catalog is not None:
-        raise UsageError("--server without --envelope takes the contract from the pinned "
-                         "location; drop --catalog, or give --envelope with it")
-    if catalog is None and not pinned_contract:
-        raise UsageError(
-            "guard needs the contract: --catalog TOOLS, --envelope E --tools TOOLS, or "
-            "--server NAME (pinned)"
-        )
-    if verify and envelope is None and server is None:
-        raise UsageError("--verify needs --envelope: it verifies the signed revision")
+    _check_contract_flags(catalog, envelope, server, verify)
     verify = verify or server is not None
     flags = VerifyFlags(
         cert_identity, cert_oidc_issuer, repository, ref, owner_id, repository_id,
@@ -141,14 +131,37 @@ def guard(
     if format is OutputFormat.json:
         emit(verified_json(decision.to_json(), verified), output)
     else:
-        lines = [f"{decision.verdict.upper()} {printable(decision.tool or '(no tool)')}"]
-        for reason in decision.reasons:
-            lines.append(f"  {reason.pointer or '-'}  {reason.code}: {reason.message}")
-        if verified is not None:
-            lines.append(f"  contract: {verified.headline}")
-        emit("\n".join(lines), output)
+        emit(_decision_text(decision, verified), output)
     if not decision.allowed:
         raise typer.Exit(1)
+
+
+def _check_contract_flags(catalog: str | None, envelope: str | None, server: str | None,
+                          verify: bool) -> None:
+    """Step: the flags name exactly one contract, and ``--verify`` something to verify."""
+    pinned_contract = server is not None and envelope is None
+    if pinned_contract and catalog is not None:
+        raise UsageError("--server without --envelope takes the contract from the pinned "
+                         "location; drop --catalog, or give --envelope with it")
+    if catalog is None and not pinned_contract:
+        raise UsageError(
+            "guard needs the contract: --catalog TOOLS, --envelope E --tools TOOLS, or "
+            "--server NAME (pinned)"
+        )
+    if verify and envelope is None and server is None:
+        raise UsageError("--verify needs --envelope: it verifies the signed revision")
+
+
+def _decision_text(decision: "Decision", verified: "VerifiedForUse | None") -> str:
+    """Step: the verdict, one line per reason, and the contract it was decided against."""
+    from histor_sign._call_import import printable
+
+    lines = [f"{decision.verdict.upper()} {printable(decision.tool or '(no tool)')}"]
+    for reason in decision.reasons:
+        lines.append(f"  {reason.pointer or '-'}  {reason.code}: {reason.message}")
+    if verified is not None:
+        lines.append(f"  contract: {verified.headline}")
+    return "\n".join(lines)
 
 
 def _contract(

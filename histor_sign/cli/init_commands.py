@@ -410,11 +410,7 @@ def init(
     monitor) and say what to commit."""
     server, repository = _server_and_repository(server, repository)
     if monitor:
-        if stdio is not None or url is not None or single_job or build is not None:
-            raise UsageError("--monitor runs no server: --stdio, --url, --single-job and "
-                             "--build do not apply")
-        if output == _RELEASE_WORKFLOW:
-            output = Path(".github/workflows/histor-monitor.yml")
+        output = _monitor_output(stdio, url, single_job, build, output)
     if not action.startswith("./") and "@" not in action:
         raise UsageError("--action must be OWNER/REPO@REF (a commit SHA) or ./")
     if output_exists(output) and not force:
@@ -424,6 +420,16 @@ def init(
     else:
         _init_release(server, repository, stdio, url, single_job=single_job, build=build,
                       action=action, output=output)
+
+
+def _monitor_output(stdio: str | None, url: str | None, single_job: bool, build: str | None,
+                    output: Path) -> Path:
+    """Step (``--monitor``): no server flags; the default output is the monitor workflow."""
+    if stdio is not None or url is not None or single_job or build is not None:
+        raise UsageError("--monitor runs no server: --stdio, --url, --single-job and "
+                         "--build do not apply")
+    return Path(".github/workflows/histor-monitor.yml") if output == _RELEASE_WORKFLOW \
+        else output
 
 
 def _init_release(server: str, repository: str | None, stdio: str | None, url: str | None, *,

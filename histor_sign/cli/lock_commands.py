@@ -76,7 +76,7 @@ def lock(
     """
     from histor_sign._escape import printable
     from histor_sign.errors import UsageError
-    from histor_sign.lock import LockedServer, LockFile, add_locked, check_locked, promote_locked
+    from histor_sign.lock import LockedServer, LockFile, add_locked
 
     if accept and not update:
         raise UsageError("--accept applies only with --update")
@@ -84,26 +84,7 @@ def lock(
                                  trusted_code=server_is_trusted_code)
     options = t.fetch_options_from_flags(timeout=timeout, protocol=protocol)
     if update:
-        current = LockFile.load(output)
-        served = _observed(snapshot, target, options)
-        evidence = _package(snapshot, target)
-        result = check_locked(current, served, server,
-                              ran_command=_ran_command(snapshot, target), package=evidence)
-        if format is OutputFormat.json:
-            emit(json_document({**result.to_json(),
-                                "accepted": accept and not result.matches}), None)
-        else:
-            emit(result.to_text(), None)
-        if result.matches:
-            return
-        if not accept:
-            warn(f"nothing written: review the changes above, then run again with --accept "
-                 f"to promote them into {printable(str(output))}")
-            raise typer.Exit(1)
-        promote_locked(output, result, evidence)
-        if format is OutputFormat.human:
-            emit(f"accepted: {printable(result.entry.name)} updated in "
-                 f"{printable(str(output))}", None)
+        _update_lock(output, snapshot, target, options, server, accept, format)
         return
     current = LockFile.load_or_new(output)
     entry = LockedServer.observe(_observed(snapshot, target, options), server,
@@ -118,6 +99,36 @@ def lock(
     emit(f"locked {printable(entry.name)} in {printable(str(output))}: "
          f"{len(entry.tool_digests)} tools, manifest {entry.manifest_digest} · "
          "locked (trust on first use), not publisher-signed", None)
+
+
+def _update_lock(output: Path, snapshot: str | None, target: Target | None,
+                 options: FetchOptions, server: str | None, accept: bool,
+                 format: OutputFormat) -> None:
+    """Step (``--update``): compare with the lock; with ``--accept`` promote the changes,
+    else exit 1 when there are any."""
+    from histor_sign._escape import printable
+    from histor_sign.lock import LockFile, check_locked, promote_locked
+
+    current = LockFile.load(output)
+    served = _observed(snapshot, target, options)
+    evidence = _package(snapshot, target)
+    result = check_locked(current, served, server,
+                          ran_command=_ran_command(snapshot, target), package=evidence)
+    if format is OutputFormat.json:
+        emit(json_document({**result.to_json(),
+                            "accepted": accept and not result.matches}), None)
+    else:
+        emit(result.to_text(), None)
+    if result.matches:
+        return
+    if not accept:
+        warn(f"nothing written: review the changes above, then run again with --accept "
+             f"to promote them into {printable(str(output))}")
+        raise typer.Exit(1)
+    promote_locked(output, result, evidence)
+    if format is OutputFormat.human:
+        emit(f"accepted: {printable(result.entry.name)} updated in "
+             f"{printable(str(output))}", None)
 
 
 def _ran_command(path: str | None, target: Target | None) -> bool:

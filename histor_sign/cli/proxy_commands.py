@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from histor_sign.lock import LockedRevision
     from histor_sign.mcp._target import Target
+    from histor_sign.proxy import OnDrift
 
 _COMMAND_ARG = typer.Argument(
     None, metavar="-- COMMAND...",
@@ -114,24 +115,10 @@ def proxy(
     """
     from histor_sign.guard import Policy
     from histor_sign.mcp._target import FetchOptions
-    from histor_sign.proxy import OnDrift, Proxy
+    from histor_sign.proxy import Proxy
 
-    try:
-        mode = OnDrift(on_drift)
-    except ValueError:
-        raise UsageError("--on-drift must be withhold, block or warn") from None
-    if fail_on is not None and mode is not OnDrift.BLOCK:
-        raise UsageError("--fail-on applies only with --on-drift block")
-    stdio = None
-    if command:
-        import shlex
-
-        stdio = shlex.join(command)
-    if stdio is None and url is None:
-        raise UsageError("give the server behind the proxy: -- COMMAND... or --url URL")
-    target = t.target_from_flags(stdio, url, header, bearer_token_env,
-                                 trusted_code=server_is_trusted_code)
-    assert target is not None
+    mode = _drift_mode(on_drift, fail_on)
+    target = _upstream_target(command, url, header, bearer_token_env, server_is_trusted_code)
     FetchOptions(timeout=timeout)  # the same bounds check as fetch
     t.warn_push_credentials(target)
     flags = VerifyFlags(None, GITHUB_ACTIONS_ISSUER, None, None, None, None, trusted_root,
@@ -157,6 +144,35 @@ def proxy(
                  else f"{PROG}: {outcome.message}")
     proxy.notice.flush(proxy.shutdown_grace)
     raise typer.Exit(1 if outcome.status == "refused" else 2)
+
+
+def _drift_mode(on_drift: str, fail_on: Risk | None) -> "OnDrift":
+    """Step: ``--on-drift`` as a mode; ``--fail-on`` only with ``block``."""
+    from histor_sign.proxy import OnDrift
+
+    try:
+        mode = OnDrift(on_drift)
+    except ValueError:
+        raise UsageError("--on-drift must be withhold, block or warn") from None
+    if fail_on is not None and mode is not OnDrift.BLOCK:
+        raise UsageError("--fail-on applies only with --on-drift block")
+    return mode
+
+
+def _upstream_target(command: list[str] | None, url: str | None, header: list[str] | None,
+                     bearer_token_env: str | None, trusted_code: bool) -> "Target":
+    """Step: the server behind the proxy: ``-- COMMAND...`` or ``--url``."""
+    stdio = None
+    if command:
+        import shlex
+
+        stdio = shlex.join(command)
+    if stdio is None and url is None:
+        raise UsageError("give the server behind the proxy: -- COMMAND... or --url URL")
+    target = t.target_from_flags(stdio, url, header, bearer_token_env,
+                                 trusted_code=trusted_code)
+    assert target is not None
+    return target
 
 
 def _stderr_line(line: str) -> None:

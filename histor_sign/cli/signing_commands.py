@@ -23,8 +23,10 @@ from histor_sign.errors import UsageError
 from histor_sign.models import GITHUB_ACTIONS_ISSUER
 
 if TYPE_CHECKING:
-    from histor_sign.models import Statement
+    from histor_sign.attestation import Attestation
+    from histor_sign.models import Catalog, SignedEnvelope, Snapshot, Statement
     from histor_sign.pins import PinEntry
+    from histor_sign.sigstore_dev import LocalSigstore
     from histor_sign.verification import VerificationReport
     from histor_sign.verification.policy import Pins
 
@@ -411,16 +413,7 @@ def verify(
     trust = flags.trust()
     # Bad input first (exit 2, one line), then the trust warning, then the checks.
     signed = load_envelope(envelope) if envelope is not None else None
-    attested = catalog = None
-    if attestation is not None:  # each import only when its flag is given
-        from histor_sign.attestation import load_attestation
-
-        attested = load_attestation(attestation)
-    prev = load_envelope(previous) if previous is not None else None
-    if tools is not None:
-        from histor_sign.cli.target_options import snapshot_or_catalog_file
-
-        catalog = snapshot_or_catalog_file(tools)
+    attested, prev, catalog = _verify_inputs(attestation, previous, tools)
     pins = flags.pins()
     unpinned = require_signer_pin(pins, any_workflow_of_owner=any_workflow_of_owner)
     warn(trust.warning())
@@ -442,7 +435,33 @@ def verify(
         from histor_sign.yank import with_yank_axis
 
         reports[0] = with_yank_axis(reports[0], pins=pins, trust=trust)
-    reports = [_skips_named_by_flag(r) for r in reports]
+    _emit_reports([_skips_named_by_flag(r) for r in reports], format)
+
+
+_VerifyInputs = tuple["Attestation | None", "SignedEnvelope | None", "Snapshot | Catalog | None"]
+
+
+def _verify_inputs(attestation: str | None, previous: str | None,
+                   tools: str | None) -> "_VerifyInputs":
+    """Step: load the attestation, previous envelope and tools given (in that order)."""
+    from histor_sign.models import load_envelope
+
+    attested: Attestation | None = None
+    catalog: Snapshot | Catalog | None = None
+    if attestation is not None:  # each import only when its flag is given
+        from histor_sign.attestation import load_attestation
+
+        attested = load_attestation(attestation)
+    prev = load_envelope(previous) if previous is not None else None
+    if tools is not None:
+        from histor_sign.cli.target_options import snapshot_or_catalog_file
+
+        catalog = snapshot_or_catalog_file(tools)
+    return attested, prev, catalog
+
+
+def _emit_reports(reports: "list[VerificationReport]", format: OutputFormat) -> None:
+    """Step: print the envelope's and/or the attestation's report; fail on either."""
     if format is OutputFormat.json:
         document = reports[0].to_json()
         if len(reports) == 2:
@@ -572,14 +591,21 @@ _DevSigstoreFirstIndex = Annotated[
 ]
 
 
-def _check_token_flags(
+def _check_token_pairing(
     token_for: list[str], token_out: list[Path], github_env_out: Path | None
 ) -> None:
-    """--token-for pairs with --token-out in order; --github-env-out takes one identity."""
+    """Step: --token-for comes with somewhere to write the token, and only with it."""
     if (token_out or github_env_out) and not token_for:
         raise UsageError("--token-out and --github-env-out need --token-for IDENTITY")
     if token_for and not (token_out or github_env_out):
         raise UsageError("--token-for needs --token-out FILE or --github-env-out FILE")
+
+
+def _check_token_flags(
+    token_for: list[str], token_out: list[Path], github_env_out: Path | None
+) -> None:
+    """--token-for pairs with --token-out in order; --github-env-out takes one identity."""
+    _check_token_pairing(token_for, token_out, github_env_out)
     if token_out and len(token_out) != len(token_for):
         raise UsageError(f"give one --token-out per --token-for ({len(token_for)} identities, "
                          f"{len(token_out)} --token-out)")
@@ -607,16 +633,66 @@ def dev_sigstore(
     timestamp authority, GitHub-style OIDC) in the foreground, for tests and offline demos.
     Stop with Ctrl-C or SIGTERM."""
     from histor_sign._atomic import write_all_atomic
-    from histor_sign.sigstore_dev import LocalSigstore
 
+    _check_dev_options(host, rekor_version, tsa)
+    _check_token_flags(token_for or [], token_out or [], github_env_out)
+    instance = _started_dev_sigstore(host, port, rekor_version, tsa, first_index, state)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        files: dict[Path, bytes] = {
+            trust_config_out: (json.dumps(instance.trust_config, indent=2) + "\n").encode()
+        }
+        if trusted_root_out is not None:
+            files[trusted_root_out] = (
+                json.dumps(instance.trust_config["trustedRoot"], indent=2) + "\n"
+            ).encode()
+        files.update(_dev_token_files(instance, token_for or [], token_out or [],
+                                      token_repository, token_lifetime, github_env_out))
+        # The tokens (and the env lines carrying one) are secrets: 0600 whatever the umask.
+        write_all_atomic(files, private=[*(token_out or []),
+                                         *([github_env_out] if github_env_out else [])])
+        warn(
+            "dev-sigstore is a LOCAL, UNTRUSTED Sigstore instance for tests and demos: anyone "
+            "can mint any identity here. Never use its trust config for real releases."
+        )
+        _announce_dev_sigstore(instance, state, rekor_version, first_index, trust_config_out)
+        instance.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        instance.stop()
+
+
+def _check_dev_options(host: str, rekor_version: int, tsa: bool | None) -> None:
+    """Step: loopback only; Rekor v2 (no integrated time) needs a timestamp authority."""
     if host not in ("127.0.0.1", "localhost", "::1"):
         raise UsageError("dev-sigstore binds loopback only (--host 127.0.0.1, localhost or ::1)")
-    _check_token_flags(token_for or [], token_out or [], github_env_out)
     if rekor_version == 2 and tsa is False:
         raise UsageError(
             "--rekor-version 2 needs --tsa: its log entries carry no time, so a signature "
             "could never be checked against its certificate's validity"
         )
+
+
+def _announce_dev_sigstore(instance: "LocalSigstore", state: Path | None, rekor_version: int,
+                           first_index: int, trust_config_out: Path) -> None:
+    """Step: one stderr line saying where the instance listens and what it runs."""
+    kept = (f"; state in {state} ({'restored' if instance.restored else 'new'}, "
+            f"{len(instance.log.tree)} log entries)") if state is not None else ""
+    sys.stderr.write(inert_line(
+        f"{PROG}: dev-sigstore listening on {instance.url}{kept} (Rekor v{rekor_version}, "
+        f"{'with' if instance.tsa else 'no'} timestamp authority, first log index "
+        f"{first_index}); trust config {trust_config_out}"
+    ) + "\n")
+    sys.stderr.flush()
+
+
+def _started_dev_sigstore(host: str, port: int, rekor_version: int, tsa: bool | None,
+                          first_index: int, state: Path | None) -> "LocalSigstore":
+    """Step: the local instance, started (a bad ``--state`` or a busy port: usage errors)."""
+    from histor_sign.sigstore_dev import LocalSigstore
+
     try:
         instance = LocalSigstore(host=host, port=port, rekor_version=rekor_version, tsa=tsa,
                                  first_index=first_index, state=state)
@@ -628,45 +704,24 @@ def dev_sigstore(
         instance.start()
     except OSError as exc:
         raise UsageError(f"cannot bind {host}:{port}: {exc.strerror}") from None
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    return instance
+
+
+def _dev_token_files(instance: "LocalSigstore", token_for: list[str], token_out: list[Path],
+                     token_repository: str | None, token_lifetime: int,
+                     github_env_out: Path | None) -> dict[Path, bytes]:
+    """Step: each minted token's file, and the GitHub-style env file for the first."""
+    files: dict[Path, bytes] = {}
     try:
-        files: dict[Path, bytes] = {
-            trust_config_out: (json.dumps(instance.trust_config, indent=2) + "\n").encode()
-        }
-        if trusted_root_out is not None:
-            files[trusted_root_out] = (
-                json.dumps(instance.trust_config["trustedRoot"], indent=2) + "\n"
-            ).encode()
-        try:
-            for identity, out in zip(token_for or [], token_out or [], strict=False):
-                files[out] = instance.mint_token(identity, repository=token_repository,
-                                                 lifetime=token_lifetime).encode()
-            if github_env_out is not None and token_for:
-                env = instance.github_env(token_for[0], repository=token_repository)
-                files[github_env_out] = "".join(f"{k}={v}\n" for k, v in env.items()).encode()
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        # The tokens (and the env lines carrying one) are secrets: 0600 whatever the umask.
-        write_all_atomic(files, private=[*(token_out or []),
-                                         *([github_env_out] if github_env_out else [])])
-        warn(
-            "dev-sigstore is a LOCAL, UNTRUSTED Sigstore instance for tests and demos: anyone "
-            "can mint any identity here. Never use its trust config for real releases."
-        )
-        kept = (f"; state in {state} ({'restored' if instance.restored else 'new'}, "
-                f"{len(instance.log.tree)} log entries)") if state is not None else ""
-        sys.stderr.write(inert_line(
-            f"{PROG}: dev-sigstore listening on {instance.url}{kept} (Rekor v{rekor_version}, "
-            f"{'with' if instance.tsa else 'no'} timestamp authority, first log index "
-            f"{first_index}); trust config {trust_config_out}"
-        ) + "\n")
-        sys.stderr.flush()
-        instance.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        instance.stop()
+        for identity, out in zip(token_for, token_out, strict=False):
+            files[out] = instance.mint_token(identity, repository=token_repository,
+                                             lifetime=token_lifetime).encode()
+        if github_env_out is not None and token_for:
+            env = instance.github_env(token_for[0], repository=token_repository)
+            files[github_env_out] = "".join(f"{k}={v}\n" for k, v in env.items()).encode()
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return files
 
 
 @app.command("attest-github")

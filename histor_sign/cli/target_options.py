@@ -116,29 +116,44 @@ def target_from_flags(
     if stdio is not None and url is not None:
         raise UsageError("give --stdio or --url, not both")
     if stdio is None and url is None:
-        if header or bearer_token_env:
-            raise UsageError("--header and --bearer-token-env need --url")
-        if required:
-            raise UsageError("give the MCP server to fetch from: --stdio COMMAND or --url URL")
+        _check_no_target(header, bearer_token_env, required)
         return None
     if stdio is not None:
         if header or bearer_token_env:
             raise UsageError("--header and --bearer-token-env apply only to --url")
         return Target.stdio(stdio, trusted_code=trusted_code)
     assert url is not None
+    return _http_target(url, header, bearer_token_env)
+
+
+def _check_no_target(header: list[str] | None, bearer_token_env: str | None,
+                     required: bool) -> None:
+    """Step: no server named: fine only when none is required and no HTTP flag is given."""
+    if header or bearer_token_env:
+        raise UsageError("--header and --bearer-token-env need --url")
+    if required:
+        raise UsageError("give the MCP server to fetch from: --stdio COMMAND or --url URL")
+
+
+def _http_target(url: str, header: list[str] | None, bearer_token_env: str | None) -> Target:
+    """Step: the ``--url`` target with its ``--header`` and ``--bearer-token-env``."""
     headers = [parse_header(h) for h in header or []]
-    token: str | None = None
-    if bearer_token_env is not None:
-        token = os.environ.get(bearer_token_env)
-        if not token:
-            raise UsageError(
-                f"--bearer-token-env: environment variable {bearer_token_env} is not set or empty"
-            )
-        if any(c in token for c in "\r\n\0"):
-            raise UsageError(
-                f"--bearer-token-env: {bearer_token_env} contains a line break or NUL"
-            )
+    token = _bearer_token(bearer_token_env) if bearer_token_env is not None else None
     return Target.http(url, headers=headers, bearer_token=token)
+
+
+def _bearer_token(name: str) -> str:
+    """Step: the bearer token in environment variable ``name`` (set, one line)."""
+    token = os.environ.get(name)
+    if not token:
+        raise UsageError(
+            f"--bearer-token-env: environment variable {name} is not set or empty"
+        )
+    if any(c in token for c in "\r\n\0"):
+        raise UsageError(
+            f"--bearer-token-env: {name} contains a line break or NUL"
+        )
+    return token
 
 
 def fetch_options_from_flags(

@@ -28,6 +28,7 @@ from histor_sign.models import GITHUB_ACTIONS_ISSUER, namespace_owner
 
 if TYPE_CHECKING:
     from histor_sign.pins import PinEntry, PinnedRevision, PinStore, VerifiedForUse
+    from histor_sign.registry import RegistryPin
 
 PinsOpt = Annotated[
     Path | None,
@@ -213,18 +214,13 @@ def trust_add(
     and required from then on, so a renamed or re-registered owner does not inherit the
     pin. Exit codes: 0 pinned, 1 the envelope does not verify under the pin, 2 bad input.
     """
-    from histor_sign.pins import draft_pin, pin_first_use, published_location
+    from histor_sign.pins import draft_pin, pin_first_use
     from histor_sign.registry import require_agreement
 
     claimed = (pin_from_server_json(server_json, server, repository, workflow, envelope)
                if server_json is not None else None)
-    if claimed is not None:
-        server, envelope = claimed.server, claimed.location
-        repository, workflow = repository or claimed.repository, workflow or claimed.workflow
-    if server is None or repository is None:
-        raise UsageError("give NAME and --repository OWNER/REPO, or --server-json FILE|URL")
-    if envelope is None:
-        envelope = published_location(server, repository)
+    server, repository, workflow, envelope = _what_to_pin(
+        claimed, server, repository, workflow, envelope)
     trust = trust_from_flags(staging=staging, trusted_root=trusted_root,
                              trust_config=trust_config, offline=offline)
     draft_pin(server, repository=repository, location=envelope, workflow=workflow,
@@ -252,6 +248,24 @@ def trust_add(
     head = "would pin" if dry_run else "pinned"
     emit("\n".join([f"{head} {printable(server, 200)} in {store.path}",
                     *_entry_lines(first.pin, learned=True)]), None)
+
+
+def _what_to_pin(
+    claimed: "RegistryPin | None", server: str | None, repository: str | None,
+    workflow: str | None, envelope: str | None,
+) -> tuple[str, str, str | None, str]:
+    """Step: the server, repository, workflow and location to pin: the flags, filled in
+    from a server.json's claim, the location defaulting to where the action publishes."""
+    from histor_sign.pins import published_location
+
+    if claimed is not None:
+        server, envelope = claimed.server, claimed.location
+        repository, workflow = repository or claimed.repository, workflow or claimed.workflow
+    if server is None or repository is None:
+        raise UsageError("give NAME and --repository OWNER/REPO, or --server-json FILE|URL")
+    if envelope is None:
+        envelope = published_location(server, repository)
+    return server, repository, workflow, envelope
 
 
 def _trust_root(entry: "PinEntry") -> dict[str, Any]:

@@ -80,6 +80,18 @@ def _report(change: "HostConfigChange", pins: Path | None = None) -> None:
     if not change.exact_unwrap:
         warn("unwrap will not give this file back byte for byte (its layout is unusual); the "
              "backup keeps the original bytes")
+    _note_written(change)
+    skipped = change.skipped
+    if skipped:
+        names = ", ".join(f"{printable(e.name, 80)} ({e.status.value})" for e in skipped)
+        fail(f"{len(skipped)} requested server entr{'y was' if len(skipped) == 1 else 'ies were'}"
+             f" not {change.action}ped: {names}", 1)
+
+
+def _note_written(change: "HostConfigChange") -> None:
+    """Step: say what was written (and where the backup is), would be, or that nothing was."""
+    from histor_sign.hostconfig import EntryStatus
+
     done = [e for e in change.entries
             if e.status in (EntryStatus.WRAPPED, EntryStatus.UNWRAPPED)]
     if not change.changed:
@@ -91,11 +103,6 @@ def _report(change: "HostConfigChange", pins: Path | None = None) -> None:
             _note(f"backup: {printable(str(change.backup), 300)}")
         _note(f"wrote {printable(str(change.path), 300)} ({len(done)} server(s) "
               f"{change.action}ped); restart the host to use it")
-    skipped = change.skipped
-    if skipped:
-        names = ", ".join(f"{printable(e.name, 80)} ({e.status.value})" for e in skipped)
-        fail(f"{len(skipped)} requested server entr{'y was' if len(skipped) == 1 else 'ies were'}"
-             f" not {change.action}ped: {names}", 1)
 
 
 def _server_names(values: list[str]) -> dict[str, str]:

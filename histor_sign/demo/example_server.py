@@ -225,8 +225,7 @@ class ExampleServer:
             message = json.loads(line)
         except json.JSONDecodeError:
             return _error(None, PARSE_ERROR, "Parse error")
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" \
-                or not isinstance(message.get("method"), str):
+        if not _is_request(message):
             ident = message.get("id") if isinstance(message, dict) else None
             return _error(ident, INVALID_REQUEST, "Invalid Request")
         if "id" not in message:
@@ -348,6 +347,12 @@ def decode_cursor(cursor: Any, total: int) -> int:
     if not isinstance(cursor, str) or tag != "example-notes" or not 0 < offset < total:
         raise RpcError(INVALID_PARAMS, "Invalid cursor")
     return offset
+
+
+def _is_request(message: Any) -> bool:
+    """Step: a JSON-RPC 2.0 object with a string method (a request or a notification)."""
+    return isinstance(message, dict) and message.get("jsonrpc") == "2.0" \
+        and isinstance(message.get("method"), str)
 
 
 def _error(ident: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:

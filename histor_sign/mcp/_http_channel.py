@@ -164,34 +164,11 @@ class HttpChannel(Channel):
                 self._last_headers = {k.lower(): v for k, v in resp.headers.items()}
                 kind = await self._check_status(resp, method)
                 if kind == "json":
-                    data = await self._read_body(resp)
-                    source = f"{self.shown_url} ({method} response)"
-                    message = self.parse(data, source)
-                    if self.classify(message, source) != "response":
-                        raise FetchError(f"{source}: expected the JSON-RPC response, got a "
-                                         "request or notification")
-                    result = self.match_response(message, msg_id, method, source)
-                    if result is None:
-                        raise FetchError(f"{source}: response answers an earlier request")
-                    return result
+                    return await self._json_answer(resp, msg_id, method)
                 parser = SSEParser()
                 result = await self._read_stream(self._body(resp), parser, msg_id, method)
-            resumes = 0
-            while result is None:
-                if not parser.last_event_id or resumes >= MAX_RESUMES:
-                    raise FetchError(
-                        f"{self.shown_url}: the event stream for {method} ended before its "
-                        "response" + (f" ({resumes} times in a row without an event)"
-                                      if resumes else "")
-                    )
-                resumes += 1
-                # The server's ``retry`` is honoured; the request's own timeout bounds it
-                # (and the whole exchange), so a longer wait could only end in a timeout.
-                await asyncio.sleep(min((parser.retry_ms or 0) / 1000, self.timeout))
-                before = parser.last_event_id
-                result = await self._resume(parser, msg_id, method)
-                if parser.last_event_id != before:
-                    resumes = 0  # the stream made progress: only idle reopens count
+            if result is None:
+                result = await self._resume_until_answered(parser, msg_id, method)
             return result
         except httpx.TimeoutException:
             raise self.timed_out(method, self.timeout) from None
@@ -277,6 +254,43 @@ class HttpChannel(Channel):
             for piece in decoder.finish():
                 yield piece
 
+    async def _json_answer(self, resp: httpx.Response, msg_id: int,
+                           method: str) -> dict[str, Any]:
+        """Step: the result of a JSON answer, which must be the response to ``msg_id``."""
+        data = await self._read_body(resp)
+        source = f"{self.shown_url} ({method} response)"
+        message = self.parse(data, source)
+        if self.classify(message, source) != "response":
+            raise FetchError(f"{source}: expected the JSON-RPC response, got a "
+                             "request or notification")
+        result = self.match_response(message, msg_id, method, source)
+        if result is None:
+            raise FetchError(f"{source}: response answers an earlier request")
+        return result
+
+    async def _resume_until_answered(self, parser: SSEParser, msg_id: int,
+                                     method: str) -> dict[str, Any]:
+        """Step: reopen an event stream that ended before the response (``Last-Event-ID``),
+        at most :data:`MAX_RESUMES` times in a row without progress."""
+        resumes = 0
+        result: dict[str, Any] | None = None
+        while result is None:
+            if not parser.last_event_id or resumes >= MAX_RESUMES:
+                raise FetchError(
+                    f"{self.shown_url}: the event stream for {method} ended before its "
+                    "response" + (f" ({resumes} times in a row without an event)"
+                                  if resumes else "")
+                )
+            resumes += 1
+            # The server's ``retry`` is honoured; the request's own timeout bounds it
+            # (and the whole exchange), so a longer wait could only end in a timeout.
+            await asyncio.sleep(min((parser.retry_ms or 0) / 1000, self.timeout))
+            before = parser.last_event_id
+            result = await self._resume(parser, msg_id, method)
+            if parser.last_event_id != before:
+                resumes = 0  # the stream made progress: only idle reopens count
+        return result
+
     async def _read_body(self, resp: httpx.Response) -> bytes:
         parts: list[bytes] = []
         async for chunk in self._body(resp):
@@ -289,25 +303,9 @@ class HttpChannel(Channel):
         status = resp.status_code
         where = self.shown_url
         if status == 200:
-            media = _media_type(resp)
-            if media == "application/json":
-                return "json"
-            if media == "text/event-stream":
-                return "sse"
-            raise FetchError(
-                f"{where}: {method} response has content type {clip(media or 'none', 60)!r}, "
-                "expected application/json or text/event-stream"
-            )
+            return _content_kind(resp, where, method)
         if status in (401, 403):
-            challenge = resp.headers.get("www-authenticate")
-            shown = f"; WWW-Authenticate: {clip(challenge, 300)}" if challenge else ""
-            word = "Unauthorized" if status == 401 else "Forbidden"
-            if self._has_auth:
-                raise AuthError(f"HTTP {status} {word} from {where}{shown}", status)
-            raise AuthError(
-                f"HTTP {status} {word} from {where}{shown} (no credentials were sent: use "
-                "`bearer_token`)", status, param="bearer_token",
-            )
+            raise self._auth_error(resp, status)
         if status == 202:
             raise FetchError(f"{where}: HTTP 202 Accepted without a response to {method}")
         if 300 <= status < 400:
@@ -318,6 +316,25 @@ class HttpChannel(Channel):
                 "final URL as `url`", status, param="url",
             )
         self._check_session_expired(status, method)
+        raise await self._error_of_body(resp, status, method)
+
+    def _auth_error(self, resp: httpx.Response, status: int) -> AuthError:
+        """Step: a 401/403 as an :class:`AuthError` (naming ``bearer_token`` if none was sent)."""
+        where = self.shown_url
+        challenge = resp.headers.get("www-authenticate")
+        shown = f"; WWW-Authenticate: {clip(challenge, 300)}" if challenge else ""
+        word = "Unauthorized" if status == 401 else "Forbidden"
+        if self._has_auth:
+            return AuthError(f"HTTP {status} {word} from {where}{shown}", status)
+        return AuthError(
+            f"HTTP {status} {word} from {where}{shown} (no credentials were sent: use "
+            "`bearer_token`)", status, param="bearer_token",
+        )
+
+    async def _error_of_body(self, resp: httpx.Response, status: int,
+                             method: str) -> HistorError:
+        """Step: the error an error status stands for: the JSON-RPC error its body holds, if any."""
+        where = self.shown_url
         # A JSON-RPC error body (400 -32022, modern 404 -32601, ...) is an RPC answer.
         data = await self._read_body(resp)
         if _media_type(resp) == "application/json" and data.strip():
@@ -326,20 +343,20 @@ class HttpChannel(Channel):
             except HistorError:
                 message = None
             if isinstance(message, dict) and isinstance(message.get("error"), dict):
-                raise rpc_error(method, message["error"], where, status)
+                return rpc_error(method, message["error"], where, status)
         if status == 404:
-            raise HttpStatusError(
+            return HttpStatusError(
                 f"HTTP 404 Not Found from {where}: no MCP endpoint at this URL", status
             )
         if status == 405:
-            raise HttpStatusError(
+            return HttpStatusError(
                 f"HTTP 405 Method Not Allowed from {where}: the URL does not accept POST; it is "
                 "not a Streamable HTTP MCP endpoint (the deprecated HTTP+SSE transport is not "
                 "supported)", status
             )
         text = data.decode("utf-8", "replace")
         detail = f": {clip(text)}" if text.strip() else ""
-        raise HttpStatusError(f"HTTP {status} from {where} for {method}{detail}", status)
+        return HttpStatusError(f"HTTP {status} from {where} for {method}{detail}", status)
 
     def _check_session_expired(self, status: int, method: str) -> None:
         # Checked before any body: the TS SDK sends 404 with a JSON-RPC error (-32001
@@ -445,6 +462,19 @@ def _tls_for(url: str) -> ssl.SSLContext | bool:
     import ssl
 
     return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # CERT_REQUIRED, hostname check, no CAs
+
+
+def _content_kind(resp: httpx.Response, where: str, method: str) -> str:
+    """Step: ``json`` or ``sse`` from a 200 answer's content type; anything else fails."""
+    media = _media_type(resp)
+    if media == "application/json":
+        return "json"
+    if media == "text/event-stream":
+        return "sse"
+    raise FetchError(
+        f"{where}: {method} response has content type {clip(media or 'none', 60)!r}, "
+        "expected application/json or text/event-stream"
+    )
 
 
 def _media_type(resp: httpx.Response) -> str:

@@ -187,35 +187,9 @@ async def _modern(channel: Channel, options: FetchOptions, *,
             result = await _discover(channel, options, version)
             break
         except RpcError as exc:
-            if exc.code != UNSUPPORTED_PROTOCOL_VERSION:
-                raise _FallBack(f"server/discover failed: {exc.message}") from None
-            listed = _supported(exc.data)
-            if listed is not None and version in listed and not retried:
-                retried = True  # it names the version we asked for: ask once more
-                continue
-            legacy = [v for v in LEGACY_VERSIONS if v in (listed or ())]
-            if legacy or listed is None:
-                raise _FallBack("it supports only handshake-era versions",
-                                legacy[0] if legacy else None) from None
-            if version in listed:
-                raise FetchError(
-                    f"the server answered server/discover for {version} twice with "
-                    "JSON-RPC error -32022 (unsupported protocol version) while naming "
-                    f"{version} among its versions"
-                ) from None
-            shown = ", ".join(clip(v, 40) for v in listed[:8]) or "none listed"
-            raise FetchError(
-                f"the server supports protocol versions {shown}; histor-sign speaks "
-                f"{', '.join(MODERN_VERSIONS + LEGACY_VERSIONS)}"
-            ) from None
-    supported = result.get("supportedVersions")
-    if not isinstance(supported, list) or version not in supported:
-        # A server that answers the probe but lists no modern version we speak (a
-        # catch-all ``{}`` answer; Go SDK servers list only handshake-era versions)
-        # advertises the handshake: fall back, as the official SDK clients do.
-        shown = ", ".join(clip(str(v), 40) for v in supported[:8]) if isinstance(
-            supported, list) else "none"
-        raise _FallBack(f"server/discover lists protocol versions {shown}, not {version}")
+            _refused_discover(exc, version, retried)
+            retried = True  # it names the version we asked for: ask once more
+    _check_discovered(result, version)
     channel.on_protocol_negotiated(Era.MODERN, version)
     meta = result.get("_meta")
     server_info = meta.get(META_SERVER) if isinstance(meta, dict) else None
@@ -228,6 +202,53 @@ async def _modern(channel: Channel, options: FetchOptions, *,
         server_capabilities=result.get("capabilities"),
         instructions=result.get("instructions"),
     )
+
+
+def _refused_discover(exc: RpcError, version: str, retried: bool) -> None:
+    """Step: what a refused ``server/discover`` means: returns when it is worth asking once
+    more, else raises (:class:`_FallBack` to the handshake, or :class:`FetchError`)."""
+    if exc.code != UNSUPPORTED_PROTOCOL_VERSION:
+        raise _FallBack(f"server/discover failed: {exc.message}") from None
+    listed = _supported(exc.data)
+    if listed is not None and version in listed and not retried:
+        return
+    legacy = _handshake_versions(listed)
+    if legacy or listed is None:
+        raise _FallBack("it supports only handshake-era versions",
+                        legacy[0] if legacy else None) from None
+    raise _no_common_version(listed, version) from None
+
+
+def _handshake_versions(listed: list[str] | None) -> list[str]:
+    """Step: the handshake-era versions histor-sign speaks among those listed, ours first."""
+    return [v for v in LEGACY_VERSIONS if v in (listed or ())]
+
+
+def _no_common_version(listed: list[str], version: str) -> FetchError:
+    """Step: the error for a server that lists only versions histor-sign does not speak."""
+    if version in listed:
+        return FetchError(
+            f"the server answered server/discover for {version} twice with "
+            "JSON-RPC error -32022 (unsupported protocol version) while naming "
+            f"{version} among its versions"
+        )
+    shown = ", ".join(clip(v, 40) for v in listed[:8]) or "none listed"
+    return FetchError(
+        f"the server supports protocol versions {shown}; histor-sign speaks "
+        f"{', '.join(MODERN_VERSIONS + LEGACY_VERSIONS)}"
+    )
+
+
+def _check_discovered(result: dict[str, Any], version: str) -> None:
+    """Step: the discover result lists ``version``; else fall back to the handshake."""
+    supported = result.get("supportedVersions")
+    if not isinstance(supported, list) or version not in supported:
+        # A server that answers the probe but lists no modern version we speak (a
+        # catch-all ``{}`` answer; Go SDK servers list only handshake-era versions)
+        # advertises the handshake: fall back, as the official SDK clients do.
+        shown = ", ".join(clip(str(v), 40) for v in supported[:8]) if isinstance(
+            supported, list) else "none"
+        raise _FallBack(f"server/discover lists protocol versions {shown}, not {version}")
 
 
 async def _legacy(channel: Channel, options: FetchOptions, requested: str) -> Session:

@@ -37,14 +37,9 @@ class SSEParser:
         """Parse ``chunk`` and yield every event it completes."""
         buf = self._buffer
         buf += chunk
-        start = 0
         n = len(buf)
+        start = self._chunk_start(buf)
         while start < n:
-            if self._skip_lf:
-                self._skip_lf = False
-                if buf[start] == 0x0A:
-                    start += 1
-                    continue
             cr = buf.find(b"\r", start)
             lf = buf.find(b"\n", start)
             if cr < 0 and lf < 0:
@@ -65,11 +60,17 @@ class SSEParser:
                 yield event
         del buf[:start]
 
+    def _chunk_start(self, buf: bytearray) -> int:
+        """Step: where the buffer's first line starts: after an LF that completes the CRLF
+        the last chunk ended in (it emptied the buffer, so only position 0 can be one)."""
+        if not self._skip_lf or not buf:
+            return 0
+        self._skip_lf = False
+        return 1 if buf[0] == 0x0A else 0
+
     def _line(self, raw: bytes) -> Event | None:
         if self._first:
-            self._first = False
-            if raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
+            raw = self._without_bom(raw)
         # Field names and the separator are ASCII; values are decoded strictly so that
         # invalid UTF-8 in JSON data is caught by the JSON parser's rules, not replaced.
         line = raw.decode("utf-8", "surrogateescape")
@@ -82,7 +83,18 @@ class SSEParser:
             value = value[1:]
         if name == "data":
             self._data.append(value)
-        elif name == "event":
+        else:
+            self._other_field(name, value)
+        return None
+
+    def _without_bom(self, raw: bytes) -> bytes:
+        """Step: the stream's first line, less a UTF-8 byte order mark."""
+        self._first = False
+        return raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
+
+    def _other_field(self, name: str, value: str) -> None:
+        """Step: an ``event``, ``id`` or ``retry`` field (any other field is ignored)."""
+        if name == "event":
             self._type = value
         elif name == "id":
             if "\0" not in value:
@@ -90,7 +102,6 @@ class SSEParser:
         elif name == "retry":
             if value.isascii() and value.isdigit():
                 self.retry_ms = int(value)
-        return None
 
     def _dispatch(self) -> Event | None:
         data, etype = self._data, self._type

@@ -213,17 +213,38 @@ def child_environment(
     dropped = {name.upper() for name in withhold}
     needles = [g for g in guarded if len(g) >= 8]
     env = {
-        name: value
-        for name, value in parent.items()
-        if name.upper() not in CREDENTIAL_ENV
-        and name.upper() not in WORKFLOW_FILE_ENV
-        and not name.upper().startswith(CREDENTIAL_ENV_PREFIXES)
-        and name.upper() not in dropped
-        and not any(n in value for n in needles)
+        name: value for name, value in parent.items()
+        if _env_kept(name, value, dropped, needles)
     }
     if extra:
         env.update(extra)
     return env
+
+
+def _check_target_url(url: str) -> None:
+    """Step: a target URL is http(s) with a host and no credentials in it."""
+    parts = _split_url(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(
+            f"`url`: expected an http:// or https:// URL, got {safe_url(url)!r}",
+            param="url",
+        )
+    if parts.username or parts.password:
+        raise UsageError(
+            "`url`: credentials in the URL are not allowed; use `bearer_token` or "
+            "`headers`",
+            param="url", alternatives=("bearer_token", "headers"),
+        )
+
+
+def _env_kept(name: str, value: str, dropped: set[str], needles: list[str]) -> bool:
+    """Step: a parent variable passes to the server (no credential, no guarded secret)."""
+    upper = name.upper()
+    return (upper not in CREDENTIAL_ENV
+            and upper not in WORKFLOW_FILE_ENV
+            and not upper.startswith(CREDENTIAL_ENV_PREFIXES)
+            and upper not in dropped
+            and not any(n in value for n in needles))
 
 
 def safe_url(url: str) -> str:
@@ -266,23 +287,16 @@ class Target:
         if self.command is not None and not self.command:
             raise UsageError("`command`: the command is empty", param="command")
         if self.url is not None:
-            parts = _split_url(self.url)
-            if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise UsageError(
-                    f"`url`: expected an http:// or https:// URL, got {safe_url(self.url)!r}",
-                    param="url",
-                )
-            if parts.username or parts.password:
-                raise UsageError(
-                    "`url`: credentials in the URL are not allowed; use `bearer_token` or "
-                    "`headers`",
-                    param="url", alternatives=("bearer_token", "headers"),
-                )
+            _check_target_url(self.url)
         if self.command is not None and (self.headers or self.bearer_token):
             raise UsageError(
                 "`headers` and `bearer_token` apply only to `url` targets",
                 param="headers", alternatives=("bearer_token", "url"),
             )
+        self._check_credentials()
+
+    def _check_credentials(self) -> None:
+        """Step: every header is well-formed and the Authorization header is given once."""
         for name, value in self.headers:
             check_header(name, value)
         if self.bearer_token is not None:

@@ -107,69 +107,96 @@ async def _walk_once(session: Session, options: FetchOptions, kind: ListKind) ->
                 limit="max_pages", value=options.max_pages,
             )
         page += 1
-        try:
-            result = await session.call(
-                kind.method, None if cursor is None else {"cursor": cursor}
-            )
-        except RpcError as exc:
-            if kind.optional and page == 1 and isinstance(exc.code, int) and not isinstance(
-                exc.code, bool
-            ):
-                raise NotServed(kind, exc) from None
-            if kind.optional and page > 1:
-                raise FetchError(f"{kind.method} page {page}: {exc.message} (a list that "
-                                 "breaks after its first page is not \"not served\"; it "
-                                 "cannot be recorded)") from None
-            raise
+        result = await _call_page(session, kind, cursor, page)
         what = f"{kind.method} page {page}"
-        result_type = result.get("resultType")
-        if result_type is not None and result_type != "complete":
-            raise FetchError(f"{what}: resultType is {clip(str(result_type), 40)!r}, "
-                             "expected \"complete\"")
-        items = result.get(kind.member)
-        if not isinstance(items, list):
-            raise InputError(f"{what}: the result has no \"{kind.member}\" array")
+        items = _page_items(result, kind, what)
         for item_no, tool in enumerate(items):
-            index = len(walk.tools)
-            where = _where(kind, page, item_no, index)
-            if not isinstance(tool, dict):
-                raise InputError(f"{what}: {kind.noun} at {where} is not a JSON object")
-            name = tool.get(kind.key)
-            if not isinstance(name, str):
-                raise InputError(f"{what}: {kind.noun} at {where} has no string \"{kind.key}\"")
-            if name in first_seen:
-                p, i, x = first_seen[name]
-                if not options.allow_duplicates:
-                    raise InputError(
-                        f"duplicate {kind.noun} {kind.key} {clip(name, 80)!r}: "
-                        f"{_where(kind, p, i, x)} and {where} "
-                        "(use `allow_duplicates` to keep both as evidence)",
-                        param="allow_duplicates",
-                    )
-                walk.duplicates.append({"name": name, "first": x, "second": index})
-            else:
-                first_seen[name] = (page, item_no, index)
-            walk.tools.append(tool)
-            if len(walk.tools) > options.max_tools:
-                raise LimitExceeded(
-                    f"{kind.method} has more than `max_tools` {options.max_tools} {kind.member}",
-                    limit="max_tools", value=options.max_tools,
-                )
+            _take_item(walk, tool, kind, (page, item_no), first_seen, options, what)
         walk.page_sizes.append(len(items))
         if options.progress is not None:
             options.progress(page, len(walk.tools))
         if session.channel.changed.get(kind.changed):
             return walk  # the caller restarts
-        nxt = result.get("nextCursor")
+        nxt = _next_cursor(result, what, cursors)
         if nxt is None:
             return walk
-        if not isinstance(nxt, str):
-            raise InputError(f"{what}: nextCursor must be a string or absent, got "
-                             f"{clip(json.dumps(nxt), 40)}")
-        if nxt in cursors:
-            raise FetchError(
-                f"cursor cycle: {what} returned cursor {clip(json.dumps(nxt), 60)} which "
-                f"page {cursors[nxt]} already returned"
-            )
         cursors[nxt] = page
         cursor = nxt
+
+
+async def _call_page(session: Session, kind: ListKind, cursor: str | None,
+                     page: int) -> dict[str, Any]:
+    """Step: request one page; an optional list's error on page 1 means "not served"."""
+    try:
+        return await session.call(kind.method, None if cursor is None else {"cursor": cursor})
+    except RpcError as exc:
+        if kind.optional and page == 1 and isinstance(exc.code, int) and not isinstance(
+            exc.code, bool
+        ):
+            raise NotServed(kind, exc) from None
+        if kind.optional and page > 1:
+            raise FetchError(f"{kind.method} page {page}: {exc.message} (a list that "
+                             "breaks after its first page is not \"not served\"; it "
+                             "cannot be recorded)") from None
+        raise
+
+
+def _page_items(result: dict[str, Any], kind: ListKind, what: str) -> list[Any]:
+    """Step: a complete page's item array; anything else fails."""
+    result_type = result.get("resultType")
+    if result_type is not None and result_type != "complete":
+        raise FetchError(f"{what}: resultType is {clip(str(result_type), 40)!r}, "
+                         "expected \"complete\"")
+    items = result.get(kind.member)
+    if not isinstance(items, list):
+        raise InputError(f"{what}: the result has no \"{kind.member}\" array")
+    return items
+
+
+def _take_item(walk: Walk, tool: Any, kind: ListKind, at: tuple[int, int],
+               first_seen: dict[str, tuple[int, int, int]], options: FetchOptions,
+               what: str) -> None:
+    """Step: check one item (an object with a string key, no unallowed duplicate) and keep
+    it, within ``max_tools``."""
+    page, item_no = at
+    index = len(walk.tools)
+    where = _where(kind, page, item_no, index)
+    if not isinstance(tool, dict):
+        raise InputError(f"{what}: {kind.noun} at {where} is not a JSON object")
+    name = tool.get(kind.key)
+    if not isinstance(name, str):
+        raise InputError(f"{what}: {kind.noun} at {where} has no string \"{kind.key}\"")
+    if name in first_seen:
+        p, i, x = first_seen[name]
+        if not options.allow_duplicates:
+            raise InputError(
+                f"duplicate {kind.noun} {kind.key} {clip(name, 80)!r}: "
+                f"{_where(kind, p, i, x)} and {where} "
+                "(use `allow_duplicates` to keep both as evidence)",
+                param="allow_duplicates",
+            )
+        walk.duplicates.append({"name": name, "first": x, "second": index})
+    else:
+        first_seen[name] = (page, item_no, index)
+    walk.tools.append(tool)
+    if len(walk.tools) > options.max_tools:
+        raise LimitExceeded(
+            f"{kind.method} has more than `max_tools` {options.max_tools} {kind.member}",
+            limit="max_tools", value=options.max_tools,
+        )
+
+
+def _next_cursor(result: dict[str, Any], what: str, cursors: dict[str, int]) -> str | None:
+    """Step: the page's ``nextCursor`` (None at the end); a cursor seen before is a cycle."""
+    nxt = result.get("nextCursor")
+    if nxt is None:
+        return None
+    if not isinstance(nxt, str):
+        raise InputError(f"{what}: nextCursor must be a string or absent, got "
+                         f"{clip(json.dumps(nxt), 40)}")
+    if nxt in cursors:
+        raise FetchError(
+            f"cursor cycle: {what} returned cursor {clip(json.dumps(nxt), 60)} which "
+            f"page {cursors[nxt]} already returned"
+        )
+    return nxt

@@ -323,20 +323,29 @@ class Proxy:
         if self._failure is not None and outcome.status == "ended":
             outcome = ProxyOutcome(self._failure.status, self._failure.message)
         try:
-            if outcome.status != "ended" or self._failure is not None:  # (SIGTERM)
-                for message in reader.buffered():  # sent, read, not yet taken
-                    if "id" in message and "method" in message:
-                        self._owed[_key(message["id"])] = message["id"]
-                await self._answer_owed(outcome)
+            await self._answer_unanswered(outcome, reader)
         finally:
             await self._shutdown()
+        outcome = self._record_end(outcome)
+        self.audit.close()
+        await asyncio.to_thread(self.notice.flush, self.shutdown_grace)
+        return outcome
+
+    async def _answer_unanswered(self, outcome: ProxyOutcome, reader: LineReader) -> None:
+        """Step: a session that failed answers every request owed, read or only buffered."""
+        if outcome.status != "ended" or self._failure is not None:  # (SIGTERM)
+            for message in reader.buffered():  # sent, read, not yet taken
+                if "id" in message and "method" in message:
+                    self._owed[_key(message["id"])] = message["id"]
+            await self._answer_owed(outcome)
+
+    def _record_end(self, outcome: ProxyOutcome) -> ProxyOutcome:
+        """Step: audit the session's end; an end that cannot be recorded fails the session."""
         try:
             self.audit.record("session-end", status=outcome.status, reason=outcome.message)
         except AuditFailed as exc:
             if outcome.status == "ended":  # the end itself could not be recorded: say so
-                outcome = ProxyOutcome("failed", exc.message)
-        self.audit.close()
-        await asyncio.to_thread(self.notice.flush, self.shutdown_grace)
+                return ProxyOutcome("failed", exc.message)
         return outcome
 
     # ------------------------------------------------------------------ verification
@@ -487,42 +496,68 @@ class Proxy:
         params = first.get("params") if isinstance(first.get("params"), dict) else {}
         assert isinstance(params, dict)
         if method == "initialize":
-            caps = params.get("capabilities")
-            self._state.host_caps = caps if isinstance(caps, dict) else {}
-            info = params.get("clientInfo")
-            name = info.get("name") if isinstance(info, dict) else None
-            if isinstance(name, str):
-                self._state.host_name = printable(name, 100)
-            result = await self._internal_request("initialize", params, timeout=True,
-                                                  raw_error=True)
-            if "error" in result:
-                await self._send_host({**result, "id": first["id"]})
+            answer = await self._legacy_handshake(first, params)
+            if answer is None:
                 return True
-            answer = result["result"]
-            version = answer.get("protocolVersion") if isinstance(answer, dict) else None
-            if not isinstance(version, str):
-                raise _Ended("failed", "the upstream server's initialize result has no "
-                                       "protocolVersion")
-            self._state.era, self._state.protocol_version = Era.LEGACY, version
-            self._upstream.negotiated(version)
-            await self._upstream.send(notification("notifications/initialized"))
-            self._upstream.listen()
-            self._state.swallow_initialized = True
         else:
-            meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-            assert isinstance(meta, dict)
-            version = meta.get(META_VERSION)
-            if not isinstance(version, str):
-                raise _Ended("failed", f"the host's first request ({printable(method, 80)}) "
-                             "is neither initialize nor a modern request with a protocol "
-                             "version")
-            caps = meta.get(META_CAPS)
-            self._state.host_caps = caps if isinstance(caps, dict) else {}
-            self._state.era, self._state.protocol_version = Era.MODERN, version
-            self._upstream.negotiated(version)
+            self._modern_handshake(method, params)
             answer = None
         await self._refresh(initial=True)
         revision = self._revision
+        self._announce_session(revision)
+        if answer is not None:
+            await self._send_host({"jsonrpc": "2.0", "id": first["id"], "result": answer})
+        await self._release_held()
+        self._maybe_offer_acceptance(revision)
+        return answer is not None
+
+    async def _legacy_handshake(self, first: dict[str, Any],
+                                params: dict[str, Any]) -> dict[str, Any] | None:
+        """Step: relay the host's ``initialize`` upstream; the result to answer, or None
+        when the upstream's error was relayed to the host as it is."""
+        assert self._upstream is not None
+        caps = params.get("capabilities")
+        self._state.host_caps = caps if isinstance(caps, dict) else {}
+        info = params.get("clientInfo")
+        name = info.get("name") if isinstance(info, dict) else None
+        if isinstance(name, str):
+            self._state.host_name = printable(name, 100)
+        result = await self._internal_request("initialize", params, timeout=True,
+                                              raw_error=True)
+        if "error" in result:
+            await self._send_host({**result, "id": first["id"]})
+            return None
+        answer = result["result"]
+        version = answer.get("protocolVersion") if isinstance(answer, dict) else None
+        if not isinstance(version, str):
+            raise _Ended("failed", "the upstream server's initialize result has no "
+                                   "protocolVersion")
+        self._state.era, self._state.protocol_version = Era.LEGACY, version
+        self._upstream.negotiated(version)
+        await self._upstream.send(notification("notifications/initialized"))
+        self._upstream.listen()
+        self._state.swallow_initialized = True
+        assert isinstance(answer, dict)
+        return answer
+
+    def _modern_handshake(self, method: str, params: dict[str, Any]) -> None:
+        """Step: take the era, version and capabilities from a modern first request."""
+        assert self._upstream is not None
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        assert isinstance(meta, dict)
+        version = meta.get(META_VERSION)
+        if not isinstance(version, str):
+            raise _Ended("failed", f"the host's first request ({printable(method, 80)}) "
+                         "is neither initialize nor a modern request with a protocol "
+                         "version")
+        caps = meta.get(META_CAPS)
+        self._state.host_caps = caps if isinstance(caps, dict) else {}
+        self._state.era, self._state.protocol_version = Era.MODERN, version
+        self._upstream.negotiated(version)
+
+    def _announce_session(self, revision: PinnedRevision | LockedRevision) -> None:
+        """Step: audit the session's start and tell the user what is served."""
+        assert self._state.era is not None
         self.audit.record(
             "session-start", server=self.server, **_baseline_record(revision),
             upstream=self.target.describe(),
@@ -535,8 +570,9 @@ class Proxy:
                     + (f", {len(self.contract.withheld)} withheld" if self.contract.withheld
                        else ""))
         self._wire_warnings()
-        if answer is not None:
-            await self._send_host({"jsonrpc": "2.0", "id": first["id"], "result": answer})
+
+    async def _release_held(self) -> None:
+        """Step: pass the host what the server sent before the session started."""
         held, self._held = self._held, None
         self._held_bytes = 0
         if self._held_dropped:
@@ -545,13 +581,15 @@ class Proxy:
                         f"and {MAX_HELD_BYTES} bytes wait for the host)")
         for message in held or []:
             await self._send_host(message)
+
+    def _maybe_offer_acceptance(self, revision: PinnedRevision | LockedRevision) -> None:
+        """Step: a pinned revision awaiting acceptance is offered to a host that elicits."""
         from histor_sign.pins import PinnedRevision
 
         if (isinstance(revision, PinnedRevision) and revision.awaiting is not None
                 and self._state.era is Era.LEGACY
                 and isinstance(self._state.host_caps.get("elicitation"), dict)):
             self._spawn(self._offer_acceptance(revision))
-        return answer is not None
 
     async def _offer_acceptance(self, revision: PinnedRevision) -> None:
         """Ask the user (through the host's elicitation) whether the revision waiting for
@@ -671,28 +709,13 @@ class Proxy:
 
     # ------------------------------------------------------------------ tools/call
     async def _tools_call(self, message: dict[str, Any]) -> None:
-        from histor_sign.guard import Decision, Reason
-
         contract = self.contract
         assert contract is not None
         params = message.get("params")
         params = params if isinstance(params, dict) else {}
         name = params.get("name")
         arguments = params.get("arguments", {})
-        if not isinstance(name, str):
-            decision = Decision(False, None, [Reason("malformed-call",
-                                                     "tools/call has no string name")])
-        elif not isinstance(arguments, dict):
-            # MCP arguments are an object. JSON text is not decoded here: what the guard
-            # checks must be exactly what the server receives.
-            decision = Decision(False, name, [Reason(
-                "malformed-call", "tools/call arguments are not a JSON object")])
-        elif name not in contract.offered_names:
-            decision = Decision(False, name, [Reason(
-                "not-offered", f"tool {shown_name(name)} is not offered: it is not a tool of "
-                "the signed revision served as signed")])
-        else:
-            decision = contract.guard.check_arguments(name, arguments)
+        decision = _call_decision(contract, name, arguments)
         if decision.allowed:
             if contract.on_drift is OnDrift.WARN and name in {
                     w.name for w in contract.differences}:
@@ -701,7 +724,11 @@ class Proxy:
                                   reason="the tool differs from the signed revision")
             await self._forward_request(message)
             return
-        digest = _arguments_digest(arguments)
+        await self._hold_or_deny(message, params, decision, _arguments_digest(arguments))
+
+    async def _hold_or_deny(self, message: dict[str, Any], params: dict[str, Any],
+                            decision: Decision, digest: str | None) -> None:
+        """Step: a call the guard did not allow is put to the user when it may be, else denied."""
         if decision.needs_approval and self._can_elicit(params):
             if self._state.era is Era.MODERN:
                 await self._approve_modern(message, params, decision, digest)
@@ -755,35 +782,19 @@ class Proxy:
         (``inputResponses``). The retry is forwarded — without those two members, which
         are the proxy's — only with a valid state for this very call and ``approve: true``.
         """
-        import hmac
-        import secrets
-
         tool = decision.tool or ""
         state = params.get("requestState")
         responses = params.get("inputResponses")
         if not (isinstance(state, str) and state.startswith(APPROVAL_STATE)):
-            nonce = secrets.token_hex(16)
-            self._approval_nonces[nonce] = None
-            while len(self._approval_nonces) > MAX_OPEN_APPROVALS:
-                del self._approval_nonces[next(iter(self._approval_nonces))]
-            result = {"resultType": "input_required",
-                      "inputRequests": {"approve": {"method": "elicitation/create", "params": {
-                          "mode": "form", **self._question(decision, digest)}}},
-                      "requestState": self._approval_state(tool, digest, nonce)}
-            await self._send_host({"jsonrpc": "2.0", "id": message["id"], "result": result})
+            await self._ask_modern(message, decision, digest)
             return
-        nonce = state[len(APPROVAL_STATE):].partition(".")[0]
-        if nonce not in self._approval_nonces or not hmac.compare_digest(
-                state, self._approval_state(tool, digest, nonce)):
+        nonce = self._open_nonce(state, tool, digest)
+        if nonce is None:
             await self._deny(message, decision, digest, approval="not for this call")
             return
         self._approval_nonces.pop(nonce, None)  # one answer approves one call
-        answer = responses.get("approve") if isinstance(responses, dict) else None
-        action = answer.get("action") if isinstance(answer, dict) else None
-        content = answer.get("content") if isinstance(answer, dict) else None
-        if not (action == "accept" and isinstance(content, dict)
-                and content.get("approve") is True):
-            how = "declined" if action in ("decline", "cancel") else "not accepted"
+        how = _not_approved(responses.get("approve") if isinstance(responses, dict) else None)
+        if how is not None:
             await self._deny(message, decision, digest, approval=how)
             return
         self.audit.record("call-approved", tool=tool, argumentsDigest=digest,
@@ -791,6 +802,31 @@ class Proxy:
         own = {"requestState", "inputResponses"}
         await self._forward_request({**message, "params": {
             k: v for k, v in params.items() if k not in own}})
+
+    def _open_nonce(self, state: str, tool: str, digest: str | None) -> str | None:
+        """Step: the open nonce of a ``requestState`` bound to this very call, else None."""
+        import hmac
+
+        nonce = state[len(APPROVAL_STATE):].partition(".")[0]
+        if nonce not in self._approval_nonces or not hmac.compare_digest(
+                state, self._approval_state(tool, digest, nonce)):
+            return None
+        return nonce
+
+    async def _ask_modern(self, message: dict[str, Any], decision: Decision,
+                          digest: str | None) -> None:
+        """Step (modern era): answer the call with the question and a fresh bound state."""
+        import secrets
+
+        nonce = secrets.token_hex(16)
+        self._approval_nonces[nonce] = None
+        while len(self._approval_nonces) > MAX_OPEN_APPROVALS:
+            del self._approval_nonces[next(iter(self._approval_nonces))]
+        result = {"resultType": "input_required",
+                  "inputRequests": {"approve": {"method": "elicitation/create", "params": {
+                      "mode": "form", **self._question(decision, digest)}}},
+                  "requestState": self._approval_state(decision.tool or "", digest, nonce)}
+        await self._send_host({"jsonrpc": "2.0", "id": message["id"], "result": result})
 
     async def _deny(self, message: dict[str, Any], decision: Decision, digest: str | None,
                     approval: str | None = None) -> None:
@@ -831,13 +867,8 @@ class Proxy:
             return
         finally:
             self._approvals.pop(key, None)
-        result = reply.get("result")
-        action = result.get("action") if isinstance(result, dict) else None
-        content = result.get("content") if isinstance(result, dict) else None
-        accepted = action == "accept" and isinstance(content, dict) and (
-            content.get("approve") is True)
-        if not accepted:
-            how = "declined" if action in ("decline", "cancel") else "not accepted"
+        how = _not_approved(reply.get("result"))
+        if how is not None:
             await self._deny(message, decision, digest, approval=how)
             return
         assert self.contract is not None
@@ -1200,6 +1231,34 @@ def _obj(value: Any) -> dict[str, Any]:
 
 def _key(ident: Any) -> tuple[str, Any]:
     return (type(ident).__name__, ident)
+
+
+def _not_approved(answer: Any) -> str | None:
+    """Step: None when an elicitation answer approves the call, else how it did not."""
+    action = answer.get("action") if isinstance(answer, dict) else None
+    content = answer.get("content") if isinstance(answer, dict) else None
+    if action == "accept" and isinstance(content, dict) and content.get("approve") is True:
+        return None
+    return "declined" if action in ("decline", "cancel") else "not accepted"
+
+
+def _call_decision(contract: Contract, name: Any, arguments: Any) -> Decision:
+    """Step: the guard's decision on a ``tools/call`` (malformed or not offered: denied)."""
+    from histor_sign.guard import Decision, Reason
+
+    if not isinstance(name, str):
+        return Decision(False, None, [Reason("malformed-call",
+                                             "tools/call has no string name")])
+    if not isinstance(arguments, dict):
+        # MCP arguments are an object. JSON text is not decoded here: what the guard
+        # checks must be exactly what the server receives.
+        return Decision(False, name, [Reason(
+            "malformed-call", "tools/call arguments are not a JSON object")])
+    if name not in contract.offered_names:
+        return Decision(False, name, [Reason(
+            "not-offered", f"tool {shown_name(name)} is not offered: it is not a tool of "
+            "the signed revision served as signed")])
+    return contract.guard.check_arguments(name, arguments)
 
 
 def _arguments_digest(arguments: Any) -> str | None:

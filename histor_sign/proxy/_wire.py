@@ -25,6 +25,7 @@ from histor_sign.mcp._jsonrpc import RpcError, clip, encode, is_foreign_object
 
 if TYPE_CHECKING:
     from histor_sign.mcp._http_channel import HttpChannel
+    from histor_sign.mcp._sse import SSEParser
     from histor_sign.mcp._stdio_channel import StdioChannel
     from histor_sign.mcp._target import Target
 
@@ -121,23 +122,31 @@ class LineReader:
             try:
                 value = parse_json(line, where, max_bytes=self.limit)
             except InputError as exc:
-                if self.skip is None:
-                    raise WireError(f"{where} is not strict JSON: {exc.message}") from None
-                try:
-                    self.skip(line, where, exc)
-                except HistorError as refused:
-                    raise WireError(f"{where} is not strict JSON: {refused.message}") \
-                        from None
+                self._skip_unparsed(line, where, exc)
                 continue
             except HistorError as exc:
                 raise WireError(f"{where} is not strict JSON: {exc.message}") from None
             if self.skip is not None and is_foreign_object(value):
-                try:
-                    self.skip(line, where, None)
-                except HistorError as refused:
-                    raise WireError(refused.message) from None
+                self._skip_foreign(line, where)
                 continue
             return check_message(value, where)
+
+    def _skip_unparsed(self, line: bytes, where: str, exc: InputError) -> None:
+        """Step: a line that is not JSON goes to ``skip`` if there is one, else fails."""
+        if self.skip is None:
+            raise WireError(f"{where} is not strict JSON: {exc.message}") from None
+        try:
+            self.skip(line, where, exc)
+        except HistorError as refused:
+            raise WireError(f"{where} is not strict JSON: {refused.message}") from None
+
+    def _skip_foreign(self, line: bytes, where: str) -> None:
+        """Step: a JSON object that is no JSON-RPC message is handed to ``skip``."""
+        assert self.skip is not None
+        try:
+            self.skip(line, where, None)
+        except HistorError as refused:
+            raise WireError(refused.message) from None
 
     def buffered(self) -> list[dict[str, Any]]:
         """The complete messages already read from the source and not yet taken (no I/O,
@@ -224,14 +233,18 @@ def check_message(value: Any, where: str) -> dict[str, Any]:
     if "method" in value and not isinstance(method, str):
         raise WireError(f"{where} has a method that is not a string")
     if "id" in value:
-        ident = value["id"]
-        ok = ident is None or isinstance(ident, str) or (
-            isinstance(ident, int) and not isinstance(ident, bool))
-        if not ok or (method is not None and ident is None):
-            raise WireError(f"{where} has an id that is not a string or integer")
+        _check_id(value["id"], method, where)
     if method is None and ("id" not in value or ("result" in value) == ("error" in value)):
         raise WireError(f"{where} is neither a request, a notification nor a response")
     return value
+
+
+def _check_id(ident: Any, method: Any, where: str) -> None:
+    """Step: an id is a string or integer (null only on a response); else :class:`WireError`."""
+    ok = ident is None or isinstance(ident, str) or (
+        isinstance(ident, int) and not isinstance(ident, bool))
+    if not ok or (method is not None and ident is None):
+        raise WireError(f"{where} has an id that is not a string or integer")
 
 
 class LineWriter:
@@ -391,13 +404,7 @@ class HttpUpstream(Upstream):
             extra["MCP-Protocol-Version"] = version
             method = message.get("method")
             if isinstance(method, str):
-                extra["Mcp-Method"] = method
-                name = params.get("name") if isinstance(params, dict) else None
-                if method in ("tools/call", "prompts/get") and isinstance(name, str):
-                    extra["Mcp-Name"] = name
-                uri = params.get("uri") if isinstance(params, dict) else None
-                if method == "resources/read" and isinstance(uri, str):
-                    extra["Mcp-Name"] = uri
+                _add_method_headers(extra, method, params)
         return extra
 
     async def send(self, message: dict[str, Any]) -> None:
@@ -437,43 +444,34 @@ class HttpUpstream(Upstream):
         last_id = ""
         idle_reopens = 0
         while not self._closed and idle_reopens <= MAX_STREAM_REOPENS:
-            headers = channel._headers(None, post=False)
-            if last_id:
-                headers["Last-Event-ID"] = last_id
+            headers = self._stream_headers(last_id)
             parser = SSEParser()
-            events = 0
+            events = [0]
             try:
                 async with channel._client.stream("GET", channel.url,
                                                   headers=headers) as resp:
                     if resp.status_code != 200 or _media_type(resp) != "text/event-stream":
                         return
-                    async for chunk in channel._body(resp):
-                        for event in parser.feed(chunk):
-                            if event.type != "message" or not event.data.strip():
-                                continue
-                            events += 1
-                            await self._deliver(
-                                event.data.encode("utf-8", "surrogateescape"),
-                                f"{channel.shown_url} (GET event stream)")
-                        pending = len(parser._buffer) + sum(map(len, parser._data))
-                        if pending > self.limit:
-                            raise Oversized(f"{channel.shown_url} sent an event over the "
-                                            f"limit of {self.limit} bytes "
-                                            "(`max_message_bytes`): dropped")
+                    await self._relay_events(resp, parser,
+                                             f"{channel.shown_url} (GET event stream)", events)
             except HistorError as exc:
                 await self._queue.put(exc)
                 return
             except httpx.HTTPError:
                 pass  # the optional stream broke: reopen it as if it had ended
             last_id = parser.last_event_id or last_id
-            idle_reopens = 0 if events else idle_reopens + 1
-            delay = parser.retry_ms / 1000 if parser.retry_ms is not None else 1.0
-            await asyncio.sleep(min(max(delay, 0.05), 30.0))
+            idle_reopens = 0 if events[0] else idle_reopens + 1
+            await asyncio.sleep(_reopen_delay(parser))
+
+    def _stream_headers(self, last_id: str) -> dict[str, str]:
+        """Step: a GET stream's headers, resuming after ``last_id`` when there is one."""
+        headers = self.channel._headers(None, post=False)
+        if last_id:
+            headers["Last-Event-ID"] = last_id
+        return headers
 
     async def _post(self, message: dict[str, Any]) -> None:
         import httpx
-
-        from histor_sign.mcp._sse import SSEParser
 
         channel = self.channel
         assert channel._client is not None
@@ -483,51 +481,73 @@ class HttpUpstream(Upstream):
                 "POST", channel.url, content=encode(message),
                 headers=channel._headers(self._headers_for(message)),
             ) as resp:
-                channel._last_headers = {k.lower(): v for k, v in resp.headers.items()}
-                if method == "initialize" and resp.status_code == 200:
-                    session = channel._last_headers.get("mcp-session-id")
-                    if session and all(0x21 <= ord(c) <= 0x7E for c in session):
-                        channel.session_id = session
+                self._note_headers(resp, method)
                 if (200 <= resp.status_code < 300 and "id" not in message) or (
                         resp.status_code == 202):
                     return
-                try:
-                    kind = await channel._check_status(resp, method)
-                except (RpcError, HttpStatusError) as exc:
-                    if "id" not in message or isinstance(exc, (AuthError, SessionExpired)):
-                        raise
-                    await self._queue.put(_status_answer(message["id"], exc))
-                    return
-                received = 0
-                if kind == "json":
-                    data = await self._bounded_body(resp)
-                    await self._deliver(data, f"{channel.shown_url} ({method} response)")
-                    return
-                parser = SSEParser()
-                async for chunk in channel._body(resp):
-                    received += len(chunk)
-                    for event in parser.feed(chunk):
-                        if event.type != "message" or not event.data.strip():
-                            continue
-                        await self._deliver(event.data.encode("utf-8", "surrogateescape"),
-                                            f"{channel.shown_url} ({method} event stream)")
-                    pending = len(parser._buffer) + sum(map(len, parser._data))
-                    if pending > self.limit:
-                        raise Oversized(f"{channel.shown_url} sent an event over the limit "
-                                        f"of {self.limit} bytes (`max_message_bytes`): "
-                                        "dropped")
+                await self._relay_answer(resp, message, method)
         except (Oversized, LimitExceeded) as exc:  # the answer to this request: it fails alone
-            request = "id" in message and "method" in message
-            text = exc.message if isinstance(exc, Oversized) else (
-                f"{channel.shown_url} sent an answer to {method} over the limit of "
-                f"{self.limit} bytes (`max_message_bytes`): dropped")
-            await self._queue.put(Oversized(text, message["id"] if request else NO_ID))
+            await self._queue.put(self._oversized_answer(exc, message, method))
         except HistorError as exc:
             await self._queue.put(exc)
         except httpx.HTTPError as exc:
             await self._queue.put(WireError(channel._transport_error(exc)))
         except asyncio.CancelledError:
             raise
+
+    def _note_headers(self, resp: Any, method: str) -> None:
+        """Step: keep the answer's headers, and an initialize's printable session id."""
+        channel = self.channel
+        channel._last_headers = {k.lower(): v for k, v in resp.headers.items()}
+        if method == "initialize" and resp.status_code == 200:
+            session = channel._last_headers.get("mcp-session-id")
+            if session and all(0x21 <= ord(c) <= 0x7E for c in session):
+                channel.session_id = session
+
+    async def _relay_answer(self, resp: Any, message: dict[str, Any], method: str) -> None:
+        """Step: queue what an answering POST carries (a status answer, JSON or events)."""
+        channel = self.channel
+        try:
+            kind = await channel._check_status(resp, method)
+        except (RpcError, HttpStatusError) as exc:
+            if "id" not in message or isinstance(exc, (AuthError, SessionExpired)):
+                raise
+            await self._queue.put(_status_answer(message["id"], exc))
+            return
+        if kind == "json":
+            data = await self._bounded_body(resp)
+            await self._deliver(data, f"{channel.shown_url} ({method} response)")
+            return
+        from histor_sign.mcp._sse import SSEParser
+
+        await self._relay_events(resp, SSEParser(),
+                                 f"{channel.shown_url} ({method} event stream)", [0])
+
+    async def _relay_events(self, resp: Any, parser: SSEParser, where: str,
+                            events: list[int]) -> None:
+        """Step: queue each message event of an event stream (counted in ``events[0]``),
+        bounded per event."""
+        channel = self.channel
+        async for chunk in channel._body(resp):
+            for event in parser.feed(chunk):
+                if event.type != "message" or not event.data.strip():
+                    continue
+                events[0] += 1
+                await self._deliver(event.data.encode("utf-8", "surrogateescape"), where)
+            pending = len(parser._buffer) + sum(map(len, parser._data))
+            if pending > self.limit:
+                raise Oversized(f"{channel.shown_url} sent an event over the limit "
+                                f"of {self.limit} bytes (`max_message_bytes`): "
+                                "dropped")
+
+    def _oversized_answer(self, exc: Oversized | LimitExceeded, message: dict[str, Any],
+                          method: str) -> Oversized:
+        """Step: an over-limit answer as the failure of this request alone."""
+        request = "id" in message and "method" in message
+        text = exc.message if isinstance(exc, Oversized) else (
+            f"{self.channel.shown_url} sent an answer to {method} over the limit of "
+            f"{self.limit} bytes (`max_message_bytes`): dropped")
+        return Oversized(text, message["id"] if request else NO_ID)
 
     async def _bounded_body(self, resp: Any) -> bytes:
         parts: list[bytes] = []
@@ -566,6 +586,23 @@ class HttpUpstream(Upstream):
             with contextlib.suppress(BaseException):
                 await task
         await self.channel.aclose()
+
+
+def _reopen_delay(parser: SSEParser) -> float:
+    """Step: seconds before reopening a GET stream (the server's ``retry``, else one, bounded)."""
+    delay = parser.retry_ms / 1000 if parser.retry_ms is not None else 1.0
+    return min(max(delay, 0.05), 30.0)
+
+
+def _add_method_headers(extra: dict[str, str], method: str, params: Any) -> None:
+    """Step (modern era): the ``Mcp-Method`` header, and ``Mcp-Name`` where the method has one."""
+    extra["Mcp-Method"] = method
+    name = params.get("name") if isinstance(params, dict) else None
+    if method in ("tools/call", "prompts/get") and isinstance(name, str):
+        extra["Mcp-Name"] = name
+    uri = params.get("uri") if isinstance(params, dict) else None
+    if method == "resources/read" and isinstance(uri, str):
+        extra["Mcp-Name"] = uri
 
 
 def _status_answer(ident: Any, exc: RpcError | HttpStatusError) -> dict[str, Any]:

@@ -86,16 +86,7 @@ def parse_request(data: bytes) -> tuple[bytes, bytes, int | None]:
         members = der_children(content)
         if len(members) < 2 or members[0][0] != 0x02 or members[0][1] != b"\x01":
             raise TimestampRequestError("version must be 1")
-        imprint = der_children(members[1][1])
-        if members[1][0] != 0x30 or len(imprint) != 2 or imprint[1][0] != 0x04:
-            raise TimestampRequestError("bad messageImprint")
-        algorithm_der, hashed = imprint[0][2], imprint[1][1]
-        algorithm = der_children(imprint[0][1])
-        if not algorithm or algorithm[0][0] != 0x06:
-            raise TimestampRequestError("bad hash algorithm")
-        oid = _oid_text(algorithm[0][1])
-        if REQUEST_DIGESTS.get(oid) != len(hashed):
-            raise TimestampRequestError(f"unsupported hash algorithm {oid} or wrong digest size")
+        algorithm_der, hashed = _message_imprint(members[1])
         nonce = next(
             (int.from_bytes(inner, "big", signed=True) for t, inner, _ in members[2:] if t == 0x02),
             None,
@@ -105,6 +96,22 @@ def parse_request(data: bytes) -> tuple[bytes, bytes, int | None]:
     except ValueError as exc:
         raise TimestampRequestError(str(exc)) from None
     return algorithm_der, hashed, nonce
+
+
+def _message_imprint(member: tuple[int, bytes, bytes]) -> tuple[bytes, bytes]:
+    """Step: a ``MessageImprint``'s hash AlgorithmIdentifier DER and its hashed message
+    (an algorithm this TSA stamps, with a digest of its size)."""
+    imprint = der_children(member[1])
+    if member[0] != 0x30 or len(imprint) != 2 or imprint[1][0] != 0x04:
+        raise TimestampRequestError("bad messageImprint")
+    algorithm_der, hashed = imprint[0][2], imprint[1][1]
+    algorithm = der_children(imprint[0][1])
+    if not algorithm or algorithm[0][0] != 0x06:
+        raise TimestampRequestError("bad hash algorithm")
+    oid = _oid_text(algorithm[0][1])
+    if REQUEST_DIGESTS.get(oid) != len(hashed):
+        raise TimestampRequestError(f"unsupported hash algorithm {oid} or wrong digest size")
+    return algorithm_der, hashed
 
 
 class TimestampAuthority:

@@ -503,6 +503,18 @@ def continuity_problems(current: CertificateFacts, previous: CertificateFacts) -
             return [f"previous revision was signed by {', '.join(previous.sans) or 'nobody'}, "
                     f"this one by {', '.join(current.sans) or 'nobody'}"]
         return []
+    problems = _numeric_id_problems(current, previous)
+    if current.workflow is None or current.workflow != previous.workflow:
+        problems.append(
+            f"previous revision was signed by workflow {previous.workflow!r}, this one by "
+            f"{current.workflow!r}"
+        )
+    return problems
+
+
+def _numeric_id_problems(current: CertificateFacts, previous: CertificateFacts) -> list[str]:
+    """Step (GitHub Actions): both certificates state the same numeric owner and
+    repository ids."""
     problems: list[str] = []
     for label, now, then in (
         ("owner id", current.owner_id, previous.owner_id),
@@ -515,11 +527,6 @@ def continuity_problems(current: CertificateFacts, previous: CertificateFacts) -
                 f"previous revision was signed from {label} {then}, this one from {now} "
                 "(another account or repository, even under the same name)"
             )
-    if current.workflow is None or current.workflow != previous.workflow:
-        problems.append(
-            f"previous revision was signed by workflow {previous.workflow!r}, this one by "
-            f"{current.workflow!r}"
-        )
     return problems
 
 
@@ -686,12 +693,26 @@ def prepare_inputs(
         trust = trust.with_offline()
     if namespace_owner(server) is None and not ties_to_signer(pins):
         raise IdentityPinRequired(server)
+    prev_env, previous_source = _previous_input(previous, previous_source)
+    tools, tool_list, tools_source = _tools_input(tools, tools_source)
+    return Inputs(pins, trust, prev_env, previous_source, tool_list,
+                   tools_source or "the catalog", tools)
+
+
+def _previous_input(
+    previous: SignedEnvelope | str | Path | None, previous_source: str | None,
+) -> tuple[SignedEnvelope | None, str]:
+    """Step: the previous envelope given (a path is loaded) and where it comes from."""
     if previous is None or isinstance(previous, SignedEnvelope):
-        prev_env = previous
-        previous_source = previous_source or "previous envelope"
-    else:
-        prev_env = load_envelope(previous)
-        previous_source = previous_source or str(previous)
+        return previous, previous_source or "previous envelope"
+    return load_envelope(previous), previous_source or str(previous)
+
+
+def _tools_input(
+    tools: ToolsLike | str | Path | None, tools_source: str | None,
+) -> tuple[ToolsLike | None, list[Tool] | None, str | None]:
+    """Step: the tools given (a path is read as a snapshot or catalog), their tool list
+    and where they come from."""
     from histor_sign.catalog import as_tools
 
     tool_list: list[Tool] | None = None
@@ -703,5 +724,4 @@ def prepare_inputs(
         tools = snapshot_or_catalog(read_json_file(str(tools)), str(tools))
     if tools is not None:
         tool_list = as_tools(tools)
-    return Inputs(pins, trust, prev_env, previous_source, tool_list,
-                   tools_source or "the catalog", tools)
+    return tools, tool_list, tools_source

@@ -129,6 +129,11 @@ class CertificateFacts:
 
 def certificate_facts(cert: Certificate) -> CertificateFacts:
     """Read the facts from a certificate; extensions that do not decode are left out."""
+    return CertificateFacts(tuple(_sans(cert)), _fulcio_extensions(cert))
+
+
+def _sans(cert: Certificate) -> list[str]:
+    """Step: the certificate's URI, email and Sigstore OtherName subject alternative names."""
     from cryptography import x509
 
     sans: list[str] = []
@@ -144,6 +149,11 @@ def certificate_facts(cert: Certificate) -> CertificateFacts:
                 decoded = _der_utf8_string(other.value)
                 if decoded is not None:
                     sans.append(decoded)
+    return sans
+
+
+def _fulcio_extensions(cert: Certificate) -> dict[str, str]:
+    """Step: the Fulcio extensions that decode, by their number under the Fulcio arc."""
     extensions: dict[str, str] = {}
     for ext in cert.extensions:
         oid = ext.oid.dotted_string
@@ -162,4 +172,4 @@ def certificate_facts(cert: Certificate) -> CertificateFacts:
             decoded = _der_utf8_string(raw)
             if decoded is not None:
                 extensions[number] = decoded
-    return CertificateFacts(tuple(sans), extensions)
+    return extensions
