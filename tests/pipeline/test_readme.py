@@ -33,7 +33,7 @@ def test_readme_starts_with_exactly_two_setup_commands() -> None:
         "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && histor-sign demo")
     # CI runs the README's test command: every part of it, in order.
     parts = [part.strip() for part in tests.split("&&")]
-    assert parts[0] == 'pip install -e ".[test]"' and parts[-1] == "python -m pytest"
+    assert parts[0] == 'pip install -e ".[test]"' and parts[-1] == "python -m pytest -n auto"
     ci = [line.strip() for line in (REPO / ".ci" / "run").read_text().splitlines()]
     positions = [
         next(i for i, line in enumerate(ci) if line.endswith(part.replace("pip install", "")))
