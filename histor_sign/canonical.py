@@ -263,17 +263,23 @@ def parse_json_vouched(
     return value, vouched
 
 
+def json_text(data: bytes, source: str) -> str:
+    """The text of a JSON document's bytes as RFC 8259 allows them: UTF-8 without a byte
+    order mark (:class:`InputError` naming ``source`` and the byte otherwise)."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise InputError(f"{source}: starts with a UTF-8 byte order mark; JSON must not")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{source}: invalid UTF-8 at byte {exc.start}") from None
+
+
 def _document_text(data: bytes, source: str, max_bytes: int) -> str:
     """Step 1 of :func:`parse_json_vouched`: the text of a document within ``max_bytes``,
     valid UTF-8 without a byte order mark, and not blank."""
     if len(data) > max_bytes:
         raise LimitExceeded(f"{source}: {len(data)} bytes is more than the limit of {max_bytes}")
-    if data.startswith(b"\xef\xbb\xbf"):
-        raise InputError(f"{source}: starts with a UTF-8 byte order mark; JSON must not")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{source}: invalid UTF-8 at byte {exc.start}") from None
+    text = json_text(data, source)
     if not text.strip():
         raise InputError(f"{source}: empty file, expected a JSON document")
     return text

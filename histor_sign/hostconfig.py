@@ -54,7 +54,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from histor_sign._atomic import locked_beside, process_alive, stage_copy, write_atomic
 from histor_sign._escape import printable
-from histor_sign.canonical import parse_json, read_bytes
+from histor_sign.canonical import json_text, parse_json, read_bytes
 from histor_sign.errors import InputError, LimitExceeded, OperationalError, UsageError
 from histor_sign.models import validate_server_name
 
@@ -894,12 +894,7 @@ def _load(path: Path, max_bytes: int) -> _Loaded:
             "(~/.continue/config.yaml, .continue/mcpServers/*.yaml): which host reads it, "
             "and how, is not known; it was left as it is")
     # The bytes are judged as parse_json would judge them before comments are looked for.
-    if data.startswith(b"\xef\xbb\xbf"):
-        raise InputError(f"{source}: starts with a UTF-8 byte order mark; JSON must not")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{source}: invalid UTF-8 at byte {exc.start}") from None
+    text = json_text(data, source)
     if named_host(path) is HostFormat.CODEX:
         return _load_toml(path, data, text)
     if yaml_host:

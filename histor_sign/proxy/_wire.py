@@ -184,15 +184,19 @@ class LineReader:
                 if self._buf.strip():
                     raise WireError(f"{self.peer} closed its stream mid-message")
                 return None
-            try:
-                chunk = await self.source.read(_CHUNK)
-            except (ConnectionError, OSError):
-                chunk = b""
+            chunk = await self._read()
             if not chunk:
                 self._eof = True
                 continue
             self._buf += chunk
 
+
+    async def _read(self) -> bytes:
+        """The next chunk of the stream; ``b""`` at its end or when the connection failed."""
+        try:
+            return await self.source.read(_CHUNK)
+        except (ConnectionError, OSError):
+            return b""
 
     async def _drop_rest(self) -> None:
         """The buffer holds the start of a line over the limit: read on to its end keeping
@@ -200,10 +204,7 @@ class LineReader:
         head, tail, size = bytes(self._buf[:_PEEK]), bytes(self._buf[-_PEEK:]), len(self._buf)
         self._buf.clear()
         while True:
-            try:
-                chunk = await self.source.read(_CHUNK)
-            except (ConnectionError, OSError):
-                chunk = b""
+            chunk = await self._read()
             if not chunk:
                 self._eof = True
                 raise WireError(f"{self.peer} closed its stream mid-message")
