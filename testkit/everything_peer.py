@@ -92,9 +92,18 @@ LOOPBACK_V4 = "0100007F"
 @contextmanager
 def serve(mode: str, path: str) -> Iterator[str]:
     """Run the peer's HTTP ``mode`` (``streamableHttp`` or ``sse``); yield ``http://127.0.0.1:P{path}``."""
+    with serve_loopback(argv(mode), dict(os.environ), path, f"server-everything {mode}") as url:
+        yield url
+
+
+@contextmanager
+def serve_loopback(command: list[str], env: dict[str, str], path: str,
+                   what: str) -> Iterator[str]:
+    """Start ``command`` with ``PORT`` set to a free loopback port, wait until it listens
+    (on 127.0.0.1 only: checked), yield ``http://127.0.0.1:P{path}``, and stop it."""
     port = free_port()
     proc = subprocess.Popen(
-        argv(mode), env={**os.environ, "PORT": str(port)},
+        command, env={**env, "PORT": str(port)},
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )
     try:
@@ -104,8 +113,8 @@ def serve(mode: str, path: str) -> Iterator[str]:
                 with socket.create_connection(("127.0.0.1", port), timeout=0.2):
                     break
             except OSError:
-                assert proc.poll() is None, f"server-everything {mode} exited ({proc.returncode})"
-                assert time.monotonic() < deadline, f"server-everything {mode} did not start"
+                assert proc.poll() is None, f"{what} exited ({proc.returncode})"
+                assert time.monotonic() < deadline, f"{what} did not start"
                 time.sleep(0.1)
         assert _listeners(port) == {LOOPBACK_V4}, "the peer must listen on 127.0.0.1 only"
         yield f"http://127.0.0.1:{port}{path}"

@@ -14,11 +14,9 @@ import json
 import os
 import shlex
 import shutil
-import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -28,8 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from cli_harness import REPO, cli_env, run_cli
-from everything_peer import BARE_TOOL_NAMES, BIND_LOOPBACK, LOOPBACK_V4, _listeners
-from mcp_helpers import free_port
+from everything_peer import BARE_TOOL_NAMES, BIND_LOOPBACK, serve_loopback
 
 __all__ = ["BARE_TOOL_NAMES"]  # server-everything's list for a host declaring nothing
 PEERS = REPO / "tests" / "peers"
@@ -250,26 +247,6 @@ def loopback_page() -> Iterator[str]:
 def serve_http(signed: Signed, peer: Peer) -> Iterator[str]:
     """``peer`` on Streamable HTTP on a free loopback port (checked loopback-only); its URL."""
     assert peer.http is not None
-    port = free_port()
-    proc = subprocess.Popen([*signed.fill(list(peer.command), peer), peer.http],
-                            env={**matrix_env(), "PORT": str(port)}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                assert proc.poll() is None, f"{peer.slug} HTTP exited ({proc.returncode})"
-                assert time.monotonic() < deadline, f"{peer.slug} HTTP did not start"
-                time.sleep(0.1)
-        assert _listeners(port) == {LOOPBACK_V4}, "the peer must listen on 127.0.0.1 only"
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with serve_loopback([*signed.fill(list(peer.command), peer), peer.http], matrix_env(),
+                        "/mcp", f"{peer.slug} HTTP") as url:
+        yield url
