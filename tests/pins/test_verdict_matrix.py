@@ -79,31 +79,37 @@ def update_path(pins: Path, flags: list[str], base: Path) -> Verdict:
     return _from_json(run)
 
 
-def proxy_path(pins: Path, flags: list[str], base: Path) -> Verdict:
-    """The official SDK ClientSession starts the proxy as a host would."""
+def _served(command: list[str], env: dict[str, str], stderr: Path) -> bool:
+    """The official SDK ClientSession starts ``command`` as a host would: True when it is
+    served tools, False when its initialize is refused."""
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    audit = base / "audit.jsonl"
-    argv = [sys.executable, "-m", "histor_sign", "proxy", "--server", SERVER, "--pins",
-            str(pins), "--audit", str(audit), *flags, "--", *server_command()]
-
-    async def session() -> Verdict:
-        params = StdioServerParameters(command=argv[0], args=argv[1:], env=cli_env())
-        with (base / "proxy.stderr").open("w") as errlog:
+    async def session() -> bool:
+        params = StdioServerParameters(command=command[0], args=command[1:], env=env)
+        with stderr.open("w") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as client:
                     try:
                         await client.initialize()
                     except Exception:
-                        return REFUSE
-                    listed = await client.list_tools()
-                    assert listed.tools
-        [start] = [json.loads(line) for line in audit.read_text().splitlines()
-                   if json.loads(line)["event"] == "session-start"]
-        return use(start["revision"])
+                        return False
+                    assert (await client.list_tools()).tools
+                    return True
 
     return asyncio.run(asyncio.wait_for(session(), 60))
+
+
+def proxy_path(pins: Path, flags: list[str], base: Path) -> Verdict:
+    """The official SDK ClientSession starts the proxy as a host would."""
+    audit = base / "audit.jsonl"
+    argv = [sys.executable, "-m", "histor_sign", "proxy", "--server", SERVER, "--pins",
+            str(pins), "--audit", str(audit), *flags, "--", *server_command()]
+    if not _served(argv, cli_env(), base / "proxy.stderr"):
+        return REFUSE
+    [start] = [json.loads(line) for line in audit.read_text().splitlines()
+               if json.loads(line)["event"] == "session-start"]
+    return use(start["revision"])
 
 
 def _wrapped(pins: Path, flags: list[str], base: Path) -> dict[str, Any]:
@@ -136,30 +142,16 @@ def check_all_path(pins: Path, flags: list[str], base: Path) -> Verdict:
 def wrapped_path(pins: Path, flags: list[str], base: Path) -> Verdict:
     """``wrap`` writes the entry into a host config; the SDK ClientSession starts it exactly
     as a desktop host does: its command and args, a minimal PATH, no trust flag."""
-    from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
     entry = _wrapped(pins, flags, base)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(base),
            "XDG_CONFIG_HOME": cli_env()["XDG_CONFIG_HOME"],
            "PYTHONPATH": cli_env().get("PYTHONPATH", "")}
-
-    async def session() -> Verdict:
-        params = StdioServerParameters(command=entry["command"], args=entry["args"], env=env)
-        with (base / "wrapped.stderr").open("w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write):
-                async with ClientSession(read, write) as client:
-                    try:
-                        await client.initialize()
-                    except Exception:
-                        return REFUSE
-                    assert (await client.list_tools()).tools
-        served = re.search(rf"serving {re.escape(SERVER)} revision (\d+)",
-                           (base / "wrapped.stderr").read_text())
-        assert served is not None
-        return use(int(served.group(1)))
-
-    return asyncio.run(asyncio.wait_for(session(), 60))
+    if not _served([entry["command"], *entry["args"]], env, base / "wrapped.stderr"):
+        return REFUSE
+    served = re.search(rf"serving {re.escape(SERVER)} revision (\d+)",
+                       (base / "wrapped.stderr").read_text())
+    assert served is not None
+    return use(int(served.group(1)))
 
 
 def _folder(name: str) -> str:
