@@ -675,8 +675,6 @@ class Awaiting:
     #: ``why`` says why, and they count as high risk).
     changes: DriftResult | None
     why: str | None
-    #: The revision's signed tools (when published): what acceptance would serve.
-    signed_tools: Catalog | None = None
 
     @property
     def risk(self) -> str | None:
@@ -1341,16 +1339,19 @@ def _acceptance(
     """An advanced revision under the pin's :class:`Acceptance`: followed (with its
     triaged changes attached), or held back — the accepted revision returned instead,
     the newer one recorded as pending."""
-    changes, why = _triage_since_pin(entry, pinned)
+    location = ReleaseLocation.parse(entry.location, param="pinned_location")
+    accepted = _published(location, entry.revision)
+    changes, why = _triage_since_pin(entry, pinned, location, accepted)
     pinned = replace(pinned, changes=changes, untriaged=why)
     digest = pinned.envelope.statement.manifest_digest
     if not _needs_acceptance(entry.acceptance, changes):
         return replace(pinned, pin=replace(pinned.pin, pending=None))
     if accept and entry.pending is not None and entry.pending.manifest_digest == digest:
         return replace(pinned, pin=replace(pinned.pin, pending=None))
-    awaiting = Awaiting(pinned.revision, digest, changes, why, pinned.signed_tools)
+    awaiting = Awaiting(pinned.revision, digest, changes, why)
     pending = Pending(pinned.revision, digest, awaiting.risk)
-    current = _with_attestation(entry, _accepted_revision(entry, trust, signed_tools), trust)
+    current = _with_attestation(
+        entry, _accepted_revision(entry, trust, signed_tools, location, accepted), trust)
     pin = replace(entry, yanked=pinned.pin.yanked, attested=pinned.pin.attested,
                   pending=pending)
     return replace(current, pin=pin, awaiting=awaiting, yanked=pinned.yanked)
@@ -1368,25 +1369,33 @@ def _needs_acceptance(acceptance: str, changes: DriftResult | None) -> bool:
     return changes.reaches(Risk.HIGH)
 
 
+def _published(location: ReleaseLocation, revision: int) -> SignedEnvelope | NotPublished:
+    """Step: the envelope published as ``revision`` at the location, or why it is not
+    (read once for both the triage and the accepted revision's use)."""
+    try:
+        return _fetch_envelope(location, location.envelope(revision))
+    except NotPublished as exc:
+        return exc
+
+
 def _triage_since_pin(
-    entry: PinEntry, pinned: PinnedRevision
+    entry: PinEntry, pinned: PinnedRevision, location: ReleaseLocation,
+    old: SignedEnvelope | NotPublished,
 ) -> tuple[DriftResult | None, str | None]:
-    """The changes from the pinned revision's signed tools to ``pinned``'s, triaged, or
-    (None, why) when either side's signed tools are not published."""
+    """The changes from the pinned revision's signed tools (``old`` is its envelope as
+    published) to ``pinned``'s, triaged, or (None, why) when either side's signed tools
+    are not published."""
     from histor_sign.drift import compare
 
-    location = ReleaseLocation.parse(entry.location, param="pinned_location")
     new_tools = pinned.signed_snapshot or pinned.signed_tools
     if new_tools is None:
         return None, f"revision {pinned.revision} publishes no snapshot of its tools"
-    try:
-        old = _fetch_envelope(location, location.envelope(entry.revision))
-        old_tools, _ = _fetch_signed_tools(location, entry.revision, False)
-    except NotPublished as exc:
-        return None, exc.message
+    if isinstance(old, NotPublished):
+        return None, old.message
     if old.statement.manifest_digest != entry.manifest_digest:
         return None, (f"revision {entry.revision} at the location is not the pinned one "
                       f"(manifest {old.statement.manifest_digest})")
+    old_tools, _ = _fetch_signed_tools(location, entry.revision, False)
     if old_tools is None:
         return None, f"revision {entry.revision} publishes no snapshot of its tools"
     return compare(old, new_tools, old_tools,
@@ -1394,18 +1403,16 @@ def _triage_since_pin(
 
 
 def _accepted_revision(
-    entry: PinEntry, trust: Trust, signed_tools: bool | None
+    entry: PinEntry, trust: Trust, signed_tools: bool | None, location: ReleaseLocation,
+    envelope: SignedEnvelope | NotPublished,
 ) -> PinnedRevision:
-    """The pinned (accepted) revision, fetched from the location and verified again under
-    the pin — what is used while a newer one waits for acceptance."""
-    location = ReleaseLocation.parse(entry.location, param="pinned_location")
+    """The pinned (accepted) revision as published (``envelope``), verified again under the
+    pin — what is used while a newer one waits for acceptance."""
     address = location.envelope(entry.revision)
-    try:
-        envelope = _fetch_envelope(location, address)
-    except NotPublished:
+    if isinstance(envelope, NotPublished):
         raise VerificationFailed(
             f"{entry.server}: a newer revision waits for acceptance, and the accepted "
-            f"revision {entry.revision} is no longer published at {address}") from None
+            f"revision {entry.revision} is no longer published at {address}")
     current = _judged_pinned(entry, trust=trust, envelope=envelope, source=address,
                              signed_tools=signed_tools, max_chain=DEFAULT_MAX_CHAIN)
     if current.freshness is not Freshness.CURRENT:
