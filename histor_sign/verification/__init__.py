@@ -336,20 +336,24 @@ def recheck_identity(env: SignedEnvelope, pins: PinsLike) -> list[str]:
 
     from cryptography import x509
 
-    material = env.bundle.get("verificationMaterial") if isinstance(env.bundle, dict) else None
-    chain = material.get("x509CertificateChain") if isinstance(material, dict) else None
-    holder = (material.get("certificate") if isinstance(material, dict)
-              and "certificate" in material
-              else (chain.get("certificates") or [None])[0] if isinstance(chain, dict)
-              else None)
     try:
-        raw = base64.b64decode(holder["rawBytes"], validate=True)  # type: ignore[index]
+        raw = base64.b64decode(_certificate_member(env.bundle)["rawBytes"], validate=True)
         facts = certificate_facts(x509.load_der_x509_certificate(raw))
     except Exception:  # any malformed bundle: no certificate to vouch for anything
         return ["no readable signing certificate in the bundle"]
     problems = identity_problems(facts, pins, server=env.server)
     log = _log_axis(env, facts)
     return problems + ([log.detail] if log.status is FAIL else [])
+
+
+def _certificate_member(bundle: Any) -> Any:
+    """The bundle's signing-certificate member as written (``verificationMaterial.
+    certificate``, or the first of ``x509CertificateChain.certificates`` in older
+    bundles); a malformed bundle raises (the caller reads any failure as no certificate)."""
+    material = bundle["verificationMaterial"]
+    if "certificate" in material:
+        return material["certificate"]
+    return material["x509CertificateChain"]["certificates"][0]
 
 
 # ---------------------------------------------------------------------- envelope axes
