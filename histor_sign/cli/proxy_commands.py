@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from histor_sign.cli import target_options as t
-from histor_sign.cli.app import PROG, app, warn
+from histor_sign.cli.app import PROG, app
 from histor_sign.cli.signing_commands import (
     OfflineOpt,
     TrustedRootOpt,
@@ -129,7 +129,8 @@ def proxy(
     # The pin's recorded trust root applies; a trust flag must name that same root.
     trust = flags.given_trust()
     if trust is not None:
-        warn(trust.warning())
+        trust.warning()  # reads the trust files: bad ones are bad input before anything
+        # starts; the proxy says the pin's root's warning itself, once
     rules = Policy.load(policy) if policy else None
 
     proxy = Proxy(server=locked.server if locked else str(server), upstream=target,
