@@ -21,6 +21,8 @@ tests/peers``), each released through a local Sigstore instance and pinned as th
 Every Python process runs with cached bytecode (its own ``PYTHONPYCACHEPREFIX``), as an
 installed package has. Numbers are reported, never asserted.
 Run: ``python benchmarks/bench_compat_overhead.py [CALLS] [STARTS]`` (default 1000, 10).
+``BENCH_BASELINE_TREE=/path/to/another/checkout`` adds a third start-up arm, the proxy of
+that checkout (``PYTHONPATH``), interleaved with the two others: a before/after in one run.
 """
 
 from __future__ import annotations
@@ -98,16 +100,22 @@ async def first_list(argv: list[str]) -> float:
         return time.perf_counter() - start
 
 
-def start_ups(signed: Signed, base: Path, runs: int) -> tuple[list[float], list[float]]:
-    direct_argv, proxied_argv = signed.stdio(EVERYTHING), signed.proxy(EVERYTHING, base)
-    asyncio.run(first_list(proxied_argv))  # warm the bytecode cache
-    d: list[float] = []
-    p: list[float] = []
+def start_ups(signed: Signed, base: Path, runs: int) -> dict[str, list[float]]:
+    """Start-up times of each arm, interleaved (the order rotates every run)."""
+    arms = {"direct": signed.stdio(EVERYTHING), "proxied": signed.proxy(EVERYTHING, base)}
+    baseline = os.environ.get("BENCH_BASELINE_TREE")
+    if baseline:
+        (base / "baseline").mkdir(exist_ok=True)
+        arms["baseline"] = ["env", f"PYTHONPATH={baseline}",
+                            *signed.proxy(EVERYTHING, base / "baseline")]
+    for argv in list(arms.values())[1:]:
+        asyncio.run(first_list(argv))  # warm the bytecode and verified caches
+    times: dict[str, list[float]] = {name: [] for name in arms}
+    names = list(arms)
     for i in range(runs):
-        order = ((direct_argv, d), (proxied_argv, p))
-        for argv, out in (order if i % 2 else order[::-1]):
-            out.append(asyncio.run(first_list(argv)))
-    return d, p
+        for name in names[i % len(names):] + names[:i % len(names)]:
+            times[name].append(asyncio.run(first_list(arms[name])))
+    return times
 
 
 def _descendants(pid: int) -> list[int]:
@@ -190,13 +198,15 @@ def main() -> None:
         print(row("proxied", p))
         print(f"  overhead: p50 {(pct(p, 0.5) - pct(d, 0.5)) * 1e3:+.3f} ms, "
               f"p99 {(pct(p, 0.99) - pct(d, 0.99)) * 1e3:+.3f} ms")
-        d, p = start_ups(signed, base, starts)
+        times = start_ups(signed, base, starts)
         print(f"start-up to the first tools/list, server-everything, {starts} interleaved "
               "runs each (ms):")
-        print(row("direct", d))
-        print(row("proxied", p))
-        print(f"  proxy adds: p50 {(pct(p, 0.5) - pct(d, 0.5)) * 1e3:+.0f} ms, "
-              f"min {(min(p) - min(d)) * 1e3:+.0f} ms")
+        for name, values in times.items():
+            print(row(name, values))
+        d = times["direct"]
+        for name, p in list(times.items())[1:]:
+            print(f"  {name} adds: p50 {(pct(p, 0.5) - pct(d, 0.5)) * 1e3:+.0f} ms, "
+                  f"min {(min(p) - min(d)) * 1e3:+.0f} ms")
         large_results(signed, base)
     print(f"load average {os.getloadavg()[0]:.1f} (end)")
 

@@ -1,11 +1,13 @@
-"""A record of signed revisions that already verified, so a proxy start need not redo the
-Sigstore verification (and import sigstore) for the very same inputs.
+"""A record of signed revisions (and their attestations) that already verified, so a proxy
+start need not redo the Sigstore verification (and import sigstore) for the very same inputs.
 
 What is cached is one fact: *these exact inputs verified*. An entry is the SHA-256 of
 
 * the envelope's canonical bytes (RFC 8785 of its JSON form; the envelope parser refuses
   unknown members, so this is every byte the verifier reads), and of the previous
-  revision's and the signed tools' when the check includes them;
+  revision's and the signed tools' when the check includes them; for an attestation
+  verified against that envelope, the canonical bytes of every part's bundle (the
+  attestation is read from nothing else);
 * the pin's complete identity policy (:class:`~histor_sign.verification.policy.Pins`) and
   the whole pin record it came from (repository, workflow, numeric ids, location, trust
   root, revision, yanks: everything the decision reads);
@@ -22,15 +24,16 @@ timestamps are checked at the log's integrated time, not the clock's. So a hit p
 a new verification would. Freshness (rollback, fork, chain) is never cached: it is judged
 on every use against the pin.
 
-Only successes are recorded. A cache may skip work, never a check the pin file would
-make: "whoever can write it can write the pin file anyway" does not hold (a forged line is
-one the package's own code computes for an envelope another owner signed), so on every hit
-the identity and signer checks are run again on the envelope's certificate
-(:func:`~histor_sign.verification.recheck_identity`: the pins, the ``io.github`` namespace
-owner, the signer named in the envelope) — only the signature, log-proof and chain-link
-cryptography is skipped. The file is consulted only when it and its directory are owned by
-the user and writable by no one else (else it is ignored and never written). Entries are
-bounded (:data:`~histor_sign._limits.MAX_VERIFIED_CACHE_ENTRIES`, oldest dropped).
+Only successes are recorded. A cache may skip work, never a check the pin file would make:
+"whoever can write it can write the pin file anyway" does not hold (a forged line is one
+the package's own code computes for an envelope another owner signed), so on every hit the
+identity and signer checks are run again on the envelope's certificate, and on each
+attestation part's (:func:`~histor_sign.verification.recheck_identity`: the pins, the
+``io.github`` namespace owner, the signer named in the envelope, one signer across parts) —
+only the signature, log-proof and chain-link cryptography is skipped. The file is consulted
+only when it and its directory are owned by the user and writable by no one else (else it
+is ignored and never written). Entries are bounded
+(:data:`~histor_sign._limits.MAX_VERIFIED_CACHE_ENTRIES`, oldest dropped).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ import contextlib
 import hashlib
 import os
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,7 +55,7 @@ if TYPE_CHECKING:
     from histor_sign.models import Catalog, SignedEnvelope
     from histor_sign.verification.policy import Pins
 
-_FORMAT = "histor-sign verified-revisions v2"
+_FORMAT = "histor-sign verified-revisions v3"
 _ACTIVE: ContextVar[VerifiedCache | None] = ContextVar("histor_sign_verified_cache",
                                                        default=None)
 
@@ -122,10 +125,12 @@ class VerifiedCache:
     # ------------------------------------------------------------------ the key
     def key(self, env: SignedEnvelope, *, pins: Pins, trust: Trust,
             previous: SignedEnvelope | None, tools: Catalog | None,
-            pin: Mapping[str, Any] | None = None) -> str | None:
+            pin: Mapping[str, Any] | None = None,
+            attestation: Sequence[Mapping[str, Any]] | None = None) -> str | None:
         """The entry for verifying ``env`` with these inputs (``pin``: the pin record's
-        JSON form); None when they cannot be known without verifying (an online trust
-        root) — then nothing is cached."""
+        JSON form; ``attestation``: the bundles of an attestation verified against
+        ``env``, a separate entry from the envelope's own); None when they cannot be known
+        without verifying (an online trust root) — then nothing is cached."""
         roots = _root_bytes(trust)
         if roots is None:
             return None
@@ -137,6 +142,8 @@ class VerifiedCache:
             canonical_bytes(env.to_json()),
             canonical_bytes(previous.to_json()) if previous is not None else b"-",
             _catalog_bytes(tools) if tools is not None else b"-",
+            canonical_bytes([dict(b) for b in attestation]) if attestation is not None
+            else b"-",
         ):
             digest.update(hashlib.sha256(part).digest())
         return digest.hexdigest()

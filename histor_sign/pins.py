@@ -29,7 +29,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -39,6 +39,7 @@ from histor_sign._atomic import locked_beside, write_atomic
 from histor_sign._chain_store import NotPublished, ReleaseLocation
 from histor_sign._escape import printable
 from histor_sign._limits import MAX_PIN_FILE_BYTES
+from histor_sign._verified_cache import active
 from histor_sign.canonical import parse_json, read_bytes
 from histor_sign.errors import InputError, LimitExceeded, UsageError, VerificationFailed
 from histor_sign.models import (
@@ -55,6 +56,7 @@ from histor_sign.verification.policy import validate_workflow as validate_workfl
 
 if TYPE_CHECKING:
     from histor_sign._sigstore_trust import Trust
+    from histor_sign.attestation import Attestation
     from histor_sign.catalog import ToolsLike
     from histor_sign.drift import DriftResult
     from histor_sign.models import Catalog, SignedEnvelope, Snapshot, SurfaceDigests
@@ -705,23 +707,14 @@ def _verified(
 ) -> None:
     """Verify ``env`` under the pin (and its chain link / tools when given); raise
     :class:`VerificationFailed` naming the axis that failed."""
-    from histor_sign._verified_cache import active
-
     if env.server != entry.server:
         raise VerificationFailed(
             f"{source}: identity: the envelope is for {printable(env.server, 200)!r}, "
             f"not the pinned server {entry.server!r}"
         )
-    cache = active()  # the same inputs verified before (a caller opted in): see its module
-    key = cache.key(env, pins=entry.pins(), trust=trust, previous=previous, tools=tools,
-                    pin=entry.to_json()) if cache is not None else None
-    if key is not None and cache is not None and cache.hit(key):
-        from histor_sign.verification import recheck_identity
-
-        problems = recheck_identity(env, entry.pins())
-        if not problems:
-            return  # only the signature cryptography is skipped, never a pin's check
-        raise VerificationFailed(f"{source}: identity: {'; '.join(problems)}")
+    key = _cache_key(entry, env, trust, previous=previous, tools=tools)
+    if _recorded(key, source, lambda: _recheck(env, entry)):
+        return
     from histor_sign.verification import verify
 
     report = verify(
@@ -729,8 +722,44 @@ def _verified(
         previous_source="the previous revision", tools_source=tools_source,
     )
     report.raise_for_failure()
+    _record(key)
+
+
+def _cache_key(entry: PinEntry, env: SignedEnvelope, trust: Trust, *,
+               previous: SignedEnvelope | None = None, tools: Catalog | None = None,
+               attestation: Sequence[Mapping[str, Any]] | None = None) -> str | None:
+    """Step: the active verified cache's entry for verifying these inputs under the pin
+    (:mod:`histor_sign._verified_cache`: a caller opts in; it says why a hit is sound)."""
+    cache = active()
+    return cache.key(env, pins=entry.pins(), trust=trust, previous=previous, tools=tools,
+                     pin=entry.to_json(), attestation=attestation) if cache else None
+
+
+def _recorded(key: str | None, source: str, recheck: Callable[[], list[str]]) -> bool:
+    """Step: True when the active verified cache records ``key`` and the pin's identity
+    checks (``recheck``) pass again — only the signature cryptography is skipped, never a
+    pin's check; a failed recheck raises :class:`VerificationFailed`."""
+    cache = active()
+    if key is None or cache is None or not cache.hit(key):
+        return False
+    problems = recheck()
+    if problems:
+        raise VerificationFailed(f"{source}: identity: {'; '.join(problems)}")
+    return True
+
+
+def _record(key: str | None) -> None:
+    """Step: a verification of ``key``'s inputs succeeded: record it in the active cache."""
+    cache = active()
     if key is not None and cache is not None:
         cache.add(key)
+
+
+def _recheck(env: SignedEnvelope, entry: PinEntry,
+             further: Sequence[Mapping[str, Any]] = ()) -> list[str]:
+    from histor_sign.verification import recheck_identity
+
+    return recheck_identity(env, entry.pins(), further)
 
 
 def _fetch_envelope(location: ReleaseLocation, address: str) -> SignedEnvelope:
@@ -1308,7 +1337,7 @@ def _with_attestation(
     """The attestation rule: a published attestation must verify under the pin (its
     surface digests are then the signed surface); once one verified for this publisher,
     a revision without one is a broken chain, not an unsigned surface."""
-    from histor_sign.attestation import read_attestation, verified_surface
+    from histor_sign.attestation import read_attestation
 
     location = ReleaseLocation.parse(entry.location, param="pinned_location")
     address = location.attestation(pinned.envelope.revision)
@@ -1321,10 +1350,27 @@ def _with_attestation(
             pinned, freshness=Freshness.BROKEN_CHAIN, pin=_refused_pin(entry, pinned),
             detail=f"revision {pinned.envelope.revision} publishes no attestation at "
             f"{address}, but this publisher's attestation verified under the pin before")
-    surface = verified_surface(attestation, pinned.envelope, pins=entry.pins(), trust=trust,
-                               source=address)
+    surface = _attested_surface(entry, attestation, pinned.envelope, trust, address)
     return replace(pinned, attestation=address, surface=surface,
                    pin=replace(pinned.pin, attested=True))
+
+
+def _attested_surface(
+    entry: PinEntry, attestation: Attestation, envelope: SignedEnvelope, trust: Trust,
+    address: str,
+) -> SurfaceDigests | None:
+    """Step: ``attestation`` verified under the pin against ``envelope`` (or recorded as
+    verified with these very inputs, its identity checks run again), and its surface."""
+    from histor_sign.attestation import attested_surface, verified_surface
+
+    key = _cache_key(entry, envelope, trust, attestation=attestation.bundles)
+    if _recorded(key, address, lambda: _recheck(attestation.as_envelope(), entry,
+                                                attestation.bundles[1:])):
+        return attested_surface(attestation, address)
+    surface = verified_surface(attestation, envelope, pins=entry.pins(), trust=trust,
+                               source=address)
+    _record(key)
+    return surface
 
 
 def _refused_pin(entry: PinEntry, pinned: PinnedRevision) -> PinEntry:

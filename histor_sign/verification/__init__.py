@@ -327,23 +327,37 @@ def log_entry_of(bundle: Mapping[str, Any]) -> TransparencyLogRef:
     return TransparencyLogRef(log_id, log_index, integrated)
 
 
-def recheck_identity(env: SignedEnvelope, pins: PinsLike) -> list[str]:
+def recheck_identity(
+    env: SignedEnvelope, pins: PinsLike, further: Sequence[Mapping[str, Any]] = (),
+) -> list[str]:
     """The identity and signer checks of :func:`verify` alone, on the bundle's certificate
     read without sigstore: what a recorded verification (the verified-revision cache) must
-    still pass on every use, so a forged record cannot stand in for the pins. Every problem,
-    or an empty list."""
-    import base64
+    still pass on every use, so a forged record cannot stand in for the pins. ``further``:
+    an attestation's bundles after the first, each held to the whole policy and to one
+    signer across parts, as :func:`histor_sign.attestation.verify_attestation` holds them.
+    Every problem, or an empty list."""
+    facts = _unverified_facts(env.bundle)
+    parts = [_unverified_facts(bundle) for bundle in further]
+    if facts is None or None in parts:
+        return ["no readable signing certificate in the bundle"]
+    signers = [f for f in parts if f is not None]
+    problems = [a.detail for a in (_identity_axis(env, facts, pins, signers),
+                                   _log_axis(env, facts)) if a.status is FAIL]
+    if len({(f.issuer, tuple(f.sans)) for f in (facts, *signers)}) > 1:
+        problems.append("the parts were signed by different identities")
+    return problems
 
+
+def _unverified_facts(bundle: Mapping[str, Any]) -> CertificateFacts | None:
+    """Step: the facts of a bundle's signing certificate, read (not verified) without
+    sigstore; None when it has none readable."""
     from cryptography import x509
 
     try:
-        raw = base64.b64decode(_certificate_member(env.bundle)["rawBytes"], validate=True)
-        facts = certificate_facts(x509.load_der_x509_certificate(raw))
+        raw = base64.b64decode(_certificate_member(bundle)["rawBytes"], validate=True)
+        return certificate_facts(x509.load_der_x509_certificate(raw))
     except Exception:  # any malformed bundle: no certificate to vouch for anything
-        return ["no readable signing certificate in the bundle"]
-    problems = identity_problems(facts, pins, server=env.server)
-    log = _log_axis(env, facts)
-    return problems + ([log.detail] if log.status is FAIL else [])
+        return None
 
 
 def _certificate_member(bundle: Any) -> Any:

@@ -196,6 +196,29 @@ def _forge_cache(world: World, pins: Path) -> None:
         cache.add(key)
 
 
+def case_forged_attestation_line(world: World, base: Path) -> tuple[Path, list[str]]:
+    """Revision 1's published attestation with part 1's certificate swapped for the other
+    owner's, and the line a writer of the cache file computes for it: a proxy start that
+    skips the attestation's cryptography still checks every part's signer."""
+    pins = _plain(world, base, "r1")
+    entry = PinStore.load(pins).get(SERVER)
+    assert entry is not None
+    location = ReleaseLocation.parse(entry.location)
+    published = Path(location.attestation(1))
+    bundle = json.loads(published.read_text())
+    theirs = json.loads((world.releases["r2mallory"] / "envelope.json").read_text())
+    bundle["verificationMaterial"]["certificate"] = (
+        theirs["signer"]["signature"]["verificationMaterial"]["certificate"])
+    published.write_text(json.dumps(bundle))
+    cache = VerifiedCache(pins)
+    key = cache.key(load_envelope(published.with_name("1.envelope.json")), pins=entry.pins(),
+                    trust=entry.trust_for_use(), previous=None, tools=None,
+                    pin=entry.to_json(), attestation=[bundle])
+    assert key is not None
+    cache.add(key)
+    return pins, []
+
+
 def case_current(world: World, base: Path) -> tuple[Path, list[str]]:
     return _plain(world, base, "r1"), []
 
@@ -284,6 +307,7 @@ CASES: dict[str, tuple[Callable[[World, Path], tuple[Path, list[str]]], Verdict]
     "high-risk change not accepted": (case_high_risk_change, use(1)),
     "another root than the pinned one named": (case_another_root_named, REFUSE),
     "a forged cache line": (case_forged_cache_line, REFUSE),
+    "a forged attestation cache line": (case_forged_attestation_line, REFUSE),
     "a pin file edited between two runs": (case_pin_file_edited, REFUSE),
 }
 
@@ -320,3 +344,31 @@ def test_a_yank_seen_is_remembered_by_every_path(world: World, tmp_path: Path) -
     for name, path in PATHS.items():
         own = tmp_path / _folder(name)
         assert path(own / "pins.json", [], own) == REFUSE, name
+
+
+def test_the_proxy_verifies_an_attestation_once(world: World, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The proxy's verified cache covers the attestation as it covers the envelope: the
+    second start with the very same inputs runs no attestation cryptography (issue 37's
+    start-up), and the surface it yields is the verified one."""
+    import histor_sign.attestation as attestation
+    from histor_sign._verified_cache import using
+    from histor_sign.pins import latest_for_use
+
+    pins = _plain(world, tmp_path, "r1")
+    calls: list[str] = []
+    real = attestation.verify_attestation
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(str(kwargs.get("source")))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(attestation, "verify_attestation", counting)
+    uses = []
+    for _ in range(3):
+        with using(VerifiedCache(pins)):
+            uses.append(latest_for_use(SERVER, store=pins, signed_tools=True))
+    assert len(calls) == 1, calls
+    assert uses[0].surface is not None and uses[0].attestation is not None
+    assert [(u.revision, u.surface, u.attestation) for u in uses] == [
+        (1, uses[0].surface, uses[0].attestation)] * 3

@@ -61,7 +61,7 @@ def test_the_same_inputs_verify_once(history: History, tmp_path: Path,
     first = use(store, history.trust())
     assert len(verifications) == 1
     lines = cache_path_for(store.path).read_text().splitlines()
-    assert lines[0] == "histor-sign verified-revisions v2" and len(lines) == 2
+    assert lines[0] == "histor-sign verified-revisions v3" and len(lines) == 2
     assert oct(cache_path_for(store.path).stat().st_mode & 0o777) == "0o600"
     again = use(store, history.trust())
     assert len(verifications) == 1  # a hit
@@ -161,7 +161,7 @@ def test_a_cache_others_could_write_is_ignored(history: History, tmp_path: Path,
     assert len(verifications) == 2
     os.chmod(cache, 0o600)
     shutil.copy(cache, tmp_path / "kept")
-    cache.write_text("histor-sign verified-revisions v2\nnot-a-key\n")
+    cache.write_text("histor-sign verified-revisions v3\nnot-a-key\n")
     os.chmod(cache, 0o600)
     use(store, history.trust())  # a garbled file: no hit, verified, rewritten
     assert len(verifications) == 3
