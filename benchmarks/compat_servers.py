@@ -660,6 +660,68 @@ TUNING7: tuple[Server, ...] = (
 )
 
 
+#: The eighth set of issue 38 (benchmarks/tuning3_pairs.py, set "tuning8"): a blind set
+#: from servers of domains no earlier set covers (secrets managers, app hosting platforms,
+#: mobile device automation, voice agents and telephony, debuggers, fitness trackers,
+#: books), none of them a server above. Kept out of ``SERVERS`` like ``TUNING3``;
+#: ``--only`` reaches them.
+TUNING8: tuple[Server, ...] = (
+    Server("bitwarden", "npm", "@bitwarden/mcp-server", "2026.7.0", "mcp-server-bitwarden",
+           env={"BW_SESSION": DUMMY, "BW_CLIENT_ID": "user.compat", "BW_CLIENT_SECRET": DUMMY}),
+    Server("onepassword", "npm", "@takescake/1password-mcp", "4.0.2", "1password-mcp",
+           env={"OP_SERVICE_ACCOUNT_TOKEN": "ops_" + DUMMY}),
+    Server("infisical", "npm", "@infisical/mcp", "0.0.24", "mcp",
+           env={"INFISICAL_UNIVERSAL_AUTH_CLIENT_ID": "compat",
+                "INFISICAL_UNIVERSAL_AUTH_CLIENT_SECRET": DUMMY,
+                "INFISICAL_HOST_URL": "http://127.0.0.1:1"}),
+    Server("doppler", "npm", "@dopplerhq/mcp-server", "1.0.5", "doppler-mcp",
+           env={"DOPPLER_TOKEN": "dp.st." + DUMMY},
+           note="tests its token against the Doppler API at start and exits"),
+    Server("railway", "npm", "@jasontanswe/railway-mcp", "1.3.0", "railway-mcp",
+           env={"RAILWAY_API_TOKEN": DUMMY}),
+    Server("coolify", "npm", "@masonator/coolify-mcp", "3.5.0", "coolify-mcp",
+           env={"COOLIFY_ACCESS_TOKEN": DUMMY, "COOLIFY_BASE_URL": "http://127.0.0.1:1"}),
+    Server("vercel-robinson", "npm", "@robinson_ai_systems/vercel-mcp", "1.0.1", "vercel-mcp",
+           env={"VERCEL_TOKEN": DUMMY, "VERCEL_API_TOKEN": DUMMY}),
+    Server("heroku", "npm", "@heroku/mcp-server", "1.2.8", "heroku-mcp-server",
+           env={"HEROKU_API_KEY": DUMMY},
+           note="exits at start: it imports an SDK module path that does not resolve"),
+    Server("mobile-mcp", "npm", "@mobilenext/mobile-mcp", "1.0.4", "mcp-server-mobile"),
+    Server("ios-simulator", "npm", "ios-simulator-mcp", "2.1.0", "ios-simulator-mcp"),
+    Server("vapi", "npm", "@vapi-ai/mcp-server", "0.0.11", "mcp-server",
+           env={"VAPI_TOKEN": DUMMY}),
+    Server("retellai", "npm", "@abhaybabbar/retellai-mcp-server", "1.0.2",
+           "retellai-mcp-server", env={"RETELL_API_KEY": DUMMY}),
+    Server("twilio-sms", "npm", "twilio-mcp", "1.0.0", "twilio-mcp",
+           env={"TWILIO_ACCOUNT_SID": "AC" + "0" * 32, "TWILIO_AUTH_TOKEN": DUMMY + "00",
+                "TWILIO_PHONE_NUMBER": "+15005550006", "WEBHOOK_PORT": "1",
+                "WEBHOOK_BASE_URL": "http://127.0.0.1:1", "DATABASE_PATH": "{work}/twilio.db"}),
+    Server("mcp-debugger", "npm", "@debugmcp/mcp-debugger", "0.24.2", "mcp-debugger",
+           ("stdio",)),
+    Server("nodejs-debugger", "npm", "@hyperdrive-eng/mcp-nodejs-debugger", "0.2.2",
+           "mcp-nodejs-debugger"),
+    Server("appstore-connect", "npm", "appstore-connect-mcp-server", "1.1.3",
+           "appstore-connect-mcp",
+           env={"APP_STORE_CONNECT_KEY_ID": "COMPAT0000", "APP_STORE_CONNECT_ISSUER_ID":
+                "00000000-0000-0000-0000-000000000000",
+                "APP_STORE_CONNECT_P8_PATH": "{work}/AuthKey.p8"},
+           files={"AuthKey.p8": "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n"}),
+    Server("pabal-store", "npm", "pabal-store-api-mcp", "1.3.19", "pabal-store-api-mcp"),
+    Server("hevy", "npm", "hevy-mcp", "6.1.13", "hevy-mcp", env={"HEVY_API_KEY": DUMMY}),
+    Server("strava", "npm", "@r-huijts/strava-mcp-server", "1.2.1", "strava-mcp-server",
+           env={"STRAVA_CLIENT_ID": "0", "STRAVA_CLIENT_SECRET": DUMMY,
+                "STRAVA_ACCESS_TOKEN": DUMMY, "STRAVA_REFRESH_TOKEN": DUMMY}),
+    Server("calibre", "npm", "access-calibre", "1.3.3", "access-calibre",
+           env={"CALIBRE_URL": "http://127.0.0.1:1"},
+           note="install fails: a dependency's install step downloads a Chromium build"),
+    Server("open-library", "npm", "@geobio/mcp-open-library", "0.1.6", "mcp-open-library"),
+    Server("hardcover", "pypi", "hardcover-mcp", "0.9.0", "hardcover-mcp", python="3.14",
+           env={"HARDCOVER_API_TOKEN": DUMMY, "HARDCOVER_TOKEN": DUMMY}),
+    Server("goodreads", "pypi", "goodreads-mcp-ai", "2026.10.0", "goodreads-mcp-ai",
+           python="3.12"),
+)
+
+
 # ----------------------------------------------------------------------------- places
 def cache_dir() -> Path:
     return Path(os.environ.get("HISTOR_COMPAT_DIR") or REPO / ".cache" / "compat")
@@ -1153,7 +1215,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="catalog: write <slug>.json here")
     args = ap.parse_args(argv)
     # Without --only: the compatibility servers, as before; --only may name any pinned one.
-    servers = ([s for s in (*SERVERS, *TUNING3, *TUNING4, *TUNING5, *TUNING6, *TUNING7)
+    servers = ([s for s in (*SERVERS, *TUNING3, *TUNING4, *TUNING5, *TUNING6,
+                                    *TUNING7, *TUNING8)
                 if s.slug in args.only]
                if args.only is not None else list(SERVERS))
     if args.step == "list":

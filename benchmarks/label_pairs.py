@@ -7,6 +7,7 @@
     python benchmarks/label_pairs.py show tuning5 START COUNT  # the fifth set (validation)
     python benchmarks/label_pairs.py show tuning6 START COUNT  # the sixth set (validation)
     python benchmarks/label_pairs.py show tuning7 START COUNT  # the seventh set (blind)
+    python benchmarks/label_pairs.py show tuning8 START COUNT  # the eighth set (blind)
     python benchmarks/label_pairs.py build                      # sheets -> pairs-<half>.json
     python benchmarks/label_pairs.py stats                      # counts, as Markdown
 
@@ -62,13 +63,17 @@ HALVES: dict[str, tuple[str, str]] = {
     # The seventh set (benchmarks/tuning3_pairs.py --set tuning7): issue 38's blind set.
     "tuning7": ("tuning7-servers", "set7 helper session (an AI model), reading the "
                 "tools only, blind to the scanner"),
+    # The eighth set (benchmarks/tuning3_pairs.py --set tuning8): issue 38's second blind set.
+    "tuning8": ("tuning8-servers", "set8 helper session (an AI model), reading the "
+                "tools only, blind to the scanner"),
 }
 #: The script that drew each half's pairs.
 DRAWN_BY = {"tuning2": "benchmarks/tuning2_pairs.py", "tuning3": "benchmarks/tuning3_pairs.py",
             "tuning4": "benchmarks/tuning3_pairs.py --set tuning4",
             "tuning5": "benchmarks/tuning3_pairs.py --set tuning5",
             "tuning6": "benchmarks/tuning3_pairs.py --set tuning6",
-            "tuning7": "benchmarks/tuning3_pairs.py --set tuning7"}
+            "tuning7": "benchmarks/tuning3_pairs.py --set tuning7",
+            "tuning8": "benchmarks/tuning3_pairs.py --set tuning8"}
 
 
 def catalogs(half: str = "tuning") -> dict[str, dict[str, dict[str, Any]]]:

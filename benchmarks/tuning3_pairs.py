@@ -37,7 +37,9 @@ The fifth set (``--set tuning5``, a validation set too) is another entry: server
 so is the sixth (``--set tuning6``, a validation set): servers of ``compat_servers.TUNING6``,
 catalogs in ``benchmarks/data/tuning6-servers``, seed 2406; and the seventh (``--set
 tuning7``, issue 38's smaller blind set of about 250 pairs): servers of
-``compat_servers.TUNING7``, catalogs in ``benchmarks/data/tuning7-servers``, seed 2407.
+``compat_servers.TUNING7``, catalogs in ``benchmarks/data/tuning7-servers``, seed 2407; and
+the eighth (``--set tuning8``, issue 38's second blind set, about 250 pairs): servers of
+``compat_servers.TUNING8``, catalogs in ``benchmarks/data/tuning8-servers``, seed 2408.
 """
 
 from __future__ import annotations
@@ -318,8 +320,43 @@ SEVENTH = PairSet(
     {},
     "the seventh set's servers, a blind set (issue 38)")
 
+# ----------------------------------------------------------------------------- eighth set
+#: The eighth set: issue 38's second blind set, in domains none of the first seven covers;
+#: drawn and labeled without running the scanner.
+EIGHTH = PairSet(
+    "tuning8", DATA / "tuning8-servers", compat_servers.TUNING8, 2408,
+    #: About 250 pairs, the seventh set's quotas.
+    {"random-within": 8, "random-cross": 10,
+     "token-within": 8, "token-cross": 15,
+     "nn-within": 20, "nn-cross": 55,
+     "nn-cross-domain": 65, "nn-effect": 32,
+     "same-object": 37},
+    {"bitwarden": "secrets", "onepassword": "secrets", "infisical": "secrets",
+     "doppler": "secrets",
+     "railway": "app-hosting", "coolify": "app-hosting", "vercel-robinson": "app-hosting",
+     "heroku": "app-hosting",
+     "mobile-mcp": "mobile-devices", "ios-simulator": "mobile-devices",
+     "vapi": "voice-telephony", "retellai": "voice-telephony", "twilio-sms": "voice-telephony",
+     "mcp-debugger": "debugger", "nodejs-debugger": "debugger",
+     "hevy": "fitness", "strava": "fitness",
+     "open-library": "books", "goodreads": "books", "calibre": "books", "hardcover": "books",
+     "pabal-store": "app-stores", "appstore-connect": "app-stores"},
+    {"doppler": "tests its token against the Doppler API at start and exits when the test "
+                "fails (\"Cached token is no longer valid\")",
+     "heroku": "exits before answering initialize: it imports an SDK module path without a "
+               "file extension (@modelcontextprotocol/sdk/dist/esm/server/mcp), which Node "
+               "cannot resolve",
+     "calibre": "install failed: a dependency's install step (chromium) downloads a browser "
+                "build from outside the npm registry, which fails here",
+     "hardcover": "install failed: every version requires Python 3.14 or later, and this "
+                  "machine has no python3.14",
+     "appstore-connect": "install failed: a dependency's install step (sharp) downloads a "
+                         "build from outside the npm registry, which fails here"},
+    {},
+    "the eighth set's servers, a blind set (issue 38)")
+
 SETS: dict[str, PairSet] = {THIRD.name: THIRD, FOURTH.name: FOURTH, FIFTH.name: FIFTH,
-                            SIXTH.name: SIXTH, SEVENTH.name: SEVENTH}
+                            SIXTH.name: SIXTH, SEVENTH.name: SEVENTH, EIGHTH.name: EIGHTH}
 
 
 def main(argv: list[str] | None = None) -> int:
