@@ -14,7 +14,8 @@ tests/peers``), each released through a local Sigstore instance and pinned as th
   the signed revision, its own walk of the server's tools, the comparison);
 * **peak RSS with a large result**: server-filesystem reads a text file whose result (text
   and structured content) is about 10 MB, one of about 7 MB and a one-line file (the
-  baseline); the peak resident memory
+  baseline), proxied with the default message limit (8 MiB: the 10 MB answer fails that one
+  call) and with ``--max-message-bytes`` 32 MiB; the peak resident memory
   (``VmHWM``) of the proxy process and of the server process, read from ``/proc`` just
   before the session closes, and whether the call succeeded.
 
@@ -171,11 +172,14 @@ def large_results(signed: Signed, base: Path) -> None:
         path.write_text(("x" * 99 + "\n") * lines)
         print(f"peak RSS, read_text_file of a {path.stat().st_size / 1e6:.1f} MB file "
               f"({label} result):")
-        for side, argv in (("direct", signed.stdio(FILESYSTEM)),
-                           ("proxied", signed.proxy(FILESYSTEM, base))):
+        proxied = signed.proxy(FILESYSTEM, base)
+        raised = [*proxied[:proxied.index("--")], "--max-message-bytes", str(32 * 2**20),
+                  *proxied[proxied.index("--"):]]
+        for side, argv in (("direct", signed.stdio(FILESYSTEM)), ("proxied", proxied),
+                           ("proxied, --max-message-bytes 32 MiB", raised)):
             outcome, size, peaks = asyncio.run(large_read(argv, path))
             rss = ", ".join(f"{name} {peak / 2**20:.0f} MiB" for name, peak in sorted(peaks.items()))
-            print(f"  {side:8} {outcome}; result {size / 1e6:.1f} MB; peak RSS: {rss}")
+            print(f"  {side}: {outcome}; result {size / 1e6:.1f} MB; peak RSS: {rss}")
         path.unlink()
 
 
