@@ -469,8 +469,9 @@ _UNSPACED = ((0x1100, 0x11FF), (0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9F
 
 def _unspaced(word: str) -> bool:
     """``word`` has a character of a writing system written without spaces (a comparison
-    of code points: a regular expression of these ranges takes ~10 ms to compile)."""
-    return any(lo <= ord(c) <= hi for c in word for lo, hi in _UNSPACED)
+    of code points: a regular expression of these ranges takes ~10 ms to compile; most
+    words are ASCII, which none of these ranges holds)."""
+    return not word.isascii() and any(lo <= ord(c) <= hi for c in word for lo, hi in _UNSPACED)
 _INSTRUCTIONS = _markers(INSTRUCTION_WORDS)
 _SCOPE = _markers(SCOPE_WORDS)
 _SECRETS = _markers(SECRET_WORDS)
