@@ -45,12 +45,12 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import eval_scan as E  # noqa: E402
 
 from histor_sign._schema.witness import decide  # noqa: E402
-from histor_sign.effects import stated_effect  # noqa: E402
 from histor_sign.collisions._lexical import (  # noqa: E402
     profiles_of,
     singular,
     split_identifier,
 )
+from histor_sign.effects import stated_effect  # noqa: E402
 
 DATA = REPO / "benchmarks" / "data"
 SETS = {"tuning": "real-servers", "tuning2": "livemcpbench-servers",
@@ -110,7 +110,7 @@ def vectors(tokens: list[set[str]]) -> list[dict[str, float]]:
 def source_vectors(tokens: list[set[str]], sources: list[str]) -> list[dict[str, float]]:
     """IDF over sources (how many sources use a token), L2-normalised."""
     users: dict[str, set[str]] = defaultdict(set)
-    for ts, src in zip(tokens, sources):
+    for ts, src in zip(tokens, sources, strict=True):
         for t in ts:
             users[t].add(src)
     n = len(set(sources))
@@ -134,7 +134,7 @@ def source_similarity(tokens: list[set[str]], sources: list[str]
     another's nearest sources."""
     names = sorted(set(sources))
     merged: dict[str, set[str]] = defaultdict(set)
-    for ts, src in zip(tokens, sources):
+    for ts, src in zip(tokens, sources, strict=True):
         merged[src] |= ts
     vecs = vectors([merged[n] for n in names])
     sims = all_cosines(vecs)
@@ -172,7 +172,7 @@ def source_common(tools: list[Any], words: list[list[str]]) -> dict[str, set[str
     """Per source, the name words in half or more (and 3) of its names."""
     by: dict[str, Counter[str]] = defaultdict(Counter)
     count: Counter[str] = Counter()
-    for t, ws in zip(tools, words):
+    for t, ws in zip(tools, words, strict=True):
         by[t.source].update(set(ws))
         count[t.source] += 1
     return {s: {w for w, c in cnt.items() if c >= max(3, count[s] / 2)} for s, cnt in by.items()}
@@ -181,7 +181,7 @@ def source_common(tools: list[Any], words: list[list[str]]) -> dict[str, set[str
 def source_spread(tools: list[Any], words: list[list[str]]) -> dict[str, float]:
     """Per name word, the share of the set's sources that use it in a name."""
     users: dict[str, set[str]] = defaultdict(set)
-    for t, ws in zip(tools, words):
+    for t, ws in zip(tools, words, strict=True):
         for w in ws:
             users[w].add(t.source)
     n = len({t.source for t in tools})
@@ -208,9 +208,9 @@ def load_set(name: str, directory: str) -> SetData:
     nwords = [name_words(t.name) for t in tools]
     common = source_common(tools, nwords)
     variants = {
-        "raw": [set(nw) | raw_tokens(t.description or "") for t, nw in zip(tools, nwords)],
+        "raw": [set(nw) | raw_tokens(t.description or "") for t, nw in zip(tools, nwords, strict=True)],
         "prof": [set(nw) - common[t.source] | set(p.description)
-                 for t, nw, p in zip(tools, nwords, profiles)],
+                 for t, nw, p in zip(tools, nwords, profiles, strict=True)],
         "desc": [raw_tokens(t.description or "") for t in tools],
     }
     spread = source_spread(tools, nwords)
@@ -390,7 +390,7 @@ def families() -> dict[str, tuple[Callable[..., Rule], dict[str, list[Any]]]]:
 def grid(space: dict[str, list[Any]]) -> Iterable[dict[str, Any]]:
     keys = list(space)
     for values in product(*(space[k] for k in keys)):
-        yield dict(zip(keys, values))
+        yield dict(zip(keys, values, strict=True))
 
 
 def choose(train: list[SetData], build: Callable[..., Rule],
@@ -425,8 +425,8 @@ def loso(data: list[SetData], name: str, build: Callable[..., Rule],
         params = choose([o for o in data if o is not s], build, space)
         b = score(s, None)
         r = score(s, build(**params))
-        tot_base = [x + y for x, y in zip(tot_base, b)]
-        tot_rule = [x + y for x, y in zip(tot_rule, r)]
+        tot_base = [x + y for x, y in zip(tot_base, b, strict=True)]
+        tot_rule = [x + y for x, y in zip(tot_rule, r, strict=True)]
         lines.append(f"  {s.name:8} base {fmt(*b):22} -> {fmt(*r):22} {params}")
     lines.append(f"  {'pooled':8} base {fmt(*tot_base):22} -> {fmt(*tot_rule)}")
     return lines
