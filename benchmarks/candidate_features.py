@@ -122,6 +122,20 @@ def source_vectors(tokens: list[set[str]], sources: list[str]) -> list[dict[str,
     return out
 
 
+def own_cosines(tokens: list[set[str]], sources: list[str]) -> dict[tuple[int, int], float]:
+    """Cosines of tools of one source, the IDF over that source's tools."""
+    by: dict[str, list[int]] = defaultdict(list)
+    for i, src in enumerate(sources):
+        by[src].append(i)
+    out: dict[tuple[int, int], float] = {}
+    for idx in by.values():
+        sims = all_cosines(vectors([tokens[i] for i in idx]))
+        for x, row in enumerate(sims):
+            for y, v in row.items():
+                out[(idx[x], idx[y])] = v
+    return out
+
+
 def source_rank(sims: dict[int, float], j: int, sources: list[str]) -> int:
     """The rank of ``j`` among the tools of its own source by similarity (1 = best)."""
     mine = sims.get(j, 0.0)
@@ -223,6 +237,7 @@ def load_set(name: str, directory: str) -> SetData:
         cos[v] = all_cosines(vec)
         rk[v] = ranks(cos[v])
     src_of = [t.source for t in tools]
+    own = own_cosines(variants["prof"], src_of)
     src_cos, src_rank = source_similarity(variants["prof"], src_of)
     feats = {}
     for pair in labels:
@@ -241,6 +256,7 @@ def load_set(name: str, directory: str) -> SetData:
         f["srank_ab"] = source_rank(cos["srcidf"][i], j, src_of)
         f["srank_ba"] = source_rank(cos["srcidf"][j], i, src_of)
         f["smrank"] = max(f["srank_ab"], f["srank_ba"])
+        f["cos_own"] = own.get((i, j), 0.0)
         f["src_cos"] = src_cos.get((ta.source, tb.source), 0.0)
         f["src_rank"] = max(src_rank.get((ta.source, tb.source), 99),
                             src_rank.get((tb.source, ta.source), 99))
@@ -371,8 +387,14 @@ def families() -> dict[str, tuple[Callable[..., Rule], dict[str, list[Any]]]]:
                         and f["eff_compat"] and f["cos_srcidf"] >= d)
         return rule
 
+    def near_dup_own(d: float) -> Rule:
+        def rule(f: dict[str, Any]) -> bool:
+            return bool(f["same_source"] and f["schema_eq"] and f["action_eq"]
+                        and f["eff_compat"] and f["cos_own"] >= d)
+        return rule
+
     def shipped(sr: int, t: float, d: float) -> Rule:
-        a, n = aligned(sr, 1, t), near_dup_src(d)
+        a, n = aligned(sr, 1, t), near_dup_own(d)
         return lambda f: a(f) or n(f)
 
     fam["shipped"] = (shipped, {"sr": [2, 3], "t": cosgrid, "d": [0.7, 0.8, 0.9, 1.01]})

@@ -17,9 +17,11 @@ weighs nothing, and two tools are compared by the cosine of their weighted words
   Prometheus front ends, two mail servers, two SQL servers). Between two neighbours, a tool
   and a tool are **aligned** when each is the other's best match in the other's source (the
   same IDF over sources) with cosine at least :data:`ALIGNED_FLOOR`: the same operation in
-  two servers, whatever each calls it. Copies of one catalog (forks and releases with the
-  same names and descriptions) are one source here: the first copy in catalog order stands
-  for them, so a fork does not crowd out the servers that really cover the same ground.
+  two servers, whatever each calls it. Copies of one catalog (forks and releases: the same
+  tool names) are one source here: the first copy in catalog order stands for them, so a
+  fork does not crowd out the servers that really cover the same ground. Two tools with the
+  same name (once case and separators are ignored) are left to the name rules and their
+  partner bound (``--max-partners``).
 * **Near-duplicate siblings.** Two tools of one source with the same action class (the
   lexical reading's), identical input schemas and descriptions at least
   :data:`DUPLICATE_FLOOR` alike by the source's own word statistics (IDF over its tools),
@@ -47,9 +49,15 @@ import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from itertools import combinations
 
-from histor_sign.collisions._lexical import Profile, singular, split_identifier
+from histor_sign.collisions._lexical import (
+    Profile,
+    normalized_name,
+    singular,
+    split_identifier,
+)
 from histor_sign.effects import stated_effect
 from histor_sign.models import Tool
 
@@ -76,7 +84,7 @@ def statistical_pairs(tools: Sequence[Tool], profiles: Sequence[Profile]) -> lis
     docstring); the basis says why the pair is confusable."""
     members = _members(tools)
     words = _tool_words(tools, profiles, members)
-    effects = [_effect(t, p) for t, p in zip(tools, profiles, strict=True)]
+    effects = _Effects(tools, profiles)
     out = set(_aligned(tools, words, effects, _distinct(tools, members)))
     out.update(_duplicates(tools, profiles, words, effects, members))
     return sorted(out)
@@ -94,26 +102,40 @@ def _tool_words(tools: Sequence[Tool], profiles: Sequence[Profile],
                 members: dict[str, list[int]]) -> list[frozenset[str]]:
     """Each tool's words: its name's words less its source's common ones, and its
     description tokens (module docstring)."""
-    names = [[singular(w) for w in split_identifier(t.name) if w] for t in tools]
     out: list[frozenset[str]] = [frozenset()] * len(tools)
     for idx in members.values():
-        common = _common_words([names[i] for i in idx])
+        common = _common_words([_name_words(tools[i].name) for i in idx])
         for i in idx:
-            out[i] = frozenset(w for w in names[i] if w not in common) | profiles[i].description
+            out[i] = (_name_words(tools[i].name) - common) | profiles[i].description
     return out
 
 
-def _common_words(names: Sequence[Sequence[str]]) -> frozenset[str]:
+@lru_cache(maxsize=65_536)
+def _name_words(name: str) -> frozenset[str]:
+    """A name's words, singular and lower case (a registry repeats its names: cached)."""
+    return frozenset(singular(w) for w in split_identifier(name) if w)
+
+
+def _common_words(names: Sequence[frozenset[str]]) -> frozenset[str]:
     """The name words at least :data:`COMMON_SHARE` (and 3) of a source's names use."""
-    counts = Counter(w for words in names for w in set(words))
+    counts = Counter(w for words in names for w in words)
     floor = max(3.0, COMMON_SHARE * len(names))
     return frozenset(w for w, c in counts.items() if c >= floor)
 
 
-def _effect(tool: Tool, profile: Profile) -> str | None:
-    """The effect the hints state, else the one the action implies (None: unknown)."""
-    stated = stated_effect(tool.annotations).effect
-    return stated if stated is not None else profile.effect
+class _Effects:
+    """Each tool's effect, read when first asked for: the one its hints state, else the one
+    its action implies (None: unknown)."""
+
+    def __init__(self, tools: Sequence[Tool], profiles: Sequence[Profile]) -> None:
+        self._tools, self._profiles = tools, profiles
+        self._known: dict[int, str | None] = {}
+
+    def __getitem__(self, i: int) -> str | None:
+        if i not in self._known:
+            stated = stated_effect(self._tools[i].annotations).effect
+            self._known[i] = stated if stated is not None else self._profiles[i].effect
+        return self._known[i]
 
 
 def _compatible(a: str | None, b: str | None) -> bool:
@@ -137,7 +159,7 @@ def _unit(words: Iterable[str], idf: dict[str, float]) -> Vector:
 
 def _cosine(a: Vector, b: Vector) -> float:
     small, large = (a, b) if len(a) <= len(b) else (b, a)
-    return sum(x * large.get(w, 0.0) for w, x in small.items())
+    return sum(x * large[w] for w, x in small.items() if w in large)
 
 
 def _shared(a: Vector, b: Vector, limit: int = 4) -> str:
@@ -147,12 +169,12 @@ def _shared(a: Vector, b: Vector, limit: int = 4) -> str:
 
 
 def _distinct(tools: Sequence[Tool], members: dict[str, list[int]]) -> dict[str, list[int]]:
-    """The sources whose catalogs are not copies of an earlier source's (same names and
-    descriptions), with their tools."""
-    seen: set[tuple[tuple[str, str], ...]] = set()
+    """The sources that are not copies of an earlier source (the same tool names: a fork or
+    a release of one server), with their tools."""
+    seen: set[frozenset[str]] = set()
     out: dict[str, list[int]] = {}
     for source, idx in members.items():
-        key = tuple(sorted((tools[i].name, tools[i].description) for i in idx))
+        key = frozenset(tools[i].name for i in idx)
         if key not in seen:
             seen.add(key)
             out[source] = idx
@@ -160,7 +182,7 @@ def _distinct(tools: Sequence[Tool], members: dict[str, list[int]]) -> dict[str,
 
 
 def _aligned(tools: Sequence[Tool], words: Sequence[frozenset[str]],
-             effects: Sequence[str | None], sources: dict[str, list[int]]) -> list[Pair]:
+             effects: _Effects, sources: dict[str, list[int]]) -> list[Pair]:
     """Aligned tools of neighbouring sources (module docstring)."""
     if len(sources) < 2:
         return []
@@ -170,7 +192,9 @@ def _aligned(tools: Sequence[Tool], words: Sequence[frozenset[str]],
     out: list[Pair] = []
     for a, b in _neighbour_sources({s: _unit(bag, idf) for s, bag in bags.items()}):
         for i, j, cos in _mutual_best(sources[a], sources[b], vectors):
-            if _compatible(effects[i], effects[j]):
+            # equal names are the name rules' (and the partner bound's): not added here
+            if (_compatible(effects[i], effects[j])
+                    and normalized_name(tools[i].name) != normalized_name(tools[j].name)):
                 out.append((min(i, j), max(i, j), _aligned_basis(
                     a, b, cos, _shared(vectors[i], vectors[j]))))
     return out
@@ -211,42 +235,59 @@ def _mutual_best(left: list[int], right: list[int], vectors: dict[int, Vector]
                  ) -> list[tuple[int, int, float]]:
     """Pairs (i, j, cosine) of a tool of ``left`` and one of ``right``, each the other's
     best match (the first in catalog order among equals) with cosine ≥ ALIGNED_FLOOR."""
-    best_right = {i: _best(vectors[i], right, vectors) for i in left}
-    best_left = {j: _best(vectors[j], left, vectors) for j in right}
-    return [(i, j, cos) for i, (j, cos) in best_right.items()
-            if j >= 0 and cos >= ALIGNED_FLOOR and best_left[j][0] == i]
-
-
-def _best(vec: Vector, others: list[int], vectors: dict[int, Vector]) -> tuple[int, float]:
-    """The first of ``others`` most similar to ``vec`` and its cosine ((-1, 0.0): none)."""
-    best, top = -1, 0.0
-    for k in others:
-        cos = _cosine(vec, vectors[k])
-        if cos > top:
-            best, top = k, cos
-    return best, top
-
-
-def _duplicates(tools: Sequence[Tool], profiles: Sequence[Profile],
-                words: Sequence[frozenset[str]], effects: Sequence[str | None],
-                members: dict[str, list[int]]) -> list[Pair]:
-    """Near-duplicate siblings (module docstring), per source."""
-    out: list[Pair] = []
-    for idx in members.values():
-        idf = _weights(words[i] for i in idx)
-        groups: dict[str, list[int]] = defaultdict(list)
-        for i in idx:
-            groups[profiles[i].action].append(i)
-        actions = _actions_of_words(idx, profiles, tools)
-        for action, group in groups.items():
-            if 2 <= len(group) <= MAX_GROUP:
-                out.extend(_duplicate_group(tools, action, group, words, effects, idf,
-                                            actions))
+    scores = _cross_scores(left, right, vectors)
+    best_left: dict[int, tuple[int, float]] = {}
+    for i in left:  # in catalog order: a later equal never replaces the first
+        for j, cos in scores[i].items():
+            if cos > best_left.get(j, (-1, 0.0))[1]:
+                best_left[j] = (i, cos)
+    out = []
+    for i in left:
+        if scores[i]:
+            cos, j = max((c, -k) for k, c in scores[i].items())
+            if cos >= ALIGNED_FLOOR and best_left[-j][0] == i:
+                out.append((i, -j, cos))
     return out
 
 
-def _name_words(tool: Tool) -> frozenset[str]:
-    return frozenset(singular(w) for w in split_identifier(tool.name) if w)
+def _cross_scores(left: list[int], right: list[int], vectors: dict[int, Vector]
+                  ) -> dict[int, dict[int, float]]:
+    """The cosine of each tool of ``left`` with the tools of ``right`` it shares a word
+    with, through an index of ``right``'s words (never every pair of tools)."""
+    postings: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    for j in right:
+        for w, y in vectors[j].items():
+            postings[w].append((j, y))
+    scores: dict[int, dict[int, float]] = {}
+    for i in left:
+        row: dict[int, float] = defaultdict(float)
+        for w, x in vectors[i].items():
+            for j, y in postings.get(w, ()):
+                row[j] += x * y
+        scores[i] = row
+    return scores
+
+
+def _duplicates(tools: Sequence[Tool], profiles: Sequence[Profile],
+                words: Sequence[frozenset[str]], effects: _Effects,
+                members: dict[str, list[int]]) -> list[Pair]:
+    """Near-duplicate siblings (module docstring), per source: only tools with the same
+    action and the same name words besides the ones the source uses with that action alone
+    can be, so those groups are all that is compared."""
+    out: list[Pair] = []
+    for idx in members.values():
+        actions = _actions_of_words(idx, profiles, tools)
+        groups: dict[tuple[str, frozenset[str]], list[int]] = defaultdict(list)
+        for i in idx:
+            action = profiles[i].action
+            shared = frozenset(w for w in _name_words(tools[i].name) if actions[w] != {action})
+            groups[(action, shared)].append(i)
+        idf: dict[str, float] | None = None
+        for (action, _), group in groups.items():
+            if 2 <= len(group) <= MAX_GROUP:
+                idf = idf if idf is not None else _weights(words[i] for i in idx)
+                out.extend(_duplicate_group(tools, action, group, words, effects, idf))
+    return out
 
 
 def _actions_of_words(idx: list[int], profiles: Sequence[Profile], tools: Sequence[Tool]
@@ -254,27 +295,21 @@ def _actions_of_words(idx: list[int], profiles: Sequence[Profile], tools: Sequen
     """Per name word of one source, the action classes of the source's names that hold it."""
     actions: dict[str, set[str]] = defaultdict(set)
     for i in idx:
-        for w in _name_words(tools[i]):
+        for w in _name_words(tools[i].name):
             actions[w].add(profiles[i].action)
     return actions
 
 
-def _variant_names(a: Tool, b: Tool, action: str, actions: dict[str, set[str]]) -> bool:
-    """The two names differ only in words their source uses with ``action`` alone."""
-    return all(actions[w] == {action} for w in _name_words(a) ^ _name_words(b))
-
-
 def _duplicate_group(tools: Sequence[Tool], action: str, group: list[int],
-                     words: Sequence[frozenset[str]], effects: Sequence[str | None],
-                     idf: dict[str, float], actions: dict[str, set[str]]) -> list[Pair]:
-    """The near-duplicate pairs of one (source, action) group."""
+                     words: Sequence[frozenset[str]], effects: _Effects,
+                     idf: dict[str, float]) -> list[Pair]:
+    """The near-duplicate pairs of one group of :func:`_duplicates`."""
     vectors = {i: _unit(words[i], idf) for i in group}
     schemas: dict[int, str | None] = {}
     out: list[Pair] = []
     for i, j in combinations(group, 2):
         cos = _cosine(vectors[i], vectors[j])
         if (cos >= DUPLICATE_FLOOR and _compatible(effects[i], effects[j])
-                and _variant_names(tools[i], tools[j], action, actions)
                 and _same_schema(tools, i, j, schemas)):
             out.append((i, j, _duplicate_basis(tools[i], tools[j], action, cos,
                                                _shared(vectors[i], vectors[j]))))
@@ -283,8 +318,8 @@ def _duplicate_group(tools: Sequence[Tool], action: str, group: list[int],
 
 def _duplicate_basis(a: Tool, b: Tool, action: str, cos: float, words: str) -> str:
     differ = " / ".join(repr(" ".join(sorted(x - y)))
-                        for x, y in ((_name_words(a), _name_words(b)),
-                                     (_name_words(b), _name_words(a))))
+                        for x, y in ((_name_words(a.name), _name_words(b.name)),
+                                     (_name_words(b.name), _name_words(a.name))))
     return (f"near-duplicate siblings: same action {action!r}, identical input schemas, "
             f"descriptions {cos:.2f} alike by the source's own word statistics ({words}); "
             f"the names differ only in {differ}, words the source uses with no other action")
