@@ -75,6 +75,9 @@ MAX_GROUP = 64
 #: the tool's (a namespace, a product name).
 COMMON_SHARE = 0.5
 
+#: How the bases of these rules begin (the scan decides such pairs after all others).
+STATISTICAL_BASES = ("aligned across servers:", "near-duplicate siblings:")
+
 Vector = dict[str, float]
 Pair = tuple[int, int, str]
 

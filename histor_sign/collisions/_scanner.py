@@ -30,7 +30,7 @@ from histor_sign.collisions._lexical import (
     normalized_name,
     profiles_of,
 )
-from histor_sign.collisions._neighbours import statistical_pairs
+from histor_sign.collisions._neighbours import STATISTICAL_BASES, statistical_pairs
 from histor_sign.collisions._parallel import decide_pairs
 from histor_sign.collisions._partition import (
     Mapper,
@@ -200,9 +200,11 @@ def _selection(tools: Sequence[Tool], opts: ScanOptions,
 
 def _pair_priority(item: tuple[tuple[int, int], tuple[str, Similarity | None]]
                    ) -> tuple[Any, ...]:
-    """Name collisions and structural pairs first, then the most similar."""
+    """Name collisions and structural pairs first, then the most similar, then the pairs
+    only the catalogs' statistics name (the weakest evidence)."""
     (i, j), (basis, sim) = item
-    return (basis == "lexical", -(sim.score if sim else 1.0), i, j)
+    rank = 2 if basis.startswith(STATISTICAL_BASES) else int(basis == "lexical")
+    return (rank, -(sim.score if sim else 1.0), i, j)
 
 
 def _ordered_pairs(tools: Sequence[Tool], names: _Pairs,
