@@ -154,8 +154,9 @@ def _weights(documents: Iterable[frozenset[str]]) -> dict[str, float]:
 
 
 def _unit(words: Iterable[str], idf: dict[str, float]) -> Vector:
-    """The words' IDF vector, of length 1 (words of weight 0 left out)."""
-    vec = {w: idf[w] for w in words if idf.get(w, 0.0) > 0.0}
+    """The words' IDF vector, of length 1 (words of weight 0 left out), its words in sorted
+    order: every sum over them is taken in one order, whatever the hash seed."""
+    vec = {w: idf[w] for w in sorted(words) if idf.get(w, 0.0) > 0.0}
     norm = math.sqrt(sum(x * x for x in vec.values()))
     return {w: x / norm for w, x in vec.items()} if norm else {}
 
