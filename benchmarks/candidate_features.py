@@ -138,6 +138,14 @@ def own_cosines(tokens: list[set[str]], sources: list[str]) -> dict[tuple[int, i
     return out
 
 
+def source_margin(sims: dict[int, float], j: int, sources: list[str]) -> float:
+    """How much more similar ``j`` is than the next best tool of its source (cosine minus
+    the runner-up's)."""
+    mine = sims.get(j, 0.0)
+    rest = [v for k, v in sims.items() if sources[k] == sources[j] and k != j]
+    return mine - max(rest, default=0.0)
+
+
 def source_rank(sims: dict[int, float], j: int, sources: list[str]) -> int:
     """The rank of ``j`` among the tools of its own source by similarity (1 = best)."""
     mine = sims.get(j, 0.0)
@@ -269,6 +277,8 @@ def load_set(name: str, directory: str) -> SetData:
         f["srank_ab"] = source_rank(cos["srcidf"][i], j, src_of)
         f["srank_ba"] = source_rank(cos["srcidf"][j], i, src_of)
         f["smrank"] = max(f["srank_ab"], f["srank_ba"])
+        f["margin"] = min(source_margin(cos["srcidf"][i], j, src_of),
+                          source_margin(cos["srcidf"][j], i, src_of))
         f["cos_own"] = own.get((i, j), 0.0)
         f["src_cos"] = src_cos.get((ta.source, tb.source), 0.0)
         f["src_rank"] = max(src_rank.get((ta.source, tb.source), 99),
@@ -388,6 +398,11 @@ def families() -> dict[str, tuple[Callable[..., Rule], dict[str, list[Any]]]]:
                                           "scope": ["all", "within", "cross"]})
         fam[f"rel_{v}"] = (rel(v), {"r": [0.8, 0.9, 1.0], "t": cosgrid, "k": [1, 3, 8]})
     fam["aligned"] = (aligned, {"sr": [1, 2, 3], "k": [1, 2], "t": cosgrid})
+    def aligned_margin(t: float, m: float) -> Rule:
+        a = aligned(3, 1, t)
+        return lambda f: a(f) and f["margin"] >= m
+
+    fam["aligned_margin"] = (aligned_margin, {"t": cosgrid, "m": [0.0, 0.05, 0.1, 0.15, 0.2]})
     fam["aligned_nosrc"] = (aligned, {"sr": [99], "k": [1, 2], "t": cosgrid})
 
     def aligned_dup(sr: int, t: float, d: float) -> Rule:
