@@ -39,8 +39,9 @@ its own: it is TC003 with a witness, or TC011 when the schemas are disjoint.
 Bounded and deterministic: source similarity is accumulated over words used by at most
 :data:`SOURCE_POSTINGS` sources (a word more servers use weighs little and would make the
 work quadratic in the sources); tools are compared only within neighbouring sources (at most
-:data:`ALIGNED_SOURCES` per source) and within (source, action) groups of at most
-:data:`MAX_GROUP` tools. Ties go to the first in catalog order.
+:data:`ALIGNED_SOURCES` per source, through an index of words, and not at all when that takes
+more than :data:`MAX_PAIR_WORK` word matches) and within groups of at most :data:`MAX_GROUP`
+tools of one source. Ties go to the first in catalog order.
 """
 
 from __future__ import annotations
@@ -69,6 +70,9 @@ ALIGNED_FLOOR = 0.4
 DUPLICATE_FLOOR = 0.8
 #: A word used by more sources than this does not count toward source similarity.
 SOURCE_POSTINGS = 64
+#: Two neighbouring sources whose tools' comparison takes more word matches than this are
+#: not aligned (the largest pair of a 100,000-tool registry mirror takes 121,293).
+MAX_PAIR_WORK = 500_000
 #: A (source, action) group larger than this is not compared for near duplicates.
 MAX_GROUP = 64
 #: A name word in at least this share (and 3) of its source's names is the source's, not
@@ -190,18 +194,42 @@ def _aligned(tools: Sequence[Tool], words: Sequence[frozenset[str]],
     """Aligned tools of neighbouring sources (module docstring)."""
     if len(sources) < 2:
         return []
+    bags, vectors = _source_vectors(words, sources)
+    counts = {s: Counter(w for i in idx for w in vectors[i]) for s, idx in sources.items()}
+    out: list[Pair] = []
+    for a, b in _neighbour_sources(bags):
+        if _matching_work(counts[a], counts[b]) <= MAX_PAIR_WORK:
+            out.extend(_aligned_between(tools, a, b, sources, vectors, effects))
+    return out
+
+
+def _source_vectors(words: Sequence[frozenset[str]], sources: dict[str, list[int]]
+                    ) -> tuple[dict[str, Vector], dict[int, Vector]]:
+    """Each source's vector (the union of its tools' words) and each of its tools' vectors,
+    with the IDF over the sources."""
     bags = {s: frozenset().union(*(words[i] for i in idx)) for s, idx in sources.items()}
     idf = _weights(bags.values())
-    vectors = {i: _unit(words[i], idf) for idx in sources.values() for i in idx}
+    tool_vectors = {i: _unit(words[i], idf) for idx in sources.values() for i in idx}
+    return {s: _unit(bag, idf) for s, bag in bags.items()}, tool_vectors
+
+
+def _aligned_between(tools: Sequence[Tool], a: str, b: str, sources: dict[str, list[int]],
+                     vectors: dict[int, Vector], effects: _Effects) -> list[Pair]:
+    """The aligned pairs of two neighbouring sources: mutual best matches whose effects do
+    not differ; equal names are the name rules' (and the partner bound's), not added here."""
     out: list[Pair] = []
-    for a, b in _neighbour_sources({s: _unit(bag, idf) for s, bag in bags.items()}):
-        for i, j, cos in _mutual_best(sources[a], sources[b], vectors):
-            # equal names are the name rules' (and the partner bound's): not added here
-            if (_compatible(effects[i], effects[j])
-                    and normalized_name(tools[i].name) != normalized_name(tools[j].name)):
-                out.append((min(i, j), max(i, j), _aligned_basis(
-                    a, b, cos, _shared(vectors[i], vectors[j]))))
+    for i, j, cos in _mutual_best(sources[a], sources[b], vectors):
+        if (_compatible(effects[i], effects[j])
+                and normalized_name(tools[i].name) != normalized_name(tools[j].name)):
+            out.append((min(i, j), max(i, j),
+                        _aligned_basis(a, b, cos, _shared(vectors[i], vectors[j]))))
     return out
+
+
+def _matching_work(a: Counter[str], b: Counter[str]) -> int:
+    """How many word matches comparing every tool of one source with the other's takes."""
+    small, large = (a, b) if len(a) <= len(b) else (b, a)
+    return sum(n * large[w] for w, n in small.items() if w in large)
 
 
 def _aligned_basis(a: str, b: str, cos: float, words: str) -> str:
