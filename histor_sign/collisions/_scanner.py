@@ -30,6 +30,7 @@ from histor_sign.collisions._lexical import (
     normalized_name,
     profiles_of,
 )
+from histor_sign.collisions._neighbours import STATISTICAL_BASES, statistical_pairs
 from histor_sign.collisions._parallel import decide_pairs
 from histor_sign.collisions._partition import (
     Mapper,
@@ -110,7 +111,7 @@ def _scan(tools: Sequence[Tool], opts: ScanOptions, mapper: Mapper | None = None
     for i, (count, partner) in selected.cut.items():
         findings.append(rules.partners_not_analysed(tools[i], tools[partner], count,
                                                     opts.max_partners or 0))
-    ordered = _ordered_pairs(tools, pairs, selected.pairs)
+    ordered = _ordered_pairs(tools, pairs, selected.pairs, profiles)
     # ``ordered`` holds every pair now: the selection's dicts (a hundred MB at registry
     # scale) are released before the decisions and the findings, which reuse their memory
     cut = (len(selected.cut), sum(count for count, _ in selected.cut.values()),
@@ -199,13 +200,16 @@ def _selection(tools: Sequence[Tool], opts: ScanOptions,
 
 def _pair_priority(item: tuple[tuple[int, int], tuple[str, Similarity | None]]
                    ) -> tuple[Any, ...]:
-    """Name collisions and structural pairs first, then the most similar."""
+    """Name collisions and structural pairs first, then the most similar, then the pairs
+    only the catalogs' statistics name (the weakest evidence)."""
     (i, j), (basis, sim) = item
-    return (basis == "lexical", -(sim.score if sim else 1.0), i, j)
+    rank = 2 if basis.startswith(STATISTICAL_BASES) else int(basis == "lexical")
+    return (rank, -(sim.score if sim else 1.0), i, j)
 
 
 def _ordered_pairs(tools: Sequence[Tool], names: _Pairs,
-                   lexical: dict[tuple[int, int], Similarity]) -> _Ordered:
+                   lexical: dict[tuple[int, int], Similarity],
+                   profiles: Sequence[Profile]) -> _Ordered:
     """Step 3 of :func:`_scan`: every pair to decide, in :func:`_pair_priority` order. A
     name collision is reported as TC001/TC002; its schemas are compared only when the two
     are also confusable as a model reads them."""
@@ -218,6 +222,10 @@ def _ordered_pairs(tools: Sequence[Tool], names: _Pairs,
         pairs.setdefault(pair, ("deprecated alias", None))
     # one template written per backend: the catalog's structure, not its words, says so
     for i, j, basis in template_siblings(tools):
+        pairs.setdefault((i, j), (basis, None))
+    # the catalogs' own word statistics: the same operation in two servers that cover the
+    # same ground, and near-duplicate siblings of one source
+    for i, j, basis in statistical_pairs(tools, profiles):
         pairs.setdefault((i, j), (basis, None))
     return sorted(pairs.items(), key=_pair_priority)
 
