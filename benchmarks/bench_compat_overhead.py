@@ -107,8 +107,9 @@ def start_ups(signed: Signed, base: Path, runs: int) -> dict[str, list[float]]:
     baseline = os.environ.get("BENCH_BASELINE_TREE")
     if baseline:
         (base / "baseline").mkdir(exist_ok=True)
-        arms["baseline"] = ["env", f"PYTHONPATH={baseline}",
-                            *signed.proxy(EVERYTHING, base / "baseline")]
+        # -P: not the working directory (this checkout) first on the path, the baseline
+        python, *rest = signed.proxy(EVERYTHING, base / "baseline")
+        arms["baseline"] = ["env", f"PYTHONPATH={baseline}", python, "-P", *rest]
     for argv in list(arms.values())[1:]:
         asyncio.run(first_list(argv))  # warm the bytecode and verified caches
     times: dict[str, list[float]] = {name: [] for name in arms}
