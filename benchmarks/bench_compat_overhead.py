@@ -139,7 +139,7 @@ def _hwm(pid: int) -> tuple[str, int]:
     cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     if b"histor_sign" in cmdline:
         name = "proxy"
-    elif cmdline[1:3] == [b"-I", b"-c"]:
+    elif cmdline[1:4] == [b"-I", b"-S", b"-c"]:
         name = "server keeper"  # the proxy's small supervisor of the server process
     else:
         name = Path(cmdline[0].decode()).name

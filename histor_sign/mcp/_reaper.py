@@ -1,6 +1,6 @@
 """The stdio server's keeper on Linux: no process started for a fetch outlives it.
 
-Run as ``python -I -c <this file> PARENT_PID ARGV...`` (stdlib only, so it needs nothing
+Run as ``python -I -S -c <this file> PARENT_PID ARGV...`` (stdlib only, so it needs nothing
 from the server's environment). It makes itself a *child subreaper* — every descendant of
 the server whose parent dies is re-parented to it, even one that called ``setsid()`` — and
 starts the server as its child in a new process group, sharing its stdin/stdout/stderr.

@@ -118,7 +118,10 @@ class StdioChannel(Channel):
             if _KEEPER:
                 # The keeper execs the server itself, so spawn errors are found here first.
                 _check_command(argv[0], self.cwd, self.env)
-                argv = (sys.executable, "-I", "-c", _keeper_source(), str(os.getpid()), *argv)
+                # -S: the keeper is stdlib only, so no site-packages (and none of their
+                # .pth start-up hooks) on a path every server start waits on.
+                argv = (sys.executable, "-I", "-S", "-c", _keeper_source(), str(os.getpid()),
+                        *argv)
             self.proc = await asyncio.create_subprocess_exec(
                 *argv,
                 stdin=asyncio.subprocess.PIPE,
