@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from histor_sign.drift import ChangeKind as ChangeKind
     from histor_sign.drift import DriftResult as DriftResult
     from histor_sign.drift import DriftStatus as DriftStatus
-    from histor_sign.drift._triage import Risk as Risk
+    from histor_sign.models import Risk as Risk
     from histor_sign.drift import compare as compare
     from histor_sign.pins import Freshness as Freshness
     from histor_sign.pins import PinStore as PinStore
@@ -129,7 +129,7 @@ _MODULE_OF: dict[str, str] = {
     "ChangeKind": "histor_sign.drift",
     "DriftResult": "histor_sign.drift",
     "DriftStatus": "histor_sign.drift",
-    "Risk": "histor_sign.drift._triage",
+    "Risk": "histor_sign.models",
     "compare": "histor_sign.drift",
     "Freshness": "histor_sign.pins",
     "PinStore": "histor_sign.pins",

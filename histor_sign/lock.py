@@ -43,7 +43,7 @@ from histor_sign.revision import digests, surface_digests, surface_json
 
 if TYPE_CHECKING:
     from histor_sign.artifacts import InstalledEvidence
-    from histor_sign.drift._triage import Risk
+    from histor_sign.models import Risk
 
 #: The ``lockVersion`` this module reads and writes.
 LOCK_VERSION = 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
@@ -43,6 +43,32 @@ PROJECTED_FIELDS: tuple[str, ...] = (
 
 
 SNAPSHOT_TYPE = "histor.snapshot/v1"
+
+
+class Risk(StrEnum):
+    """How much a change can hurt a client that trusted the signed revision (the drift
+    triage's verdict; here, beside the other shared types, so a command line can offer it
+    as an option without importing the triage)."""
+
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+
+_RANK = {Risk.LOW: 0, Risk.MEDIUM: 1, Risk.HIGH: 2}
+
+
+def max_risk(risks: Iterable[Risk]) -> Risk | None:
+    """The highest of ``risks`` (None when there are none)."""
+    best: Risk | None = None
+    for risk in risks:
+        if best is None or risk.rank > best.rank:
+            best = risk
+    return best
 
 
 class Provider(StrEnum):

@@ -1404,7 +1404,7 @@ def _acceptance(
 
 
 def _needs_acceptance(acceptance: str, changes: DriftResult | None) -> bool:
-    from histor_sign.drift._triage import Risk
+    from histor_sign.models import Risk
 
     if acceptance == Acceptance.FOLLOW:
         return False

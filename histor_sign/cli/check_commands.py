@@ -33,10 +33,9 @@ from histor_sign.cli.trust_commands import (
     pinned_store,
     verify_for_use,
 )
-from histor_sign.drift._triage import Risk
 from histor_sign.errors import UsageError
 from histor_sign.mcp._target import FetchOptions, Target
-from histor_sign.models import GITHUB_ACTIONS_ISSUER
+from histor_sign.models import GITHUB_ACTIONS_ISSUER, Risk
 
 if TYPE_CHECKING:
     from histor_sign.drift import DriftResult

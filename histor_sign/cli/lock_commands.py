@@ -9,8 +9,8 @@ import typer
 
 from histor_sign.cli import target_options as t
 from histor_sign.cli.app import OutputFormat, app, emit, json_document, warn
-from histor_sign.drift._triage import Risk
 from histor_sign.mcp._target import FetchOptions, Target
+from histor_sign.models import Risk
 
 if TYPE_CHECKING:
     from histor_sign.artifacts import InstalledEvidence

@@ -19,13 +19,13 @@ from histor_sign.cli.signing_commands import (
     VerifyTrustConfigOpt,
 )
 from histor_sign.cli.trust_commands import PinsOpt
-from histor_sign.drift._triage import Risk
 from histor_sign.errors import UsageError
-from histor_sign.models import GITHUB_ACTIONS_ISSUER
+from histor_sign.models import GITHUB_ACTIONS_ISSUER, Risk
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from histor_sign.guard import Policy
     from histor_sign.lock import LockedRevision
     from histor_sign.mcp._target import Target
     from histor_sign.proxy import OnDrift
@@ -113,7 +113,6 @@ def proxy(
     Exit codes: 0 the host ended the session, 1 refused (not pinned, verification,
     freshness, --on-drift block), 2 bad input or a fault.
     """
-    from histor_sign.guard import Policy
     from histor_sign.mcp._target import FetchOptions
     from histor_sign.proxy import Proxy
 
@@ -131,7 +130,7 @@ def proxy(
     if trust is not None:
         trust.warning()  # reads the trust files: bad ones are bad input before anything
         # starts; the proxy says the pin's root's warning itself, once
-    rules = Policy.load(policy) if policy else None
+    rules = _policy(policy)
 
     proxy = Proxy(server=locked.server if locked else str(server), upstream=target,
                   trust=trust, offline=offline, store=pins, on_drift=mode, fail_on=fail_on,
@@ -158,6 +157,16 @@ def _drift_mode(on_drift: str, fail_on: Risk | None) -> "OnDrift":
     if fail_on is not None and mode is not OnDrift.BLOCK:
         raise UsageError("--fail-on applies only with --on-drift block")
     return mode
+
+
+def _policy(path: str | None) -> "Policy | None":
+    """Step: ``--policy`` read (bad input before anything starts); without one the guard is
+    imported only once the server is starting (the proxy does)."""
+    if path is None:
+        return None
+    from histor_sign.guard import Policy
+
+    return Policy.load(path)
 
 
 def _upstream_target(command: list[str] | None, url: str | None, header: list[str] | None,

@@ -24,10 +24,8 @@ from histor_sign.catalog import ToolsLike, as_tools
 from histor_sign.drift._triage import (
     DriftChange,
     DriftKind,
-    Risk,
     SchemaClock,
     added_tool_changes,
-    max_risk,
     rename_changes,
     renames,
     tool_changes,
@@ -38,10 +36,12 @@ from histor_sign.errors import InputError
 from histor_sign.models import (
     PROJECTED_FIELDS,
     SURFACE_LISTS,
+    Risk,
     Snapshot,
     Statement,
     SurfaceDigests,
     Tool,
+    max_risk,
     not_served_json,
     statement_of,
 )

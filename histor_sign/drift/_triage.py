@@ -41,7 +41,7 @@ from typing import Any
 from histor_sign._schema.validation import SchemaRoot, plain_class, prepare_root
 from histor_sign.canonical import canonical_bytes, pointer
 from histor_sign.effects import MCP_DEFAULTS, effective_hints
-from histor_sign.models import PROJECTED_FIELDS
+from histor_sign.models import PROJECTED_FIELDS, Risk
 
 #: How similar two descriptions must be (difflib ratio) for a removed and an added tool with
 #: the same input schema to be one rename.
@@ -71,30 +71,6 @@ class SchemaClock:
     @property
     def spent(self) -> bool:
         return time.monotonic() > self.end
-
-
-class Risk(StrEnum):
-    """How much a change can hurt a client that trusted the signed revision."""
-
-    LOW = "low"
-    MEDIUM = "medium"
-    HIGH = "high"
-
-    @property
-    def rank(self) -> int:
-        return _RANK[self]
-
-
-_RANK = {Risk.LOW: 0, Risk.MEDIUM: 1, Risk.HIGH: 2}
-
-
-def max_risk(risks: Iterable[Risk]) -> Risk | None:
-    """The highest of ``risks`` (None when there are none)."""
-    best: Risk | None = None
-    for risk in risks:
-        if best is None or risk.rank > best.rank:
-            best = risk
-    return best
 
 
 class DriftKind(StrEnum):

@@ -18,10 +18,9 @@ from histor_sign.errors import InputError
 
 if TYPE_CHECKING:
     from histor_sign.drift import DriftResult, ToolDrift
-    from histor_sign.drift._triage import Risk
     from histor_sign.guard import Guard, Policy
     from histor_sign.lock import LockedRevision
-    from histor_sign.models import Tool
+    from histor_sign.models import Risk, Tool
     from histor_sign.pins import PinnedRevision
 
 
@@ -164,7 +163,7 @@ def _refuse_if_blocked(
     """Step: under ``block``, raise :class:`Blocked` if the worst difference reaches ``fail_on``."""
     if on_drift is not OnDrift.BLOCK:
         return
-    from histor_sign.drift._triage import max_risk
+    from histor_sign.models import max_risk
 
     risk = max_risk(d.risk for d in drifted)
     if risk is None or (fail_on is not None and risk.rank < fail_on.rank):

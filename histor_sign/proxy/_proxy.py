@@ -59,10 +59,10 @@ from histor_sign.proxy._wire import (
 
 if TYPE_CHECKING:
     from histor_sign._sigstore_trust import Trust
-    from histor_sign.drift._triage import Risk
     from histor_sign.guard import Decision, Policy
     from histor_sign.lock import LockedRevision
     from histor_sign.mcp._target import Target
+    from histor_sign.models import Risk
     from histor_sign.pins import PinnedRevision, PinStore
 
 #: Default bound on one JSON-RPC message either way.
@@ -211,8 +211,8 @@ class Proxy:
         locked: LockedRevision | None = None,
         max_pending_notices: int = DEFAULT_MAX_PENDING_NOTICES,
     ) -> None:
-        from histor_sign.drift._triage import Risk
         from histor_sign.mcp._target import FetchOptions
+        from histor_sign.models import Risk
 
         self.server = server
         self.target = upstream
@@ -477,6 +477,10 @@ class Proxy:
             await self._upstream.start()
         except HistorError as exc:
             raise _Ended("failed", exc.message) from None
+        # What the comparison and the guard run on, imported while the server starts (a
+        # process start takes far longer): else the host's first answer would wait on it.
+        import histor_sign.drift
+        import histor_sign.guard  # noqa: F401
         self._held = []
         self._spawn(self._upstream_loop())
 
