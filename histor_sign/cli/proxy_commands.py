@@ -234,9 +234,33 @@ def proxy_parameters(args: "Sequence[str]") -> dict[str, Any]:
     try:  # the parser's own output (--help) is not this command's: it is dropped
         with contextlib.redirect_stdout(io.StringIO()), \
                 command.make_context("proxy", list(args)) as ctx:
-            return dict(ctx.params)
+            return {name: _as_annotated(name, value) for name, value in ctx.params.items()}
     except typer.Exit:  # --help: the proxy would print its help and serve nothing
         raise UsageError("it asks the proxy for its help, not to serve") from None
     except typer.TyperException as exc:  # click's usage errors (typer vendors click)
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
         raise UsageError(message.replace("\n", " ")) from None
+
+
+def _as_annotated(name: str, value: Any) -> Any:
+    """Step: a parsed value as the proxy function receives it (click's parser gives a path
+    as text, a repeated value as a tuple, a choice as its text; typer converts them when it
+    calls the command, and :func:`proxy_parameters` calls nothing)."""
+    import enum
+    import inspect
+    import typing
+
+    annotation = inspect.signature(proxy).parameters[name].annotation
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    kinds = [k for k in typing.get_args(annotation) or (annotation,) if k is not type(None)]
+    kind = kinds[0] if len(kinds) == 1 else None
+    if value is None or kind is None:
+        return value
+    if kind is Path and isinstance(value, str):
+        return Path(value)
+    if typing.get_origin(kind) is list and isinstance(value, tuple):
+        return list(value)
+    if isinstance(kind, type) and issubclass(kind, enum.Enum) and not isinstance(value, kind):
+        return kind(value)
+    return value
