@@ -69,18 +69,28 @@ def test_partitioned_selection_is_the_global_selection(per_tool: int | None) -> 
 
 def test_a_mapper_and_a_worker_pool_give_the_single_process_report(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    tools = realistic_tools(3_000)
+    """1,500 tools: enough that the pool gets several chunks of schema pairs (asserted);
+    the same bytes is what is tested, not a size."""
+    tools = realistic_tools(1_500)
     single = report(tools)
     assert '"overlap"' in single
     assert report(tools, mapper=local_mapper) == single
     # decisions by schema-pair digest in a pool of fresh (forkserver) workers
     monkeypatch.setattr(_parallel, "PARALLEL_MIN_PAIRS", 1)
-    started = []
+    started: list[int] = []
+    chunks: list[int] = []
     real = _parallel.forkserver_mapper
-    monkeypatch.setattr(_parallel, "forkserver_mapper",
-                        lambda workers: started.append(workers) or real(workers))
+
+    def pool(workers: int) -> Any:
+        started.append(workers)
+        mapper = real(workers)
+        if mapper is None:  # no forkserver on this platform: the caller's fallback runs
+            return None
+        return lambda function, tasks: chunks.append(len(tasks)) or mapper(function, tasks)
+
+    monkeypatch.setattr(_parallel, "forkserver_mapper", pool)
     assert report(tools, workers=2) == single
-    assert started == [2]
+    assert started == [2] and chunks and min(chunks) >= 2, (started, chunks)
 
 
 @pytest.mark.slow
