@@ -3,8 +3,50 @@ from every test and benchmark by module name; testkit/README.md)."""
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
 import pytest
 from cli_harness import REPO, run_cli
+
+#: The suite's long poles, longest first (each one module; measured with --durations under
+#: ``-n auto``): scheduled before everything else, so the other worker's shorter modules
+#: fill in around them instead of one of them running alone at the end.
+LONG_POLES = (
+    "tests/pipeline/test_action.py",      # the release workflow: a hashed install per job
+    "tests/compat/test_matrix.py",        # every host x server, direct and proxied
+    "tests/compat/test_conformance.py",   # the MCP conformance suite through the proxy
+    "tests/cli/test_golden_outputs.py",   # every CLI command as a process
+)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``-n``, a worker takes a whole module at a time, in the order the collection
+    below gives: a module's module-scoped fixtures (a release through the workflow, every
+    matrix server signed and every cell run, a signed set) are set up once, not once per
+    worker that happens to get one of its tests."""
+    from xdist.scheduler import LoadFileScheduling
+
+    config.option.loadscopereorder = False  # keep the collection's order (as --no-loadscope-reorder)
+    return LoadFileScheduling(config, log)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On an xdist worker: the long poles first, then the other modules that hold slow
+    tests, then the rest (each in collection order; tests keep their order in a module).
+    A run without ``-n`` keeps pytest's order."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return
+    with_slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+
+    def rank(item: pytest.Item) -> int:
+        module = item.nodeid.split("::")[0]
+        if module in LONG_POLES:
+            return LONG_POLES.index(module)
+        return len(LONG_POLES) + (module not in with_slow)
+
+    items.sort(key=rank)
 
 
 @pytest.fixture

@@ -117,8 +117,10 @@ class LocalSigstore:
             json.dumps(self.trust_config["trustedRoot"], indent=2) + "\n"
         )
         self._save_state()
+        # Polled every 50 ms (not the default 0.5 s): stop() waits for the loop to notice,
+        # and tests start and stop an instance hundreds of times.
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="dev-sigstore", daemon=True
+            target=self._server.serve_forever, args=(0.05,), name="dev-sigstore", daemon=True
         )
         self._thread.start()
         return self

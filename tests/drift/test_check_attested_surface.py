@@ -204,7 +204,7 @@ def test_the_attestation_is_read_over_loopback_http(world: dict[str, Path]) -> N
     root = _location(world, "served")
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -91,6 +92,9 @@ def _typed(value: object) -> object:
     return (type(value).__name__, repr(value))
 
 
+# 1,500 generated texts (~4 s, nearly all of it Hypothesis generating them): a deep check,
+# slow-marked so the quick set stays quick; the repeated-key property below stays in it.
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(_JSON_TEXTS)
 def test_fast_reader_agrees_with_the_strict_reader(text: str) -> None:

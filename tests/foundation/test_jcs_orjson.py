@@ -73,12 +73,17 @@ def _parts(value: object) -> list[object]:
     return out
 
 
+# The two 1,500-value properties (~3 s each, mostly Hypothesis generating values) are deep
+# checks, slow-marked so the quick set stays quick; the module's example-based tests of the
+# same writers stay in it.
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(_VALUES)
 def test_canonical_bytes_agrees_with_rfc8785(value: object) -> None:
     assert _ours(value) == _referee(value)
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(_VALUES)
 def test_a_vouched_value_is_written_by_orjson_exactly_as_rfc8785_writes_it(value: object) -> None:

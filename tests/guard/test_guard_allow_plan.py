@@ -61,6 +61,9 @@ def engine(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+# 600 generated calls per engine (~3-4 s each, mostly Hypothesis generating arguments): a
+# deep check, slow-marked so the quick set stays quick; the example-based tests below stay.
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(call=st.tuples(st.sampled_from(NAMES), arguments) | near_valid_calls(),
        through=st.sampled_from(["check", "args"]))

@@ -42,6 +42,20 @@ def test_readme_starts_with_exactly_two_setup_commands() -> None:
     assert positions == sorted(positions), (parts, ci)
 
 
+def test_the_long_poles_scheduled_first_are_modules_of_the_suite() -> None:
+    """tests/conftest.py starts these modules first under ``-n auto``; a renamed or removed
+    one would silently lose its place."""
+    import importlib.util
+
+    # By path: every test directory's conftest.py is a module named "conftest".
+    spec = importlib.util.spec_from_file_location("suite_conftest", REPO / "tests" / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    assert conftest.LONG_POLES and [
+        p for p in conftest.LONG_POLES if not (REPO / p).is_file()] == []
+
+
 def _fresh_checkout(tmp: Path) -> Path:
     """The repository's tracked files, copied as a fresh clone would have them."""
     listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True,

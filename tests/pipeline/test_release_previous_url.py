@@ -77,7 +77,7 @@ def published(
         "latest.intoto.sigstore.json", "1.intoto.sigstore.json", "1.manifest.json",
         "latest.manifest.json"}
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Handler, directory=str(chain)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield chain, f"http://127.0.0.1:{server.server_address[1]}"
