@@ -224,6 +224,7 @@ def proxy_parameters(args: "Sequence[str]") -> dict[str, Any]:
     ``trust_config``, ``command`` …, each default filled in). Nothing runs. A command line
     the proxy's parser refuses raises :class:`UsageError` with the parser's message."""
     import contextlib
+    import inspect
     import io
 
     import typer.main
@@ -234,7 +235,9 @@ def proxy_parameters(args: "Sequence[str]") -> dict[str, Any]:
     try:  # the parser's own output (--help) is not this command's: it is dropped
         with contextlib.redirect_stdout(io.StringIO()), \
                 command.make_context("proxy", list(args)) as ctx:
-            return {name: _as_annotated(name, value) for name, value in ctx.params.items()}
+            parameters = inspect.signature(proxy).parameters
+            return {name: _as_annotated(parameters[name].annotation, value)
+                    for name, value in ctx.params.items()}
     except typer.Exit:  # --help: the proxy would print its help and serve nothing
         raise UsageError("it asks the proxy for its help, not to serve") from None
     except typer.TyperException as exc:  # click's usage errors (typer vendors click)
@@ -242,15 +245,14 @@ def proxy_parameters(args: "Sequence[str]") -> dict[str, Any]:
         raise UsageError(message.replace("\n", " ")) from None
 
 
-def _as_annotated(name: str, value: Any) -> Any:
-    """Step: a parsed value as the proxy function receives it (click's parser gives a path
-    as text, a repeated value as a tuple, a choice as its text; typer converts them when it
-    calls the command, and :func:`proxy_parameters` calls nothing)."""
+def _as_annotated(annotation: Any, value: Any) -> Any:
+    """Step: a parsed value as the proxy function's parameter of type ``annotation``
+    receives it (click's parser gives a path as text, a repeated value as a tuple, a choice
+    as its text; typer converts them when it calls the command, and
+    :func:`proxy_parameters` calls nothing)."""
     import enum
-    import inspect
     import typing
 
-    annotation = inspect.signature(proxy).parameters[name].annotation
     if typing.get_origin(annotation) is typing.Annotated:
         annotation = typing.get_args(annotation)[0]
     kinds = [k for k in typing.get_args(annotation) or (annotation,) if k is not type(None)]

@@ -405,7 +405,7 @@ sets shows starts stops takes updates uses writes
 class _LazyPattern:
     """A regular expression compiled on its first use. The word lists and the URL and path
     patterns below take tens of milliseconds to compile — at import, that was paid by every
-    ``histor-sign`` command that so much as names :class:`Risk`, drift or not."""
+    ``histor-sign`` command that imports the triage, drift or not."""
 
     __slots__ = ("_compiled", "_flags", "_source")
 
