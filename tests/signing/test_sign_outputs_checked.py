@@ -8,11 +8,11 @@ import contextlib
 import os
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from cli_harness import run_cli_in_process
+from cli_harness import Run, run_cli_in_process
 from sigstore_testkit import TOOLS_V1, WF_ALICE, run_cli, statement, write_statement
 
 from histor_sign import _limits
@@ -56,10 +56,12 @@ def full_fs(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(mnt)], check=False, capture_output=True)
 
 
-def sign(inst: LocalSigstore, stmt: Path, output: Path) -> tuple[int, str, str, int]:
-    """Run ``sign -o output``; returns exit code, stdout, stderr and new log entries."""
+def sign(inst: LocalSigstore, stmt: Path, output: Path,
+         cli: Callable[..., Run] = run_cli) -> tuple[int, str, str, int]:
+    """Run ``sign -o output`` (with ``cli``: in-process when a test patches the library);
+    returns exit code, stdout, stderr and new log entries."""
     before = len(inst.log.tree)
-    run = run_cli("sign", str(stmt), "-o", str(output), "--identity-token",
+    run = cli("sign", str(stmt), "-o", str(output), "--identity-token",
                   inst.mint_token(WF_ALICE), "--trust-config", str(inst.trust_config_path))
     return run.code, run.stdout, run.stderr, len(inst.log.tree) - before
 
@@ -106,12 +108,9 @@ def test_a_fifo_without_a_reader_times_out_before_signing(
     monkeypatch.setattr(_limits, "DEFAULT_OUTPUT_READER_SECONDS", 0.5)
     fifo = tmp_path / "envelope.fifo"
     os.mkfifo(fifo)
-    before = len(inst.log.tree)
-    run = run_cli_in_process("sign", str(stmt), "-o", str(fifo), "--identity-token",
-                             inst.mint_token(WF_ALICE), "--trust-config",
-                             str(inst.trust_config_path))
-    assert (run.code, run.stdout, len(inst.log.tree) - before) == (2, "", 0), run.stderr
-    assert run.stderr.splitlines()[-1] == (
+    code, out, err, entries = sign(inst, stmt, fifo, run_cli_in_process)
+    assert (code, out, entries) == (2, "", 0), err
+    assert err.splitlines()[-1] == (
         f"histor-sign: error: cannot write {fifo}: it is a FIFO and no reader opened it "
         "within 0.5 s"
     )
