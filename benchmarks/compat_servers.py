@@ -722,6 +722,86 @@ TUNING8: tuple[Server, ...] = (
 )
 
 
+#: The ninth set of issue 38 (benchmarks/tuning3_pairs.py, set "tuning9"): a blind set from
+#: servers of domains no earlier set covers (API development platforms, infrastructure-as-code
+#: registries, code quality, test management, web performance and accessibility audits,
+#: identity and access management, ML experiment tracking, 3D modelling and CAD), none of them
+#: a server above. Kept out of ``SERVERS`` like ``TUNING3``; ``--only`` reaches them.
+TUNING9: tuple[Server, ...] = (
+    Server("postman", "npm", "@postman/postman-mcp-server", "2.13.0", "postman-mcp-server",
+           # its preinstall step runs `npx only-allow pnpm`, which fails under npm
+           install_env={"npm_config_ignore_scripts": "true"},
+           env={"POSTMAN_API_KEY": "PMAK-" + DUMMY}),
+    Server("apidog", "npm", "apidog-mcp-server", "0.0.17", "apidog-mcp-server",
+           ("--project-id=1",), env={"APIDOG_ACCESS_TOKEN": DUMMY}),
+    Server("apifox", "npm", "apifox-mcp-server", "0.0.17", "apifox-mcp-server",
+           ("--project-id=1",), env={"APIFOX_ACCESS_TOKEN": DUMMY}),
+    Server("terraform-registry", "npm", "terraform-mcp-server", "0.13.0",
+           "terraform-mcp-server",
+           note="its resources/templates/list answer has no resourceTemplates array"),
+    Server("opentofu-registry", "npm", "@opentofu/opentofu-mcp-server", "0.1.5",
+           "opentofu-mcp-server"),
+    Server("ansible-know", "pypi", "ansible-know-mcp", "0.10.0", "ansible-know-mcp",
+           python="3.12"),
+    Server("sonarqube", "npm", "sonarqube-mcp-server", "1.10.21", "sonarqube-mcp-server",
+           env={"SONARQUBE_TOKEN": DUMMY, "SONARQUBE_URL": "http://127.0.0.1:1"}),
+    Server("codacy", "npm", "@codacy/codacy-mcp", "0.5.9", "codacy-mcp-server",
+           env={"CODACY_ACCOUNT_TOKEN": DUMMY}),
+    Server("coderabbit", "npm", "coderabbitai-mcp", "1.1.1", "coderabbitai-mcp",
+           env={"GITHUB_PAT": "ghp_" + DUMMY}),
+    Server("qase", "npm", "@qase/mcp-server", "2.7.0", "qase-mcp-server",
+           env={"QASE_API_TOKEN": DUMMY}),
+    Server("currents", "npm", "@currents/mcp", "2.1.1", "mcp",
+           env={"CURRENTS_API_KEY": DUMMY}),
+    Server("browserstack", "npm", "@browserstack/mcp-server", "1.4.2", "browserstack-mcp-server",
+           install_env=_NO_BROWSER_DOWNLOAD,
+           env={"BROWSERSTACK_USERNAME": "compat", "BROWSERSTACK_ACCESS_KEY": DUMMY}),
+    # its tools are those of the products whose credentials are set: here its test
+    # management products (Zephyr, QMetry) and its test automation (Reflect)
+    Server("smartbear-tests", "npm", "@smartbear/mcp", "0.41.0", "mcp",
+           env={"ZEPHYR_API_TOKEN": DUMMY, "QMETRY_API_KEY": DUMMY,
+                "REFLECT_API_TOKEN": DUMMY},
+           note="exits at start: it imports node:module's enableCompileCache (Node 22.1+)"),
+    Server("lighthouse-priyank", "npm", "lighthouse-mcp", "0.1.17", "lighthouse-mcp",
+           install_env=_NO_BROWSER_DOWNLOAD),
+    Server("lighthouse-danielsogl", "npm", "@danielsogl/lighthouse-mcp", "2.0.1",
+           "lighthouse-mcp-server", install_env=_NO_BROWSER_DOWNLOAD),
+    Server("accesslint", "npm", "@accesslint/mcp", "0.11.1", "accesslint-mcp",
+           install_env=_NO_BROWSER_DOWNLOAD),
+    Server("accessflow", "npm", "accessflow-mcp-server", "1.0.15", "flow-mcp",
+           env={"API_KEY": DUMMY, "DOMAIN": "compat.example.invalid"},
+           note="answers its first request twice (the same id): a protocol error"),
+    Server("auth0", "npm", "@auth0/auth0-mcp-server", "0.1.0-beta.19", "auth0-mcp", ("run",),
+           env={"AUTH0_DOMAIN": "compat.example.invalid", "AUTH0_TOKEN": DUMMY},
+           note="exits at start: its keychain module's native addon was not built here"),
+    Server("lokka", "npm", "@merill/lokka", "0.3.0", "lokka",
+           # client-token mode: with a client secret it asks Entra ID for a token at start
+           env={"USE_CLIENT_TOKEN": "true"}),
+    Server("keycloak", "pypi", "keycloak-mcp", "1.5.1", "keycloak-mcp", python="3.12",
+           env={"KEYCLOAK_URL": "http://127.0.0.1:1", "KEYCLOAK_REALM": "compat",
+                "KEYCLOAK_CLIENT_ID": "compat", "KEYCLOAK_CLIENT_SECRET": DUMMY}),
+    # --expanded: every tool registered on its own (its default is one gateway tool)
+    Server("keycloak-bibliocommons", "pypi", "bibliocommons-mcp-keycloak", "1.3.6",
+           "bibliocommons-mcp-keycloak", ("--expanded",), python="3.12",
+           env={"KEYCLOAK_URL": "http://127.0.0.1:1", "KEYCLOAK_REALM": "compat"},
+           note="exits at start: it downloads Keycloak's OpenAPI document (not shipped)"),
+    Server("okta", "pypi", "okta-mcp-server", "1.1.7", "okta-mcp-server", python="3.13",
+           env={"OKTA_ORG_URL": "http://127.0.0.1:1", "OKTA_CLIENT_ID": "compat",
+                "OKTA_SCOPES": "okta.users.read"},
+           note="starts a device authorization with its Okta org at start and exits"),
+    Server("mlflow-kkruglik", "pypi", "mlflow-mcp", "0.4.1", "mlflow-mcp", python="3.12",
+           env={"MLFLOW_TRACKING_URI": "http://127.0.0.1:1"}),
+    Server("mlflow-server", "pypi", "mlflow-mcp-server", "0.1.1", "mlflow_mcp_server",
+           python="3.12", pins=("mcp<2",), env={"MLFLOW_TRACKING_URI": "http://127.0.0.1:1"}),
+    Server("opik", "pypi", "opik-mcp", "3.0.7", "opik-mcp", python="3.13",
+           env={"OPIK_API_KEY": DUMMY, "OPIK_URL_OVERRIDE": "http://127.0.0.1:1/api",
+                "OPIK_WORKSPACE": "compat"}),
+    Server("blender", "pypi", "blender-mcp", "2.0.0", "blender-mcp", python="3.12",
+           env={"BLENDER_HOST": "127.0.0.1", "BLENDER_PORT": "1"}),
+    Server("freecad", "pypi", "freecad-mcp", "0.1.28", "freecad-mcp", python="3.12"),
+)
+
+
 # ----------------------------------------------------------------------------- places
 def cache_dir() -> Path:
     return Path(os.environ.get("HISTOR_COMPAT_DIR") or REPO / ".cache" / "compat")
@@ -1216,7 +1296,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     # Without --only: the compatibility servers, as before; --only may name any pinned one.
     servers = ([s for s in (*SERVERS, *TUNING3, *TUNING4, *TUNING5, *TUNING6,
-                                    *TUNING7, *TUNING8)
+                                    *TUNING7, *TUNING8, *TUNING9)
                 if s.slug in args.only]
                if args.only is not None else list(SERVERS))
     if args.step == "list":

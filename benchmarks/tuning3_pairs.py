@@ -39,7 +39,9 @@ catalogs in ``benchmarks/data/tuning6-servers``, seed 2406; and the seventh (``-
 tuning7``, issue 38's smaller blind set of about 250 pairs): servers of
 ``compat_servers.TUNING7``, catalogs in ``benchmarks/data/tuning7-servers``, seed 2407; and
 the eighth (``--set tuning8``, issue 38's second blind set, about 250 pairs): servers of
-``compat_servers.TUNING8``, catalogs in ``benchmarks/data/tuning8-servers``, seed 2408.
+``compat_servers.TUNING8``, catalogs in ``benchmarks/data/tuning8-servers``, seed 2408; and
+the ninth (``--set tuning9``, issue 38's third blind set, about 250 pairs): servers of
+``compat_servers.TUNING9``, catalogs in ``benchmarks/data/tuning9-servers``, seed 2409.
 """
 
 from __future__ import annotations
@@ -355,8 +357,47 @@ EIGHTH = PairSet(
     {},
     "the eighth set's servers, a blind set (issue 38)")
 
+# ----------------------------------------------------------------------------- ninth set
+#: The ninth set: issue 38's third blind set, in domains none of the first eight covers;
+#: drawn and labeled without running the scanner.
+NINTH = PairSet(
+    "tuning9", DATA / "tuning9-servers", compat_servers.TUNING9, 2409,
+    #: About 250 pairs, the seventh and eighth sets' quotas.
+    {"random-within": 8, "random-cross": 10,
+     "token-within": 8, "token-cross": 15,
+     "nn-within": 20, "nn-cross": 55,
+     "nn-cross-domain": 65, "nn-effect": 32,
+     "same-object": 37},
+    {"postman": "api-platforms", "apidog": "api-platforms", "apifox": "api-platforms",
+     "terraform-registry": "iac", "opentofu-registry": "iac", "ansible-know": "iac",
+     "sonarqube": "code-quality", "codacy": "code-quality", "coderabbit": "code-quality",
+     "qase": "test-management", "currents": "test-management",
+     "browserstack": "test-management", "smartbear-tests": "test-management",
+     "lighthouse-priyank": "web-audits", "lighthouse-danielsogl": "web-audits",
+     "accesslint": "web-audits", "accessflow": "web-audits",
+     "auth0": "identity", "lokka": "identity", "keycloak": "identity", "okta": "identity",
+     "keycloak-bibliocommons": "identity",
+     "mlflow-kkruglik": "ml-tracking", "mlflow-server": "ml-tracking", "opik": "ml-tracking",
+     "blender": "3d-cad", "freecad": "3d-cad"},
+    {"terraform-registry": "its answer to resources/templates/list has no resourceTemplates "
+                           "array, which histor-sign's fetch refuses as a protocol error",
+     "accessflow": "answers its first request (server/discover, id 1) twice, which "
+                   "histor-sign's fetch refuses as a protocol error",
+     "auth0": "exits before answering initialize: its keychain module (@github/keytar) has "
+              "no native addon here (no prebuilt build for this platform was installed)",
+     "smartbear-tests": "exits before answering initialize: it imports enableCompileCache "
+                        "from node:module, which Node 22.1 added (Node 20 here)",
+     "keycloak-bibliocommons": "exits before answering initialize: it builds its tools from "
+                               "Keycloak's OpenAPI document, which it does not ship and "
+                               "downloads from keycloak.org at start (no network here)",
+     "okta": "exits before answering initialize: with no token in its keyring it starts a "
+             "device authorization with the Okta org at start, and exits when it cannot"},
+    {},
+    "the ninth set's servers, a blind set (issue 38)")
+
 SETS: dict[str, PairSet] = {THIRD.name: THIRD, FOURTH.name: FOURTH, FIFTH.name: FIFTH,
-                            SIXTH.name: SIXTH, SEVENTH.name: SEVENTH, EIGHTH.name: EIGHTH}
+                            SIXTH.name: SIXTH, SEVENTH.name: SEVENTH, EIGHTH.name: EIGHTH,
+                            NINTH.name: NINTH}
 
 
 def main(argv: list[str] | None = None) -> int:
