@@ -42,6 +42,9 @@ SEVENTH = "tuning7"
 #: The eighth set (``tuning3_pairs.py --set tuning8``): issue 38's second blind set from new
 #: npm and PyPI servers in domains none of the first seven sets covers.
 EIGHTH = "tuning8"
+#: The ninth set (``tuning3_pairs.py --set tuning9``): issue 38's third blind set from new
+#: npm and PyPI servers in domains none of the first eight sets covers.
+NINTH = "tuning9"
 
 
 def _load(name: str) -> ModuleType:
@@ -111,7 +114,7 @@ def test_the_set_is_as_large_as_issue_24_asks() -> None:
 def test_the_pair_files_are_what_the_sheets_say(tmp_path: Path) -> None:
     label_pairs = _load("label_pairs")
     label_pairs.build(tmp_path)
-    for half in (*HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH):
+    for half in (*HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH):
         assert json.loads((tmp_path / f"pairs-{half}.json").read_text()) == _pairs(half)
 
 
@@ -244,6 +247,8 @@ NEW_SERVER_SETS = {
               "tuning5-servers", "tuning6-servers"),
     EIGHTH: ("real-servers", "livemcpbench-servers", "tuning3-servers", "tuning4-servers",
              "tuning5-servers", "tuning6-servers", "tuning7-servers"),
+    NINTH: ("real-servers", "livemcpbench-servers", "tuning3-servers", "tuning4-servers",
+            "tuning5-servers", "tuning6-servers", "tuning7-servers", "tuning8-servers"),
 }
 
 
