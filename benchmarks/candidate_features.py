@@ -48,6 +48,7 @@ import eval_scan as E  # noqa: E402
 from histor_sign._schema.witness import decide  # noqa: E402
 from histor_sign.collisions import _scanner as scanner  # noqa: E402
 from histor_sign.collisions._lexical import (  # noqa: E402
+    Profile,
     profiles_of,
     singular,
     split_identifier,
@@ -305,8 +306,61 @@ def load_set(name: str, directory: str) -> SetData:
         f["cos_desc"] = cos["desc"][i].get(j, 0.0)
         f["mrank_desc"] = max(rk["desc"][i].get(j, len(tools)), rk["desc"][j].get(i, len(tools)))
         f["head_eq"] = bool(profiles[i].head) and profiles[i].head == profiles[j].head
+        f.update(reading_features(ta, tb, profiles[i], profiles[j]))
         feats[pair] = f
     return SetData(name, labels, uncertain, base, feats)
+
+
+_SENTENCE = re.compile(r"[^.!?\n]*")
+#: Where a description's lead phrase (its verb and object) ends: punctuation or a word that
+#: starts a qualifier or a clause (grammar, not a domain's vocabulary).
+_LEAD_END = re.compile(r"[.,;:!?()\n]| (?:by|for|from|in|on|of|with|using|via|to|into|at|"
+                       r"and|or|as|that|which|based|including|within)\b")
+#: Determiners and generic adjectives skipped in a lead phrase ("Update an existing comment").
+_LEAD_SKIP = frozenset({"a", "an", "the", "this", "that", "these", "those", "its", "their",
+                        "your", "my", "our", "one", "all", "any", "each", "every", "some",
+                        "specific", "given", "existing", "new"})
+
+
+def first_sentence_words(text: str) -> list[str]:
+    m = _SENTENCE.match(text.strip())
+    return [w.lower() for w in re.findall(r"[A-Za-z0-9]+", m.group() if m else "")]
+
+
+def lead(text: str) -> tuple[str, frozenset[str]] | None:
+    """The description's lead verb and object, read by the scan's own name reader from its
+    first words up to the first qualifier ("Update an existing comment on …" → modify,
+    {comment}); None when it names no action word and object."""
+    head = text.strip()[:300]
+    end = _LEAD_END.search(head)
+    words = re.findall(r"[A-Za-z]+", head[:end.start()] if end else head)
+    words = words[:1] + [w for w in words[1:] if w.lower() not in _LEAD_SKIP]
+    if len(words) < 2:
+        return None
+    p = Profile.of("_".join(words), "")
+    return (p.action, p.objects) if p.objects and not p.inferred_action else None
+
+
+def common_suffix(a: list[str], b: list[str]) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    return n
+
+
+def reading_features(ta: Any, tb: Any, pa: Any, pb: Any) -> dict[str, Any]:
+    """Features of the lexical reading the diagnosis (``explain_misses.py``) pointed at:
+    the same (action, object) once namespaces are dropped (``obj_same``), the same name
+    words once namespaces are dropped (``names_same``), the same lead verb and object in
+    both descriptions (``lead_eq``), and the length of the word suffix both first sentences
+    end with (``suffix``: "… by flight number")."""
+    la, lb = lead(ta.description or ""), lead(tb.description or "")
+    na = frozenset(name_words(ta.name)) - pa.domain
+    nb = frozenset(name_words(tb.name)) - pb.domain
+    return {"obj_same": pa.action == pb.action and bool(pa.objects) and pa.objects == pb.objects,
+            "names_same": bool(na) and na == nb, "lead_eq": la is not None and la == lb,
+            "suffix": common_suffix(first_sentence_words(ta.description or ""),
+                                    first_sentence_words(tb.description or ""))}
 
 
 Rule = Callable[[dict[str, Any]], bool]
@@ -434,7 +488,47 @@ def families() -> dict[str, tuple[Callable[..., Rule], dict[str, list[Any]]]]:
                                           "scope": ["all", "cross"]})
     fam["schema_name"] = (schema_name, {"k": [1, 2], "same": ["all", "within"]})
     fam["props_name"] = (props_name, {"k": [1, 2], "same": ["all", "within"]})
+    fam.update(reading_families(cosgrid))
     return fam
+
+
+def reading_families(cosgrid: list[float]
+                     ) -> dict[str, tuple[Callable[..., Rule], dict[str, list[Any]]]]:
+    """The rules the diagnosis suggested (issue 38): general statements about catalogs."""
+    def scoped(f: dict[str, Any], scope: str) -> bool:
+        return scope == "all" or (scope == "within") == f["same_source"]
+
+    def same_operation(t: float, scope: str) -> Rule:
+        # the same action on the same object words once namespaces are dropped, whatever
+        # subject areas the lexicon guesses, with descriptions at least t alike
+        return lambda f: bool(scoped(f, scope) and f["obj_same"] and f["cos_desc"] >= t)
+
+    def same_name(t: float, scope: str) -> Rule:
+        # the same name words once namespaces are dropped, whatever action each reading gave
+        return lambda f: bool(scoped(f, scope) and f["names_same"] and f["eff_compat"]
+                              and f["cos_desc"] >= t)
+
+    def lead_phrase(t: float, scope: str) -> Rule:
+        # both descriptions lead with the same verb class on the same object words
+        return lambda f: bool(scoped(f, scope) and f["lead_eq"] and f["eff_compat"]
+                              and f["cos_desc"] >= t)
+
+    def sibling_phrase(k: int, schema: str) -> Rule:
+        # siblings of one source, one action, the same schema (or argument names), whose
+        # first sentences end with the same k words (the identifying phrase)
+        def rule(f: dict[str, Any]) -> bool:
+            same = f["schema_eq"] if schema == "equal" else f["props_eq"]
+            return bool(f["same_source"] and same and f["action_eq"] and f["eff_compat"]
+                        and f["suffix"] >= k)
+        return rule
+
+    low = [0.0, *cosgrid]
+    return {
+        "same_operation": (same_operation, {"t": low, "scope": ["all", "cross"]}),
+        "same_name": (same_name, {"t": low, "scope": ["all", "cross"]}),
+        "lead_phrase": (lead_phrase, {"t": low, "scope": ["all", "cross", "within"]}),
+        "sibling_phrase": (sibling_phrase, {"k": [2, 3, 4, 5, 6], "schema": ["equal", "props"]}),
+    }
 
 
 def grid(space: dict[str, list[Any]]) -> Iterable[dict[str, Any]]:
