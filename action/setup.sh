@@ -17,15 +17,22 @@ lock="$action_path/action/requirements.txt"
 pip=(--disable-pip-version-check --no-input -q)
 
 rm -rf "$venv"
-"$python" -m venv "$venv"
-if ! "$venv/bin/python" -m pip install "${pip[@]}" --require-hashes --no-index \
+# The interpreter's own pip installs into the venv (pip --python, pip >= 22.3), so the venv
+# needs no copy of pip: seeding one (ensurepip) is a third of a warm install. An interpreter
+# without such a pip seeds the venv's own, as before.
+if "$python" -m pip --python "$python" --version >/dev/null 2>&1; then
+  "$python" -m venv --without-pip "$venv"
+  pip=("$python" -m pip --python "$venv/bin/python" "${pip[@]}")
+else
+  "$python" -m venv "$venv"
+  pip=("$venv/bin/python" -m pip "${pip[@]}")
+fi
+if ! "${pip[@]}" install --require-hashes --no-index \
     --find-links "$wheelhouse" -r "$lock" 2>/dev/null; then
   # Cold (or stale) cache: download exactly the locked files, then install them offline.
-  "$venv/bin/python" -m pip download "${pip[@]}" --require-hashes --only-binary :all: \
-    -d "$wheelhouse" -r "$lock"
-  "$venv/bin/python" -m pip install "${pip[@]}" --require-hashes --no-index \
-    --find-links "$wheelhouse" -r "$lock"
+  "${pip[@]}" download --require-hashes --only-binary :all: -d "$wheelhouse" -r "$lock"
+  "${pip[@]}" install --require-hashes --no-index --find-links "$wheelhouse" -r "$lock"
 fi
-"$venv/bin/python" -m pip install "${pip[@]}" --no-deps --no-build-isolation --no-index "$action_path"
+"${pip[@]}" install --no-deps --no-build-isolation --no-index "$action_path"
 echo "HISTOR_SIGN_BIN=$venv/bin/histor-sign" >> "${GITHUB_ENV:?GITHUB_ENV is not set}"
 echo "bin=$venv/bin/histor-sign" >> "${GITHUB_OUTPUT:-/dev/null}"

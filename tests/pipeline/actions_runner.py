@@ -145,6 +145,7 @@ class Runner:
         self.caches = self.base / "caches"
         self.caches.mkdir(parents=True, exist_ok=True)
         self.runs = 0
+        self.action_root = action_checkout(self.base / "histor-sign-action")
 
     # ------------------------------------------------------------------ workflow level
     def run_workflow(self, workflow: dict[str, Any],
@@ -236,9 +237,9 @@ class Runner:
             return workspace / uses[2:]
         repo, _, _ref = uses.partition("@")
         if repo == ACTION_REPO:
-            return REPO
+            return self.action_root
         if repo.startswith(ACTION_REPO + "/"):
-            return REPO / repo.removeprefix(ACTION_REPO + "/")
+            return self.action_root / repo.removeprefix(ACTION_REPO + "/")
         return None
 
     def run_composite(self, path: Path, with_: dict[str, str], step_env: dict[str, str],
@@ -325,6 +326,27 @@ class Runner:
             self.sarif_uploads.append(sarif)
             return (0 if sarif.is_file() else 1), {}
         raise AssertionError(f"no simulation for action {name}")
+
+
+#: What GitHub checks out for ``uses: histor-sign/histor-sign[/…]@ref``, as far as the
+#: actions read it: their files and what ``action/setup.sh`` builds histor-sign from.
+ACTION_FILES = ("action.yml", "action", "snapshot", "monitor", "histor_sign",
+                "pyproject.toml", "README.md")
+
+
+def action_checkout(target: Path) -> Path:
+    """A copy of this checkout's action files: ``setup.sh`` builds histor-sign in the
+    action's directory (pip's in-tree build writes ``build/`` and ``*.egg-info`` there), which
+    must be the runner's, never the developer's checkout."""
+    junk = shutil.ignore_patterns("__pycache__", "*.egg-info", "build")
+    for name in ACTION_FILES:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, target / name, ignore=junk)
+        else:
+            target.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
 
 
 def _needs(job: dict[str, Any]) -> list[str]:
