@@ -12,14 +12,13 @@ args=(monitor --server "$HS_SERVER" --repository "$HS_REPOSITORY" --revisions "$
 [[ -n "${HS_REKOR_URL:-}" ]] && args+=(--rekor-url "$HS_REKOR_URL")
 [[ "${HS_STAGING:-false}" == "true" ]] && args+=(--staging)
 [[ -n "${HS_TRUST_CONFIG:-}" ]] && args+=(--trust-config "$HS_TRUST_CONFIG")
-# acknowledge: log indexes separated by commas or spaces, each one --acknowledge flag.
+# acknowledge: log indexes separated by commas or spaces (checked by the action's first
+# step), each one --acknowledge flag.
+set -f  # split on commas and spaces, never expand a pattern
 for index in ${HS_ACKNOWLEDGE//,/ }; do
-  if [[ ! "$index" =~ ^[0-9]+$ ]]; then
-    echo "histor-sign: error: the acknowledge input must be log indexes separated by commas or spaces" >&2
-    exit 2
-  fi
   args+=(--acknowledge "$index")
 done
+set +f
 [[ -n "${HS_REASON:-}" ]] && args+=(--reason "$HS_REASON")
 
 report="${RUNNER_TEMP:-/tmp}/histor-monitor.txt"
