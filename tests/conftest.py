@@ -4,6 +4,8 @@ from every test and benchmark by module name; testkit/README.md)."""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from typing import Any
 
 import pytest
@@ -18,6 +20,28 @@ LONG_POLES = (
     "tests/compat/test_conformance.py",   # the MCP conformance suite through the proxy
     "tests/cli/test_golden_outputs.py",   # every CLI command as a process
 )
+
+
+#: The bytecode cache this run created (removed when the run ends), if it created one.
+_PYCACHE: list[str] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every Python process the suite starts (thousands: each CLI run, proxy, keeper, peer)
+    reads and writes its bytecode under one directory of this run, outside the checkout —
+    also where PYTHONDONTWRITEBYTECODE is set, which would make each of them compile every
+    module of ours it imports again. A prefix of the caller's own is kept; xdist workers
+    inherit the controller's."""
+    if os.environ.get("PYTHONPYCACHEPREFIX"):
+        return
+    _PYCACHE.append(tempfile.mkdtemp(prefix="histor-sign-tests-pycache-"))
+    os.environ["PYTHONPYCACHEPREFIX"] = _PYCACHE[0]
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for prefix in _PYCACHE:
+        shutil.rmtree(prefix, ignore_errors=True)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -435,5 +435,12 @@ def case_environment(work: Path) -> dict[str, str]:
         "LC_ALL": "C.UTF-8",
         "TZ": "UTC",
         "COLUMNS": "80",
-        "PYTHONDONTWRITEBYTECODE": "1",
+        **_bytecode(),
     }
+
+
+def _bytecode() -> dict[str, str]:
+    """Bytecode goes to the run's cache outside the checkout (tests/conftest.py), else it is
+    not written at all; either way it changes no byte of a case's output."""
+    prefix = os.environ.get("PYTHONPYCACHEPREFIX")
+    return {"PYTHONPYCACHEPREFIX": prefix} if prefix else {"PYTHONDONTWRITEBYTECODE": "1"}
