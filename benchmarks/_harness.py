@@ -19,7 +19,7 @@ import platform
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,7 +69,7 @@ class Stats:
     @classmethod
     def of(cls, seconds: Sequence[float], rss: Sequence[int]) -> Stats:
         s = sorted(seconds)
-        return cls(s[0], _quantile(s, 0.5), _quantile(s, 0.99), max(rss, default=0))
+        return cls(s[0], quantile(s, 0.5), quantile(s, 0.99), max(rss, default=0))
 
 
 @dataclass
@@ -108,12 +108,20 @@ class Result:
 _SCALE = {"s": 1.0, "ms": 1e3, "us": 1e6}
 
 
-def _quantile(sorted_values: Sequence[float], q: float) -> float:
-    """Nearest-rank quantile (p99 of fewer than 100 runs is the maximum)."""
-    if not sorted_values:
+def quantile(values: Iterable[float], q: float) -> float:
+    """Nearest-rank quantile of ``values`` in any order: the smallest value with a share of
+    at least ``q`` at or below it (the median of 20 runs is the 10th; p99 of fewer than 100
+    runs is the maximum). The one rule every benchmark reads its medians and tails by."""
+    ordered = sorted(values)
+    if not ordered:
         return math.nan
-    index = min(len(sorted_values) - 1, max(0, math.ceil(q * len(sorted_values)) - 1))
-    return sorted_values[index]
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
+def latency_row(label: str, values: Sequence[float]) -> str:
+    """One line of a latency table, in milliseconds: min, p50, p99."""
+    return (f"  {label:8} min {min(values) * 1e3:8.3f}  p50 {quantile(values, 0.5) * 1e3:8.3f}"
+            f"  p99 {quantile(values, 0.99) * 1e3:8.3f}")
 
 
 def _once(side: Side) -> Sample:

@@ -40,6 +40,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "testkit"))  # the matrix peers tests and benchmarks share
 
+from _harness import latency_row, quantile  # noqa: E402
 from matrix_peers import (  # noqa: E402
     SERVERS,
     Peer,
@@ -53,15 +54,6 @@ from matrix_peers import (  # noqa: E402
 EVERYTHING = SERVERS[0]
 FILESYSTEM = next(p for p in SERVERS if p.slug == "server-filesystem")
 
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def row(label: str, values: list[float]) -> str:
-    return (f"  {label:8} min {min(values) * 1e3:8.3f}  p50 {pct(values, 0.5) * 1e3:8.3f}"
-            f"  p99 {pct(values, 0.99) * 1e3:8.3f}")
 
 
 async def open_session(argv: list[str], stack: AsyncExitStack) -> Any:
@@ -199,18 +191,18 @@ def main() -> None:
         signed = sign_all(base / "signed", page, peers)
         d, p = asyncio.run(per_call(signed, base, calls))
         print(f"per call, tools/call echo on server-everything, {calls} interleaved each (ms):")
-        print(row("direct", d))
-        print(row("proxied", p))
-        print(f"  overhead: p50 {(pct(p, 0.5) - pct(d, 0.5)) * 1e3:+.3f} ms, "
-              f"p99 {(pct(p, 0.99) - pct(d, 0.99)) * 1e3:+.3f} ms")
+        print(latency_row("direct", d))
+        print(latency_row("proxied", p))
+        print(f"  overhead: p50 {(quantile(p, 0.5) - quantile(d, 0.5)) * 1e3:+.3f} ms, "
+              f"p99 {(quantile(p, 0.99) - quantile(d, 0.99)) * 1e3:+.3f} ms")
         times = start_ups(signed, base, starts)
         print(f"start-up to the first tools/list, server-everything, {starts} interleaved "
               "runs each (ms):")
         for name, values in times.items():
-            print(row(name, values))
+            print(latency_row(name, values))
         d = times["direct"]
         for name, p in list(times.items())[1:]:
-            print(f"  {name} adds: p50 {(pct(p, 0.5) - pct(d, 0.5)) * 1e3:+.0f} ms, "
+            print(f"  {name} adds: p50 {(quantile(p, 0.5) - quantile(d, 0.5)) * 1e3:+.0f} ms, "
                   f"min {(min(p) - min(d)) * 1e3:+.0f} ms")
         large_results(signed, base)
     print(f"load average {os.getloadavg()[0]:.1f} (end)")

@@ -36,6 +36,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "testkit"))  # the proxy fixtures tests and benchmarks share
 
+from _harness import latency_row, quantile  # noqa: E402
 from cli_harness import cli_env, run_cli  # noqa: E402
 from proxy_fixtures import make_world, proxy_argv, publish  # noqa: E402
 
@@ -73,15 +74,6 @@ async def session(argv: list[str], stack: AsyncExitStack) -> Any:
         if not cursor:
             return client
 
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def row(label: str, values: list[float]) -> str:
-    return (f"  {label:8} min {min(values) * 1e3:7.3f}  median {pct(values, 0.5) * 1e3:7.3f}"
-            f"  p99 {pct(values, 0.99) * 1e3:7.3f}")
 
 
 async def per_call(proxied: list[str], calls: int) -> tuple[list[float], list[float]]:
@@ -148,11 +140,11 @@ def start_ups(pairs: list[tuple[str, list[str], list[str]]], runs: int,
         print(f"start-up to a listed session, {label}, {runs} interleaved runs each (ms):")
         ds = times[0]
         for (name, _argv), ps in zip(variants, times, strict=True):
-            print(row(name, ps))
+            print(latency_row(name, ps))
             if name != "server":
-                print(f"  {name} adds: median {(pct(ps, 0.5) - pct(ds, 0.5)) * 1e3:+.0f} ms, "
+                print(f"  {name} adds: median {(quantile(ps, 0.5) - quantile(ds, 0.5)) * 1e3:+.0f} ms, "
                       f"min {(min(ps) - min(ds)) * 1e3:+.0f} ms "
-                      f"(ratio of medians {pct(ps, 0.5) / pct(ds, 0.5):.1f})")
+                      f"(ratio of medians {quantile(ps, 0.5) / quantile(ds, 0.5):.1f})")
 
 
 def main() -> None:
@@ -175,11 +167,11 @@ def main() -> None:
         asyncio.run(startup(proxied))  # warm the bytecode cache
         d, p = asyncio.run(per_call(proxied, calls))
         print(f"per call, {calls} interleaved tools/call each (ms):")
-        print(row("direct", d))
-        print(row("proxied", p))
-        print(f"  overhead: median {(pct(p, 0.5) - pct(d, 0.5)) * 1e3:+.3f} ms, "
-              f"p99 {(pct(p, 0.99) - pct(d, 0.99)) * 1e3:+.3f} ms "
-              f"(ratio of medians {pct(p, 0.5) / pct(d, 0.5):.2f})")
+        print(latency_row("direct", d))
+        print(latency_row("proxied", p))
+        print(f"  overhead: median {(quantile(p, 0.5) - quantile(d, 0.5)) * 1e3:+.3f} ms, "
+              f"p99 {(quantile(p, 0.99) - quantile(d, 0.99)) * 1e3:+.3f} ms "
+              f"(ratio of medians {quantile(p, 0.5) / quantile(d, 0.5):.2f})")
         (base / "hundred").mkdir()
         pins, trust = release_hundred(base / "hundred")
         (base / "h").mkdir()
