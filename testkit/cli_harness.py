@@ -59,6 +59,14 @@ def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def bytecode_env() -> dict[str, str]:
+    """For a process started with a minimal environment (as a desktop host or a golden case
+    starts one): where this run keeps bytecode (tests/conftest.py, outside the checkout), else
+    none is written — never into the checkout."""
+    prefix = os.environ.get("PYTHONPYCACHEPREFIX")
+    return {"PYTHONPYCACHEPREFIX": prefix} if prefix else {"PYTHONDONTWRITEBYTECODE": "1"}
+
+
 def run_cli(
     *args: str,
     stdin: bytes | None = None,

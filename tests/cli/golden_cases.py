@@ -39,6 +39,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+if str(REPO / "testkit") not in sys.path:  # run as a script (--regenerate): as pytest has it
+    sys.path.insert(0, str(REPO / "testkit"))
+
+from cli_harness import bytecode_env  # noqa: E402
+
 DATA = REPO / "tests" / "data"
 GOLDEN = DATA / "golden"
 
@@ -435,12 +440,6 @@ def case_environment(work: Path) -> dict[str, str]:
         "LC_ALL": "C.UTF-8",
         "TZ": "UTC",
         "COLUMNS": "80",
-        **_bytecode(),
+        **bytecode_env(),  # changes no byte of a case's output
     }
 
-
-def _bytecode() -> dict[str, str]:
-    """Bytecode goes to the run's cache outside the checkout (tests/conftest.py), else it is
-    not written at all; either way it changes no byte of a case's output."""
-    prefix = os.environ.get("PYTHONPYCACHEPREFIX")
-    return {"PYTHONPYCACHEPREFIX": prefix} if prefix else {"PYTHONDONTWRITEBYTECODE": "1"}

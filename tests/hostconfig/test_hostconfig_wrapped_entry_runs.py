@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_harness import REPO, run_cli
+from cli_harness import REPO, bytecode_env, run_cli
 from hostconfig_helpers import make_pins, plain
 
 pytestmark = pytest.mark.slow
@@ -36,7 +36,7 @@ def _host_env(entry: dict[str, Any]) -> dict[str, str]:
     env = {"PATH": MINIMAL_PATH, "HOME": os.environ.get("HOME", "/tmp"),
            "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"],
            "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-           **entry.get("env", {})}
+           **bytecode_env(), **entry.get("env", {})}
     return env
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_harness import cli_env, run_cli
+from cli_harness import bytecode_env, cli_env, run_cli
 from verdict_world import MALLORY, SERVER, World, make_world, server_command
 
 from histor_sign._chain_store import ReleaseLocation
@@ -145,7 +145,7 @@ def wrapped_path(pins: Path, flags: list[str], base: Path) -> Verdict:
     entry = _wrapped(pins, flags, base)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(base),
            "XDG_CONFIG_HOME": cli_env()["XDG_CONFIG_HOME"],
-           "PYTHONPATH": cli_env().get("PYTHONPATH", "")}
+           "PYTHONPATH": cli_env().get("PYTHONPATH", ""), **bytecode_env()}
     if not _served([entry["command"], *entry["args"]], env, base / "wrapped.stderr"):
         return REFUSE
     served = re.search(rf"serving {re.escape(SERVER)} revision (\d+)",
