@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_harness import bytecode_env
 
 from histor_sign._schema.algebra import Bounds
 
@@ -48,7 +49,7 @@ print(json.dumps({"results": out, "rss_mb": hwm / 1024}))
 def _run(cases: list[tuple[Any, Any]]) -> tuple[list[dict[str, Any]], float]:
     done = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(cases), cwd=ROOT,
                           capture_output=True, text=True, timeout=300,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", **bytecode_env()})
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stderr == ""  # no engine logs, no tracebacks
     report = json.loads(done.stdout)

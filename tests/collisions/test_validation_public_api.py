@@ -23,6 +23,7 @@ import jsonschema._legacy_keywords
 import jsonschema._utils
 import pytest
 import referencing
+from cli_harness import bytecode_env
 
 from histor_sign._schema.validation import (
     PATTERN_UNDECIDABLE,
@@ -324,7 +325,7 @@ def test_regex_keywords_are_linear_on_every_path() -> None:
     ]
     done = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(cases), cwd=ROOT,
                           capture_output=True, text=True, timeout=300,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", **bytecode_env()})
     assert done.returncode == 0, done.stderr[-2000:]
     results = json.loads(done.stdout)
     assert max(r["seconds"] for r in results) < 10.0, results

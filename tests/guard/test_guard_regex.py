@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_harness import run_cli
+from cli_harness import bytecode_env, run_cli
 
 from histor_sign._schema.regex_subset import ecma_safe
 from histor_sign._schema.validation import _collect_patterns
@@ -77,7 +77,7 @@ def _run_isolated(cases: list[Any]) -> list[dict[str, Any]]:
     """Decide in a fresh interpreter: a regression hangs there (and is killed), not here."""
     done = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(cases), cwd=ROOT,
                           capture_output=True, text=True, timeout=300,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", **bytecode_env()})
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stderr == ""
     results: list[dict[str, Any]] = json.loads(done.stdout)
