@@ -401,19 +401,16 @@ def families() -> dict[str, tuple[Callable[..., Rule], dict[str, list[Any]]]]:
             return rule
         return build
 
-    def schema_name(k: int, same: str) -> Rule:
-        def rule(f: dict[str, Any]) -> bool:
-            if same == "within" and not f["same_source"]:
-                return False
-            return bool(f["schema_eq"] and f["name_shared"] >= k)
-        return rule
-
-    def props_name(k: int, same: str) -> Rule:
-        def rule(f: dict[str, Any]) -> bool:
-            if same == "within" and not f["same_source"]:
-                return False
-            return bool(f["props_eq"] and f["name_shared"] >= k)
-        return rule
+    def equal_and_named(equal: str) -> Callable[..., Rule]:
+        """Feature ``equal`` (identical schemas, or identical properties) and ``k`` shared
+        name words."""
+        def build(k: int, same: str) -> Rule:
+            def rule(f: dict[str, Any]) -> bool:
+                if same == "within" and not f["same_source"]:
+                    return False
+                return bool(f[equal] and f["name_shared"] >= k)
+            return rule
+        return build
 
     def rel(v: str) -> Callable[..., Rule]:
         def build(r: float, t: float, k: int) -> Rule:
@@ -486,8 +483,8 @@ def families() -> dict[str, tuple[Callable[..., Rule], dict[str, list[Any]]]]:
                                   "schema": ["equal", "props"], "scope": ["all", "within"]})
     fam["gated_mutual"] = (gated_mutual, {"k": [1, 2, 3], "t": cosgrid,
                                           "scope": ["all", "cross"]})
-    fam["schema_name"] = (schema_name, {"k": [1, 2], "same": ["all", "within"]})
-    fam["props_name"] = (props_name, {"k": [1, 2], "same": ["all", "within"]})
+    fam["schema_name"] = (equal_and_named("schema_eq"), {"k": [1, 2], "same": ["all", "within"]})
+    fam["props_name"] = (equal_and_named("props_eq"), {"k": [1, 2], "same": ["all", "within"]})
     fam.update(reading_families(cosgrid))
     return fam
 
