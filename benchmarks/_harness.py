@@ -68,8 +68,8 @@ class Stats:
 
     @classmethod
     def of(cls, seconds: Sequence[float], rss: Sequence[int]) -> Stats:
-        s = sorted(seconds)
-        return cls(s[0], quantile(s, 0.5), quantile(s, 0.99), max(rss, default=0))
+        return cls(min(seconds), quantile(seconds, 0.5), quantile(seconds, 0.99),
+                   max(rss, default=0))
 
 
 @dataclass
