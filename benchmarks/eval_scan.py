@@ -291,7 +291,9 @@ def legacy() -> dict[str, Any]:
 #: Every labeled set and its catalogs (benchmarks/data/README.md), for ``--lexicon-hits``.
 SETS = {"tuning": "real-servers", "heldout": "real-servers", "tuning2": "livemcpbench-servers",
         "tuning3": "tuning3-servers", "tuning4": "tuning4-servers",
-        "tuning5": "tuning5-servers", "tuning6": "tuning6-servers"}
+        "tuning5": "tuning5-servers", "tuning6": "tuning6-servers",
+        "tuning7": "tuning7-servers", "tuning8": "tuning8-servers",
+        "tuning9": "tuning9-servers"}
 _TEXT_WORD = re.compile(r"[^\W_]+")
 
 
