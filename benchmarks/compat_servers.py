@@ -802,6 +802,86 @@ TUNING9: tuple[Server, ...] = (
 )
 
 
+#: The tenth set of issue 38 (benchmarks/tuning3_pairs.py, set "tuning10"): a blind set from
+#: servers of domains no earlier set covers (customer-support helpdesks, learning management
+#: systems, hypervisors, network firewalls and routers, ad platforms, data catalogs, threat
+#: intelligence, sports data), none of them a server above. Kept out of ``SERVERS`` like
+#: ``TUNING3``; ``--only`` reaches them. ``pins=("mcp<2",)``: the server imports
+#: ``mcp.server.fastmcp`` (or the 1.x low-level API), which the 2.x SDK its requirement
+#: allows no longer has.
+TUNING10: tuple[Server, ...] = (
+    Server("zendesk", "pypi", "zendesk-mcp", "0.1.6", "zendesk-mcp", python="3.12",
+           env={"ZENDESK_SUBDOMAIN": "compat", "ZENDESK_CLIENT_ID": "compat",
+                "ZENDESK_CLIENT_SECRET": DUMMY}),
+    Server("freshdesk", "pypi", "freshdesk-mcp", "1.2.0", "freshdesk-mcp", python="3.12",
+           pins=("mcp<2",),
+           env={"FRESHDESK_API_KEY": DUMMY, "FRESHDESK_DOMAIN": "compat.example.invalid"}),
+    Server("zammad", "pypi", "zammad-mcp-server", "0.1.1", "zammad-mcp-server", python="3.12",
+           env={"ZAMMAD_URL": "http://127.0.0.1:1", "ZAMMAD_HTTP_TOKEN": DUMMY}),
+    Server("canvas", "pypi", "canvas-mcp", "1.16.0", "canvas-mcp-server", python="3.12",
+           env={"CANVAS_API_TOKEN": DUMMY, "CANVAS_API_URL": "https://127.0.0.1:1/api/v1"}),
+    Server("moodle-bridge", "pypi", "moodle-mcp-bridge", "1.7.0", "moodle-mcp-bridge",
+           python="3.12", pins=("mcp<2",),
+           env={"MOODLE_URL": "http://127.0.0.1:1", "MOODLE_TOKEN": DUMMY}),
+    Server("moodle", "pypi", "mcp-moodle", "0.1.2", "mcp-moodle", python="3.12",
+           pins=("mcp<2",),
+           env={"MOODLE_URL": "http://127.0.0.1:1", "MOODLE_TOKEN": DUMMY}),
+    Server("proxmox", "pypi", "mcp-proxmox", "1.2.3", "mcp-proxmox", python="3.12",
+           env={"PROXMOX_HOST": "127.0.0.1", "PROXMOX_PORT": "1",
+                "PROXMOX_TOKEN_ID": "root@pam!compat", "PROXMOX_TOKEN_SECRET": DUMMY}),
+    Server("proxmox-cursor", "pypi", "cursor-proxmox-mcp", "1.9.0", "cursor-proxmox-mcp",
+           python="3.12", pins=("mcp<2",), env={"PROXMOX_MCP_CONFIG": "{work}/proxmox.json"},
+           files={"proxmox.json": '{"proxmox": {"host": "127.0.0.1", "port": 1, '
+                                  '"verify_ssl": false}, "auth": {"user": "root@pam", '
+                                  '"token_name": "compat", "token_value": "' + DUMMY + '"}, '
+                                  '"logging": {}}'},
+           note="connects to its Proxmox host at start (GET /api2/json/version) and exits"),
+    # its pinned mcp 1.19 imports a pydantic internal that pydantic 2.12 removed
+    Server("vmware-esxi", "pypi", "mcp-vmware-esxi", "0.1.0", "mcp-vmware-esxi",
+           python="3.12", pins=("pydantic<2.12",),
+           env={"VCENTER_HOST": "127.0.0.1", "VCENTER_USER": "compat",
+                "VCENTER_PASSWORD": DUMMY, "VCENTER_INSECURE": "true"}),
+    # it imports httpx, which it does not declare
+    Server("opnsense", "pypi", "opnsense-mcp-server", "0.4.1", "opnsense-mcp", python="3.12",
+           pins=("httpx",),
+           env={"OPNSENSE_URL": "https://127.0.0.1:1", "OPNSENSE_API_KEY": "compat",
+                "OPNSENSE_API_SECRET": DUMMY}),
+    Server("pfsense", "pypi", "mcp-pfsense", "0.3.0", "mcp-pfsense", python="3.12",
+           env={"PFSENSE_HOST": "127.0.0.1", "PFSENSE_PORT": "1",
+                "PFSENSE_PASSWORD": DUMMY}),
+    Server("meta-ads", "pypi", "meta-ads-mcp", "1.0.128", "meta-ads-mcp", python="3.12",
+           env={"META_ACCESS_TOKEN": DUMMY, "META_ADS_DISABLE_CALLBACK_SERVER": "1",
+                "META_ADS_DISABLE_LOGIN_LINK": "1"}),
+    Server("google-ads", "pypi", "google-ads-mcp", "0.0.5", "google-ads-mcp", python="3.12",
+           env={"GOOGLE_ADS_DEVELOPER_TOKEN": DUMMY,
+                "GOOGLE_ADS_LOGIN_CUSTOMER_ID": "1234567890"}),
+    Server("google-ads-trueclicks", "npm", "@trueclicks/google-ads-mcp-js", "0.3.7",
+           "google-ads-mcp-js", ("--token=" + DUMMY,)),
+    Server("datahub", "pypi", "mcp-server-datahub", "0.8.0", "mcp-server-datahub",
+           python="3.12",
+           env={"DATAHUB_GMS_URL": "http://127.0.0.1:1", "DATAHUB_GMS_TOKEN": DUMMY}),
+    Server("atlan", "pypi", "atlan-mcp-server", "0.3.3", "atlan-mcp-server", python="3.12",
+           env={"ATLAN_BASE_URL": "http://127.0.0.1:1", "ATLAN_API_KEY": DUMMY}),
+    Server("openmetadata", "pypi", "mcp-server-openmetadata", "0.2.4",
+           "mcp-server-openmetadata", python="3.12", pins=("mcp<2",),
+           env={"OPENMETADATA_HOST": "http://127.0.0.1:1", "OPENMETADATA_JWT_TOKEN": DUMMY}),
+    Server("shodan", "pypi", "mcp-shodan", "0.1.0", "mcp-shodan", python="3.12",
+           env={"SHODAN_API_KEY": DUMMY}),
+    Server("abuseipdb", "pypi", "mcp-abuseipdb", "1.3.0", "mcp-abuseipdb", python="3.12",
+           env={"ABUSEIPDB_API_KEY": DUMMY}),
+    Server("otx", "pypi", "otx-mcp", "1.2.0", "otx-mcp", python="3.12",
+           env={"OTX_API_KEY": DUMMY}),
+    Server("opencti", "pypi", "opencti-mcp", "0.1.1", "opencti-mcp", python="3.12",
+           env={"OPENCTI_URL": "http://127.0.0.1:1", "OPENCTI_TOKEN": DUMMY}),
+    # it registers its handlers with the 1.x low-level Server's decorators (gone in mcp 2.x)
+    Server("f1-server", "pypi", "f1-mcp-server", "0.1.0", "f1-mcp-server", python="3.12",
+           pins=("mcp<2",)),
+    Server("fastf1", "pypi", "fastf1-mcp", "0.2.0", "fastf1-mcp", python="3.12",
+           pins=("mcp<2",)),
+    Server("espn", "pypi", "mcp-server-espn", "2.1.1", "mcp-server-espn", python="3.12"),
+)
+
+
 # ----------------------------------------------------------------------------- places
 def cache_dir() -> Path:
     return Path(os.environ.get("HISTOR_COMPAT_DIR") or REPO / ".cache" / "compat")
@@ -1296,7 +1376,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     # Without --only: the compatibility servers, as before; --only may name any pinned one.
     servers = ([s for s in (*SERVERS, *TUNING3, *TUNING4, *TUNING5, *TUNING6,
-                                    *TUNING7, *TUNING8, *TUNING9)
+                                    *TUNING7, *TUNING8, *TUNING9, *TUNING10)
                 if s.slug in args.only]
                if args.only is not None else list(SERVERS))
     if args.step == "list":

@@ -9,6 +9,7 @@
     python benchmarks/label_pairs.py show tuning7 START COUNT  # the seventh set (blind)
     python benchmarks/label_pairs.py show tuning8 START COUNT  # the eighth set (blind)
     python benchmarks/label_pairs.py show tuning9 START COUNT  # the ninth set (blind)
+    python benchmarks/label_pairs.py show tuning10 START COUNT # the tenth set (blind)
     python benchmarks/label_pairs.py build                      # sheets -> pairs-<half>.json
     python benchmarks/label_pairs.py stats                      # counts, as Markdown
 
@@ -70,6 +71,9 @@ HALVES: dict[str, tuple[str, str]] = {
     # The ninth set (benchmarks/tuning3_pairs.py --set tuning9): issue 38's third blind set.
     "tuning9": ("tuning9-servers", "set9 helper session (an AI model), reading the "
                 "tools only, blind to the scanner"),
+    # The tenth set (benchmarks/tuning3_pairs.py --set tuning10): issue 38's fourth blind set.
+    "tuning10": ("tuning10-servers", "set10 helper session (an AI model), reading the "
+                 "tools only, blind to the scanner"),
 }
 #: The script that drew each half's pairs.
 DRAWN_BY = {"tuning2": "benchmarks/tuning2_pairs.py", "tuning3": "benchmarks/tuning3_pairs.py",
@@ -78,7 +82,8 @@ DRAWN_BY = {"tuning2": "benchmarks/tuning2_pairs.py", "tuning3": "benchmarks/tun
             "tuning6": "benchmarks/tuning3_pairs.py --set tuning6",
             "tuning7": "benchmarks/tuning3_pairs.py --set tuning7",
             "tuning8": "benchmarks/tuning3_pairs.py --set tuning8",
-            "tuning9": "benchmarks/tuning3_pairs.py --set tuning9"}
+            "tuning9": "benchmarks/tuning3_pairs.py --set tuning9",
+            "tuning10": "benchmarks/tuning3_pairs.py --set tuning10"}
 
 
 def catalogs(half: str = "tuning") -> dict[str, dict[str, dict[str, Any]]]:

@@ -45,6 +45,9 @@ EIGHTH = "tuning8"
 #: The ninth set (``tuning3_pairs.py --set tuning9``): issue 38's third blind set from new
 #: npm and PyPI servers in domains none of the first eight sets covers.
 NINTH = "tuning9"
+#: The tenth set (``tuning3_pairs.py --set tuning10``): issue 38's fourth blind set from new
+#: PyPI and npm servers in domains none of the first nine sets covers.
+TENTH = "tuning10"
 
 
 def _load(name: str) -> ModuleType:
@@ -114,7 +117,8 @@ def test_the_set_is_as_large_as_issue_24_asks() -> None:
 def test_the_pair_files_are_what_the_sheets_say(tmp_path: Path) -> None:
     label_pairs = _load("label_pairs")
     label_pairs.build(tmp_path)
-    for half in (*HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH):
+    for half in (*HALVES, SECOND, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH, NINTH,
+                 TENTH):
         assert json.loads((tmp_path / f"pairs-{half}.json").read_text()) == _pairs(half)
 
 
@@ -249,6 +253,9 @@ NEW_SERVER_SETS = {
              "tuning5-servers", "tuning6-servers", "tuning7-servers"),
     NINTH: ("real-servers", "livemcpbench-servers", "tuning3-servers", "tuning4-servers",
             "tuning5-servers", "tuning6-servers", "tuning7-servers", "tuning8-servers"),
+    TENTH: ("real-servers", "livemcpbench-servers", "tuning3-servers", "tuning4-servers",
+            "tuning5-servers", "tuning6-servers", "tuning7-servers", "tuning8-servers",
+            "tuning9-servers"),
 }
 
 
