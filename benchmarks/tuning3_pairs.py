@@ -255,6 +255,15 @@ FIFTH = PairSet(
     {},
     "the fifth set's servers, a validation set")
 
+#: The blind sets' quotas (issue 38, from the seventh on: about 250 pairs): the fifth and
+#: sixth sets' quotas halved, rounded, weighted toward the strata where the earlier sets
+#: found positives.
+BLIND_QUOTAS = {"random-within": 8, "random-cross": 10,
+                "token-within": 8, "token-cross": 15,
+                "nn-within": 20, "nn-cross": 55,
+                "nn-cross-domain": 65, "nn-effect": 32,
+                "same-object": 37}
+
 # ----------------------------------------------------------------------------- sixth set
 #: The sixth set: a validation set (drawn and labeled after the lead wrote that session's
 #: rules on the first four sets, blind to them; not tuned on in that session).
@@ -298,13 +307,7 @@ SIXTH = PairSet(
 
 SEVENTH = PairSet(
     "tuning7", DATA / "tuning7-servers", compat_servers.TUNING7, 2407,
-    #: About 250 pairs (issue 38: a smaller blind set), the fifth and sixth sets' quotas
-    #: halved, rounded: weighted toward the strata where the earlier sets found positives.
-    {"random-within": 8, "random-cross": 10,
-     "token-within": 8, "token-cross": 15,
-     "nn-within": 20, "nn-cross": 55,
-     "nn-cross-domain": 65, "nn-effect": 32,
-     "same-object": 37},
+    BLIND_QUOTAS,
     {"wordpress-mcp": "cms", "contentful-mgmt": "cms", "umbraco-dev": "cms",
      "flightradar-aviationstack": "flights", "fr24api": "flights", "variflight": "flights",
      "godot-server": "game-engine", "godot-coding-solo": "game-engine",
@@ -329,12 +332,7 @@ SEVENTH = PairSet(
 #: drawn and labeled without running the scanner.
 EIGHTH = PairSet(
     "tuning8", DATA / "tuning8-servers", compat_servers.TUNING8, 2408,
-    #: About 250 pairs, the seventh set's quotas.
-    {"random-within": 8, "random-cross": 10,
-     "token-within": 8, "token-cross": 15,
-     "nn-within": 20, "nn-cross": 55,
-     "nn-cross-domain": 65, "nn-effect": 32,
-     "same-object": 37},
+    BLIND_QUOTAS,
     {"bitwarden": "secrets", "onepassword": "secrets", "infisical": "secrets",
      "doppler": "secrets",
      "railway": "app-hosting", "coolify": "app-hosting", "vercel-robinson": "app-hosting",
@@ -364,12 +362,7 @@ EIGHTH = PairSet(
 #: drawn and labeled without running the scanner.
 NINTH = PairSet(
     "tuning9", DATA / "tuning9-servers", compat_servers.TUNING9, 2409,
-    #: About 250 pairs, the seventh and eighth sets' quotas.
-    {"random-within": 8, "random-cross": 10,
-     "token-within": 8, "token-cross": 15,
-     "nn-within": 20, "nn-cross": 55,
-     "nn-cross-domain": 65, "nn-effect": 32,
-     "same-object": 37},
+    BLIND_QUOTAS,
     {"postman": "api-platforms", "apidog": "api-platforms", "apifox": "api-platforms",
      "terraform-registry": "iac", "opentofu-registry": "iac", "ansible-know": "iac",
      "sonarqube": "code-quality", "codacy": "code-quality", "coderabbit": "code-quality",
@@ -402,12 +395,7 @@ NINTH = PairSet(
 #: drawn and labeled without running the scanner.
 TENTH = PairSet(
     "tuning10", DATA / "tuning10-servers", compat_servers.TUNING10, 2410,
-    #: About 250 pairs, the seventh to ninth sets' quotas.
-    {"random-within": 8, "random-cross": 10,
-     "token-within": 8, "token-cross": 15,
-     "nn-within": 20, "nn-cross": 55,
-     "nn-cross-domain": 65, "nn-effect": 32,
-     "same-object": 37},
+    BLIND_QUOTAS,
     {"zendesk": "helpdesk", "freshdesk": "helpdesk", "zammad": "helpdesk",
      "canvas": "lms", "moodle-bridge": "lms", "moodle": "lms",
      "proxmox": "hypervisors", "proxmox-cursor": "hypervisors", "vmware-esxi": "hypervisors",
