@@ -56,10 +56,7 @@ from histor_sign.collisions._lexical import (  # noqa: E402
 from histor_sign.effects import stated_effect  # noqa: E402
 
 DATA = REPO / "benchmarks" / "data"
-SETS = {"tuning": "real-servers", "tuning2": "livemcpbench-servers",
-        "tuning3": "tuning3-servers", "tuning4": "tuning4-servers",
-        "tuning5": "tuning5-servers", "tuning6": "tuning6-servers",
-        "tuning7": "tuning7-servers"}
+SETS = E.TUNING_SETS
 _WORD = re.compile(r"[A-Za-z]+|[0-9]+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
@@ -233,9 +230,7 @@ def load_set(name: str, directory: str) -> SetData:
     doc = json.loads((DATA / f"pairs-{name}.json").read_text(encoding="utf-8"))
     labels = {frozenset((p["a"], p["b"])): p["label"] for p in doc["pairs"]}
     uncertain = {frozenset((p["a"], p["b"])) for p in doc["pairs"] if p.get("uncertain")}
-    servers = doc.get("servers") or sorted({t.split(":", 1)[0] for p in doc["pairs"]
-                                            for t in (p["a"], p["b"])})
-    catalogs = E.load_catalogs(servers, DATA / directory)
+    catalogs = E.set_catalogs(doc, DATA / directory)
     tools = [t for c in catalogs for t in c.tools]
     key = {f"{t.source}:{t.name}": i for i, t in enumerate(tools)}
     findings = base_scan(catalogs)

@@ -84,6 +84,14 @@ def load_catalogs(servers: Iterable[str], directory: Path = CATALOGS) -> list[Ca
     return out
 
 
+def set_catalogs(doc: dict[str, Any], directory: Path) -> list[Catalog]:
+    """The catalogs a labeled pair file is read on: its ``servers``, else every server its
+    pairs name."""
+    servers = doc.get("servers") or {t.split(":", 1)[0] for p in doc["pairs"]
+                                     for t in (p["a"], p["b"])}
+    return load_catalogs(servers, directory)
+
+
 def pair_of(finding: Finding) -> Pair:
     return frozenset(f"{t.source}:{t.name}" for t in finding.tools)
 
@@ -187,9 +195,7 @@ def evaluate(path: Path, directory: Path = CATALOGS) -> Evaluation:
     scope = {frozenset((p["a"], p["b"])): p.get("scope") or (
         "within" if p["a"].split(":", 1)[0] == p["b"].split(":", 1)[0] else "cross")
         for p in pairs}
-    servers = doc.get("servers") or sorted({t.split(":", 1)[0] for p in pairs
-                                            for t in (p["a"], p["b"])})
-    catalogs = load_catalogs(servers, directory)
+    catalogs = set_catalogs(doc, directory)
     opts = options()
     together = scan_catalogs(catalogs, opts).findings
     hits = flagged(together, (*WITH_DISJOINT, "HS201"))
@@ -288,12 +294,16 @@ def legacy() -> dict[str, Any]:
     return out
 
 
-#: Every labeled set and its catalogs (benchmarks/data/README.md), for ``--lexicon-hits``.
-SETS = {"tuning": "real-servers", "heldout": "real-servers", "tuning2": "livemcpbench-servers",
-        "tuning3": "tuning3-servers", "tuning4": "tuning4-servers",
-        "tuning5": "tuning5-servers", "tuning6": "tuning6-servers",
-        "tuning7": "tuning7-servers", "tuning8": "tuning8-servers",
-        "tuning9": "tuning9-servers"}
+#: The sets that may be tuned on and their catalogs (benchmarks/data/README.md): what the
+#: offline analyses (explain_misses.py, candidate_features.py, feature_ceiling.py) read.
+TUNING_SETS = {"tuning": "real-servers", "tuning2": "livemcpbench-servers",
+               "tuning3": "tuning3-servers", "tuning4": "tuning4-servers",
+               "tuning5": "tuning5-servers", "tuning6": "tuning6-servers",
+               "tuning7": "tuning7-servers"}
+#: Every labeled set and its catalogs, for ``--lexicon-hits``: the tuning sets, the held-out
+#: half and the blind sets.
+SETS = {**TUNING_SETS, "heldout": "real-servers", "tuning8": "tuning8-servers",
+        "tuning9": "tuning9-servers", "tuning10": "tuning10-servers"}
 _TEXT_WORD = re.compile(r"[^\W_]+")
 
 
@@ -310,10 +320,8 @@ def lexicon_hits(data: Path = REPO / "benchmarks" / "data") -> list[dict[str, An
     per_set: dict[str, list[set[str]]] = {}
     for name, directory in SETS.items():
         doc = json.loads((data / f"pairs-{name}.json").read_text(encoding="utf-8"))
-        servers = doc.get("servers") or sorted({t.split(":", 1)[0] for p in doc["pairs"]
-                                                for t in (p["a"], p["b"])})
         per_set[name] = [tool_words(t.name, t.description)
-                         for c in load_catalogs(servers, data / directory) for t in c.tools]
+                         for c in set_catalogs(doc, data / directory) for t in c.tools]
     rows = []
     for cls, entries in lexicon.classes().items():
         for e in entries:

@@ -46,10 +46,7 @@ from histor_sign.collisions._lexical import Profile  # noqa: E402
 from histor_sign.collisions._prefix_join import jaccard  # noqa: E402
 
 DATA = REPO / "benchmarks" / "data"
-SETS = {"tuning": "real-servers", "tuning2": "livemcpbench-servers",
-        "tuning3": "tuning3-servers", "tuning4": "tuning4-servers",
-        "tuning5": "tuning5-servers", "tuning6": "tuning6-servers",
-        "tuning7": "tuning7-servers"}
+SETS = E.TUNING_SETS
 STAGES = ("found", "undecided", "partner bound", "no action", "actions differ",
           "contrast, not one object", "kinds differ", "one vs all / search vs one",
           "current vs identified", "domains: areas", "domains: context",
@@ -91,9 +88,7 @@ def explain_set(name: str, directory: str) -> tuple[Counter[str], list[str]]:
     ``negative:STAGE``: the labelled negatives each stage drops or passes), and one line per
     lost positive."""
     doc = json.loads((DATA / f"pairs-{name}.json").read_text(encoding="utf-8"))
-    servers = doc.get("servers") or sorted({t.split(":", 1)[0] for p in doc["pairs"]
-                                            for t in (p["a"], p["b"])})
-    catalogs = E.load_catalogs(servers, DATA / directory)
+    catalogs = E.set_catalogs(doc, DATA / directory)
     tools = [t for c in catalogs for t in c.tools]
     key = {f"{t.source}:{t.name}": i for i, t in enumerate(tools)}
     opts = E.options()

@@ -128,9 +128,7 @@ def add_embeddings(data: list[C.SetData], directory: Path) -> None:
     model = MiniLM(directory)
     for s, folder in zip(data, C.SETS.values(), strict=True):
         doc = json.loads((C.DATA / f"pairs-{s.name}.json").read_text(encoding="utf-8"))
-        servers = doc.get("servers") or sorted({t.split(":", 1)[0] for p in doc["pairs"]
-                                                for t in (p["a"], p["b"])})
-        tools = [t for c in E.load_catalogs(servers, C.DATA / folder) for t in c.tools]
+        tools = [t for c in E.set_catalogs(doc, C.DATA / folder) for t in c.tools]
         key = {f"{t.source}:{t.name}": i for i, t in enumerate(tools)}
         e = model.encode([" ".join(split_identifier(t.name)) + ". " + (t.description or "")[:600]
                           for t in tools])
